@@ -1,0 +1,216 @@
+// Package changelog holds txsink's vocabulary: a Change (one row event of a
+// source database), its Kind, the Table it names, its row images and the
+// Position it was read at. It does no I/O and imports nothing of txsink's, so
+// every other package can share it.
+//
+// Values inside a Row are kept exactly as the source wrote them. Numbers stay
+// in their decimal text (Number) until a target column's type says what they
+// mean, so a DECIMAL(38,10) or a BIGINT UNSIGNED never passes through float64.
+package changelog
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Kind is the kind of a row event, in Flink's RowKind vocabulary.
+type Kind uint8
+
+// The four kinds. Their String forms are the short strings the Flink
+// changelog formats use.
+const (
+	// Insert (+I) adds a row: the After image is the new row.
+	Insert Kind = iota + 1
+	// UpdateBefore (-U) retracts the old image of an update. An upsert target
+	// does not need it; txsink ignores it, and a lone -U never deletes.
+	UpdateBefore
+	// UpdateAfter (+U) is the new image of an update.
+	UpdateAfter
+	// Delete (-D) removes the row whose key the Before image holds.
+	Delete
+)
+
+// String returns "+I", "-U", "+U" or "-D".
+func (k Kind) String() string {
+	switch k {
+	case Insert:
+		return "+I"
+	case UpdateBefore:
+		return "-U"
+	case UpdateAfter:
+		return "+U"
+	case Delete:
+		return "-D"
+	}
+	return "Kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// ParseKind reads the short string form ("+I", "-U", "+U", "-D").
+func ParseKind(s string) (Kind, error) {
+	switch s {
+	case "+I":
+		return Insert, nil
+	case "-U":
+		return UpdateBefore, nil
+	case "+U":
+		return UpdateAfter, nil
+	case "-D":
+		return Delete, nil
+	}
+	return 0, fmt.Errorf("unknown change kind %q: want +I, -U, +U or -D", s)
+}
+
+// Upserts reports whether the kind carries a new image to upsert (+I, +U).
+func (k Kind) Upserts() bool { return k == Insert || k == UpdateAfter }
+
+// Table names a table as the source names it: a namespace (database or
+// schema, possibly empty) and a name.
+type Table struct {
+	Namespace string
+	Name      string
+}
+
+// String returns "namespace.name", or "name" when there is no namespace.
+func (t Table) String() string {
+	if t.Namespace == "" {
+		return t.Name
+	}
+	return t.Namespace + "." + t.Name
+}
+
+// Value is one column value as a source format delivered it. It is one of:
+//
+//	nil          SQL NULL
+//	bool         a boolean
+//	Number       a number in its exact decimal text, as written by the source
+//	string       text (also dates, times and decimals that a format writes as text)
+//	[]byte       binary data (formats that carry raw bytes; JSON formats send text)
+//	JSON         a JSON object or array, as raw text (for JSON columns)
+//	int64        an integer produced by Go code using txsink as a library
+//	float64      a float produced by Go code using txsink as a library
+//
+// What a value means is decided by the target column it goes to (package
+// coerce): a Number 1589355606100 is epoch milliseconds for a DATETIME(3)
+// column and a plain integer for a BIGINT one.
+type Value = any
+
+// Number is a JSON number kept as its exact decimal text.
+type Number = json.Number
+
+// JSON is a JSON object or array kept as raw text.
+type JSON = json.RawMessage
+
+// Row is one row image: column names and their values, in the order the
+// source wrote them. Lookups scan Names; rows are narrow enough that a scan
+// beats a map and saves an allocation per event.
+type Row struct {
+	Names  []string
+	Values []Value
+}
+
+// Len returns the number of columns in the row.
+func (r Row) Len() int { return len(r.Names) }
+
+// IsZero reports whether the row has no columns (an absent image).
+func (r Row) IsZero() bool { return len(r.Names) == 0 }
+
+// Get returns the value of column name and whether the row has that column.
+// Names are compared exactly first, then without regard to case, because
+// MySQL and SQLite column names are case-insensitive.
+func (r Row) Get(name string) (Value, bool) {
+	for i, n := range r.Names {
+		if n == name {
+			return r.Values[i], true
+		}
+	}
+	for i, n := range r.Names {
+		if strings.EqualFold(n, name) {
+			return r.Values[i], true
+		}
+	}
+	return nil, false
+}
+
+// Set sets column name to v, appending the column if the row lacks it.
+func (r *Row) Set(name string, v Value) {
+	for i, n := range r.Names {
+		if n == name {
+			r.Values[i] = v
+			return
+		}
+	}
+	r.Names = append(r.Names, name)
+	r.Values = append(r.Values, v)
+}
+
+// Position says where a change was read: which partition, how far the
+// partition is consumed once this change is applied, and where a person finds
+// it.
+//
+// Offset is what resuming needs: a byte offset just past the record for a file,
+// the next offset for Kafka. Positions of one partition only grow.
+type Position struct {
+	// Partition names the ordered lane the change came from (a file path, a
+	// Kafka topic-partition).
+	Partition string
+	// Offset is where reading resumes once this change is applied.
+	Offset int64
+	// Seq is the record's ordinal in the partition, 1-based (a line number
+	// for a file, the Kafka offset for Kafka); used in messages.
+	Seq int64
+}
+
+// String returns "partition:seq", the form an error message points at
+// (a path and a line number for a file).
+func (p Position) String() string {
+	return p.Partition + ":" + strconv.FormatInt(p.Seq, 10)
+}
+
+// Change is one row event.
+//
+// Before and After follow the kind: +I and +U carry After, -D carries Before
+// (at least its key columns), -U carries Before. A +U may carry Before too;
+// when the key in Before differs from the key in After, the update moved the
+// row to a new key and txsink deletes the old key in the same commit.
+type Change struct {
+	Kind   Kind
+	Table  Table
+	Before Row
+	After  Row
+	Pos    Position
+	// Size approximates the bytes the change holds in memory; buffers count
+	// it against their limits. Decoders set it to the length of the raw
+	// record when they do not know better.
+	Size int
+	// TxnID identifies the source transaction the change belongs to, when
+	// the format carries one ("" otherwise).
+	TxnID string
+	// TxnEnd marks the last change of a source transaction.
+	TxnEnd bool
+}
+
+// Image returns the row image that identifies the change's row: After for
+// +I and +U, Before for -D and -U.
+func (c *Change) Image() Row {
+	if c.Kind.Upserts() {
+		return c.After
+	}
+	return c.Before
+}
+
+// RowOf builds a Row from alternating column names and values, as in
+// RowOf("id", Number("1"), "name", "Ada"). It is meant for literals in code
+// and tests, and panics when a name is not a string or a value is missing.
+func RowOf(kv ...any) Row {
+	if len(kv)%2 != 0 {
+		panic("changelog.RowOf: odd number of arguments")
+	}
+	r := Row{Names: make([]string, 0, len(kv)/2), Values: make([]Value, 0, len(kv)/2)}
+	for i := 0; i < len(kv); i += 2 {
+		r.Names = append(r.Names, kv[i].(string))
+		r.Values = append(r.Values, kv[i+1])
+	}
+	return r
+}

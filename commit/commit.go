@@ -1,0 +1,67 @@
+// Package commit defines the commit unit: everything txsink applies to a
+// target in ONE target transaction. The pure core (package reduce) builds
+// units; targets apply them. A unit is the contract between the two:
+//
+//   - Every Batch's Deletes MUST be applied BEFORE any Batch's Upserts or
+//     Inserts, because a deleted row may free a secondary unique value an
+//     upsert needs.
+//   - Progress MUST be written in the same target transaction as the rows, so
+//     after any crash the target says exactly how far it has applied.
+//   - A target MUST apply a unit whole or not at all: a reader never sees
+//     half of one.
+package commit
+
+import (
+	"github.com/txsink/txsink/changelog"
+	"github.com/txsink/txsink/schema"
+)
+
+// Unit is one target transaction's worth of work.
+type Unit struct {
+	// Pipeline names the pipeline whose progress rows the unit advances.
+	Pipeline string
+	// Batches holds the rows per target table, in the order tables were
+	// first seen.
+	Batches []*Batch
+	// Progress holds, per partition, the position of the last change the
+	// unit contains. Targets store it with the rows.
+	Progress []changelog.Position
+	// Changes counts the source changes the unit consumed (before reduction).
+	Changes int
+}
+
+// Rows returns the number of rows the unit writes or deletes.
+func (u *Unit) Rows() (deletes, upserts, inserts int) {
+	for _, b := range u.Batches {
+		deletes += len(b.Deletes)
+		for _, g := range b.Upserts {
+			upserts += len(g.Rows)
+		}
+		for _, g := range b.Inserts {
+			inserts += len(g.Rows)
+		}
+	}
+	return
+}
+
+// Batch is one table's part of a unit. Values are already converted for
+// their columns (package coerce), so a target only binds them.
+type Batch struct {
+	// Table is the target table.
+	Table *schema.Table
+	// Deletes lists the keys to delete, each in Table.PrimaryKey order.
+	Deletes [][]any
+	// Upserts lists the rows to insert or overwrite by primary key, grouped
+	// by the set of columns they carry.
+	Upserts []Group
+	// Inserts lists rows to append to a table without a primary key.
+	Inserts []Group
+}
+
+// Group is a set of rows that carry the same columns.
+type Group struct {
+	// Columns names the columns each row holds, in the target's column order.
+	Columns []string
+	// Rows holds the values, one slice per row, in Columns order.
+	Rows [][]any
+}

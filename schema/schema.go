@@ -1,0 +1,107 @@
+// Package schema describes a target table as txsink needs it: its columns
+// with their types reduced to what value conversion must know, and its
+// primary key. Targets fill it in by reading their catalog; package coerce
+// reads it to turn source values into exactly what a column can hold.
+package schema
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Class is the family of a column type. It decides how a source value is read.
+type Class uint8
+
+// The column classes.
+const (
+	Unknown   Class = iota // a type txsink does not know; values pass as text
+	Int                    // signed integer; Bits gives the width
+	Uint                   // unsigned integer (MySQL UNSIGNED); Bits gives the width
+	Decimal                // exact numeric; Precision and Scale apply
+	Float                  // binary floating point; Bits is 32 or 64
+	Bool                   // boolean (MySQL's TINYINT(1) is Int)
+	String                 // character data; Length is in characters, 0 = unbounded
+	Bytes                  // binary data; Length is in bytes, 0 = unbounded
+	Date                   // calendar date
+	DateTime               // date and time without a time zone (MySQL DATETIME, PG timestamp)
+	Timestamp              // an instant (MySQL TIMESTAMP, PG timestamptz)
+	Time                   // time of day
+	JSON                   // JSON document
+)
+
+var classNames = [...]string{"unknown", "int", "uint", "decimal", "float", "bool", "string", "bytes", "date", "datetime", "timestamp", "time", "json"}
+
+// String returns the class's lower-case name.
+func (c Class) String() string {
+	if int(c) < len(classNames) {
+		return classNames[c]
+	}
+	return fmt.Sprintf("Class(%d)", c)
+}
+
+// Column is one target column.
+type Column struct {
+	// Name is the column's name as the target spells it.
+	Name string
+	// Class is the family of the column's type.
+	Class Class
+	// SQLType is the type as the target's catalog writes it, for messages.
+	SQLType string
+	// Bits is the width of Int, Uint and Float columns (8, 16, 24, 32, 64).
+	Bits int
+	// Precision and Scale apply to Decimal columns: total and fractional digits.
+	Precision, Scale int
+	// Length is the maximum length of String (characters) and Bytes (bytes)
+	// columns; 0 means unbounded.
+	Length int
+	// Fixed reports a fixed-length String or Bytes column (CHAR, BINARY).
+	Fixed bool
+	// FracDigits is the fractional-second precision of DateTime, Timestamp
+	// and Time columns (0 to 6).
+	FracDigits int
+	// Nullable reports whether the column accepts NULL.
+	Nullable bool
+	// CaseInsensitive reports a String column whose collation compares
+	// without regard to case, so 'ABC' and 'abc' are the same key.
+	CaseInsensitive bool
+	// Generated reports a column the target computes; txsink never writes it.
+	Generated bool
+}
+
+// Table is one target table.
+type Table struct {
+	// Namespace is the database (MySQL) or schema (PostgreSQL) holding the
+	// table; "" for SQLite's main database.
+	Namespace string
+	// Name is the table's name.
+	Name string
+	// Columns lists the table's columns in their declared order.
+	Columns []Column
+	// PrimaryKey lists the primary-key columns in key order; empty when the
+	// table has none.
+	PrimaryKey []string
+}
+
+// String returns "namespace.name", or "name" without a namespace.
+func (t *Table) String() string {
+	if t.Namespace == "" {
+		return t.Name
+	}
+	return t.Namespace + "." + t.Name
+}
+
+// Column returns the column called name, matching case-insensitively when
+// no exact match exists, and reports whether it exists.
+func (t *Table) Column(name string) (*Column, bool) {
+	for i := range t.Columns {
+		if t.Columns[i].Name == name {
+			return &t.Columns[i], true
+		}
+	}
+	for i := range t.Columns {
+		if strings.EqualFold(t.Columns[i].Name, name) {
+			return &t.Columns[i], true
+		}
+	}
+	return nil, false
+}
