@@ -1,0 +1,641 @@
+// Package debezium decodes Debezium change events in JSON, the format
+// called "debezium-json".
+//
+// A record is one Debezium envelope
+//
+//	{"before": {...}, "after": {...}, "source": {...}, "op": "u", "ts_ms": ..., "transaction": {...}}
+//
+// either bare (JsonConverter with schemas.enable=false) or wrapped in the
+// Kafka Connect schema envelope {"schema": {...}, "payload": {envelope}}
+// (schemas.enable=true). The decoder tells them apart by itself.
+//
+// What a record becomes:
+//
+//	op "c", "r"  one +I change with After
+//	op "u"       one +U change with After, and Before when the event has it, so
+//	             the engine can see a key change; no separate -U is emitted
+//	op "d"       one -D change with Before
+//	op "t"       an error: txsink does not apply TRUNCATE
+//	tombstone    (empty, white space or null) no change and no error
+//	BEGIN/END    transaction boundary events ({"status": ...}, no op): no change and no error
+//
+// The table is source.schema (when present and not empty, as the PostgreSQL
+// and SQL Server connectors write it) or else source.db, and source.table.
+// Change.TxnID is transaction.id when the event carries transaction metadata,
+// kept whole (PostgreSQL's "txId:LSN" included).
+//
+// Values keep their exact JSON text: numbers become changelog.Number, nested
+// objects and arrays changelog.JSON; the target column's type decides later
+// what they mean. When the record carries the Connect schema, the Kafka
+// Connect and Debezium logical types it declares are decoded exactly:
+//
+//	org.apache.kafka.connect.data.Decimal     base64 unscaled bytes -> Number "-12.50"
+//	io.debezium.data.VariableScaleDecimal     {"scale","value"}     -> Number
+//	type "bytes" (no logical name)            base64                -> []byte
+//	io.debezium.time.Date, connect Date       days                  -> "YYYY-MM-DD"
+//	io.debezium.time.Timestamp, connect Timestamp  ms               -> "YYYY-MM-DD HH:MM:SS[.fff]"
+//	io.debezium.time.MicroTimestamp           µs                    -> "YYYY-MM-DD HH:MM:SS[.ffffff]"
+//	io.debezium.time.NanoTimestamp            ns                    -> "YYYY-MM-DD HH:MM:SS[.fffffffff]"
+//	io.debezium.time.Time, connect Time       ms since midnight     -> "HH:MM:SS[.fff]"
+//	io.debezium.time.MicroTime, NanoTime      µs, ns                -> "HH:MM:SS[.ffffff]"
+//
+// Timestamps are naive wall times (Debezium writes DATETIME and timestamp
+// without time zone as if they were UTC); fractions keep every significant
+// digit and drop trailing zeros. ZonedTimestamp, Json and the other string
+// logical types stay strings.
+//
+// Every error is a *format.Error naming the record's position, its table
+// when known, and a hint.
+package debezium
+
+import (
+	"bytes"
+	"errors"
+	"strconv"
+	"sync/atomic"
+
+	"github.com/txsink/txsink/changelog"
+	"github.com/txsink/txsink/format"
+	"github.com/txsink/txsink/format/internal/jsonscan"
+)
+
+// Name is the format's name in the pipeline config.
+const Name = "debezium-json"
+
+// OptionAllowMissingBefore, when "true", lets an update event without a
+// "before" image decode as a plain +U. Without it such an event is an error,
+// because txsink cannot tell whether the update changed the row's key.
+const OptionAllowMissingBefore = "debezium.allow-missing-before"
+
+// Decoder decodes debezium-json records. It is safe for concurrent use.
+type Decoder struct {
+	allowMissingBefore bool
+	schemas            schemaCache
+	// lastTable is the table of the latest record. Records of one table
+	// follow each other, so reusing its strings saves two allocations per
+	// record.
+	lastTable atomic.Pointer[changelog.Table]
+}
+
+var _ format.Decoder = (*Decoder)(nil)
+
+// New returns a Decoder configured by opts; the only option is
+// OptionAllowMissingBefore. An unknown option is an error.
+func New(opts format.Options) (*Decoder, error) {
+	if err := opts.Check(Name, OptionAllowMissingBefore); err != nil {
+		return nil, err
+	}
+	allow, err := opts.Bool(Name, OptionAllowMissingBefore, false)
+	if err != nil {
+		return nil, err
+	}
+	return &Decoder{allowMissingBefore: allow}, nil
+}
+
+// Bits of envelope.seen: the fields read so far.
+const (
+	fBefore = 1 << iota
+	fAfter
+	fOp
+	fSource
+	fTransaction
+	fStatus
+	fSchema
+	fPayload
+	envelopeFields = fBefore | fAfter | fOp | fSource | fTransaction | fStatus
+)
+
+// envelope is what a record's fields said, gathered in one pass.
+type envelope struct {
+	seen          uint16
+	op            string
+	before, after changelog.Row
+	hasBefore     bool // "before" is an object (not null, not absent)
+	hasAfter      bool
+	table         changelog.Table
+	hasSource     bool
+	txnID         string
+	boundary      bool // "status" is BEGIN or END
+
+	// The Kafka Connect wrapper, at the top level only.
+	schema      *rowSchema // nil without a schema (or with "schema": null)
+	payload     *envelope
+	payloadNull bool
+}
+
+// recordError is a decoding failure before it gets its position and table.
+type recordError struct {
+	reason, hint string
+	err          error
+}
+
+func (e *recordError) Error() string { return e.reason }
+
+// Hints shared by several errors.
+const (
+	hintJSON = "each record must be one Debezium change event in JSON (one per line in a file); " +
+		"check that the connector uses the JSON converter (value.converter=org.apache.kafka.connect.json.JsonConverter)"
+	hintMalformed = "the record is not a well-formed Debezium envelope; check the producer of this topic or file"
+	hintSchema    = "the value does not match the Kafka Connect schema sent with the record; " +
+		"check the converter settings of the connector (JsonConverter with schemas.enable=true)"
+	hintNoOp = "txsink reads the full Debezium envelope (before/after/source/op): remove the ExtractNewRecordState " +
+		"(unwrap) transform from the connector, or configure the format that matches these records"
+	hintSource = "txsink takes the table from source.db (or source.schema) and source.table; " +
+		"do not drop or rewrite the \"source\" block with a transform"
+)
+
+// Decode decodes one record. See the package documentation for what a
+// record becomes.
+func (d *Decoder) Decode(data []byte, pos changelog.Position) ([]changelog.Change, error) {
+	if isTombstone(data) {
+		return nil, nil
+	}
+	var top envelope
+	cs, err := d.decode(data, &top)
+	if err != nil {
+		return nil, d.fail(data, pos, &top, err)
+	}
+	for i := range cs {
+		cs[i].Pos = pos
+		cs[i].Size = len(data) / len(cs)
+	}
+	return cs, nil
+}
+
+// isTombstone reports whether data is a Kafka tombstone: nothing, JSON
+// white space, or the JSON literal null.
+func isTombstone(data []byte) bool {
+	t := bytes.Trim(data, " \t\r\n")
+	return len(t) == 0 || string(t) == "null"
+}
+
+func (d *Decoder) decode(data []byte, top *envelope) ([]changelog.Change, error) {
+	s := jsonscan.New(data)
+	if c := s.Peek(); c != '{' {
+		tok, err := s.Value()
+		if err != nil {
+			return nil, err
+		}
+		return nil, &recordError{reason: "record is a JSON " + tok.Kind.String() + ", not an object", hint: hintJSON}
+	}
+	if err := d.readEnvelope(&s, top, true); err != nil {
+		return nil, err
+	}
+	if err := s.End(); err != nil {
+		return nil, err
+	}
+	e := top
+	if top.seen&fPayload != 0 {
+		if top.seen&envelopeFields != 0 {
+			return nil, &recordError{
+				reason: `record has both a Kafka Connect "payload" and Debezium envelope fields at the top level`,
+				hint:   hintMalformed,
+			}
+		}
+		if top.payloadNull {
+			return nil, nil // a tombstone in Connect's schema envelope
+		}
+		e = top.payload
+	}
+
+	if e.seen&fOp == 0 {
+		if e.boundary {
+			// A transaction BEGIN/END event: no row. Transaction grouping
+			// reads TxnID on the data events.
+			return nil, nil
+		}
+		return nil, &recordError{reason: `record has no "op" field: it is not a Debezium change event envelope`, hint: hintNoOp}
+	}
+	var kind changelog.Kind
+	switch e.op {
+	case "c", "r":
+		kind = changelog.Insert
+	case "u":
+		kind = changelog.UpdateAfter
+	case "d":
+		kind = changelog.Delete
+	case "t":
+		return nil, &recordError{
+			reason: "truncate events (op \"t\") are not supported",
+			hint: "txsink does not apply TRUNCATE; exclude truncate events at the connector (skipped.operations=t) " +
+				"or filter them out before txsink",
+		}
+	default:
+		return nil, &recordError{
+			reason: "unknown op " + strconv.Quote(e.op),
+			hint:   `Debezium ops are "c" (create), "r" (read), "u" (update), "d" (delete) and "t" (truncate); check that the records come from a Debezium connector`,
+		}
+	}
+	if !e.hasSource {
+		return nil, &recordError{reason: `record has no "source" block`, hint: hintSource}
+	}
+	if e.table.Name == "" {
+		return nil, &recordError{reason: `"source" has no "table"`, hint: hintSource}
+	}
+
+	cs := make([]changelog.Change, 1)
+	c := &cs[0]
+	c.Kind, c.Table, c.TxnID = kind, e.table, e.txnID
+	switch kind {
+	case changelog.Insert, changelog.UpdateAfter:
+		if !e.hasAfter {
+			return nil, &recordError{
+				reason: opName(e.op) + ` event has no "after" image`,
+				hint:   `Debezium writes the new row in "after" for ops c, r and u; the record is incomplete, check for transforms that drop it`,
+			}
+		}
+		c.After = e.after
+		if kind == changelog.UpdateAfter {
+			if !e.hasBefore && !d.allowMissingBefore {
+				return nil, &recordError{
+					reason: `The "before" field of UPDATE message is null`,
+					hint: "if you are using Debezium Postgres Connector, please check the Postgres table has been set REPLICA IDENTITY to FULL level " +
+						"(ALTER TABLE " + e.table.String() + " REPLICA IDENTITY FULL), so that txsink can see key changes; " +
+						"if the key columns of this table never change, set the format option " + OptionAllowMissingBefore + `: "true" instead`,
+				}
+			}
+			c.Before = e.before
+		}
+	case changelog.Delete:
+		if !e.hasBefore {
+			return nil, &recordError{
+				reason: `delete event has no "before" image`,
+				hint: "txsink needs the key of the deleted row; with the Debezium Postgres connector give the table a primary key " +
+					"or set REPLICA IDENTITY FULL (ALTER TABLE " + e.table.String() + " REPLICA IDENTITY FULL)",
+			}
+		}
+		c.Before = e.before
+	}
+	if top.schema != nil && e == top.payload {
+		if err := convertImage(&top.schema.before, &c.Before, "before"); err != nil {
+			return nil, err
+		}
+		if err := convertImage(&top.schema.after, &c.After, "after"); err != nil {
+			return nil, err
+		}
+	}
+	return cs, nil
+}
+
+func convertImage(img *image, row *changelog.Row, field string) error {
+	if err := img.apply(row); err != nil {
+		return &recordError{reason: strconv.Quote(field) + " image: " + err.Error(), hint: hintSchema}
+	}
+	return nil
+}
+
+func opName(op string) string {
+	switch op {
+	case "c":
+		return "create"
+	case "r":
+		return "read (snapshot)"
+	case "u":
+		return "update"
+	}
+	return "op " + strconv.Quote(op)
+}
+
+// readEnvelope reads the object at the scanner into e, in one pass. At the
+// top level it also reads the Connect wrapper's "schema" and "payload"; the
+// payload is read as an envelope of its own.
+func (d *Decoder) readEnvelope(s *jsonscan.Scanner, e *envelope, top bool) error {
+	if err := s.BeginObject(); err != nil {
+		return err
+	}
+	for first := true; ; first = false {
+		key, ok, err := s.NextKey(first)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return nil
+		}
+		var bit uint16
+		switch k := string(s.Bytes(key)); {
+		case k == "before":
+			bit = fBefore
+			e.before, e.hasBefore, err = readImage(s, "before")
+		case k == "after":
+			bit = fAfter
+			e.after, e.hasAfter, err = readImage(s, "after")
+		case k == "op":
+			bit = fOp
+			err = readOp(s, e)
+		case k == "source":
+			bit = fSource
+			err = readSource(s, e, &d.lastTable)
+		case k == "transaction":
+			bit = fTransaction
+			err = readTransaction(s, e)
+		case k == "status":
+			bit = fStatus
+			var status string
+			if status, err = readString(s, "status"); err == nil {
+				e.boundary = status == "BEGIN" || status == "END"
+			}
+		case top && k == "schema":
+			bit = fSchema
+			err = d.readSchema(s, e)
+		case top && k == "payload":
+			bit = fPayload
+			err = d.readPayload(s, e)
+		default:
+			_, err = s.Value()
+		}
+		if err != nil {
+			return err
+		}
+		if e.seen&bit != 0 {
+			return &recordError{reason: "field " + strconv.Quote(s.Text(key)) + " appears twice", hint: hintMalformed}
+		}
+		e.seen |= bit
+	}
+}
+
+// readImage reads a row image: an object, or null (ok false).
+func readImage(s *jsonscan.Scanner, field string) (row changelog.Row, ok bool, err error) {
+	switch s.Peek() {
+	case '{':
+		row, err = s.Row()
+		if errors.Is(err, jsonscan.ErrDuplicateColumn) {
+			return row, false, &recordError{reason: strconv.Quote(field) + " image: " + err.Error(), hint: hintMalformed}
+		}
+		if err == nil && row.IsZero() {
+			return row, false, &recordError{reason: strconv.Quote(field) + " image has no columns", hint: hintMalformed}
+		}
+		return row, err == nil, err
+	case 'n':
+		_, err = s.Value() // checks the literal
+		return row, false, err
+	}
+	tok, err := s.Value()
+	if err != nil {
+		return row, false, err
+	}
+	return row, false, &recordError{reason: strconv.Quote(field) + " must be an object or null, not a " + tok.Kind.String(), hint: hintMalformed}
+}
+
+// readString reads a string value; null reads as "".
+func readString(s *jsonscan.Scanner, field string) (string, error) {
+	tok, err := s.Value()
+	if err != nil {
+		return "", err
+	}
+	switch tok.Kind {
+	case jsonscan.String:
+		return s.Text(tok), nil
+	case jsonscan.Null:
+		return "", nil
+	}
+	return "", &recordError{reason: strconv.Quote(field) + " must be a string, not a " + tok.Kind.String(), hint: hintMalformed}
+}
+
+// readOp reads "op". The known ops are stored as constants, so reading
+// one does not allocate.
+func readOp(s *jsonscan.Scanner, e *envelope) error {
+	tok, err := s.Value()
+	if err != nil {
+		return err
+	}
+	switch tok.Kind {
+	case jsonscan.String:
+		switch op := string(s.Bytes(tok)); op {
+		case "c":
+			e.op = "c"
+		case "r":
+			e.op = "r"
+		case "u":
+			e.op = "u"
+		case "d":
+			e.op = "d"
+		case "t":
+			e.op = "t"
+		default:
+			e.op = s.Text(tok)
+		}
+		return nil
+	case jsonscan.Null:
+		return nil
+	}
+	return &recordError{reason: `"op" must be a string, not a ` + tok.Kind.String(), hint: hintMalformed}
+}
+
+// readSource reads the "source" block's db, schema and table. cache, if not
+// nil, holds a table whose strings are reused when the names match.
+func readSource(s *jsonscan.Scanner, e *envelope, cache *atomic.Pointer[changelog.Table]) error {
+	if s.Peek() == 'n' {
+		_, err := s.Value()
+		return err
+	}
+	if s.Peek() != '{' {
+		tok, err := s.Value()
+		if err != nil {
+			return err
+		}
+		return &recordError{reason: `"source" must be an object, not a ` + tok.Kind.String(), hint: hintSource}
+	}
+	if err := s.BeginObject(); err != nil {
+		return err
+	}
+	e.hasSource = true
+	var db, schema, table []byte
+	for first := true; ; first = false {
+		key, ok, err := s.NextKey(first)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			break
+		}
+		switch string(s.Bytes(key)) {
+		case "db":
+			db, err = readName(s, "source.db")
+		case "schema":
+			schema, err = readName(s, "source.schema")
+		case "table":
+			table, err = readName(s, "source.table")
+		default:
+			_, err = s.Value()
+		}
+		if err != nil {
+			return err
+		}
+	}
+	ns := db
+	if len(schema) > 0 {
+		ns = schema
+	}
+	if cache != nil {
+		if t := cache.Load(); t != nil && string(ns) == t.Namespace && string(table) == t.Name {
+			e.table = *t
+			return nil
+		}
+	}
+	e.table = changelog.Table{Namespace: string(ns), Name: string(table)}
+	if cache != nil && e.table.Name != "" {
+		t := e.table
+		cache.Store(&t)
+	}
+	return nil
+}
+
+// readName reads a string or null of the source block, as a slice of the
+// input (or its decoded copy).
+func readName(s *jsonscan.Scanner, field string) ([]byte, error) {
+	tok, err := s.Value()
+	if err != nil {
+		return nil, err
+	}
+	switch tok.Kind {
+	case jsonscan.String:
+		return s.Bytes(tok), nil
+	case jsonscan.Null:
+		return nil, nil
+	}
+	return nil, &recordError{reason: strconv.Quote(field) + " must be a string, not a " + tok.Kind.String(), hint: hintMalformed}
+}
+
+func readTransaction(s *jsonscan.Scanner, e *envelope) error {
+	switch s.Peek() {
+	case 'n':
+		_, err := s.Value()
+		return err
+	case '{':
+	default:
+		tok, err := s.Value()
+		if err != nil {
+			return err
+		}
+		return &recordError{reason: `"transaction" must be an object or null, not a ` + tok.Kind.String(), hint: hintMalformed}
+	}
+	if err := s.BeginObject(); err != nil {
+		return err
+	}
+	for first := true; ; first = false {
+		key, ok, err := s.NextKey(first)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return nil
+		}
+		tok, err := s.Value()
+		if err != nil {
+			return err
+		}
+		if !s.Equal(key, "id") {
+			continue
+		}
+		switch tok.Kind {
+		case jsonscan.String, jsonscan.Number:
+			e.txnID = s.Text(tok)
+		case jsonscan.Null:
+			e.txnID = ""
+		default:
+			return &recordError{reason: `"transaction.id" must be a string, not a ` + tok.Kind.String(), hint: hintMalformed}
+		}
+	}
+}
+
+// readSchema reads the Connect wrapper's "schema" (parsed once per distinct
+// text, see schemaCache).
+func (d *Decoder) readSchema(s *jsonscan.Scanner, e *envelope) error {
+	if s.Peek() == '{' {
+		if n, rs := d.schemas.match(s.Data()[s.Pos():]); rs != nil {
+			s.Skip(n)
+			e.schema = rs
+			return nil
+		}
+	}
+	tok, err := s.Value()
+	if err != nil {
+		return err
+	}
+	switch tok.Kind {
+	case jsonscan.Null:
+		return nil
+	case jsonscan.Object:
+		rs, err := d.schemas.lookup(s.Data()[tok.Start:tok.End])
+		if err != nil {
+			return &recordError{reason: "invalid Kafka Connect schema", hint: hintSchema, err: err}
+		}
+		e.schema = rs
+		return nil
+	}
+	return &recordError{reason: `"schema" must be an object or null, not a ` + tok.Kind.String(), hint: hintMalformed}
+}
+
+func (d *Decoder) readPayload(s *jsonscan.Scanner, e *envelope) error {
+	switch s.Peek() {
+	case '{':
+		e.payload = &envelope{}
+		return d.readEnvelope(s, e.payload, false)
+	case 'n':
+		_, err := s.Value()
+		e.payloadNull = err == nil
+		return err
+	}
+	tok, err := s.Value()
+	if err != nil {
+		return err
+	}
+	return &recordError{reason: `"payload" must be an object or null, not a ` + tok.Kind.String(), hint: hintMalformed}
+}
+
+// fail turns a decoding error into a *format.Error with the record's
+// position and, when known, its table.
+func (d *Decoder) fail(data []byte, pos changelog.Position, top *envelope, err error) *format.Error {
+	fe := &format.Error{Pos: pos, Format: Name, Table: tableOf(data, top)}
+	var re *recordError
+	if errors.As(err, &re) {
+		fe.Reason, fe.Hint, fe.Err = re.reason, re.hint, re.err
+	} else {
+		fe.Reason, fe.Hint, fe.Err = "invalid JSON", hintJSON, err
+	}
+	return fe
+}
+
+// tableOf names the table of a record that failed to decode: from what the
+// decoder read, or else by a lenient second look at the record, since an
+// error can come before the "source" block in the text.
+func tableOf(data []byte, top *envelope) string {
+	for _, e := range []*envelope{top, top.payload} {
+		if e != nil && e.table.Name != "" {
+			return e.table.String()
+		}
+	}
+	s := jsonscan.New(data)
+	return findTable(&s, true)
+}
+
+// findTable looks for source.table in the object at the scanner, and at the
+// top level in the Connect "payload" too. It gives up ("") at the first
+// syntax error.
+func findTable(s *jsonscan.Scanner, top bool) string {
+	if s.Peek() != '{' || s.BeginObject() != nil {
+		return ""
+	}
+	for first := true; ; first = false {
+		key, ok, err := s.NextKey(first)
+		if err != nil || !ok {
+			return ""
+		}
+		switch {
+		case s.Equal(key, "source"):
+			var e envelope
+			if readSource(s, &e, nil) != nil || e.table.Name == "" {
+				return ""
+			}
+			return e.table.String()
+		case top && s.Equal(key, "payload") && s.Peek() == '{':
+			if t := findTable(s, false); t != "" {
+				return t
+			}
+			continue
+		}
+		if _, err := s.Value(); err != nil {
+			return ""
+		}
+	}
+}

@@ -1,0 +1,191 @@
+package debezium
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/txsink/txsink/changelog"
+)
+
+// connectSchema is a Kafka Connect schema as JsonConverter writes it
+// (schemas.enable=true). Only what txsink needs is read.
+type connectSchema struct {
+	Type       string                     `json:"type"`
+	Name       string                     `json:"name"`
+	Field      string                     `json:"field"`
+	Fields     []connectSchema            `json:"fields"`
+	Parameters map[string]json.RawMessage `json:"parameters"`
+}
+
+// image is the schema of one row image: its columns in schema order.
+type image struct {
+	cols []column
+	// conv is set when some column needs a conversion; when it is not, rows
+	// are used as decoded and the per-column lookup is skipped.
+	conv bool
+}
+
+// rowSchema is what txsink keeps of an envelope's Connect schema: the
+// column schemas of the before and after images.
+type rowSchema struct {
+	before, after image
+}
+
+// parseSchema reads the Connect schema of a Debezium envelope. A schema
+// without before/after structs (a transaction boundary's, say) gives a
+// rowSchema with no columns: values then stay as JSON gave them.
+func parseSchema(raw []byte) (*rowSchema, error) {
+	var cs connectSchema
+	if err := json.Unmarshal(raw, &cs); err != nil {
+		return nil, err
+	}
+	rs := &rowSchema{}
+	for _, f := range cs.Fields {
+		var img *image
+		switch f.Field {
+		case "before":
+			img = &rs.before
+		case "after":
+			img = &rs.after
+		default:
+			continue
+		}
+		if f.Type != "struct" {
+			continue
+		}
+		for _, c := range f.Fields {
+			col := column{name: c.Field, conv: convFor(c.Type, c.Name), logical: c.Name}
+			if col.logical == "" {
+				col.logical = c.Type
+			}
+			if col.conv == convDecimal {
+				scale, err := decimalScale(c.Parameters)
+				if err != nil {
+					return nil, fmt.Errorf("field %q: %w", c.Field, err)
+				}
+				col.scale = scale
+			}
+			if col.conv != convNone {
+				img.conv = true
+			}
+			img.cols = append(img.cols, col)
+		}
+	}
+	return rs, nil
+}
+
+// decimalScale reads parameters.scale of a Decimal field. Connect writes
+// parameters as strings ("2"); a number is accepted too.
+func decimalScale(params map[string]json.RawMessage) (int, error) {
+	raw, ok := params["scale"]
+	if !ok {
+		return 0, fmt.Errorf("%s has no parameters.scale", logicalDecimal)
+	}
+	var text string
+	if err := json.Unmarshal(raw, &text); err != nil {
+		text = string(raw)
+	}
+	n, err := strconv.Atoi(text)
+	if err != nil || n > maxScale || n < -maxScale {
+		return 0, fmt.Errorf("%s parameters.scale %s is not an integer within ±%d", logicalDecimal, raw, maxScale)
+	}
+	return n, nil
+}
+
+// find returns the column called name, nil if the schema lacks it.
+// Debezium writes the columns in schema order, so index i is tried first.
+func (img *image) find(i int, name string) *column {
+	if i < len(img.cols) && img.cols[i].name == name {
+		return &img.cols[i]
+	}
+	for j := range img.cols {
+		if img.cols[j].name == name {
+			return &img.cols[j]
+		}
+	}
+	return nil
+}
+
+// apply converts the values of row in place per the image schema.
+func (img *image) apply(row *changelog.Row) error {
+	if !img.conv {
+		return nil
+	}
+	for i, name := range row.Names {
+		c := img.find(i, name)
+		if c == nil || c.conv == convNone || row.Values[i] == nil {
+			continue
+		}
+		v, err := c.convert(row.Values[i])
+		if err != nil {
+			return fmt.Errorf("column %q (%s): %w", name, c.logical, err)
+		}
+		row.Values[i] = v
+	}
+	return nil
+}
+
+// maxCachedSchemas bounds the schema cache. A topic has one schema per table
+// version, so the bound is only reached by a stream of ever-changing schemas;
+// the cache then starts over.
+const maxCachedSchemas = 1024
+
+// schemaCache remembers parsed schemas by their exact text. With the
+// schema envelope every record repeats its schema (kilobytes, several times
+// the row), so parsing it once per distinct text matters. It is safe for
+// concurrent use.
+type schemaCache struct {
+	// last is the schema used most recently. A record that starts its
+	// "schema" value with the same bytes has that schema, and the scanner
+	// skips it without reading it: a complete JSON object ends at its own
+	// closing brace, so an equal prefix is an equal value.
+	last atomic.Pointer[cachedSchema]
+
+	mu sync.RWMutex
+	m  map[string]*rowSchema
+}
+
+type cachedSchema struct {
+	raw string
+	rs  *rowSchema
+}
+
+// match reports whether data begins with the most recently used schema,
+// and returns its length and parsed form.
+func (c *schemaCache) match(data []byte) (int, *rowSchema) {
+	last := c.last.Load()
+	if last == nil || len(data) < len(last.raw) || string(data[:len(last.raw)]) != last.raw {
+		return 0, nil
+	}
+	return len(last.raw), last.rs
+}
+
+// lookup returns the parsed form of the schema object raw, parsing it on
+// first sight.
+func (c *schemaCache) lookup(raw []byte) (*rowSchema, error) {
+	c.mu.RLock()
+	rs, ok := c.m[string(raw)]
+	c.mu.RUnlock()
+	key := ""
+	if !ok {
+		var err error
+		if rs, err = parseSchema(raw); err != nil {
+			return nil, err
+		}
+		key = string(raw)
+		c.mu.Lock()
+		if c.m == nil || len(c.m) >= maxCachedSchemas {
+			c.m = make(map[string]*rowSchema)
+		}
+		c.m[key] = rs
+		c.mu.Unlock()
+	}
+	if key == "" {
+		key = string(raw)
+	}
+	c.last.Store(&cachedSchema{raw: key, rs: rs})
+	return rs, nil
+}

@@ -1,0 +1,141 @@
+// Package format defines how txsink reads changelog records: the Decoder
+// interface every source format implements, the per-format Options, and the
+// *Error a decoder returns for a record it cannot decode.
+//
+// The formats themselves live in subpackages, which import this package:
+//
+//	format/debezium   "debezium-json": Debezium change events, with or without the Kafka Connect schema envelope
+//	format/native     "txsink-json":   txsink's own line format, and its encoder
+//	format/formats    the registry: formats.New(name, opts) picks a decoder by its configured name
+//
+// The registry is a package of its own, not a map in this package filled by
+// init functions, because this package cannot import the subpackages (they
+// import it) and a registry filled by init only works when every caller
+// remembers a blank import. formats imports each format explicitly, so a
+// format that compiles is a format that is registered.
+package format
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/txsink/txsink/changelog"
+)
+
+// Decoder turns one source record (one message, one line) into changes.
+//
+// Implementations must be safe for concurrent use by several goroutines, so
+// a pipeline can decode partitions in parallel with one Decoder.
+type Decoder interface {
+	// Decode returns the changes the record holds, in order. A tombstone or
+	// a record with no row event (a transaction boundary, for example)
+	// returns no changes and no error.
+	//
+	// pos is the position of the record; every returned change gets
+	// Pos = pos, and Size ≈ len(data)/number of changes.
+	//
+	// Decode neither modifies data nor keeps a reference to it: the caller
+	// may reuse the buffer as soon as Decode returns. An error is always a
+	// *Error: the record is bad input, and decoding it again fails again.
+	Decode(data []byte, pos changelog.Position) ([]changelog.Change, error)
+}
+
+// Options are per-format settings, from the pipeline config's
+// source.format-options map. Keys are prefixed with the format's short name
+// ("debezium.allow-missing-before") so one map can be read by any format.
+type Options map[string]string
+
+// Check returns an error naming the first key (in sorted order) of o that is
+// not among known, so a misspelt option fails at start-up instead of being
+// ignored. format is the format's name, for the message.
+func (o Options) Check(format string, known ...string) error {
+	var unknown []string
+	for k := range o {
+		found := false
+		for _, kk := range known {
+			if k == kk {
+				found = true
+				break
+			}
+		}
+		if !found {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	sort.Strings(unknown)
+	if len(known) == 0 {
+		return fmt.Errorf("format %s: unknown format option %q (this format takes no options)", format, unknown[0])
+	}
+	return fmt.Errorf("format %s: unknown format option %q (known options: %s)", format, unknown[0], strings.Join(known, ", "))
+}
+
+// Bool returns option key parsed as a boolean ("true", "false", "1", "0",
+// ...), or def when the option is not set.
+func (o Options) Bool(format, key string, def bool) (bool, error) {
+	v, ok := o[key]
+	if !ok {
+		return def, nil
+	}
+	b, err := strconv.ParseBool(strings.TrimSpace(v))
+	if err != nil {
+		return def, fmt.Errorf("format %s: option %s: want \"true\" or \"false\", got %q", format, key, v)
+	}
+	return b, nil
+}
+
+// Error is a record that cannot be decoded. It is permanent: the input is
+// bad, and retrying gives the same error. It says where the record is, what
+// is wrong with it and what the user can do about it.
+type Error struct {
+	// Pos is the position of the record.
+	Pos changelog.Position
+	// Format is the name of the format ("debezium-json").
+	Format string
+	// Table is the table the record names, "namespace.name", when known.
+	Table string
+	// Reason says what is wrong with the record.
+	Reason string
+	// Hint says what the user should do about it.
+	Hint string
+	// Err is the underlying error, if any (a JSON syntax error, for example).
+	Err error
+}
+
+// Error reads like
+//
+//	debezium-json: p0.jsonl:10: table inventory.products: update event has no "before" image: <hint>
+//
+// with the underlying error, if any, after the reason.
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.Format)
+	if e.Pos != (changelog.Position{}) {
+		b.WriteString(": ")
+		b.WriteString(e.Pos.String())
+	}
+	if e.Table != "" {
+		b.WriteString(": table ")
+		b.WriteString(e.Table)
+	}
+	if e.Reason != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Reason)
+	}
+	if e.Err != nil {
+		b.WriteString(": ")
+		b.WriteString(e.Err.Error())
+	}
+	if e.Hint != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Hint)
+	}
+	return b.String()
+}
+
+// Unwrap returns the underlying error.
+func (e *Error) Unwrap() error { return e.Err }

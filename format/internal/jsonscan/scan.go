@@ -1,0 +1,548 @@
+// Package jsonscan is the JSON reader the format decoders share. It walks a
+// document in place, keeps object members in the order they were written and
+// numbers in their exact text, and builds a changelog.Row from an object with
+// few allocations.
+//
+// It exists because encoding/json cannot do all three at once: decoding into
+// map[string]any loses the column order, and json.Decoder.Token allocates for
+// every token. The scanner accepts exactly what encoding/json accepts
+// (RFC 8259; the differential fuzz test holds it to json.Valid), and decodes
+// strings the way encoding/json does, invalid UTF-8 and lone surrogates
+// becoming U+FFFD.
+package jsonscan
+
+import (
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// Kind is the kind of a JSON value.
+type Kind uint8
+
+// The kinds of JSON values.
+const (
+	Invalid Kind = iota
+	Null
+	False
+	True
+	Number
+	String
+	Object
+	Array
+)
+
+var kindNames = [...]string{"invalid", "null", "false", "true", "number", "string", "object", "array"}
+
+// String returns the JSON name of the kind ("number", "object", ...).
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return "Kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Token is one JSON value the scanner read: its kind and where its text
+// lies in the input.
+type Token struct {
+	Kind Kind
+	// Start and End delimit the value's text in the input. For a String they
+	// delimit the contents between the quotes.
+	Start, End int
+	// Plain is set for a String whose contents need no decoding (no escape,
+	// valid UTF-8): its value is exactly input[Start:End].
+	Plain bool
+}
+
+// SyntaxError is malformed JSON: what was wrong and at which byte offset.
+type SyntaxError struct {
+	Offset int
+	Msg    string
+}
+
+// Error returns "invalid JSON at byte N: msg".
+func (e *SyntaxError) Error() string {
+	return "invalid JSON at byte " + strconv.Itoa(e.Offset) + ": " + e.Msg
+}
+
+// MaxDepth is the deepest nesting of objects and arrays the scanner accepts,
+// the same limit as encoding/json's. It bounds the recursion, so hostile
+// input cannot exhaust the stack.
+const MaxDepth = 10000
+
+// Scanner reads JSON from a byte slice. The zero Scanner reads an empty
+// input. It never modifies the input.
+type Scanner struct {
+	data []byte
+	pos  int
+}
+
+// New returns a scanner positioned at the start of data.
+func New(data []byte) Scanner { return Scanner{data: data} }
+
+// Data returns the input the scanner reads.
+func (s *Scanner) Data() []byte { return s.data }
+
+// Pos returns the offset of the next unread byte.
+func (s *Scanner) Pos() int { return s.pos }
+
+func (s *Scanner) errf(msg string) error { return &SyntaxError{Offset: s.pos, Msg: msg} }
+
+func (s *Scanner) unexpected(what string) error {
+	if s.pos >= len(s.data) {
+		return s.errf("unexpected end of input, want " + what)
+	}
+	return s.errf("unexpected " + strconv.QuoteRune(rune(s.data[s.pos])) + ", want " + what)
+}
+
+func (s *Scanner) skipSpace() {
+	for s.pos < len(s.data) {
+		switch s.data[s.pos] {
+		case ' ', '\t', '\n', '\r':
+			s.pos++
+		default:
+			return
+		}
+	}
+}
+
+// Peek returns the next byte that is not white space, without consuming
+// it, or 0 at the end of the input.
+func (s *Scanner) Peek() byte {
+	s.skipSpace()
+	if s.pos >= len(s.data) {
+		return 0
+	}
+	return s.data[s.pos]
+}
+
+// Skip advances past n bytes, which the caller knows to hold a complete
+// value (a cached schema it compared byte for byte).
+func (s *Scanner) Skip(n int) { s.pos += n }
+
+// End returns an error unless only white space remains.
+func (s *Scanner) End() error {
+	s.skipSpace()
+	if s.pos < len(s.data) {
+		return s.errf("unexpected " + strconv.QuoteRune(rune(s.data[s.pos])) + " after the top-level value")
+	}
+	return nil
+}
+
+// BeginObject consumes the '{' that opens an object.
+func (s *Scanner) BeginObject() error {
+	s.skipSpace()
+	if s.pos >= len(s.data) || s.data[s.pos] != '{' {
+		return s.unexpected("'{'")
+	}
+	s.pos++
+	return nil
+}
+
+// NextKey reads the key of the next member of the object being walked and
+// the ':' after it. first says whether no member has been read yet. At the
+// '}' that closes the object it consumes it and returns ok == false. The
+// member's value is read next, with Value or a more specific method.
+func (s *Scanner) NextKey(first bool) (key Token, ok bool, err error) {
+	s.skipSpace()
+	if s.pos >= len(s.data) {
+		return Token{}, false, s.unexpected("'\"' or '}'")
+	}
+	switch c := s.data[s.pos]; {
+	case c == '}':
+		s.pos++
+		return Token{}, false, nil
+	case !first:
+		if c != ',' {
+			return Token{}, false, s.unexpected("',' or '}'")
+		}
+		s.pos++
+		s.skipSpace()
+	}
+	if s.pos >= len(s.data) || s.data[s.pos] != '"' {
+		return Token{}, false, s.unexpected("'\"' (an object key)")
+	}
+	key, err = s.str()
+	if err != nil {
+		return Token{}, false, err
+	}
+	s.skipSpace()
+	if s.pos >= len(s.data) || s.data[s.pos] != ':' {
+		return Token{}, false, s.unexpected("':'")
+	}
+	s.pos++
+	return key, true, nil
+}
+
+// Value reads one complete value. Objects and arrays are checked and
+// skipped; the token spans their whole text.
+func (s *Scanner) Value() (Token, error) { return s.value(0) }
+
+func (s *Scanner) value(depth int) (Token, error) {
+	s.skipSpace()
+	if s.pos >= len(s.data) {
+		return Token{}, s.unexpected("a value")
+	}
+	start := s.pos
+	switch c := s.data[s.pos]; c {
+	case '"':
+		return s.str()
+	case '{':
+		if err := s.skipObject(depth + 1); err != nil {
+			return Token{}, err
+		}
+		return Token{Kind: Object, Start: start, End: s.pos}, nil
+	case '[':
+		if err := s.skipArray(depth + 1); err != nil {
+			return Token{}, err
+		}
+		return Token{Kind: Array, Start: start, End: s.pos}, nil
+	case 't':
+		return s.literal("true", True)
+	case 'f':
+		return s.literal("false", False)
+	case 'n':
+		return s.literal("null", Null)
+	default:
+		if c == '-' || (c >= '0' && c <= '9') {
+			return s.number()
+		}
+		return Token{}, s.unexpected("a value")
+	}
+}
+
+func (s *Scanner) literal(lit string, k Kind) (Token, error) {
+	start := s.pos
+	if len(s.data)-s.pos < len(lit) || string(s.data[s.pos:s.pos+len(lit)]) != lit {
+		return Token{}, s.errf("invalid literal, want " + lit)
+	}
+	s.pos += len(lit)
+	return Token{Kind: k, Start: start, End: s.pos}, nil
+}
+
+func (s *Scanner) skipObject(depth int) error {
+	if depth > MaxDepth {
+		return s.errf("nesting deeper than " + strconv.Itoa(MaxDepth))
+	}
+	s.pos++ // '{'
+	for first := true; ; first = false {
+		_, ok, err := s.NextKey(first)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return nil
+		}
+		if _, err := s.value(depth); err != nil {
+			return err
+		}
+	}
+}
+
+func (s *Scanner) skipArray(depth int) error {
+	if depth > MaxDepth {
+		return s.errf("nesting deeper than " + strconv.Itoa(MaxDepth))
+	}
+	s.pos++ // '['
+	s.skipSpace()
+	if s.pos < len(s.data) && s.data[s.pos] == ']' {
+		s.pos++
+		return nil
+	}
+	for {
+		if _, err := s.value(depth); err != nil {
+			return err
+		}
+		s.skipSpace()
+		if s.pos >= len(s.data) {
+			return s.unexpected("',' or ']'")
+		}
+		switch s.data[s.pos] {
+		case ',':
+			s.pos++
+		case ']':
+			s.pos++
+			return nil
+		default:
+			return s.unexpected("',' or ']'")
+		}
+	}
+}
+
+// str reads a string at s.pos (which holds '"') and checks its escapes.
+func (s *Scanner) str() (Token, error) {
+	s.pos++ // opening quote
+	start := s.pos
+	plain := true
+	d := s.data
+	i := s.pos
+	for i < len(d) {
+		c := d[i]
+		if plainByte[c] {
+			// The common case, one table lookup per byte.
+			i++
+			continue
+		}
+		switch {
+		case c == '"':
+			s.pos = i + 1
+			return Token{Kind: String, Start: start, End: i, Plain: plain}, nil
+		case c == '\\':
+			plain = false
+			if i+1 >= len(d) {
+				s.pos = i
+				return Token{}, s.errf("unterminated escape in string")
+			}
+			switch d[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if i+6 > len(d) || !isHex4(d[i+2:i+6]) {
+					s.pos = i
+					return Token{}, s.errf(`invalid \u escape in string`)
+				}
+				i += 6
+			default:
+				s.pos = i
+				return Token{}, s.errf("invalid escape " + strconv.Quote(string(d[i:i+2])) + " in string")
+			}
+		case c < 0x20:
+			s.pos = i
+			return Token{}, s.errf("control character in string")
+		case c < utf8.RuneSelf:
+			i++
+		default:
+			r, size := utf8.DecodeRune(d[i:])
+			if r == utf8.RuneError && size == 1 {
+				plain = false // decoding replaces it with U+FFFD
+			}
+			i += size
+		}
+	}
+	s.pos = i
+	return Token{}, s.errf("unterminated string")
+}
+
+// plainByte marks the bytes that stand for themselves inside a string:
+// ASCII other than control characters, '"' and '\\'.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+func isHex4(b []byte) bool {
+	for _, c := range b[:4] {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// number reads a number per the JSON grammar:
+// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func (s *Scanner) number() (Token, error) {
+	d := s.data
+	start := s.pos
+	i := s.pos
+	if d[i] == '-' {
+		i++
+	}
+	digits := func() bool {
+		j := i
+		for i < len(d) && d[i] >= '0' && d[i] <= '9' {
+			i++
+		}
+		return i > j
+	}
+	switch {
+	case i < len(d) && d[i] == '0':
+		i++
+	case !digits():
+		s.pos = i
+		return Token{}, s.errf("invalid number: want a digit")
+	}
+	if i < len(d) && d[i] == '.' {
+		i++
+		if !digits() {
+			s.pos = i
+			return Token{}, s.errf("invalid number: want a digit after '.'")
+		}
+	}
+	if i < len(d) && (d[i] == 'e' || d[i] == 'E') {
+		i++
+		if i < len(d) && (d[i] == '+' || d[i] == '-') {
+			i++
+		}
+		if !digits() {
+			s.pos = i
+			return Token{}, s.errf("invalid number: want a digit in the exponent")
+		}
+	}
+	s.pos = i
+	return Token{Kind: Number, Start: start, End: i}, nil
+}
+
+// Text returns the value of a String token (decoded) or the text of any
+// other token.
+func (s *Scanner) Text(t Token) string {
+	if t.Kind == String && !t.Plain {
+		return Unescape(s.data[t.Start:t.End])
+	}
+	return string(s.data[t.Start:t.End])
+}
+
+// Bytes returns the value of a String token (decoded) or the text of any
+// other token. For a plain string and for other tokens it is a slice of the
+// input, not a copy, so `switch string(s.Bytes(key))` matches keys without
+// allocating.
+func (s *Scanner) Bytes(t Token) []byte {
+	if t.Kind == String && !t.Plain {
+		return []byte(Unescape(s.data[t.Start:t.End]))
+	}
+	return s.data[t.Start:t.End]
+}
+
+// Equal reports whether the String token t holds exactly lit. It does not
+// allocate for plain strings.
+func (s *Scanner) Equal(t Token, lit string) bool {
+	if t.Kind != String {
+		return false
+	}
+	if t.Plain {
+		return string(s.data[t.Start:t.End]) == lit
+	}
+	return Unescape(s.data[t.Start:t.End]) == lit
+}
+
+// Unescape decodes the contents of a JSON string (the bytes between the
+// quotes, already checked by the scanner) the way encoding/json does:
+// escapes are resolved, surrogate pairs combined, and invalid UTF-8 bytes
+// and lone surrogates become U+FFFD.
+func Unescape(b []byte) string {
+	out := make([]byte, 0, len(b))
+	for i := 0; i < len(b); {
+		c := b[i]
+		switch {
+		case c == '\\' && i+1 < len(b):
+			switch b[i+1] {
+			case '"', '\\', '/':
+				out = append(out, b[i+1])
+				i += 2
+			case 'b':
+				out = append(out, '\b')
+				i += 2
+			case 'f':
+				out = append(out, '\f')
+				i += 2
+			case 'n':
+				out = append(out, '\n')
+				i += 2
+			case 'r':
+				out = append(out, '\r')
+				i += 2
+			case 't':
+				out = append(out, '\t')
+				i += 2
+			case 'u':
+				r, ok := hexRune(b[i+2:])
+				if !ok {
+					// Not reached for scanner-checked input; keep the text.
+					out = append(out, b[i:i+2]...)
+					i += 2
+					continue
+				}
+				i += 6
+				if utf16.IsSurrogate(r) {
+					r2, ok2 := rune(-1), false
+					if i+1 < len(b) && b[i] == '\\' && b[i+1] == 'u' {
+						r2, ok2 = hexRune(b[i+2:])
+					}
+					if dec := utf16.DecodeRune(r, r2); ok2 && dec != utf8.RuneError {
+						r = dec
+						i += 6
+					} else {
+						r = utf8.RuneError
+					}
+				}
+				out = utf8.AppendRune(out, r)
+			default:
+				out = append(out, c)
+				i++
+			}
+		case c < utf8.RuneSelf:
+			out = append(out, c)
+			i++
+		default:
+			r, size := utf8.DecodeRune(b[i:])
+			if r == utf8.RuneError && size == 1 {
+				out = utf8.AppendRune(out, utf8.RuneError)
+			} else {
+				out = append(out, b[i:i+size]...)
+			}
+			i += size
+		}
+	}
+	return string(out)
+}
+
+func hexRune(b []byte) (rune, bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}
+
+// IsNumber reports whether s is a JSON number, so text meant to be written
+// as one can be checked without allocating.
+func IsNumber(s string) bool {
+	i := 0
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	digits := func() bool {
+		j := i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		return i > j
+	}
+	switch {
+	case i < len(s) && s[i] == '0':
+		i++
+	case !digits():
+		return false
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		if !digits() {
+			return false
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		if !digits() {
+			return false
+		}
+	}
+	return i == len(s)
+}
