@@ -1,0 +1,373 @@
+// Package config turns a txsink pipeline's YAML file into a typed, validated
+// Config.
+//
+// One table of key definitions (keys.go) drives the parser, the validator and
+// the reference documentation (Reference, docs/config.md), so the three cannot
+// disagree. Parsing is strict: an unknown key anywhere is an error that names
+// the key, its line and, when a known key is close, the key that was probably
+// meant. Every error names the YAML key path (for example
+// "tables[1].source") and says what to do; Parse and Load report all problems
+// of a file at once as an ErrorList.
+//
+// A minimal file:
+//
+//	name: orders-sync
+//	source:
+//	  type: file
+//	  paths: [p0.jsonl, p1.jsonl]
+//	  format: debezium-json
+//	target:
+//	  url: mysql://user:${DB_PASSWORD}@127.0.0.1:3306/test
+//	tables:
+//	  - source: inventory.orders
+//	    primary-key: [id]
+//	sink:
+//	  buffer-flush.max-rows: 1000
+//	  buffer-flush.interval: 1s
+//
+// Go programs that embed txsink may build a Config themselves: start from
+// Default, fill in the fields, and call Validate.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/txsink/txsink/changelog"
+	"go.yaml.in/yaml/v3"
+)
+
+// Config is one pipeline: where changes come from, where they go, which
+// tables they name and how the sink batches them.
+type Config struct {
+	// Name names the pipeline (YAML "name"). The target's progress rows are
+	// keyed by it, so two pipelines writing to one target need different
+	// names, and renaming a pipeline starts it over from the beginning.
+	// Required: 1 to 128 of A-Z a-z 0-9 _ . -
+	Name string
+	// Source says what to read (YAML "source").
+	Source Source
+	// Target says where to write (YAML "target").
+	Target Target
+	// Tables routes source tables to target tables (YAML "tables"). The
+	// first entry whose Source pattern matches a change's table wins; see
+	// Match. At least one entry.
+	Tables []Table
+	// SkipUnknownTables makes changes of tables that no entry matches be
+	// skipped (and counted) instead of stopping the pipeline (YAML
+	// "skip-unknown-tables"). Default false: an unknown table is an error,
+	// so a table added upstream is never dropped silently.
+	SkipUnknownTables bool
+	// Sink tunes batching, retries and multi-table transactions (YAML
+	// "sink").
+	Sink Sink
+}
+
+// Source says where the changelog comes from.
+type Source struct {
+	// Type is the kind of source (YAML "source.type"). Required; "file" is
+	// the only kind so far.
+	Type string
+	// Paths lists the files to read (YAML "source.paths"). Each path is one
+	// partition, read in order from its start (or from its recorded
+	// progress). "-" reads standard input and may appear once. Parse and
+	// Load make relative paths absolute against the config file's
+	// directory, so the pipeline reads the same files from any working
+	// directory. At least one; no path twice.
+	Paths []string
+	// Format is the changelog format of the records (YAML "source.format").
+	// Required; one of "debezium-json", "txsink-json".
+	Format string
+	// FormatOptions are passed to the format's decoder as they are (YAML
+	// "source.format-options"); the decoder rejects options it does not
+	// know. Default none.
+	FormatOptions map[string]string
+	// Follow makes the source wait for files to grow instead of stopping at
+	// their end, like tail -f (YAML "source.follow"). Default false.
+	Follow bool
+}
+
+// Target says which database the changes are applied to.
+type Target struct {
+	// URL locates the target database (YAML "target.url"):
+	//
+	//	mysql://user:pass@host:3306/db[?params]        MySQL, MariaDB
+	//	postgres://user:pass@host:5432/db[?params]     PostgreSQL (also postgresql://)
+	//	sqlite:///abs/path.db                          SQLite, absolute path
+	//	sqlite://rel/path.db                           SQLite, relative to the config file
+	//	sqlite::memory:                                SQLite in memory (tests, demos)
+	//
+	// In the YAML, ${NAME} is replaced by the environment variable NAME so
+	// secrets need not be written in the file; inside the user:password part
+	// the value is percent-encoded, so any password works. Required.
+	//
+	// Print URL only through RedactURL (or Target's String method): after
+	// expansion it may hold a password.
+	URL string
+}
+
+// Table routes the changes of one or more source tables to one target table.
+type Table struct {
+	// Source is a pattern for "namespace.name" as the changelog names the
+	// table (YAML "tables[].source"). "*" matches any run of characters and
+	// "?" any one character, within the namespace or within the name.
+	// Matching ignores case. A pattern without a dot matches tables that
+	// have no namespace. Required.
+	Source string
+	// Target names the target table, "name" or "schema.name" (YAML
+	// "tables[].target"). Default "": the source table's name (the part
+	// after the dot); use Resolve rather than reading it directly.
+	Target string
+	// PrimaryKey lists the key columns txsink reduces changes by (YAML
+	// "tables[].primary-key"). Default empty: the target table's PRIMARY
+	// KEY. When set it must agree with the target's key; "txsink check"
+	// reports a mismatch.
+	PrimaryKey []string
+	// AppendOnly declares that the table only ever receives inserts (YAML
+	// "tables[].append-only"): rows are written with plain batched INSERTs
+	// and need no key, and an update or delete for the table stops the
+	// pipeline. Default false. Cannot be combined with PrimaryKey.
+	AppendOnly bool
+}
+
+// MiniSwitchAuto is the value of Sink.TxnMiniSwitchInterval that asks for
+// the automatic interval (YAML -1 in mini-switch-interval-ms, "auto" in
+// mini-switch-interval); see Sink.MiniSwitchInterval.
+const MiniSwitchAuto time.Duration = -1
+
+// Sink holds the settings of the sink side. The YAML keys are the seed
+// connectors' option names without their "sink." prefix (which is accepted
+// too), for example "buffer-flush.max-rows".
+type Sink struct {
+	// FlushMaxRows flushes a table's buffer once it holds this many rows
+	// (YAML "buffer-flush.max-rows"). Default 5000; at least 1.
+	FlushMaxRows int
+	// FlushMaxBytes flushes once buffered changes take this many bytes
+	// (YAML "buffer-flush.max-bytes"). Default 16 MiB; at least 1.
+	FlushMaxBytes int64
+	// FlushInterval flushes buffered changes at least this often (YAML
+	// "buffer-flush.interval" as a Go duration, or "buffer-flush.interval-ms"
+	// in milliseconds). Default 1s; 0 disables the timer, so only size
+	// limits and shutdown flush.
+	FlushInterval time.Duration
+	// MaxRetries is how many times a transient target error (a lost
+	// connection, a deadlock, a serialization failure) is retried before the
+	// pipeline stops (YAML "max-retries"). Default 10; 0 retries never.
+	MaxRetries int
+
+	// TxnEnabled turns on multi-table transactions (YAML
+	// "transaction.multi-table.enabled"): whole source transactions of
+	// several tables are committed atomically. Default false.
+	TxnEnabled bool
+	// TxnBufferSize bounds the bytes buffered over all tables in
+	// multi-table mode; when full, the source waits (YAML
+	// "transaction.multi-table.buffer-size"). Default 128 MiB; at least 1.
+	TxnBufferSize int64
+	// TxnMiniSwitchInterval is the least time between two chunk switches of
+	// one partition (YAML "transaction.multi-table.mini-switch-interval-ms"
+	// in milliseconds, or "transaction.multi-table.mini-switch-interval" as
+	// a duration). MiniSwitchAuto (-1, the default) selects it from
+	// FlushInterval; read it through MiniSwitchInterval. Otherwise >= 0.
+	TxnMiniSwitchInterval time.Duration
+	// TxnMinSwitchBytes is how many bytes a partition's active chunk must
+	// hold before a time-triggered switch (YAML
+	// "transaction.multi-table.min-switch-bytes"). Default 1 MiB; 0 disables
+	// the threshold.
+	TxnMinSwitchBytes int64
+	// TxnMaxTxnBytes refuses a source transaction larger than this with an
+	// error instead of buffering it (YAML
+	// "transaction.multi-table.max-txn-bytes"). Default 0: unlimited.
+	TxnMaxTxnBytes int64
+}
+
+// MiniSwitchInterval returns TxnMiniSwitchInterval, resolving
+// MiniSwitchAuto the way the StarRocks connector does:
+// min(1s, max(500ms, FlushInterval/4)).
+func (s Sink) MiniSwitchInterval() time.Duration {
+	if s.TxnMiniSwitchInterval != MiniSwitchAuto {
+		return s.TxnMiniSwitchInterval
+	}
+	return min(time.Second, max(500*time.Millisecond, s.FlushInterval/4))
+}
+
+// Default returns a Config holding every default; it is the only place
+// defaults are set. Name, Source, Target and Tables have none: they must be
+// filled in.
+func Default() Config {
+	return Config{
+		Sink: Sink{
+			FlushMaxRows:          5000,
+			FlushMaxBytes:         16 << 20,
+			FlushInterval:         time.Second,
+			MaxRetries:            10,
+			TxnBufferSize:         128 << 20,
+			TxnMiniSwitchInterval: MiniSwitchAuto,
+			TxnMinSwitchBytes:     1 << 20,
+		},
+	}
+}
+
+// Load reads the YAML file at path and parses it with relative paths taken
+// from the file's directory. Errors are an ErrorList whose entries carry the
+// file name and line.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	dir, err := filepath.Abs(filepath.Dir(path))
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	return parse(data, dir, path)
+}
+
+// Parse parses a YAML configuration. Relative source paths and relative
+// SQLite paths are joined to baseDir; with baseDir "" they stay relative to
+// the working directory. ${NAME} references in target.url are expanded from
+// the environment. The result has defaults applied and is validated; errors
+// are an ErrorList.
+func Parse(data []byte, baseDir string) (*Config, error) {
+	return parse(data, baseDir, "")
+}
+
+func parse(data []byte, baseDir, file string) (*Config, error) {
+	root, err := readDocument(data)
+	if err != nil {
+		line, msg := lineOf(err)
+		return nil, ErrorList{{File: file, Line: line, Msg: msg}}
+	}
+	d := &decoder{file: file, baseDir: baseDir, lines: map[string]int{}, meant: map[string]bool{}}
+	c := Default()
+	d.config(&c, root)
+	// A key the decoder could not read keeps its default; validating that
+	// default would report the key a second time, and wrongly.
+	skip := d.meant
+	for _, e := range d.errs {
+		skip[e.Key] = true
+	}
+	d.errs = append(d.errs, c.validate(d.file, d.lines, skip)...)
+	if len(d.errs) > 0 {
+		return nil, d.errs.sorted()
+	}
+	return &c, nil
+}
+
+// readDocument decodes data into the root mapping node of its only document.
+func readDocument(data []byte) (*yaml.Node, error) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, errors.New("the configuration is empty; see docs/config.md for the keys")
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if err == io.EOF { // only comments
+			return nil, errors.New("the configuration is empty; see docs/config.md for the keys")
+		}
+		return nil, fmt.Errorf("not valid YAML: %w", err)
+	}
+	for {
+		var extra yaml.Node
+		err := dec.Decode(&extra)
+		if err == io.EOF {
+			return &doc, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("not valid YAML: %w", err)
+		}
+		// A trailing "---" with nothing after it is harmless.
+		if len(extra.Content) > 0 && !isNull(extra.Content[0]) {
+			return nil, &lineError{extra.Line, "a second YAML document (after ---) follows; put one pipeline in one file"}
+		}
+	}
+}
+
+// lineError is an error known to sit on one line of the file.
+type lineError struct {
+	line int
+	msg  string
+}
+
+func (e *lineError) Error() string { return e.msg }
+
+// yamlLine finds the line in the YAML parser's messages: "yaml: line 3: ...".
+var yamlLine = regexp.MustCompile(`yaml: line (\d+): `)
+
+// lineOf splits the line an error is on from its message.
+func lineOf(err error) (int, string) {
+	var le *lineError
+	if errors.As(err, &le) {
+		return le.line, le.msg
+	}
+	msg := err.Error()
+	if m := yamlLine.FindStringSubmatchIndex(msg); m != nil {
+		line, _ := strconv.Atoi(msg[m[2]:m[3]])
+		return line, msg[:m[0]] + msg[m[1]:]
+	}
+	return 0, msg
+}
+
+// Validate checks a Config built in Go: required fields, ranges, URL form,
+// table patterns. It returns an ErrorList naming each wrong field by its YAML
+// key path. Parse and Load call it already. Validate takes URL and paths as
+// they are: expanding ${NAME} and resolving relative paths is Parse's work.
+func (c *Config) Validate() error {
+	if errs := c.validate("", nil, nil); len(errs) > 0 {
+		return errs
+	}
+	return nil
+}
+
+// Match returns the first Tables entry whose Source pattern matches t, and
+// whether there is one. Matching ignores case (MySQL and SQLite table names
+// usually do), and "*" and "?" match within the namespace or the name, never
+// across the dot. Match scans the entries in order; callers that route every
+// change should remember the answer per table.
+func (c *Config) Match(t changelog.Table) (*Table, bool) {
+	for i := range c.Tables {
+		if c.Tables[i].Matches(t) {
+			return &c.Tables[i], true
+		}
+	}
+	return nil, false
+}
+
+// Matches reports whether the entry's Source pattern matches t; see
+// Config.Match for the rules.
+func (tb *Table) Matches(t changelog.Table) bool {
+	ns, name, dotted := splitTableName(tb.Source)
+	if !dotted {
+		return t.Namespace == "" && globMatch(tb.Source, t.Name)
+	}
+	return globMatch(ns, t.Namespace) && globMatch(name, t.Name)
+}
+
+// Resolve returns the target table for changes of src: Target when set,
+// otherwise src's name (without its namespace).
+func (tb *Table) Resolve(src changelog.Table) string {
+	if tb.Target != "" {
+		return tb.Target
+	}
+	return src.Name
+}
+
+// String returns the URL with its password hidden, so a Target (or a Config
+// holding one) can be logged or printed with %v safely.
+func (t Target) String() string { return RedactURL(t.URL) }
+
+// GoString hides the password from %#v too.
+func (t Target) GoString() string { return fmt.Sprintf("config.Target{URL:%q}", RedactURL(t.URL)) }
+
+// Kind returns the target's database family from the URL scheme: "mysql",
+// "postgres" or "sqlite"; "" when the scheme is not one txsink knows.
+func (t Target) Kind() string {
+	k, _ := targetKind(t.URL)
+	return k
+}

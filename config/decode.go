@@ -1,0 +1,443 @@
+package config
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// decoder walks the YAML node tree, sets Config fields through the key
+// table, and remembers the line of every key path it saw so that validation
+// errors can point at the file.
+type decoder struct {
+	file    string
+	baseDir string
+	// lines maps key paths ("sink.buffer-flush.max-rows", "tables[1]",
+	// "source.paths[0]") to the line of their value.
+	lines map[string]int
+	errs  ErrorList
+	// meant holds keys a misspelt key was taken to mean; they are not also
+	// reported missing.
+	meant map[string]bool
+}
+
+// entry is one key of a mapping, after merge keys are resolved.
+type entry struct {
+	key  string
+	line int // the key's line
+	val  *yaml.Node
+}
+
+func (d *decoder) errorf(line int, key, format string, args ...any) {
+	d.errs = append(d.errs, &Error{File: d.file, Line: line, Key: key, Msg: fmt.Sprintf(format, args...)})
+}
+
+// config decodes the document into c, which holds the defaults.
+func (d *decoder) config(c *Config, doc *yaml.Node) {
+	root := doc
+	if doc.Kind == yaml.DocumentNode && len(doc.Content) > 0 {
+		root = doc.Content[0]
+	}
+	root = deref(root)
+	if root.Kind != yaml.MappingNode {
+		d.errorf(root.Line, "", "the configuration is a %s; it must be a mapping of keys (name:, source:, target:, tables:, sink:)", kindName(root))
+		return
+	}
+	entries, _ := d.mapping(root, "")
+	d.fields(c, &topSection, "", entries, func(e entry) {
+		switch e.key {
+		case "source":
+			d.section(&c.Source, &sourceSection, "source", e)
+		case "target":
+			d.section(&c.Target, &targetSection, "target", e)
+		case "tables":
+			d.tables(c, e)
+		case "sink":
+			d.sink(&c.Sink, e)
+		}
+	})
+	d.resolve(c)
+}
+
+// section decodes a plain section (source, target).
+func (d *decoder) section(sec any, def *sectionDef, path string, e entry) {
+	d.lines[path] = e.line
+	entries, _ := d.mapping(e.val, path)
+	d.fields(sec, def, path, entries, nil)
+}
+
+// tables decodes the list of table entries.
+func (d *decoder) tables(c *Config, e entry) {
+	d.lines["tables"] = e.line
+	n := deref(e.val)
+	if isNull(n) {
+		return
+	}
+	if n.Kind != yaml.SequenceNode {
+		d.errorf(n.Line, "tables", "is a %s; write a list of entries, each starting with \"- source: database.table\"", kindName(n))
+		return
+	}
+	for i, item := range n.Content {
+		path := "tables[" + strconv.Itoa(i) + "]"
+		item = deref(item)
+		d.lines[path] = item.Line
+		var t Table
+		switch {
+		case isNull(item):
+			d.errorf(item.Line, path, "empty; write a mapping such as {source: inventory.orders}")
+		case item.Kind != yaml.MappingNode:
+			d.errorf(item.Line, path, "is a %s; write a mapping such as {source: inventory.orders}", kindName(item))
+		default:
+			entries, _ := d.mapping(item, path)
+			d.fields(&t, &tableSection, path, entries, nil)
+		}
+		c.Tables = append(c.Tables, t)
+	}
+}
+
+// sink decodes the sink section, whose keys are dotted names. It accepts the
+// seed connectors' "sink." prefix and nested mappings, flattening both to the
+// canonical dotted key.
+func (d *decoder) sink(s *Sink, e entry) {
+	d.lines["sink"] = e.line
+	var flat []entry
+	seen := map[string]int{}
+	var walk func(n *yaml.Node, prefix string)
+	walk = func(n *yaml.Node, prefix string) {
+		entries, _ := d.mapping(n, strings.TrimSuffix(keyPath("sink", prefix), "."))
+		for _, e := range entries {
+			key := prefix + e.key
+			if prefix == "" {
+				key = strings.TrimPrefix(key, "sink.")
+			}
+			if v := deref(e.val); v.Kind == yaml.MappingNode {
+				walk(v, key+".")
+				continue
+			}
+			if first, dup := seen[key]; dup {
+				d.errorf(e.line, keyPath("sink", key), "set twice (also on line %d); keep one", first)
+				continue
+			}
+			seen[key] = e.line
+			e.key = key
+			flat = append(flat, e)
+		}
+	}
+	walk(e.val, "")
+	d.fields(s, &sinkSection, "sink", flat, nil)
+}
+
+// fields sets the fields of one section from its entries. Keys of child
+// sections go to child; any other key not in def is reported as unknown.
+func (d *decoder) fields(sec any, def *sectionDef, path string, entries []entry, child func(entry)) {
+	// setBy remembers which key set a field, to refuse two spellings of one
+	// setting (buffer-flush.interval and buffer-flush.interval-ms).
+	setBy := map[any]entry{}
+	for _, e := range entries {
+		k := def.key(e.key)
+		if k == nil {
+			if child != nil && slices.Contains(def.children, e.key) {
+				child(e)
+				continue
+			}
+			d.unknown(def, path, e)
+			continue
+		}
+		p := k.field(sec)
+		if first, dup := setBy[p]; dup {
+			d.errorf(e.line, keyPath(path, e.key), "sets the same setting as %s (line %d) in another unit; keep one of them",
+				keyPath(path, first.key), first.line)
+			continue
+		}
+		setBy[p] = e
+		d.set(k, p, keyPath(path, e.key), e)
+	}
+}
+
+// unknown reports a key that section def does not have, with the key that
+// was most likely meant.
+func (d *decoder) unknown(def *sectionDef, path string, e entry) {
+	key := keyPath(path, e.key)
+	if why, ok := foreignKeys[strings.TrimPrefix(e.key, "sink.")]; ok && def == &sinkSection {
+		d.errorf(e.line, key, "is a Flink/StarRocks option txsink does not have: %s", why)
+		return
+	}
+	if s := suggest(e.key, def.names()); s != "" {
+		d.errorf(e.line, key, "unknown key; did you mean %q?", s)
+		d.meant[keyPath(path, s)] = true
+		return
+	}
+	// A key that belongs to another section: name the section.
+	for _, other := range sections {
+		if other == def {
+			continue
+		}
+		name := e.key
+		if other == &sinkSection {
+			name = strings.TrimPrefix(name, "sink.")
+		}
+		if other.key(name) != nil {
+			where := other.path + ":"
+			if other.path == "" {
+				where = "the top level"
+			} else if other == &tableSection {
+				where = "an entry of tables:"
+			}
+			d.errorf(e.line, key, "unknown key here; %q belongs in %s", name, where)
+			return
+		}
+	}
+	section := path
+	if section == "" {
+		section = "the top level"
+	}
+	d.errorf(e.line, key, "unknown key; the keys of %s are %s", section, strings.Join(def.names(), ", "))
+}
+
+// set decodes one value into the field p points to.
+func (d *decoder) set(k *keyDef, p any, key string, e entry) {
+	n := deref(e.val)
+	d.lines[key] = n.Line
+	if isNull(n) {
+		// "key:" with no value leaves the default; a required key is then
+		// reported missing by validation, at this line.
+		return
+	}
+	bad := func(format string, args ...any) {
+		d.errorf(n.Line, key, "%s; set it to %s", fmt.Sprintf(format, args...), k.want)
+	}
+	if k.typ != typeStrings && k.typ != typeStringMap && n.Kind != yaml.ScalarNode {
+		bad("is a %s, not a single value", kindName(n))
+		return
+	}
+	switch k.typ {
+	case typeString:
+		*p.(*string) = n.Value
+	case typeBool:
+		switch strings.ToLower(n.Value) {
+		case "true":
+			*p.(*bool) = true
+		case "false":
+			*p.(*bool) = false
+		default:
+			bad("%q is not a boolean", n.Value)
+		}
+	case typeInt:
+		v, err := strconv.Atoi(n.Value)
+		if err != nil {
+			bad("%q is not a whole number", n.Value)
+			return
+		}
+		*p.(*int) = v
+	case typeSize:
+		v, err := parseSize(n.Value)
+		if err != nil {
+			bad("%v", err)
+			return
+		}
+		*p.(*int64) = v
+	case typeDuration:
+		if k.auto && strings.EqualFold(n.Value, "auto") {
+			*p.(*time.Duration) = MiniSwitchAuto
+			return
+		}
+		v, err := time.ParseDuration(n.Value)
+		if err != nil {
+			if _, nerr := strconv.ParseFloat(n.Value, 64); nerr == nil && n.Value != "0" {
+				bad("%q has no unit", n.Value)
+				return
+			}
+			bad("%q is not a duration", n.Value)
+			return
+		}
+		if v < 0 {
+			bad("%q is negative", n.Value)
+			return
+		}
+		*p.(*time.Duration) = v
+	case typeMillis:
+		v, err := strconv.ParseInt(n.Value, 10, 64)
+		switch {
+		case err != nil:
+			bad("%q is not a whole number of milliseconds", n.Value)
+		case k.auto && v == -1:
+			*p.(*time.Duration) = MiniSwitchAuto
+		case v < 0:
+			bad("%d is negative", v)
+		case v > int64(1<<63-1)/int64(time.Millisecond):
+			bad("%d is too large", v)
+		default:
+			*p.(*time.Duration) = time.Duration(v) * time.Millisecond
+		}
+	case typeStrings:
+		*p.(*[]string) = d.strings(n, key, k)
+	case typeStringMap:
+		entries, ok := d.mapping(n, key)
+		if !ok {
+			return
+		}
+		m := make(map[string]string, len(entries))
+		for _, e := range entries {
+			v := deref(e.val)
+			if v.Kind != yaml.ScalarNode {
+				d.errorf(v.Line, keyPath(key, e.key), "is a %s; option values are single values", kindName(v))
+				continue
+			}
+			m[e.key] = v.Value
+			if isNull(v) {
+				m[e.key] = ""
+			}
+		}
+		*p.(*map[string]string) = m
+	}
+}
+
+// strings decodes a list of strings; a single string is a list of one.
+func (d *decoder) strings(n *yaml.Node, key string, k *keyDef) []string {
+	if n.Kind == yaml.ScalarNode {
+		d.lines[key+"[0]"] = n.Line
+		return []string{n.Value}
+	}
+	if n.Kind != yaml.SequenceNode {
+		d.errorf(n.Line, key, "is a %s; set it to %s", kindName(n), k.want)
+		return nil
+	}
+	l := make([]string, 0, len(n.Content))
+	for i, item := range n.Content {
+		item = deref(item)
+		ik := key + "[" + strconv.Itoa(i) + "]"
+		d.lines[ik] = item.Line
+		if item.Kind != yaml.ScalarNode {
+			d.errorf(item.Line, ik, "is a %s; each entry is a single string", kindName(item))
+			continue
+		}
+		if isNull(item) {
+			l = append(l, "")
+			continue
+		}
+		l = append(l, item.Value)
+	}
+	return l
+}
+
+// mapping returns the entries of a mapping node, with YAML merge keys (<<)
+// resolved: keys written in the mapping override merged ones. A null node is
+// an empty mapping. ok is false if n is not a mapping.
+func (d *decoder) mapping(n *yaml.Node, path string) (entries []entry, ok bool) {
+	n = deref(n)
+	if isNull(n) {
+		return nil, true
+	}
+	if n.Kind != yaml.MappingNode {
+		where := path
+		d.errorf(n.Line, where, "is a %s; it must be a mapping of keys", kindName(n))
+		return nil, false
+	}
+	seen := map[string]int{}
+	var merged []entry
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if k.Kind != yaml.ScalarNode {
+			d.errorf(k.Line, path, "has a key that is a %s; keys are plain strings", kindName(k))
+			continue
+		}
+		if k.Tag == "!!merge" {
+			merged = append(merged, d.merge(v, path)...)
+			continue
+		}
+		if first, dup := seen[k.Value]; dup {
+			d.errorf(k.Line, keyPath(path, k.Value), "set twice (also on line %d); keep one", first)
+			continue
+		}
+		seen[k.Value] = k.Line
+		entries = append(entries, entry{key: k.Value, line: k.Line, val: v})
+	}
+	for _, m := range merged {
+		if _, dup := seen[m.key]; !dup {
+			seen[m.key] = m.line
+			entries = append(entries, m)
+		}
+	}
+	return entries, true
+}
+
+// merge returns the entries a merge key's value contributes: one mapping, or
+// a list of mappings of which earlier ones win.
+func (d *decoder) merge(v *yaml.Node, path string) []entry {
+	v = deref(v)
+	if v.Kind != yaml.SequenceNode {
+		e, _ := d.mapping(v, path)
+		return e
+	}
+	var out []entry
+	have := map[string]bool{}
+	for _, m := range v.Content {
+		es, _ := d.mapping(m, path)
+		for _, e := range es {
+			if !have[e.key] {
+				have[e.key] = true
+				out = append(out, e)
+			}
+		}
+	}
+	return out
+}
+
+// resolve turns what the file says into what the pipeline uses: relative
+// paths become absolute against the config directory, and ${NAME} in the
+// target URL is expanded from the environment.
+func (d *decoder) resolve(c *Config) {
+	if d.baseDir != "" {
+		for i, p := range c.Source.Paths {
+			if p != "" && p != "-" && !filepath.IsAbs(p) {
+				c.Source.Paths[i] = filepath.Join(d.baseDir, p)
+			}
+		}
+	}
+	if c.Target.URL == "" {
+		return
+	}
+	u, err := expandEnv(c.Target.URL, os.LookupEnv)
+	if err != nil {
+		d.errorf(d.lines["target.url"], "target.url", "%v", err)
+		return
+	}
+	// A relative SQLite path is relative to the config file, like source
+	// paths; "sqlite://" + "/abs/path" is the absolute form.
+	if rest, ok := strings.CutPrefix(u, "sqlite://"); ok && d.baseDir != "" && rest != "" && !strings.HasPrefix(rest, "/") {
+		u = "sqlite://" + filepath.ToSlash(filepath.Join(d.baseDir, rest))
+	}
+	c.Target.URL = u
+}
+
+// deref follows YAML aliases (*name) to the anchored node.
+func deref(n *yaml.Node) *yaml.Node {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	return n
+}
+
+func isNull(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null"
+}
+
+func kindName(n *yaml.Node) string {
+	switch {
+	case isNull(n):
+		return "null"
+	case n.Kind == yaml.MappingNode:
+		return "mapping"
+	case n.Kind == yaml.SequenceNode:
+		return "list"
+	case n.Kind == yaml.ScalarNode:
+		return "single value"
+	}
+	return "document"
+}

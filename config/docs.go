@@ -1,0 +1,174 @@
+package config
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// KeyDoc documents one configuration key.
+type KeyDoc struct {
+	// Key is the key's full YAML path: "name", "source.paths",
+	// "tables[].primary-key", "sink.buffer-flush.max-rows".
+	Key string
+	// Type is how the value is written: "string", "bool", "integer",
+	// "size", "duration", "list of strings" or "map of strings".
+	Type string
+	// Unit is the unit of a number ("bytes", "ms", "rows"); "" when none.
+	Unit string
+	// Default is the value used when the key is absent, as YAML would write
+	// it, or "required".
+	Default string
+	// Description says what the key does.
+	Description string
+}
+
+// Reference returns the documentation of every key, in the order of the
+// reference documentation (docs/config.md). It is printed from the same table
+// the parser uses, with defaults taken from Default.
+func Reference() []KeyDoc {
+	var docs []KeyDoc
+	for _, s := range sections {
+		inst := defaultsOf(s)
+		for i := range s.keys {
+			k := &s.keys[i]
+			docs = append(docs, KeyDoc{
+				Key:         keyPath(s.path, k.name),
+				Type:        k.typ.String(),
+				Unit:        k.unit,
+				Default:     formatDefault(k, k.field(inst)),
+				Description: k.doc,
+			})
+		}
+	}
+	return docs
+}
+
+// defaultsOf returns the section struct of Default() that s describes.
+func defaultsOf(s *sectionDef) any {
+	c := Default()
+	switch s {
+	case &topSection:
+		return &c
+	case &sourceSection:
+		return &c.Source
+	case &targetSection:
+		return &c.Target
+	case &tableSection:
+		return &Table{}
+	case &sinkSection:
+		return &c.Sink
+	}
+	panic("config: no defaults for section " + s.path)
+}
+
+func formatDefault(k *keyDef, p any) string {
+	switch {
+	case k.required:
+		return "required"
+	case k.defaultDoc != "":
+		return k.defaultDoc
+	}
+	switch k.typ {
+	case typeString:
+		if v := *p.(*string); v != "" {
+			return v
+		}
+		return "none"
+	case typeBool:
+		return strconv.FormatBool(*p.(*bool))
+	case typeInt:
+		return strconv.Itoa(*p.(*int))
+	case typeSize:
+		return formatSize(*p.(*int64))
+	case typeDuration:
+		if d := *p.(*time.Duration); k.auto && d == MiniSwitchAuto {
+			return "auto"
+		}
+		return p.(*time.Duration).String()
+	case typeMillis:
+		if d := *p.(*time.Duration); k.auto && d == MiniSwitchAuto {
+			return "-1 (automatic)"
+		}
+		return strconv.FormatInt(p.(*time.Duration).Milliseconds(), 10)
+	case typeStrings, typeStringMap:
+		if isZero(p) {
+			return "none"
+		}
+	}
+	return fmt.Sprint(p)
+}
+
+// exampleYAML is the example of the reference documentation. A test parses
+// it, so the documentation's example always works.
+const exampleYAML = `name: orders-sync
+source:
+  type: file
+  paths: [p0.jsonl, p1.jsonl]
+  format: debezium-json
+target:
+  url: mysql://txsink:${TXSINK_DB_PASSWORD}@127.0.0.1:3306/shop
+tables:
+  - source: inventory.orders
+    target: orders
+    primary-key: [id]
+  - source: inventory.order_events
+    append-only: true
+  - source: inventory.*
+sink:
+  buffer-flush.max-rows: 1000
+  buffer-flush.max-bytes: 16MiB
+  buffer-flush.interval: 1s
+`
+
+// referenceMarkdown renders docs/config.md.
+func referenceMarkdown() string {
+	var b strings.Builder
+	b.WriteString(`# txsink configuration reference
+
+<!-- Generated from config/keys.go by "go test ./config -update". Do not edit by hand. -->
+
+A txsink pipeline is described by one YAML file. Every key is listed below with its type, its
+default and what it does. Parsing is strict: an unknown key, a value of the wrong type or a value out
+of range stops txsink with an error naming the key and its line, before anything is read or written.
+
+## Example
+
+` + "```yaml\n" + exampleYAML + "```" + `
+
+## Values
+
+- **size**: a whole number of bytes, or one with a unit: ` + "`B`, `KB` (1000), `KiB` (1024), `MB`, `MiB`, `GB`, `GiB`, `TB`, `TiB`" + `.
+  Units ignore case. Examples: ` + "`1048576`, `512KiB`, `16MiB`, `1GB`" + `.
+- **duration**: Go's form, a number with a unit: ` + "`ns`, `us`, `ms`, `s`, `m`, `h`" + `, for example ` + "`1s`, `250ms`, `1m30s`" + `.
+  A bare number other than 0 is refused because its unit would be a guess; keys ending in ` + "`-ms`" + ` take milliseconds.
+- **list of strings**: a YAML list; a single string is a list of one.
+- Relative paths (` + "`source.paths`, `sqlite://`" + ` URLs) are relative to the directory of the configuration file.
+- ` + "`${NAME}`" + ` in ` + "`target.url`" + ` is replaced by the environment variable NAME.
+- A key written with no value (` + "`key:`" + `) keeps its default.
+`)
+	ref := Reference()
+	for _, s := range sections {
+		title := s.path
+		if title == "" {
+			title = "Top level"
+		}
+		fmt.Fprintf(&b, "\n## %s\n\n%s\n\n", strings.TrimSuffix(title, "[]"), s.intro)
+		b.WriteString("| key | type | default | description |\n|---|---|---|---|\n")
+		for _, k := range ref[:len(s.keys)] {
+			typ := k.Type
+			if k.Unit != "" {
+				typ += " (" + k.Unit + ")"
+			}
+			fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", k.Key, typ, cell(k.Default), cell(k.Description))
+		}
+		ref = ref[len(s.keys):]
+	}
+	return b.String()
+}
+
+// cell escapes text for a Markdown table cell.
+func cell(s string) string {
+	return strings.ReplaceAll(s, "|", `\|`)
+}

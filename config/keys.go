@@ -1,0 +1,380 @@
+package config
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+)
+
+// This file is the one table of configuration keys. The decoder sets fields
+// through it, the validator checks them through it, and Reference and
+// docs/config.md are printed from it: a key added here is parsed, checked
+// and documented, and a key missing here is rejected as unknown.
+
+// valueType is how a key's YAML value is written.
+type valueType uint8
+
+const (
+	typeString    valueType = iota
+	typeBool                // true or false
+	typeInt                 // whole number
+	typeSize                // bytes, with an optional unit: 16MiB
+	typeDuration            // Go duration: 1s, 100ms
+	typeMillis              // whole number of milliseconds
+	typeStrings             // list of strings, or one string
+	typeStringMap           // mapping of string keys to string values
+)
+
+// String returns the type's name as the reference documentation shows it.
+func (t valueType) String() string {
+	switch t {
+	case typeString:
+		return "string"
+	case typeBool:
+		return "bool"
+	case typeInt, typeMillis:
+		return "integer"
+	case typeSize:
+		return "size"
+	case typeDuration:
+		return "duration"
+	case typeStrings:
+		return "list of strings"
+	case typeStringMap:
+		return "map of strings"
+	}
+	return fmt.Sprintf("valueType(%d)", t)
+}
+
+// keyDef defines one key of one section.
+type keyDef struct {
+	// name is the key inside its section ("buffer-flush.max-rows").
+	name string
+	typ  valueType
+	// unit is the unit of a number ("bytes", "ms", "rows"), for the docs.
+	unit string
+	// required keys have no default; the zero value is refused.
+	required bool
+	// auto keys also take -1 (typeMillis) or "auto" (typeDuration), stored
+	// as MiniSwitchAuto.
+	auto bool
+	// aliasOf names the key of the same section that sets the same field in
+	// another spelling; setting both is an error.
+	aliasOf string
+	// want completes "set it to ..." in messages: what a valid value is.
+	want string
+	// defaultDoc is the documented default when printing Default()'s value
+	// would not say it well; "" prints the value.
+	defaultDoc string
+	// doc is the description in the reference documentation.
+	doc string
+	// field returns a pointer to the field the key sets inside the section
+	// struct (*Config, *Source, *Target, *Table or *Sink).
+	field func(section any) any
+	// check returns what is wrong with the field's value, or "" when it is
+	// fine. It runs on every Config, parsed or built in Go. nil: any value
+	// of the type is fine.
+	check func(field any) string
+}
+
+// sectionDef is one mapping of the YAML file.
+type sectionDef struct {
+	// path is the section's key path: "" for the top level, "tables[]" for
+	// the entries of tables.
+	path string
+	keys []keyDef
+	// children are the keys of the section that hold sections of their own.
+	children []string
+	// intro describes the section in the reference documentation.
+	intro string
+}
+
+// sourceTypes lists the accepted values of source.type.
+var sourceTypes = []string{"file"}
+
+// formats lists the accepted values of source.format.
+var formats = []string{"debezium-json", "txsink-json"}
+
+var namePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
+
+var topSection = sectionDef{
+	path:     "",
+	children: []string{"source", "target", "tables", "sink"},
+	intro:    "The top level names the pipeline and holds the sections below.",
+	keys: []keyDef{{
+		name: "name", typ: typeString, required: true,
+		want: "1 to 128 letters, digits, '_', '.' or '-', unique among the pipelines writing to one target",
+		doc: "Names the pipeline. The target's progress rows are keyed by it, so two pipelines writing " +
+			"to one target need different names, and renaming a pipeline makes it start over.",
+		field: func(s any) any { return &s.(*Config).Name },
+		check: func(p any) string {
+			if v := *p.(*string); v != "" && !namePattern.MatchString(v) {
+				return fmt.Sprintf("%q is not a valid name", v)
+			}
+			return ""
+		},
+	}, {
+		name: "skip-unknown-tables", typ: typeBool,
+		want: "true or false",
+		doc: "Skip (and count) changes of tables that no `tables` entry matches, instead of stopping " +
+			"with an error. Off by default so that a table added upstream is never dropped silently.",
+		field: func(s any) any { return &s.(*Config).SkipUnknownTables },
+	}},
+}
+
+var sourceSection = sectionDef{
+	path:  "source",
+	intro: "Where the changelog comes from.",
+	keys: []keyDef{{
+		name: "type", typ: typeString, required: true,
+		want:  "one of: " + strings.Join(sourceTypes, ", "),
+		doc:   "The kind of source. Only `file` exists so far: newline-delimited records in files.",
+		field: func(s any) any { return &s.(*Source).Type },
+		check: func(p any) string {
+			switch v := *p.(*string); {
+			case v == "" || slices.Contains(sourceTypes, v):
+				return ""
+			case v == "kafka":
+				return "the kafka source is not available yet"
+			default:
+				return fmt.Sprintf("unknown source type %q", v)
+			}
+		},
+	}, {
+		name: "paths", typ: typeStrings, required: true,
+		want: "a list of files, one per partition, such as [p0.jsonl, p1.jsonl]",
+		doc: "The files to read; each file is one partition, read in order. `-` is standard input " +
+			"(at most once). Relative paths are relative to the config file's directory. A single " +
+			"string is a list of one.",
+		field: func(s any) any { return &s.(*Source).Paths },
+	}, {
+		name: "format", typ: typeString, required: true,
+		want:  "one of: " + strings.Join(formats, ", "),
+		doc:   "The changelog format of the records: " + backquoteList(formats) + ".",
+		field: func(s any) any { return &s.(*Source).Format },
+		check: func(p any) string {
+			if v := *p.(*string); v != "" && !slices.Contains(formats, v) {
+				return fmt.Sprintf("unknown format %q", v)
+			}
+			return ""
+		},
+	}, {
+		name: "format-options", typ: typeStringMap,
+		want: "a mapping of option names to values", defaultDoc: "none",
+		doc:   "Options handed to the format's decoder as they are; the decoder rejects options it does not know.",
+		field: func(s any) any { return &s.(*Source).FormatOptions },
+	}, {
+		name: "follow", typ: typeBool,
+		want: "true or false",
+		doc: "Wait for the files to grow, like `tail -f`, instead of stopping at their end. " +
+			"Standard input always ends when its writer closes it.",
+		field: func(s any) any { return &s.(*Source).Follow },
+	}},
+}
+
+var targetSection = sectionDef{
+	path:  "target",
+	intro: "The database the changes are applied to.",
+	keys: []keyDef{{
+		name: "url", typ: typeString, required: true,
+		want: "mysql://user:password@host:3306/database, postgres://user:password@host:5432/database, " +
+			"sqlite:///absolute/path.db, sqlite://relative/path.db or sqlite::memory:",
+		doc: "Where the target database is: `mysql://user:pass@host:3306/db[?params]` (MySQL, MariaDB), " +
+			"`postgres://` or `postgresql://user:pass@host:5432/db[?params]`, `sqlite:///abs/path.db`, " +
+			"`sqlite://rel/path.db` (relative to the config file's directory) or `\"sqlite::memory:\"` (quoted, " +
+			"because YAML reads a trailing colon as a key). " +
+			"`${NAME}` is replaced by the environment variable NAME (percent-encoded inside " +
+			"`user:password@`), so secrets need not be in the file; an unset variable is an error.",
+		field: func(s any) any { return &s.(*Target).URL },
+		check: func(p any) string { return checkURL(*p.(*string)) },
+	}},
+}
+
+var tableSection = sectionDef{
+	path: "tables[]",
+	intro: "Routes source tables to target tables. Each change goes to the first entry whose `source` " +
+		"pattern matches its table; at least one entry is required.",
+	keys: []keyDef{{
+		name: "source", typ: typeString, required: true,
+		want: `a "database.table" pattern such as inventory.orders or inventory.*`,
+		doc: "`namespace.name` of the table as the changelog names it. `*` matches any run of characters " +
+			"and `?` one character, within the namespace or the name (never across the dot). Matching " +
+			"ignores case. A pattern without a dot matches tables that have no namespace.",
+		field: func(s any) any { return &s.(*Table).Source },
+	}, {
+		name: "target", typ: typeString,
+		want:       `a table name, "name" or "schema.name", without wildcards`,
+		defaultDoc: "the source table's name",
+		doc: "The target table, `name` or `schema.name`. Without it, a change goes to the table of the " +
+			"source table's name (the part after the dot).",
+		field: func(s any) any { return &s.(*Table).Target },
+	}, {
+		name: "primary-key", typ: typeStrings,
+		want:       "a list of column names, such as [id] or [tenant_id, id]",
+		defaultDoc: "the target's PRIMARY KEY",
+		doc: "The key columns changes are reduced by, in order. It must agree with the target table's " +
+			"PRIMARY KEY; `txsink check` reports a mismatch.",
+		field: func(s any) any { return &s.(*Table).PrimaryKey },
+	}, {
+		name: "append-only", typ: typeBool,
+		want: "true or false",
+		doc: "The table only receives inserts: rows are written with plain batched INSERTs and need no " +
+			"key, and an update or delete for it stops the pipeline. Cannot be combined with `primary-key`.",
+		field: func(s any) any { return &s.(*Table).AppendOnly },
+	}},
+}
+
+var sinkSection = sectionDef{
+	path: "sink",
+	intro: "How changes are batched and committed. The keys are flat dotted names, as in the Flink JDBC " +
+		"and StarRocks connectors (`buffer-flush.max-rows: 1000`); the connectors' `sink.` prefix is " +
+		"accepted too, and so is nesting (`buffer-flush: {max-rows: 1000}`).",
+	keys: []keyDef{{
+		name: "buffer-flush.max-rows", typ: typeInt, unit: "rows",
+		want:  "a whole number of rows, at least 1",
+		doc:   "Flush a table's buffer once it holds this many rows.",
+		field: func(s any) any { return &s.(*Sink).FlushMaxRows },
+		check: atLeast(1),
+	}, {
+		name: "buffer-flush.max-bytes", typ: typeSize, unit: "bytes",
+		want:  "a size of at least 1 byte, such as 16MiB",
+		doc:   "Flush once the buffered changes take this many bytes.",
+		field: func(s any) any { return &s.(*Sink).FlushMaxBytes },
+		check: atLeast(1),
+	}, {
+		name: "buffer-flush.interval", typ: typeDuration,
+		want:  "a duration of 0 or more, such as 1s or 200ms",
+		doc:   "Flush buffered changes at least this often. `0` disables the timer: only the size limits and shutdown flush.",
+		field: func(s any) any { return &s.(*Sink).FlushInterval },
+		check: atLeast(0),
+	}, {
+		name: "buffer-flush.interval-ms", typ: typeMillis, unit: "ms", aliasOf: "buffer-flush.interval",
+		want:  "a whole number of milliseconds, 0 or more",
+		doc:   "`buffer-flush.interval` in milliseconds, as the StarRocks connector spells it.",
+		field: func(s any) any { return &s.(*Sink).FlushInterval },
+	}, {
+		name: "max-retries", typ: typeInt,
+		want:  "a whole number, 0 or more",
+		doc:   "How many times a transient target error (lost connection, deadlock, serialization failure) is retried before the pipeline stops. `0` never retries.",
+		field: func(s any) any { return &s.(*Sink).MaxRetries },
+		check: atLeast(0),
+	}, {
+		name: "transaction.multi-table.enabled", typ: typeBool,
+		want:  "true or false",
+		doc:   "Commit whole source transactions of several tables atomically.",
+		field: func(s any) any { return &s.(*Sink).TxnEnabled },
+	}, {
+		name: "transaction.multi-table.buffer-size", typ: typeSize, unit: "bytes",
+		want:  "a size of at least 1 byte, such as 128MiB",
+		doc:   "Multi-table mode: the bytes buffered over all tables. When it is full, the source waits.",
+		field: func(s any) any { return &s.(*Sink).TxnBufferSize },
+		check: atLeast(1),
+	}, {
+		name: "transaction.multi-table.mini-switch-interval-ms", typ: typeMillis, unit: "ms", auto: true,
+		want: "a whole number of milliseconds, 0 or more, or -1 for automatic",
+		doc: "Multi-table mode: the least time between two chunk switches of one partition; source " +
+			"transactions arriving in between are committed together. `-1` means " +
+			"min(1000, max(500, buffer-flush.interval-ms / 4)).",
+		field: func(s any) any { return &s.(*Sink).TxnMiniSwitchInterval },
+		check: func(p any) string {
+			if d := *p.(*time.Duration); d < 0 && d != MiniSwitchAuto {
+				return fmt.Sprintf("%v is negative", d)
+			}
+			return ""
+		},
+	}, {
+		name: "transaction.multi-table.mini-switch-interval", typ: typeDuration, auto: true,
+		aliasOf: "transaction.multi-table.mini-switch-interval-ms",
+		want:    "a duration of 0 or more, such as 500ms, or auto",
+		doc:     "`transaction.multi-table.mini-switch-interval-ms` as a duration, or `auto`.",
+		field:   func(s any) any { return &s.(*Sink).TxnMiniSwitchInterval },
+	}, {
+		name: "transaction.multi-table.min-switch-bytes", typ: typeSize, unit: "bytes",
+		want: "a size of 0 or more, such as 1MiB",
+		doc: "Multi-table mode: a time-triggered chunk switch waits until the partition's active chunk " +
+			"holds this many bytes, so quiet partitions batch more source transactions per commit. A full " +
+			"`buffer-flush.interval` forces the switch regardless. `0` disables the threshold.",
+		field: func(s any) any { return &s.(*Sink).TxnMinSwitchBytes },
+		check: atLeast(0),
+	}, {
+		name: "transaction.multi-table.max-txn-bytes", typ: typeSize, unit: "bytes",
+		want: "a size of 0 or more, such as 1GiB (0 = unlimited)",
+		doc: "Multi-table mode: a source transaction larger than this stops the pipeline with an error " +
+			"naming this key, instead of being buffered. `0` means unlimited.",
+		field: func(s any) any { return &s.(*Sink).TxnMaxTxnBytes },
+		check: atLeast(0),
+	}},
+}
+
+// sections lists the sections in the order the documentation shows them.
+var sections = []*sectionDef{&topSection, &sourceSection, &targetSection, &tableSection, &sinkSection}
+
+// foreignKeys are options of the seed connectors that txsink does not have,
+// with what to do instead. The decoder names them when a file carries one.
+var foreignKeys = map[string]string{
+	"semantic": "txsink always commits exactly once (progress is written in the same target transaction as the data); remove the key",
+	"version":  "txsink has a single sink implementation; remove the key",
+}
+
+// atLeast returns a check that an integer or duration field is >= n.
+func atLeast(n int64) func(any) string {
+	return func(p any) string {
+		var v int64
+		var s string
+		switch p := p.(type) {
+		case *int:
+			v, s = int64(*p), fmt.Sprint(*p)
+		case *int64:
+			v, s = *p, fmt.Sprint(*p)
+		case *time.Duration:
+			v, s = int64(*p), p.String()
+		default:
+			panic(fmt.Sprintf("config: atLeast on %T", p))
+		}
+		if v >= n {
+			return ""
+		}
+		if v < 0 {
+			return s + " is negative"
+		}
+		return s + " is too small"
+	}
+}
+
+// key returns the definition named name, or nil.
+func (s *sectionDef) key(name string) *keyDef {
+	for i := range s.keys {
+		if s.keys[i].name == name {
+			return &s.keys[i]
+		}
+	}
+	return nil
+}
+
+// names returns every key the section accepts, children included.
+func (s *sectionDef) names() []string {
+	var n []string
+	for _, k := range s.keys {
+		n = append(n, k.name)
+	}
+	return append(n, s.children...)
+}
+
+// keyPath joins a section path and a key: "sink" + "x" = "sink.x",
+// "" + "name" = "name".
+func keyPath(section, key string) string {
+	if section == "" {
+		return key
+	}
+	return section + "." + key
+}
+
+func backquoteList(l []string) string {
+	q := make([]string, len(l))
+	for i, s := range l {
+		q[i] = "`" + s + "`"
+	}
+	return strings.Join(q, ", ")
+}

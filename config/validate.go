@@ -1,0 +1,252 @@
+package config
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// validator collects the problems of a Config.
+type validator struct {
+	file  string
+	lines map[string]int  // key path → line, from the decoder; nil for a Config built in Go
+	skip  map[string]bool // keys the decoder already reported; not reported twice
+	errs  ErrorList
+}
+
+// validate checks c. lines and skip come from the decoder (nil for a Config
+// built in Go).
+func (c *Config) validate(file string, lines map[string]int, skip map[string]bool) ErrorList {
+	v := &validator{file: file, lines: lines, skip: skip}
+	v.keys(c, &topSection, "")
+	v.keys(&c.Source, &sourceSection, "source")
+	v.keys(&c.Target, &targetSection, "target")
+	v.keys(&c.Sink, &sinkSection, "sink")
+	v.paths(c.Source.Paths)
+	for k := range c.Source.FormatOptions {
+		if k == "" {
+			v.add("source.format-options", "has an empty option name; remove it")
+		}
+	}
+	v.tables(c.Tables)
+	return v.errs
+}
+
+func (v *validator) add(key, msg string) {
+	// A key whose value, or whose section, the decoder could not read holds
+	// a default; its problem is already reported.
+	for k := key; ; k = parentKey(k) {
+		if v.skip[k] {
+			return
+		}
+		if k == "" {
+			break
+		}
+	}
+	v.errs = append(v.errs, &Error{File: v.file, Line: v.line(key), Key: key, Msg: msg})
+}
+
+// line returns the line of key, or of its closest parent the file has: a
+// missing key is reported at its section.
+func (v *validator) line(key string) int {
+	for k := key; k != ""; k = parentKey(k) {
+		if l, ok := v.lines[k]; ok {
+			return l
+		}
+	}
+	return 0
+}
+
+// parentKey strips the last ".name" or "[i]" from a key path.
+func parentKey(k string) string {
+	if strings.HasSuffix(k, "]") {
+		return k[:strings.LastIndexByte(k, '[')]
+	}
+	if i := strings.LastIndexByte(k, '.'); i >= 0 {
+		return k[:i]
+	}
+	return ""
+}
+
+// keys runs the required and range checks of the key table over one
+// section.
+func (v *validator) keys(sec any, def *sectionDef, path string) {
+	for i := range def.keys {
+		k := &def.keys[i]
+		if k.aliasOf != "" {
+			continue // checked through the key it is another spelling of
+		}
+		key := v.spelling(def, path, k)
+		p := k.field(sec)
+		if k.required && isZero(p) {
+			state := "missing"
+			if _, ok := v.lines[key]; ok {
+				state = "empty"
+			}
+			v.add(key, state+"; set it to "+k.want)
+			continue
+		}
+		if k.check != nil {
+			if msg := k.check(p); msg != "" {
+				v.add(key, msg+"; set it to "+k.want)
+			}
+		}
+	}
+}
+
+// spelling returns the key path the file used for k's field: k's own, or
+// the alias the file wrote instead (buffer-flush.interval-ms).
+func (v *validator) spelling(def *sectionDef, path string, k *keyDef) string {
+	key := keyPath(path, k.name)
+	if _, ok := v.lines[key]; ok {
+		return key
+	}
+	for _, a := range def.keys {
+		if a.aliasOf == k.name {
+			if _, ok := v.lines[keyPath(path, a.name)]; ok {
+				return keyPath(path, a.name)
+			}
+		}
+	}
+	return key
+}
+
+func isZero(p any) bool {
+	switch p := p.(type) {
+	case *string:
+		return *p == ""
+	case *[]string:
+		return len(*p) == 0
+	case *bool:
+		return !*p
+	case *int:
+		return *p == 0
+	case *int64:
+		return *p == 0
+	case *time.Duration:
+		return *p == 0
+	case *map[string]string:
+		return len(*p) == 0
+	}
+	panic(fmt.Sprintf("config: isZero on %T", p))
+}
+
+func (v *validator) paths(paths []string) {
+	stdin := -1
+	seen := map[string]int{}
+	for i, p := range paths {
+		key := fmt.Sprintf("source.paths[%d]", i)
+		switch {
+		case strings.TrimSpace(p) == "":
+			v.add(key, "empty; write a file path, or - for standard input")
+		case p == "-":
+			if stdin >= 0 {
+				v.add(key, fmt.Sprintf("standard input (-) is listed again (first as source.paths[%d]); it can be read only once", stdin))
+			} else {
+				stdin = i
+			}
+		default:
+			c := filepath.Clean(p)
+			if j, dup := seen[c]; dup {
+				v.add(key, fmt.Sprintf("names the same file as source.paths[%d]; each file is one partition, list it once", j))
+			} else {
+				seen[c] = i
+			}
+		}
+	}
+}
+
+func (v *validator) tables(tables []Table) {
+	if len(tables) == 0 {
+		if _, ok := v.lines["tables"]; ok {
+			v.add("tables", "empty; add at least one entry, such as \"- source: inventory.orders\"")
+		} else {
+			v.add("tables", "missing; add a list of at least one entry, such as \"tables: [{source: inventory.orders}]\"")
+		}
+		return
+	}
+	for i := range tables {
+		t := &tables[i]
+		path := fmt.Sprintf("tables[%d]", i)
+		v.keys(t, &tableSection, path)
+		v.tableSource(path+".source", t.Source)
+		v.tableTarget(path+".target", t.Target)
+		seen := map[string]int{}
+		for j, col := range t.PrimaryKey {
+			key := fmt.Sprintf("%s.primary-key[%d]", path, j)
+			lc := strings.ToLower(col)
+			if strings.TrimSpace(col) == "" {
+				v.add(key, "empty; write a column name")
+			} else if first, dup := seen[lc]; dup {
+				v.add(key, fmt.Sprintf("column %q is listed again (first as primary-key[%d]); list each key column once", col, first))
+			} else {
+				seen[lc] = j
+			}
+		}
+		if t.AppendOnly && len(t.PrimaryKey) > 0 {
+			v.add(path+".append-only", "append-only tables are written with plain INSERTs and take no key; remove primary-key, or remove append-only to apply updates and deletes by that key")
+		}
+		if t.Source == "" {
+			continue
+		}
+		for j := range i {
+			if tables[j].Source != "" && covers(tables[j].Source, t.Source) {
+				v.add(path+".source", fmt.Sprintf("is never used: tables[%d] (%q) comes first and matches every table this entry would; move this entry above it, or remove it",
+					j, tables[j].Source))
+				break
+			}
+		}
+	}
+}
+
+func (v *validator) tableSource(key, pattern string) {
+	if pattern == "" {
+		return // reported as missing
+	}
+	ns, name, dotted := splitTableName(pattern)
+	switch {
+	case dotted && ns == "":
+		v.add(key, fmt.Sprintf("%q has an empty database part; write database.table (or * for any database)", pattern))
+	case name == "":
+		v.add(key, fmt.Sprintf("%q has an empty table part; write database.table (or database.* for every table)", pattern))
+	}
+}
+
+func (v *validator) tableTarget(key, target string) {
+	if target == "" {
+		return // the default: the source table's name
+	}
+	schema, name, dotted := splitTableName(target)
+	switch {
+	case hasWildcard(target):
+		v.add(key, fmt.Sprintf("%q has a wildcard, but a target names one table; leave target out to keep each source table's name", target))
+	case strings.Contains(name, "."):
+		v.add(key, fmt.Sprintf("%q has more than one dot; write name or schema.name", target))
+	case dotted && (schema == "" || name == ""):
+		v.add(key, fmt.Sprintf("%q has an empty part; write name or schema.name", target))
+	}
+}
+
+// covers reports whether every table pattern b matches is matched by
+// pattern a too, as far as simple reasoning tells: b without wildcards, or
+// a whose part is all stars, or the same pattern. It is used to find table
+// entries that can never be chosen because an earlier one always wins.
+func covers(a, b string) bool {
+	ans, aname, adotted := splitTableName(a)
+	bns, bname, bdotted := splitTableName(b)
+	if !adotted && bdotted {
+		return false // a only matches tables without a namespace
+	}
+	return coversPart(ans, bns) && coversPart(aname, bname)
+}
+
+func coversPart(a, b string) bool {
+	if a != "" && strings.Trim(a, "*") == "" {
+		return true
+	}
+	if strings.EqualFold(a, b) {
+		return true
+	}
+	return !hasWildcard(b) && globMatch(a, b)
+}

@@ -1,0 +1,548 @@
+// Package file reads newline-delimited records from files, one file being
+// one partition of the changelog.
+//
+// Each line is one record. Positions count bytes and lines: a record's
+// Pos.Offset is the byte offset just past its line terminator, where reading
+// resumes once it is applied, and Pos.Seq is its 1-based line number, so an
+// error can point at "path:line". Lines may end in "\n" or "\r\n"; lines of
+// only whitespace are skipped but still counted.
+//
+// A Reader stops at the end of the file, or, in follow mode, waits for the
+// file to grow the way tail -f does. Standard input ("-"), pipes and other
+// inputs that cannot seek are read as streams: resuming skips bytes by
+// reading them, and their end is final.
+//
+// A typical loop, with progress taken from the target:
+//
+//	r, err := file.Open(path, progress, follow)
+//	if err != nil {
+//		return err
+//	}
+//	defer r.Close()
+//	for {
+//		rec, err := r.Next(ctx)
+//		if err == io.EOF {
+//			break
+//		}
+//		if err != nil {
+//			return err
+//		}
+//		// decode rec.Data; apply; persist rec.Pos with the data
+//	}
+package file
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/txsink/txsink/changelog"
+	"github.com/txsink/txsink/source"
+)
+
+// Defaults of a Reader's tunable fields.
+const (
+	// DefaultMaxRecordBytes is the default of Reader.MaxRecordBytes: 64 MiB.
+	DefaultMaxRecordBytes = 64 << 20
+	// DefaultPollInterval is the default of Reader.PollInterval.
+	DefaultPollInterval = 200 * time.Millisecond
+)
+
+// bufferSize is the size of each Reader's read buffer. A line that fits is
+// copied out once; a longer one is assembled piecewise, costing one more
+// copy. BenchmarkNext reads 220-byte records equally fast with 64 KiB and
+// 1 MiB buffers, and the buffer is paid once per partition, so the size is a
+// middle: large records (a few KiB with Debezium schemas) stay on the
+// one-copy path without a thousand partitions costing a gigabyte.
+const bufferSize = 256 << 10
+
+// The errors a Reader wraps; test for them with errors.Is.
+var (
+	// ErrFileChanged means the file is not the one reading began on: a
+	// resume offset lies past its end, it shrank while being read, or its
+	// path now names another file. Offsets recorded for it can no longer be
+	// trusted.
+	ErrFileChanged = errors.New("file truncated or replaced")
+	// ErrRecordTooLong means a line exceeds Reader.MaxRecordBytes.
+	ErrRecordTooLong = errors.New("record too long")
+)
+
+// Record is one line of a file: source.Record. Data excludes the line
+// terminator and is a fresh allocation owned by the caller: it stays valid
+// after later calls to Next. That costs one allocation per record; a later
+// version may trade it for reused buffers, and will say so here.
+type Record = source.Record
+
+// stdin is what Open reads for "-"; tests replace it.
+var stdin io.Reader = os.Stdin
+
+// Reader reads the lines of one file or stream. It is not safe for
+// concurrent use, except Size.
+type Reader struct {
+	// MaxRecordBytes is the longest line accepted, in bytes, excluding its
+	// terminator; a longer one stops the Reader with ErrRecordTooLong rather
+	// than growing memory without bound. Default DefaultMaxRecordBytes. Set
+	// it before the first Next.
+	MaxRecordBytes int
+	// PollInterval is how often a following Reader checks a file for growth
+	// once it has read everything. Default DefaultPollInterval. Set it
+	// before the first Next.
+	PollInterval time.Duration
+
+	name   string
+	f      *os.File  // a regular file; nil for a stream
+	pump   *pump     // a stream's reading goroutine; nil for a regular file
+	closer io.Closer // closed by Close: the file Open opened; nil if the caller owns the input
+	br     *bufio.Reader
+	follow bool
+
+	// Invariant: offset and seq describe the input up to the end of the last
+	// line consumed (returned or skipped). acc holds the bytes read after it
+	// that do not yet end in '\n'.
+	offset int64
+	seq    int64
+	acc    []byte
+	// midLine: the start offset falls just after a last line that had no
+	// terminator (a non-following reader returned it at the end of the
+	// file). A terminator arriving right there completes that line instead
+	// of starting an empty one, so line numbers stay true.
+	midLine bool
+
+	size   atomic.Int64
+	err    error // permanent: returned by every later Next
+	timer  *time.Timer
+	onWait func() // test hook: called each time Next starts waiting for growth
+}
+
+var _ source.Reader = (*Reader)(nil)
+
+// Open opens the file at path for reading from start, a position Next
+// returned earlier for the same path (the zero Position reads from the
+// beginning). start.Offset is the byte offset to resume at, start.Seq the
+// number of lines before it; the next record gets line start.Seq+1.
+//
+// path "-" reads standard input, and an input that cannot seek (a pipe, a
+// FIFO) is read as a stream; see OpenReader. With follow, a regular file is
+// watched for growth instead of ending at EOF.
+//
+// Open fails with ErrFileChanged if start.Offset is past the end of the
+// file: the file was truncated or replaced after its progress was recorded.
+func Open(path string, start changelog.Position, follow bool) (*Reader, error) {
+	if err := checkStart(path, start); err != nil {
+		return nil, err
+	}
+	if path == "-" {
+		return OpenReader("-", stdin, start)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		r, err := OpenReader(path, f, start)
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+		r.closer = f
+		return r, nil
+	}
+	if start.Offset > fi.Size() {
+		f.Close()
+		return nil, &posError{fmt.Sprintf("%s: the resume offset %d is past the end of the file (%d bytes): "+
+			"the file was truncated or replaced after its progress was recorded; restore the original file, "+
+			"or reset this partition's progress to read the new file from its start", path, start.Offset, fi.Size()), ErrFileChanged}
+	}
+	r := newReader(path, f, start)
+	r.f, r.closer, r.follow = f, f, follow
+	r.size.Store(fi.Size())
+	if start.Offset > 0 {
+		var last [1]byte
+		if _, err := f.ReadAt(last[:], start.Offset-1); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("%s: resume at byte %d: %w", path, start.Offset, err)
+		}
+		r.midLine = last[0] != '\n'
+		if _, err := f.Seek(start.Offset, io.SeekStart); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("%s: resume at byte %d: %w", path, start.Offset, err)
+		}
+	}
+	return r, nil
+}
+
+// OpenReader reads the stream in as a partition named name, from start. A
+// stream cannot seek, so OpenReader skips start.Offset bytes by reading them
+// (blocking until they arrive) and fails with ErrFileChanged if the stream
+// ends first. The end of a stream is final: Next returns io.EOF.
+//
+// A goroutine reads in ahead, so that Next can return when its context is
+// done even while a Read blocks. The caller keeps ownership of in: Close
+// does not close it, and the goroutine exits once its pending Read returns.
+func OpenReader(name string, in io.Reader, start changelog.Position) (*Reader, error) {
+	if err := checkStart(name, start); err != nil {
+		return nil, err
+	}
+	p := newPump(in)
+	r := newReader(name, p, start)
+	r.pump = p
+	r.size.Store(-1)
+	if start.Offset > 0 {
+		skipped, err := r.br.Discard(int(start.Offset - 1))
+		var last byte
+		if err == nil {
+			last, err = r.br.ReadByte()
+			skipped++
+		}
+		if err != nil {
+			p.stop()
+			if err == io.EOF {
+				return nil, &posError{fmt.Sprintf("%s: the input ended after %d bytes, before the resume offset %d: "+
+					"it is not the input the partition's progress was recorded for; supply that input, "+
+					"or reset this partition's progress", name, skipped, start.Offset), ErrFileChanged}
+			}
+			return nil, fmt.Errorf("%s: skip to the resume offset %d: %w", name, start.Offset, err)
+		}
+		r.midLine = last != '\n'
+	}
+	return r, nil
+}
+
+func checkStart(name string, start changelog.Position) error {
+	if start.Offset < 0 || start.Seq < 0 {
+		return fmt.Errorf("%s: invalid resume position (offset %d, line %d): both must be 0 or more", name, start.Offset, start.Seq)
+	}
+	return nil
+}
+
+func newReader(name string, in io.Reader, start changelog.Position) *Reader {
+	return &Reader{
+		MaxRecordBytes: DefaultMaxRecordBytes,
+		PollInterval:   DefaultPollInterval,
+		name:           name,
+		br:             bufio.NewReaderSize(in, bufferSize),
+		offset:         start.Offset,
+		seq:            start.Seq,
+	}
+}
+
+// Next returns the next non-blank line. At the end of the input it returns
+// io.EOF, except that a following Reader on a regular file waits for more.
+// A last line without a terminator is a record at the end of the input, but
+// a following Reader waits for its terminator instead.
+//
+// When ctx is done while Next waits (for a file to grow, for a stream's
+// next bytes), Next returns ctx.Err(); nothing read is lost, and the Reader
+// may be used again.
+//
+// Any other error is permanent (a line over MaxRecordBytes, a file changed
+// under the Reader, a read error): Next returns it from then on.
+func (r *Reader) Next(ctx context.Context) (Record, error) {
+	if r.err != nil {
+		return Record{}, r.err
+	}
+	select {
+	case <-ctx.Done():
+		return Record{}, ctx.Err()
+	default:
+	}
+	if r.pump != nil {
+		r.pump.ctx = ctx
+		// A stale context must not cancel a later read (or Close's cleanup).
+		defer func() { r.pump.ctx = context.Background() }()
+	}
+	for {
+		line, err := r.br.ReadSlice('\n')
+		if len(r.acc)+len(line) > r.MaxRecordBytes+2 { // +2: room for "\r\n"
+			return Record{}, r.tooLong(len(r.acc) + len(line))
+		}
+		if err == nil && len(r.acc) == 0 {
+			// The whole line is in the read buffer: copy it out once.
+			if rec, ok, err := r.consume(line, true, false); ok || err != nil {
+				return rec, err
+			}
+			continue
+		}
+		r.acc = append(r.acc, line...)
+		switch {
+		case err == nil:
+			acc := r.acc
+			r.acc = nil // the record takes acc over
+			if rec, ok, err := r.consume(acc, true, true); ok || err != nil {
+				return rec, err
+			}
+		case errors.Is(err, bufio.ErrBufferFull):
+			// A line longer than the buffer: keep reading it.
+		case err == io.EOF:
+			if r.follow {
+				if err := r.waitForGrowth(ctx); err != nil {
+					return Record{}, err
+				}
+				continue
+			}
+			if len(r.acc) > 0 {
+				acc := r.acc
+				r.acc = nil
+				if rec, ok, err := r.consume(acc, false, true); ok || err != nil {
+					return rec, err
+				}
+			}
+			r.err = io.EOF
+			return Record{}, io.EOF
+		case ctx.Err() != nil && errors.Is(err, ctx.Err()):
+			// The stream's goroutine gave up waiting; what was read stays in
+			// acc for the next call.
+			return Record{}, err
+		default:
+			r.err = fmt.Errorf("%s: read after line %d: %w", r.name, r.seq, err)
+			return Record{}, r.err
+		}
+	}
+}
+
+// consume accounts for one line (with its terminator if terminated) and
+// returns it as a record unless it is blank. owned says the caller hands
+// line over; otherwise it points into the read buffer and is copied.
+func (r *Reader) consume(line []byte, terminated, owned bool) (Record, bool, error) {
+	r.offset += int64(len(line))
+	data := line
+	if terminated {
+		data = data[:len(data)-1]
+	}
+	data = bytes.TrimSuffix(data, []byte{'\r'})
+	if r.midLine {
+		r.midLine = false
+		if terminated && len(data) == 0 {
+			return Record{}, false, nil // the terminator of the line before start
+		}
+	}
+	if len(data) > r.MaxRecordBytes {
+		return Record{}, false, r.tooLong(len(data))
+	}
+	r.seq++
+	if r.f != nil && r.offset > r.size.Load() {
+		// Size never reports less than has been read, even between polls.
+		r.size.Store(r.offset)
+	}
+	if blank(data) {
+		return Record{}, false, nil
+	}
+	if !owned {
+		data = bytes.Clone(data)
+	}
+	return Record{Data: data, Pos: changelog.Position{Partition: r.name, Offset: r.offset, Seq: r.seq}}, true, nil
+}
+
+func (r *Reader) tooLong(n int) error {
+	r.acc = nil
+	r.err = &posError{fmt.Sprintf("%s:%d: the line is longer than the %d-byte record limit (at least %d bytes); "+
+		"check that the input is newline-delimited, or raise the limit if records this large are expected",
+		r.name, r.seq+1, r.MaxRecordBytes, n), ErrRecordTooLong}
+	return r.err
+}
+
+// blank reports whether b holds only ASCII whitespace.
+func blank(b []byte) bool {
+	for _, c := range b {
+		switch c {
+		case ' ', '\t', '\r', '\v', '\f':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// waitForGrowth sleeps one poll interval, then checks that the file is still
+// the one being read: it must not have shrunk below what was read, and when
+// it has not grown, its path must still name it (not a rotated successor).
+func (r *Reader) waitForGrowth(ctx context.Context) error {
+	if r.onWait != nil {
+		r.onWait()
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	default:
+	}
+	d := r.PollInterval
+	if d <= 0 {
+		d = DefaultPollInterval
+	}
+	if r.timer == nil {
+		r.timer = time.NewTimer(d)
+	} else {
+		r.timer.Reset(d)
+	}
+	select {
+	case <-ctx.Done():
+		r.timer.Stop()
+		return ctx.Err()
+	case <-r.timer.C:
+	}
+	fi, err := r.f.Stat()
+	if err != nil {
+		r.err = fmt.Errorf("%s: %w", r.name, err)
+		return r.err
+	}
+	size := fi.Size()
+	r.size.Store(size)
+	read := r.offset + int64(len(r.acc)) // the read buffer is empty at EOF
+	switch {
+	case size < read:
+		r.err = &posError{fmt.Sprintf("%s: the file shrank to %d bytes while being read at byte %d "+
+			"(truncated or rewritten in place), so records already applied may have changed; restore the file "+
+			"and restart, or reset this partition's progress", r.name, size, read), ErrFileChanged}
+		return r.err
+	case size == read:
+		if now, err := os.Stat(r.name); err != nil || !os.SameFile(fi, now) {
+			r.err = &posError{fmt.Sprintf("%s: the path no longer names the file being read "+
+				"(it was removed, renamed or rotated after %d bytes); txsink follows one file per partition "+
+				"and does not follow rotation; list each file as its own partition", r.name, read), ErrFileChanged}
+			return r.err
+		}
+	}
+	return nil
+}
+
+// Size returns the file's size in bytes as last seen (at Open, at each poll
+// while following, and never less than what has been read), for progress
+// reports; -1 for a stream. It is safe
+// to call concurrently with Next.
+func (r *Reader) Size() int64 { return r.size.Load() }
+
+// Close releases the file. Next afterwards fails with os.ErrClosed. Close
+// must not run concurrently with Next; cancel Next's context first.
+func (r *Reader) Close() error {
+	if errors.Is(r.err, os.ErrClosed) {
+		return nil
+	}
+	r.err = fmt.Errorf("%s: %w", r.name, os.ErrClosed)
+	r.acc = nil
+	if r.timer != nil {
+		r.timer.Stop()
+	}
+	if r.pump != nil {
+		r.pump.stop()
+	}
+	if r.closer != nil {
+		return r.closer.Close()
+	}
+	return nil
+}
+
+// posError is a permanent error with a full message and a sentinel to match.
+type posError struct {
+	msg  string
+	kind error
+}
+
+func (e *posError) Error() string { return e.msg }
+func (e *posError) Unwrap() error { return e.kind }
+
+// pumpChunk is the size of the pieces a stream is read in.
+const pumpChunk = 64 << 10
+
+// pump reads a stream on its own goroutine, so that a Read that blocks (on
+// a terminal, a quiet pipe) does not keep Next from honouring its context.
+// Two buffers circulate between the goroutine and the consumer: one being
+// filled while the other is drained, so no data is copied twice and none is
+// lost when the consumer stops waiting.
+type pump struct {
+	// ctx bounds the consumer's wait in Read; the Reader sets it per Next.
+	ctx    context.Context
+	filled chan chunk  // from the goroutine: data or the final error
+	free   chan []byte // back to the goroutine: drained buffers
+	done   chan struct{}
+	once   sync.Once
+
+	buf []byte // the buffer being drained; nil if none
+	cur []byte // its undrained part
+	err error  // the stream's final error, once seen
+}
+
+type chunk struct {
+	data []byte
+	err  error
+}
+
+func newPump(in io.Reader) *pump {
+	p := &pump{
+		ctx:    context.Background(),
+		filled: make(chan chunk, 1),
+		free:   make(chan []byte, 2),
+		done:   make(chan struct{}),
+	}
+	p.free <- make([]byte, pumpChunk)
+	p.free <- make([]byte, pumpChunk)
+	go p.run(in)
+	return p
+}
+
+func (p *pump) run(in io.Reader) {
+	for {
+		var buf []byte
+		select {
+		case buf = <-p.free:
+		case <-p.done:
+			return
+		}
+		n, err := in.Read(buf[:cap(buf)])
+		if n > 0 {
+			select {
+			case p.filled <- chunk{data: buf[:n]}:
+			case <-p.done:
+				return
+			}
+		} else {
+			p.free <- buf // cannot block: only two buffers exist
+		}
+		if err != nil {
+			select {
+			case p.filled <- chunk{err: err}:
+			case <-p.done:
+			}
+			return
+		}
+	}
+}
+
+// Read implements io.Reader for the Reader's bufio.Reader.
+func (p *pump) Read(b []byte) (int, error) {
+	if len(p.cur) == 0 {
+		if p.buf != nil {
+			p.free <- p.buf
+			p.buf = nil
+		}
+		if p.err != nil {
+			return 0, p.err
+		}
+		select {
+		case c := <-p.filled:
+			if c.err != nil {
+				p.err = c.err
+				return 0, c.err
+			}
+			p.buf, p.cur = c.data, c.data
+		case <-p.ctx.Done():
+			return 0, p.ctx.Err()
+		}
+	}
+	n := copy(b, p.cur)
+	p.cur = p.cur[n:]
+	return n, nil
+}
+
+func (p *pump) stop() { p.once.Do(func() { close(p.done) }) }
