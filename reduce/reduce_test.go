@@ -1,0 +1,379 @@
+package reduce
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/txsink/txsink/changelog"
+	"github.com/txsink/txsink/commit"
+	"github.com/txsink/txsink/schema"
+)
+
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func ordersTable(t *testing.T) *Table {
+	t.Helper()
+	st := &schema.Table{Name: "orders", PrimaryKey: []string{"id"}, Columns: []schema.Column{
+		{Name: "id", Class: schema.Int, Bits: 64},
+		{Name: "amount", Class: schema.Decimal, Precision: 10, Scale: 2},
+		{Name: "status", Class: schema.String, Length: 16, Nullable: true},
+	}}
+	rt, err := NewTable(st, nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rt
+}
+
+var row = changelog.RowOf
+
+// ch builds a change of order 1001 from the seed's example.
+func ch(kind changelog.Kind, amount, status string, seq int64) changelog.Change {
+	img := row("id", changelog.Number("1001"), "amount", changelog.Number(amount), "status", status)
+	c := changelog.Change{Kind: kind, Table: changelog.Table{Name: "orders"}, Pos: changelog.Position{Partition: "p0", Offset: seq * 10, Seq: seq}, Size: 50}
+	if kind.Upserts() {
+		c.After = img
+	} else {
+		c.Before = img
+	}
+	return c
+}
+
+// describe renders a unit as text for comparisons: deletes, then upserts.
+func describe(u *commit.Unit) string {
+	if u == nil {
+		return "<nothing>"
+	}
+	var parts []string
+	for _, b := range u.Batches {
+		for _, k := range b.Deletes {
+			parts = append(parts, fmt.Sprintf("DELETE %s %v", b.Table.Name, k))
+		}
+		for _, g := range b.Upserts {
+			for _, r := range g.Rows {
+				parts = append(parts, fmt.Sprintf("UPSERT %s %v", b.Table.Name, r))
+			}
+		}
+		for _, g := range b.Inserts {
+			for _, r := range g.Rows {
+				parts = append(parts, fmt.Sprintf("INSERT %s %v", b.Table.Name, r))
+			}
+		}
+	}
+	for _, p := range u.Progress {
+		parts = append(parts, "PROGRESS "+p.String())
+	}
+	return strings.Join(parts, "; ")
+}
+
+// TestSeed000Section9 is the table of seed 000 §9: within one buffer only
+// the last action of a key survives.
+func TestSeed000Section9(t *testing.T) {
+	ins := ch(changelog.Insert, "80.00", "CREATED", 1)
+	upd := ch(changelog.UpdateAfter, "100.00", "PAID", 2)
+	del := ch(changelog.Delete, "100.00", "PAID", 3)
+	tests := []struct {
+		name    string
+		changes []changelog.Change
+		want    string
+	}{
+		{"+I -> +U", []changelog.Change{ins, upd}, "UPSERT orders [1001 100.00 PAID]; PROGRESS p0:2"},
+		{"+I -> -D", []changelog.Change{ins, at(del, 2)}, "DELETE orders [1001]; PROGRESS p0:2"},
+		{"-D -> +I", []changelog.Change{at(del, 1), at(ch(changelog.Insert, "100.00", "PAID", 0), 2)}, "UPSERT orders [1001 100.00 PAID]; PROGRESS p0:2"},
+		{"+U -> -D", []changelog.Change{at(upd, 1), at(del, 2)}, "DELETE orders [1001]; PROGRESS p0:2"},
+		{"-D -> +I -> +U", []changelog.Change{at(del, 1), at(ins, 2), at(upd, 3)}, "UPSERT orders [1001 100.00 PAID]; PROGRESS p0:3"},
+		{"lone -U", []changelog.Change{ch(changelog.UpdateBefore, "80.00", "CREATED", 1)}, "PROGRESS p0:1"},
+		{"+I -> -U", []changelog.Change{ins, ch(changelog.UpdateBefore, "80.00", "CREATED", 2)}, "UPSERT orders [1001 80.00 CREATED]; PROGRESS p0:2"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tbl := ordersTable(t)
+			b := NewBuffer("p")
+			for i := range tc.changes {
+				if err := b.Add(tbl, &tc.changes[i], t0); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := describe(b.Take()); got != tc.want {
+				t.Errorf("got  %s\nwant %s", got, tc.want)
+			}
+			if !b.Empty() || b.Rows() != 0 || b.Bytes() != 0 {
+				t.Errorf("buffer not empty after Take: rows %d bytes %d", b.Rows(), b.Bytes())
+			}
+		})
+	}
+}
+
+func at(c changelog.Change, seq int64) changelog.Change {
+	c.Pos.Seq, c.Pos.Offset = seq, seq*10
+	return c
+}
+
+// TestSeed000Section11 reproduces the flush boundary of seed 000 §11: a
+// -D and a +I of one key that fall into two flushes become a DELETE and
+// then an UPSERT, and a lone -U at a boundary deletes nothing.
+func TestSeed000Section11(t *testing.T) {
+	tbl := ordersTable(t)
+	b := NewBuffer("p")
+	policy := Policy{MaxRows: 1}
+	d := ch(changelog.Delete, "80.00", "CREATED", 1)
+	if err := b.Add(tbl, &d, t0); err != nil {
+		t.Fatal(err)
+	}
+	if r := b.Due(t0, policy); r != MaxRows {
+		t.Fatalf("Due = %v, want max-rows", r)
+	}
+	if got, want := describe(b.Take()), "DELETE orders [1001]; PROGRESS p0:1"; got != want {
+		t.Errorf("batch A: got %s, want %s", got, want)
+	}
+	i := ch(changelog.Insert, "100.00", "CREATED", 2)
+	if err := b.Add(tbl, &i, t0); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := describe(b.Take()), "UPSERT orders [1001 100.00 CREATED]; PROGRESS p0:2"; got != want {
+		t.Errorf("batch B: got %s, want %s", got, want)
+	}
+	u := ch(changelog.UpdateBefore, "100.00", "CREATED", 3)
+	if err := b.Add(tbl, &u, t0); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := describe(b.Take()), "PROGRESS p0:3"; got != want {
+		t.Errorf("lone -U: got %s, want %s", got, want)
+	}
+}
+
+func TestKeyChangeDeletesOldKey(t *testing.T) {
+	tbl := ordersTable(t)
+	b := NewBuffer("p")
+	c := changelog.Change{Kind: changelog.UpdateAfter, Table: changelog.Table{Name: "orders"},
+		Before: row("id", changelog.Number("1"), "amount", changelog.Number("1.00"), "status", "A"),
+		After:  row("id", changelog.Number("2"), "amount", changelog.Number("1.00"), "status", "A"),
+		Pos:    changelog.Position{Partition: "p0", Offset: 1, Seq: 1}}
+	if err := b.Add(tbl, &c, t0); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := describe(b.Take()), "DELETE orders [1]; UPSERT orders [2 1.00 A]; PROGRESS p0:1"; got != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+}
+
+func TestKeysCompareAsTheTargetDoes(t *testing.T) {
+	st := &schema.Table{Name: "users", PrimaryKey: []string{"tenant", "name"}, Columns: []schema.Column{
+		{Name: "tenant", Class: schema.Int, Bits: 32},
+		{Name: "name", Class: schema.String, CaseInsensitive: true},
+		{Name: "v", Class: schema.Int, Bits: 32, Nullable: true},
+	}}
+	tbl, err := NewTable(st, []string{"tenant", "name"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := NewBuffer("p")
+	for i, img := range []changelog.Row{
+		row("tenant", changelog.Number("7"), "name", "ABC", "v", changelog.Number("1")),
+		row("tenant", "7", "name", "abc", "v", changelog.Number("2")),        // same key: "7" and 7, ABC and abc
+		row("tenant", changelog.Number("8"), "name", "abc", "v", nil),        // other tenant
+		row("tenant", changelog.Number("7.0"), "name", "Abc", "v", int64(3)), // 7.0 is 7
+	} {
+		c := changelog.Change{Kind: changelog.Insert, After: img, Pos: changelog.Position{Partition: "p", Offset: int64(i + 1), Seq: int64(i + 1)}}
+		if err := b.Add(tbl, &c, t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, want := describe(b.Take()), "UPSERT users [7 Abc 3]; UPSERT users [8 abc <nil>]; PROGRESS p:4"; got != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+}
+
+func TestRefusals(t *testing.T) {
+	tbl := ordersTable(t)
+	pos := changelog.Position{Partition: "in.jsonl", Offset: 99, Seq: 7}
+	tests := []struct {
+		name   string
+		change changelog.Change
+		want   []string
+	}{
+		{"missing key", changelog.Change{Kind: changelog.Insert, After: row("amount", changelog.Number("1.00"))}, []string{"in.jsonl:7", "orders", "lacks key column id"}},
+		{"delete without key", changelog.Change{Kind: changelog.Delete, Before: row("status", "x")}, []string{"in.jsonl:7", "lacks key column id"}},
+		{"null key", changelog.Change{Kind: changelog.Insert, After: row("id", nil, "amount", changelog.Number("1"))}, []string{"column id", "NULL"}},
+		{"too many decimals", changelog.Change{Kind: changelog.Insert, After: row("id", changelog.Number("5"), "amount", changelog.Number("1.234"))}, []string{"in.jsonl:7", "key (5)", "column amount"}},
+		{"string too long", changelog.Change{Kind: changelog.Insert, After: row("id", changelog.Number("5"), "amount", changelog.Number("1"), "status", "12345678901234567")}, []string{"column status", "key (5)"}},
+		{"unknown column", changelog.Change{Kind: changelog.Insert, After: row("id", changelog.Number("5"), "colour", "red")}, []string{"column colour", "does not have"}},
+		{"no image", changelog.Change{Kind: changelog.Insert}, []string{"no row image"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			b := NewBuffer("p")
+			tc.change.Pos = pos
+			err := b.Add(tbl, &tc.change, t0)
+			var re *Error
+			if !errors.As(err, &re) {
+				t.Fatalf("err = %v, want *reduce.Error", err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+			if re.Hint == "" {
+				t.Errorf("error has no hint: %v", err)
+			}
+			if !b.Empty() {
+				t.Errorf("refused change left the buffer non-empty")
+			}
+		})
+	}
+}
+
+func TestNewTableRefusals(t *testing.T) {
+	keyed := &schema.Table{Name: "t", PrimaryKey: []string{"a", "b"}, Columns: []schema.Column{{Name: "a", Class: schema.Int}, {Name: "b", Class: schema.Int}}}
+	keyless := &schema.Table{Name: "log", Columns: []schema.Column{{Name: "a", Class: schema.Int}}}
+	tests := []struct {
+		name       string
+		tbl        *schema.Table
+		key        []string
+		appendOnly bool
+		want       string // "" = accepted
+	}{
+		{"matching key", keyed, []string{"a", "b"}, false, ""},
+		{"default key", keyed, nil, false, ""},
+		{"key missing a column", keyed, []string{"b"}, false, "differs from the target's PRIMARY KEY"},
+		{"key in other order", keyed, []string{"b", "a"}, false, "differs"},
+		{"no key, not declared", keyless, nil, false, "append-only: true"},
+		{"no key, append-only", keyless, nil, true, ""},
+		{"append-only with key", keyed, []string{"a"}, true, "both set"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := NewTable(tc.tbl, tc.key, tc.appendOnly)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("err = %v, want it to contain %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestAppendOnly(t *testing.T) {
+	st := &schema.Table{Name: "events", Columns: []schema.Column{{Name: "id", Class: schema.Int}, {Name: "e", Class: schema.String}}}
+	tbl, err := NewTable(st, nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := NewBuffer("p")
+	for i := 1; i <= 3; i++ {
+		c := changelog.Change{Kind: changelog.Insert, After: row("id", changelog.Number("1"), "e", fmt.Sprint("x", i)), Pos: changelog.Position{Partition: "p", Seq: int64(i), Offset: int64(i)}}
+		if err := b.Add(tbl, &c, t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	u := changelog.Change{Kind: changelog.UpdateAfter, After: row("id", changelog.Number("1"), "e", "y"), Pos: changelog.Position{Partition: "p", Seq: 4, Offset: 4}}
+	if err := b.Add(tbl, &u, t0); err == nil || !strings.Contains(err.Error(), "append-only") || !strings.Contains(err.Error(), "p:4") {
+		t.Errorf("update on append-only table: err = %v", err)
+	}
+	if got, want := describe(b.Take()), "INSERT events [1 x1]; INSERT events [1 x2]; INSERT events [1 x3]; PROGRESS p:3"; got != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+}
+
+func TestDueTriggers(t *testing.T) {
+	tbl := ordersTable(t)
+	policy := Policy{MaxRows: 3, MaxBytes: 1000, Interval: time.Second}
+	b := NewBuffer("p")
+	if r := b.Due(t0, policy); r != NotDue {
+		t.Fatalf("empty buffer due: %v", r)
+	}
+	add := func(id int, size int, now time.Time) {
+		t.Helper()
+		c := changelog.Change{Kind: changelog.Insert, After: row("id", changelog.Number(fmt.Sprint(id)), "amount", changelog.Number("1")), Size: size, Pos: changelog.Position{Partition: "p", Seq: int64(id), Offset: int64(id)}}
+		if err := b.Add(tbl, &c, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add(1, 10, t0)
+	if r := b.Due(t0.Add(999*time.Millisecond), policy); r != NotDue {
+		t.Errorf("due before interval: %v", r)
+	}
+	if r := b.Due(t0.Add(time.Second), policy); r != Interval {
+		t.Errorf("at interval: %v, want interval", r)
+	}
+	add(1, 10, t0) // same key: still one row
+	add(2, 10, t0)
+	if r := b.Due(t0, policy); r != NotDue {
+		t.Errorf("2 rows due: %v", r)
+	}
+	add(3, 10, t0)
+	if r := b.Due(t0, policy); r != MaxRows {
+		t.Errorf("3 rows: %v, want max-rows", r)
+	}
+	b.Take()
+	add(4, 1000, t0.Add(5*time.Second))
+	if r := b.Due(t0.Add(5*time.Second), policy); r != MaxBytes {
+		t.Errorf("1000 bytes: %v, want max-bytes", r)
+	}
+	if got := b.Since(); !got.Equal(t0.Add(5 * time.Second)) {
+		t.Errorf("Since = %v, want the first change's time after Take", got)
+	}
+}
+
+// TestAgainstModel checks the buffer against the naive model: replaying
+// every change into a map gives the same final state as applying the
+// reduced units, whatever the flush points.
+func TestAgainstModel(t *testing.T) {
+	for seed := uint64(0); seed < 200; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 1))
+		tbl := ordersTable(t)
+		b := NewBuffer("p")
+		model := map[string]string{}
+		applied := map[string]string{}
+		apply := func(u *commit.Unit) {
+			if u == nil {
+				return
+			}
+			for _, bt := range u.Batches {
+				for _, k := range bt.Deletes {
+					delete(applied, fmt.Sprint(k[0]))
+				}
+				for _, g := range bt.Upserts {
+					for _, r := range g.Rows {
+						applied[fmt.Sprint(r[0])] = fmt.Sprint(r[1:])
+					}
+				}
+			}
+		}
+		for i := 0; i < 300; i++ {
+			id := rng.IntN(8)
+			amount := fmt.Sprintf("%d.00", rng.IntN(1000))
+			kinds := []changelog.Kind{changelog.Insert, changelog.UpdateBefore, changelog.UpdateAfter, changelog.Delete}
+			k := kinds[rng.IntN(4)]
+			img := row("id", changelog.Number(fmt.Sprint(id)), "amount", changelog.Number(amount), "status", "S")
+			c := changelog.Change{Kind: k, Pos: changelog.Position{Partition: "p", Seq: int64(i + 1), Offset: int64(i + 1)}}
+			switch k {
+			case changelog.Insert, changelog.UpdateAfter:
+				c.After = img
+				model[fmt.Sprint(id)] = fmt.Sprint([]any{amount, "S"})
+			case changelog.Delete:
+				c.Before = img
+				delete(model, fmt.Sprint(id))
+			case changelog.UpdateBefore:
+				c.Before = img
+			}
+			if err := b.Add(tbl, &c, t0); err != nil {
+				t.Fatal(err)
+			}
+			if rng.IntN(10) == 0 {
+				apply(b.Take())
+			}
+		}
+		apply(b.Take())
+		if !reflect.DeepEqual(model, applied) {
+			t.Fatalf("seed %d: reduced state differs from model\nmodel   %v\napplied %v", seed, model, applied)
+		}
+	}
+}
