@@ -1,0 +1,34 @@
+// Package connect opens a target from its URL, choosing the dialect by the
+// URL's scheme: mysql:// (MySQL and MariaDB), postgres:// or postgresql://,
+// and sqlite:// (a file) or sqlite::memory:.
+package connect
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/txsink/txsink/target"
+	"github.com/txsink/txsink/target/mysql"
+	"github.com/txsink/txsink/target/postgres"
+	"github.com/txsink/txsink/target/sqlite"
+)
+
+// Open connects to the target at rawURL. A relative sqlite:// path is
+// taken relative to baseDir (the config file's folder).
+func Open(ctx context.Context, rawURL, baseDir string) (*target.DB, error) {
+	scheme, _, _ := strings.Cut(rawURL, ":")
+	switch strings.ToLower(scheme) {
+	case "mysql", "mariadb":
+		return mysql.Open(ctx, rawURL)
+	case "postgres", "postgresql":
+		return postgres.Open(ctx, rawURL)
+	case "sqlite":
+		p, err := sqlite.Path(rawURL, baseDir)
+		if err != nil {
+			return nil, err
+		}
+		return sqlite.Open(ctx, p)
+	}
+	return nil, fmt.Errorf("target url: unknown scheme %q: use mysql://, postgres:// or sqlite://", scheme)
+}

@@ -1,0 +1,295 @@
+// Package mysql is txsink's dialect for MySQL and MariaDB, over
+// github.com/go-sql-driver/mysql.
+//
+// Sessions run in strict SQL mode (STRICT_ALL_TABLES, NO_ZERO_DATE,
+// NO_ZERO_IN_DATE, ERROR_FOR_DIVISION_BY_ZERO) and in UTC, so the server
+// refuses what it would otherwise truncate, and TIMESTAMP values mean the
+// same instant whatever the server's zone. Upserts use MariaDB's
+// VALUES(c) form, or MySQL 8.0.20+'s row alias, chosen from the server's
+// version.
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	mysqldrv "github.com/go-sql-driver/mysql"
+
+	"github.com/txsink/txsink/schema"
+	"github.com/txsink/txsink/target"
+)
+
+// Dialect is the MySQL/MariaDB dialect.
+type Dialect struct {
+	// RowAlias selects MySQL 8.0.20+'s "AS new ... c = new.c" upsert form;
+	// false selects "c = VALUES(c)", the only form MariaDB has.
+	RowAlias bool
+	// MariaDB reports a MariaDB server.
+	MariaDB bool
+	// MaxPacket is the server's max_allowed_packet in bytes.
+	MaxPacket int
+}
+
+// Open connects to a mysql:// URL (mysql://user:pass@host:port/db?params)
+// and returns a target whose dialect matches the server.
+func Open(ctx context.Context, rawURL string) (*target.DB, error) {
+	dsn, err := DSN(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	db, err := sql.Open("mysql", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", redact(rawURL), err)
+	}
+	d, err := Detect(ctx, db)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("connect %s: %w", redact(rawURL), err)
+	}
+	return target.New(db, d), nil
+}
+
+func redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "mysql target"
+	}
+	return u.Redacted()
+}
+
+// DSN turns a mysql:// URL into a go-sql-driver DSN with txsink's session
+// settings. Query parameters of the URL are passed to the driver.
+func DSN(rawURL string) (string, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return "", fmt.Errorf("target url: %w", err)
+	}
+	if u.Scheme != "mysql" && u.Scheme != "mariadb" {
+		return "", fmt.Errorf("target url: scheme %q is not mysql://", u.Scheme)
+	}
+	cfg := mysqldrv.NewConfig()
+	if u.User != nil {
+		cfg.User = u.User.Username()
+		cfg.Passwd, _ = u.User.Password()
+	}
+	cfg.Net = "tcp"
+	cfg.Addr = u.Host
+	if u.Port() == "" {
+		cfg.Addr = u.Hostname() + ":3306"
+	}
+	cfg.DBName = strings.TrimPrefix(u.Path, "/")
+	if cfg.DBName == "" {
+		return "", errors.New("target url: name the database in the path, as in mysql://user@127.0.0.1:3306/test")
+	}
+	cfg.ParseTime = true
+	cfg.Loc = time.UTC
+	// Client-side interpolation saves a prepare and a close round trip per
+	// statement; the driver escapes for the connection's character set.
+	cfg.InterpolateParams = true
+	cfg.Params = map[string]string{
+		"sql_mode":  "'STRICT_ALL_TABLES,NO_ZERO_DATE,NO_ZERO_IN_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION'",
+		"time_zone": "'+00:00'",
+	}
+	for k, vs := range u.Query() {
+		if len(vs) == 0 {
+			continue
+		}
+		switch k {
+		case "tls":
+			cfg.TLSConfig = vs[0]
+		default:
+			cfg.Params[k] = vs[0]
+		}
+	}
+	return cfg.FormatDSN(), nil
+}
+
+// Detect reads the server's version and limits and returns the dialect
+// that fits it.
+func Detect(ctx context.Context, db *sql.DB) (*Dialect, error) {
+	var version string
+	var packet int
+	if err := db.QueryRowContext(ctx, "SELECT VERSION(), @@max_allowed_packet").Scan(&version, &packet); err != nil {
+		return nil, err
+	}
+	d := &Dialect{MaxPacket: packet}
+	if strings.Contains(strings.ToLower(version), "mariadb") {
+		d.MariaDB = true
+	} else {
+		d.RowAlias = versionAtLeast(version, 8, 0, 20)
+	}
+	return d, nil
+}
+
+// versionAtLeast compares a "8.0.32-log" style version.
+func versionAtLeast(v string, major, minor, patch int) bool {
+	var nums [3]int
+	for i, p := range strings.SplitN(v, ".", 3) {
+		end := 0
+		for end < len(p) && p[end] >= '0' && p[end] <= '9' {
+			end++
+		}
+		nums[i], _ = strconv.Atoi(p[:end])
+	}
+	want := [3]int{major, minor, patch}
+	for i := range nums {
+		if nums[i] != want[i] {
+			return nums[i] > want[i]
+		}
+	}
+	return true
+}
+
+// Name returns "mariadb" or "mysql".
+func (d *Dialect) Name() string {
+	if d.MariaDB {
+		return "mariadb"
+	}
+	return "mysql"
+}
+
+// Quote quotes an identifier with backticks.
+func (d *Dialect) Quote(s string) string {
+	return "`" + strings.ReplaceAll(s, "`", "``") + "`"
+}
+
+// Placeholder returns "?".
+func (d *Dialect) Placeholder(int) string { return "?" }
+
+// MaxParams is the protocol's 65,535 placeholders per statement.
+func (d *Dialect) MaxParams() int { return 65535 }
+
+// MaxStatementBytes is half of max_allowed_packet, so escaping and the
+// statement text always fit.
+func (d *Dialect) MaxStatementBytes() int {
+	if d.MaxPacket <= 0 {
+		return 4 << 20
+	}
+	return d.MaxPacket / 2
+}
+
+// Upsert writes, for MariaDB:
+//
+//	INSERT INTO `t` (`id`,`v`) VALUES (?,?),(?,?) ON DUPLICATE KEY UPDATE `v`=VALUES(`v`)
+//
+// and for MySQL 8.0.20+:
+//
+//	INSERT INTO `t` (`id`,`v`) VALUES (?,?),(?,?) AS `new` ON DUPLICATE KEY UPDATE `v`=`new`.`v`
+//
+// When every column is a key column, the update sets the first key column
+// to itself: the row exists and equals the image already.
+func (d *Dialect) Upsert(b *strings.Builder, t *schema.Table, cols []string, rows int) {
+	d.Insert(b, t, cols, rows)
+	if d.RowAlias {
+		b.WriteString(" AS `new`")
+	}
+	b.WriteString(" ON DUPLICATE KEY UPDATE ")
+	n := 0
+	for _, c := range cols {
+		if target.IsKey(t, c) {
+			continue
+		}
+		if n > 0 {
+			b.WriteByte(',')
+		}
+		n++
+		d.assign(b, c)
+	}
+	if n == 0 {
+		d.assign(b, cols[0])
+	}
+}
+
+func (d *Dialect) assign(b *strings.Builder, c string) {
+	q := d.Quote(c)
+	b.WriteString(q)
+	b.WriteByte('=')
+	if d.RowAlias {
+		b.WriteString("`new`.")
+		b.WriteString(q)
+	} else {
+		b.WriteString("VALUES(")
+		b.WriteString(q)
+		b.WriteByte(')')
+	}
+}
+
+// Insert writes INSERT INTO `t` (`a`,`b`) VALUES (?,?),(?,?).
+func (d *Dialect) Insert(b *strings.Builder, t *schema.Table, cols []string, rows int) {
+	target.WriteInsert(b, d, t, cols, rows)
+}
+
+// Delete writes DELETE FROM `t` WHERE `id` IN (?,?), or
+// WHERE (`a`,`b`) IN ((?,?),(?,?)) for a composite key.
+func (d *Dialect) Delete(b *strings.Builder, t *schema.Table, rows int) {
+	b.WriteString("DELETE FROM ")
+	b.WriteString(target.QuotedTable(d, t))
+	b.WriteString(" WHERE ")
+	target.WriteKeyIn(b, d, t.PrimaryKey, rows)
+}
+
+// ProgressSchema creates txsink_progress. Partition names compare exactly
+// (utf8mb4_bin): file paths are case-sensitive.
+func (d *Dialect) ProgressSchema() []string {
+	return []string{"CREATE TABLE IF NOT EXISTS `" + target.ProgressTable + "` (" +
+		"`pipeline` VARCHAR(128) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL," +
+		"`source_partition` VARCHAR(512) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL," +
+		"`position` BIGINT NOT NULL," +
+		"`seq` BIGINT NOT NULL," +
+		"`updated_at` TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6) ON UPDATE CURRENT_TIMESTAMP(6)," +
+		"PRIMARY KEY (`pipeline`,`source_partition`)) ENGINE=InnoDB"}
+}
+
+// ProgressUpsert writes the multi-row upsert of progress rows.
+func (d *Dialect) ProgressUpsert(b *strings.Builder, rows int) {
+	t := &schema.Table{Name: target.ProgressTable, PrimaryKey: []string{"pipeline", "source_partition"}}
+	d.Upsert(b, t, []string{"pipeline", "source_partition", "position", "seq"}, rows)
+}
+
+// Bind passes converted values through: the driver formats time.Time in
+// UTC (the session's zone) with microseconds, and strings, integers and
+// byte slices as they are.
+func (d *Dialect) Bind(col *schema.Column, v any) any {
+	if t, ok := v.(time.Time); ok {
+		return t.UTC()
+	}
+	return v
+}
+
+// MySQL error numbers worth a retry.
+const (
+	errLockWaitTimeout = 1205
+	errDeadlock        = 1213
+	errServerGone      = 2006
+	errServerLost      = 2013
+	errConnKilled      = 1927 // MariaDB: connection was killed
+	errQueryKilled     = 1317
+	errServerShutdown  = 1053
+	errTooManyConns    = 1040
+)
+
+// Transient reports deadlocks, lock-wait timeouts, killed and lost
+// connections.
+func (d *Dialect) Transient(err error) bool {
+	var me *mysqldrv.MySQLError
+	if errors.As(err, &me) {
+		switch me.Number {
+		case errLockWaitTimeout, errDeadlock, errServerGone, errServerLost, errConnKilled, errQueryKilled, errServerShutdown, errTooManyConns:
+			return true
+		}
+		return false
+	}
+	var ne net.Error
+	return errors.Is(err, driver.ErrBadConn) || errors.Is(err, mysqldrv.ErrInvalidConn) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.As(err, &ne) ||
+		errors.Is(err, sql.ErrConnDone) || errors.Is(err, sql.ErrTxDone)
+}

@@ -1,0 +1,155 @@
+// Package postgres is txsink's dialect for PostgreSQL, over jackc/pgx
+// (through its database/sql driver, so package target drives every dialect
+// the same way).
+//
+// Upserts are INSERT ... ON CONFLICT (key) DO UPDATE SET c = EXCLUDED.c;
+// deletes match a list of key tuples. Sessions run in UTC so TIMESTAMP
+// WITH TIME ZONE values read back as the instants written.
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/txsink/txsink/schema"
+	"github.com/txsink/txsink/target"
+)
+
+// Dialect is the PostgreSQL dialect. It has no state.
+type Dialect struct{}
+
+// Open connects to a postgres:// or postgresql:// URL.
+func Open(ctx context.Context, rawURL string) (*target.DB, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("target url: %w", err)
+	}
+	q := u.Query()
+	if q.Get("timezone") == "" {
+		q.Set("timezone", "UTC")
+	}
+	u.RawQuery = q.Encode()
+	db, err := sql.Open("pgx", u.String())
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", u.Redacted(), err)
+	}
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("connect %s: %w", u.Redacted(), err)
+	}
+	return target.New(db, Dialect{}), nil
+}
+
+// Ensure the pgx driver is registered as "pgx".
+var _ = stdlib.GetDefaultDriver
+
+// Name returns "postgres".
+func (Dialect) Name() string { return "postgres" }
+
+// Quote quotes an identifier with double quotes.
+func (Dialect) Quote(s string) string {
+	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+}
+
+// Placeholder returns "$n".
+func (Dialect) Placeholder(n int) string { return "$" + strconv.Itoa(n) }
+
+// MaxParams is the protocol's 65,535 parameters per statement.
+func (Dialect) MaxParams() int { return 65535 }
+
+// MaxStatementBytes bounds one statement's values to 64 MiB.
+func (Dialect) MaxStatementBytes() int { return 64 << 20 }
+
+// Upsert writes
+//
+//	INSERT INTO "t" ("id","v") VALUES ($1,$2),($3,$4)
+//	ON CONFLICT ("id") DO UPDATE SET "v"=EXCLUDED."v"
+//
+// or ON CONFLICT ("id") DO NOTHING when every column is a key column.
+func (d Dialect) Upsert(b *strings.Builder, t *schema.Table, cols []string, rows int) {
+	d.Insert(b, t, cols, rows)
+	target.WriteOnConflict(b, d, t, cols, "EXCLUDED")
+}
+
+// Insert writes INSERT INTO "t" ("a","b") VALUES ($1,$2),($3,$4).
+func (d Dialect) Insert(b *strings.Builder, t *schema.Table, cols []string, rows int) {
+	target.WriteInsert(b, d, t, cols, rows)
+}
+
+// Delete writes DELETE FROM "t" WHERE "id" IN ($1,$2), or
+// WHERE ("a","b") IN (($1,$2),($3,$4)) for a composite key.
+func (d Dialect) Delete(b *strings.Builder, t *schema.Table, rows int) {
+	b.WriteString("DELETE FROM ")
+	b.WriteString(target.QuotedTable(d, t))
+	b.WriteString(" WHERE ")
+	target.WriteKeyIn(b, d, t.PrimaryKey, rows)
+}
+
+// ProgressSchema creates txsink_progress in the current schema.
+func (Dialect) ProgressSchema() []string {
+	return []string{`CREATE TABLE IF NOT EXISTS "` + target.ProgressTable + `" (
+		"pipeline" TEXT NOT NULL,
+		"source_partition" TEXT NOT NULL,
+		"position" BIGINT NOT NULL,
+		"seq" BIGINT NOT NULL,
+		"updated_at" TIMESTAMPTZ NOT NULL DEFAULT now(),
+		PRIMARY KEY ("pipeline", "source_partition"))`}
+}
+
+// ProgressUpsert writes the multi-row upsert of progress rows.
+func (d Dialect) ProgressUpsert(b *strings.Builder, rows int) {
+	t := &schema.Table{Name: target.ProgressTable, PrimaryKey: []string{"pipeline", "source_partition"}}
+	d.Upsert(b, t, []string{"pipeline", "source_partition", "position", "seq"}, rows)
+	b.WriteString(`,"updated_at"=now()`)
+}
+
+// Bind sends DateTime values (timestamp without time zone) as text so the
+// server takes the wall-clock time as written, and everything else as is.
+func (Dialect) Bind(col *schema.Column, v any) any {
+	t, ok := v.(time.Time)
+	if !ok {
+		return v
+	}
+	switch col.Class {
+	case schema.DateTime:
+		return t.UTC().Format("2006-01-02 15:04:05.999999999")
+	case schema.Date:
+		return t.UTC().Format("2006-01-02")
+	}
+	return t.UTC()
+}
+
+// Transient reports serialization failures, deadlocks, lock timeouts,
+// lost connections (class 08), shutdowns and killed backends (57P01-57P03),
+// and too many connections.
+func (Dialect) Transient(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch {
+		case pe.Code == "40001", pe.Code == "40P01", pe.Code == "55P03",
+			strings.HasPrefix(pe.Code, "08"),
+			pe.Code == "57P01", pe.Code == "57P02", pe.Code == "57P03",
+			pe.Code == "53300":
+			return true
+		}
+		return false
+	}
+	if pgconn.SafeToRetry(err) || pgconn.Timeout(err) {
+		return true
+	}
+	var ne net.Error
+	var ce *pgconn.ConnectError
+	return errors.As(err, &ne) || errors.As(err, &ce) ||
+		errors.Is(err, sql.ErrConnDone) || errors.Is(err, sql.ErrTxDone) ||
+		strings.Contains(err.Error(), "conn closed") || strings.Contains(err.Error(), "unexpected EOF")
+}

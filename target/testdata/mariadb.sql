@@ -1,0 +1,21 @@
+-- upsert, one key column, 2 rows
+INSERT INTO `orders` (`id`,`amount`,`status`) VALUES (?,?,?),(?,?,?) ON DUPLICATE KEY UPDATE `amount`=VALUES(`amount`),`status`=VALUES(`status`);
+
+-- upsert, composite key, quoted names
+INSERT INTO `shop`.`order``items"x` (`order_id`,`line_no`,`qty`) VALUES (?,?,?),(?,?,?) ON DUPLICATE KEY UPDATE `qty`=VALUES(`qty`);
+
+-- upsert, key columns only
+INSERT INTO `shop`.`order``items"x` (`order_id`,`line_no`) VALUES (?,?) ON DUPLICATE KEY UPDATE `order_id`=VALUES(`order_id`);
+
+-- insert, 3 rows
+INSERT INTO `orders` (`id`,`note`) VALUES (?,?),(?,?),(?,?);
+
+-- delete, one key column, 3 keys
+DELETE FROM `orders` WHERE `id` IN (?,?,?);
+
+-- delete, composite key, 2 keys
+DELETE FROM `shop`.`order``items"x` WHERE (`order_id`,`line_no`) IN ((?,?),(?,?));
+
+-- progress, 2 partitions
+INSERT INTO `txsink_progress` (`pipeline`,`source_partition`,`position`,`seq`) VALUES (?,?,?,?),(?,?,?,?) ON DUPLICATE KEY UPDATE `position`=VALUES(`position`),`seq`=VALUES(`seq`);
+
