@@ -1,0 +1,430 @@
+// Package engine wires a pipeline together: source records are decoded
+// (package format), routed to target tables (package config), reduced per
+// key (package reduce) and applied, one commit unit per target transaction,
+// with the positions reached (package target).
+//
+// The engine owns all I/O and time; the core it drives is pure. Its
+// guarantees are the pipeline's:
+//
+//   - Each flush is one target transaction: deletes, upserts, progress,
+//     COMMIT. A reader never sees half a flush.
+//   - Exactly once: progress is stored in that transaction and read back at
+//     start; a record at or before the stored position is never applied
+//     again.
+//   - Bad input stops the pipeline with an error naming the position, the
+//     table, the key and what to do; nothing past the last commit is
+//     committed.
+//   - Transient target errors (deadlocks, lost connections) are retried
+//     with capped exponential backoff; the unit is applied again whole.
+//
+// Use it as a library:
+//
+//	e, err := engine.New(ctx, cfg)
+//	...
+//	defer e.Close()
+//	for _, c := range changes {
+//		if err := e.Add(ctx, c); err != nil { ... }
+//	}
+//	err = e.Flush(ctx)
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/txsink/txsink/changelog"
+	"github.com/txsink/txsink/commit"
+	"github.com/txsink/txsink/config"
+	"github.com/txsink/txsink/reduce"
+	"github.com/txsink/txsink/target"
+	"github.com/txsink/txsink/target/connect"
+)
+
+// Clock gives the engine the time. Tests inject a fake one.
+type Clock interface {
+	Now() time.Time
+}
+
+type wallClock struct{}
+
+func (wallClock) Now() time.Time { return time.Now() }
+
+// Option changes how New builds an engine.
+type Option func(*Engine)
+
+// WithClock overrides the wall clock (the default), for deterministic tests.
+func WithClock(c Clock) Option { return func(e *Engine) { e.clock = c } }
+
+// WithLogger sets the logger; the default discards everything.
+func WithLogger(l *slog.Logger) Option { return func(e *Engine) { e.log = l } }
+
+// WithTarget makes the engine use an already opened target instead of
+// opening cfg.Target.URL. The engine does not close it.
+func WithTarget(t *target.DB) Option { return func(e *Engine) { e.target, e.ownTarget = t, false } }
+
+// WithBaseDir sets the folder relative sqlite:// paths are resolved
+// against (the config file's folder; default the working directory).
+func WithBaseDir(dir string) Option { return func(e *Engine) { e.baseDir = dir } }
+
+// WithCommitHook calls f after every successful commit, with the unit just
+// committed. Tests use it to stop a pipeline between commits.
+func WithCommitHook(f func(*commit.Unit)) Option { return func(e *Engine) { e.onCommit = f } }
+
+// WithBeforeCommitHook calls f inside every unit's target transaction,
+// after all its statements and before COMMIT; an error from f rolls the
+// unit back as a failed COMMIT would (tests use it to stop a pipeline
+// inside a commit).
+func WithBeforeCommitHook(f func(*commit.Unit) error) Option {
+	return func(e *Engine) { e.beforeCommit = f }
+}
+
+// Stats counts what a pipeline did. Read it with Engine.Stats.
+type Stats struct {
+	Events   map[changelog.Kind]int64 // changes read, by kind
+	Skipped  int64                    // changes of unknown tables skipped
+	Upserted int64                    // rows upserted after reduction
+	Deleted  int64                    // keys deleted after reduction
+	Inserted int64                    // rows appended to append-only tables
+	Commits  int64                    // target transactions committed
+	Retries  int64                    // transient errors retried
+	Started  time.Time
+	Bytes    int64 // bytes of source records read
+}
+
+// Engine applies changes to one target. Add, Flush and Close must be called
+// from one goroutine; Stats may be read from any.
+type Engine struct {
+	cfg          *config.Config
+	clock        Clock
+	log          *slog.Logger
+	target       *target.DB
+	ownTarget    bool
+	baseDir      string
+	onCommit     func(*commit.Unit)
+	beforeCommit func(*commit.Unit) error
+
+	checkOnly bool
+
+	tables   map[changelog.Table]*reduce.Table
+	unknown  map[changelog.Table]bool
+	byTarget map[string]*reduce.Table
+	buf      *reduce.Buffer
+	policy   reduce.Policy
+	progress map[string]changelog.Position
+
+	mu    sync.Mutex
+	stats Stats
+}
+
+// New opens the target, creates the progress table if needed, reads the
+// pipeline's progress, and checks every table entry that names one table:
+// its target must exist, and its key must match the target's PRIMARY KEY
+// (or it must be declared append-only).
+func New(ctx context.Context, cfg *config.Config, opts ...Option) (*Engine, error) {
+	e := &Engine{
+		cfg:       cfg,
+		clock:     wallClock{},
+		log:       slog.New(slog.DiscardHandler),
+		ownTarget: true,
+		tables:    map[changelog.Table]*reduce.Table{},
+		unknown:   map[changelog.Table]bool{},
+		byTarget:  map[string]*reduce.Table{},
+		buf:       reduce.NewBuffer(cfg.Name),
+		policy: reduce.Policy{
+			MaxRows:  cfg.Sink.FlushMaxRows,
+			MaxBytes: cfg.Sink.FlushMaxBytes,
+			Interval: cfg.Sink.FlushInterval,
+		},
+	}
+	for _, o := range opts {
+		o(e)
+	}
+	e.stats = Stats{Events: map[changelog.Kind]int64{}, Started: e.clock.Now()}
+	if e.target == nil {
+		t, err := connect.Open(ctx, cfg.Target.URL, e.baseDir)
+		if err != nil {
+			return nil, err
+		}
+		e.target = t
+	}
+	if e.beforeCommit != nil {
+		e.target.SetBeforeCommit(e.beforeCommit)
+	}
+	if e.checkOnly {
+		return e, nil
+	}
+	fail := func(err error) (*Engine, error) {
+		if e.ownTarget {
+			e.target.Close()
+		}
+		return nil, err
+	}
+	if err := e.target.Setup(ctx); err != nil {
+		return fail(err)
+	}
+	if err := e.CheckTables(ctx); err != nil {
+		return fail(err)
+	}
+	p, err := e.target.Progress(ctx, cfg.Name)
+	if err != nil {
+		return fail(err)
+	}
+	e.progress = p
+	return e, nil
+}
+
+// Check validates cfg against its target without writing anything: it
+// connects, and resolves every tables entry that names one table (the
+// target table exists; its key agrees with the configured key, or the
+// table is declared append-only). It returns every problem found.
+func Check(ctx context.Context, cfg *config.Config, opts ...Option) error {
+	opts = append(opts, func(e *Engine) { e.checkOnly = true })
+	e, err := New(ctx, cfg, opts...)
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	return e.CheckTables(ctx)
+}
+
+// CheckTables resolves every tables entry without wildcards against the
+// target, returning all the problems it finds at once.
+func (e *Engine) CheckTables(ctx context.Context) error {
+	var errs []error
+	for i := range e.cfg.Tables {
+		tc := &e.cfg.Tables[i]
+		if strings.ContainsAny(tc.Source, "*?") && tc.Target == "" {
+			continue // resolved when the first change of a matching table comes
+		}
+		src := splitTable(tc.Source)
+		if _, err := e.resolve(ctx, tc, src); err != nil {
+			errs = append(errs, fmt.Errorf("tables[%d] (%s): %w", i, tc.Source, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func splitTable(s string) changelog.Table {
+	ns, name, ok := strings.Cut(s, ".")
+	if !ok {
+		return changelog.Table{Name: s}
+	}
+	return changelog.Table{Namespace: ns, Name: name}
+}
+
+// resolve returns the reduce.Table for source table src under entry tc.
+func (e *Engine) resolve(ctx context.Context, tc *config.Table, src changelog.Table) (*reduce.Table, error) {
+	name := tc.Resolve(src)
+	if t, ok := e.byTarget[name]; ok {
+		return t, nil
+	}
+	st, err := e.target.Describe(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	t, err := reduce.NewTable(st, tc.PrimaryKey, tc.AppendOnly)
+	if err != nil {
+		return nil, err
+	}
+	e.byTarget[name] = t
+	return t, nil
+}
+
+// Target returns the engine's target.
+func (e *Engine) Target() *target.DB { return e.target }
+
+// Progress returns the position stored for partition, and whether there is
+// one. Sources start reading after it.
+func (e *Engine) Progress(partition string) (changelog.Position, bool) {
+	p, ok := e.progress[partition]
+	return p, ok
+}
+
+// Stats returns a copy of the counters.
+func (e *Engine) Stats() Stats {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	s := e.stats
+	s.Events = make(map[changelog.Kind]int64, len(e.stats.Events))
+	for k, v := range e.stats.Events {
+		s.Events[k] = v
+	}
+	return s
+}
+
+// Applied reports whether the record at pos was committed already.
+func (e *Engine) Applied(pos changelog.Position) bool {
+	p, ok := e.progress[pos.Partition]
+	return ok && pos.Offset <= p.Offset
+}
+
+// Add buffers one change, flushing first when a flush trigger has fired.
+// A change at or before its partition's stored position is skipped: it was
+// applied already. An error stops the pipeline: *reduce.Error for bad input,
+// *target.Error for the target.
+func (e *Engine) Add(ctx context.Context, c *changelog.Change) error {
+	if err := e.add(ctx, c); err != nil {
+		return err
+	}
+	return e.MaybeFlush(ctx)
+}
+
+// add buffers c without flushing: the changes of one record must share a
+// commit, since they share its position.
+func (e *Engine) add(ctx context.Context, c *changelog.Change) error {
+	if e.Applied(c.Pos) {
+		return nil
+	}
+	e.mu.Lock()
+	e.stats.Events[c.Kind]++
+	e.mu.Unlock()
+	t, err := e.tableFor(ctx, c)
+	if err != nil {
+		return err
+	}
+	now := e.clock.Now()
+	if t == nil {
+		e.buf.Skip(c.Pos, now)
+		return nil
+	}
+	return e.buf.Add(t, c, now)
+}
+
+// Consumed records that the record at pos held nothing to apply (a
+// tombstone, a boundary event), so progress moves past it.
+func (e *Engine) Consumed(ctx context.Context, pos changelog.Position) error {
+	if e.Applied(pos) {
+		return nil
+	}
+	e.buf.Skip(pos, e.clock.Now())
+	return e.MaybeFlush(ctx)
+}
+
+func (e *Engine) tableFor(ctx context.Context, c *changelog.Change) (*reduce.Table, error) {
+	if t, ok := e.tables[c.Table]; ok {
+		return t, nil
+	}
+	if e.unknown[c.Table] {
+		e.mu.Lock()
+		e.stats.Skipped++
+		e.mu.Unlock()
+		return nil, nil
+	}
+	tc, ok := e.cfg.Match(c.Table)
+	if !ok {
+		if e.cfg.SkipUnknownTables {
+			e.unknown[c.Table] = true
+			e.log.Info("skipping changes of a table no tables entry matches", "table", c.Table.String(), "pos", c.Pos.String())
+			e.mu.Lock()
+			e.stats.Skipped++
+			e.mu.Unlock()
+			return nil, nil
+		}
+		return nil, &reduce.Error{Pos: c.Pos, Table: c.Table.String(), Reason: "unknown table: no tables entry matches it",
+			Hint: fmt.Sprintf("add a tables entry with source: %s (wildcards allowed), or set skip-unknown-tables: true to skip such changes", c.Table)}
+	}
+	t, err := e.resolve(ctx, tc, c.Table)
+	if err != nil {
+		return nil, fmt.Errorf("%s: table %s: %w", c.Pos, c.Table, err)
+	}
+	e.tables[c.Table] = t
+	return t, nil
+}
+
+// MaybeFlush flushes when a flush trigger (max-rows, max-bytes, interval)
+// has fired.
+func (e *Engine) MaybeFlush(ctx context.Context) error {
+	if r := e.buf.Due(e.clock.Now(), e.policy); r != reduce.NotDue {
+		return e.flush(ctx, r.String())
+	}
+	return nil
+}
+
+// Flush commits everything buffered, as one target transaction.
+func (e *Engine) Flush(ctx context.Context) error { return e.flush(ctx, "explicit") }
+
+// NextFlush returns when the interval trigger fires next (zero when the
+// buffer is empty or the interval is off).
+func (e *Engine) NextFlush() time.Time {
+	if e.policy.Interval <= 0 || e.buf.Since().IsZero() {
+		return time.Time{}
+	}
+	return e.buf.Since().Add(e.policy.Interval)
+}
+
+func (e *Engine) flush(ctx context.Context, reason string) error {
+	u := e.buf.Take()
+	if u == nil {
+		return nil
+	}
+	start := e.clock.Now()
+	if err := e.apply(ctx, u); err != nil {
+		return err
+	}
+	for _, p := range u.Progress {
+		e.progress[p.Partition] = p
+	}
+	d, up, in := u.Rows()
+	e.mu.Lock()
+	e.stats.Commits++
+	e.stats.Deleted += int64(d)
+	e.stats.Upserted += int64(up)
+	e.stats.Inserted += int64(in)
+	e.mu.Unlock()
+	e.log.Debug("committed", "reason", reason, "changes", u.Changes, "upserts", up, "deletes", d, "inserts", in, "took", e.clock.Now().Sub(start))
+	if e.onCommit != nil {
+		e.onCommit(u)
+	}
+	return nil
+}
+
+// apply applies u, retrying transient errors with capped exponential
+// backoff and jitter.
+func (e *Engine) apply(ctx context.Context, u *commit.Unit) error {
+	backoff := 100 * time.Millisecond
+	for attempt := 0; ; attempt++ {
+		err := e.target.Apply(ctx, u)
+		if err == nil {
+			return nil
+		}
+		if !target.IsTransient(err) || attempt >= e.cfg.Sink.MaxRetries || ctx.Err() != nil {
+			return err
+		}
+		e.mu.Lock()
+		e.stats.Retries++
+		e.mu.Unlock()
+		wait := backoff/2 + rand.N(backoff/2+1)
+		e.log.Warn("transient target error; retrying the unit", "attempt", attempt+1, "wait", wait, "err", err)
+		select {
+		case <-ctx.Done():
+			return errors.Join(err, ctx.Err())
+		case <-time.After(wait):
+		}
+		backoff = min(backoff*2, 10*time.Second)
+	}
+}
+
+// Close releases the target (when the engine opened it). It does not
+// flush: call Flush first to commit what is buffered.
+func (e *Engine) Close() error {
+	if e.ownTarget && e.target != nil {
+		return e.target.Close()
+	}
+	return nil
+}
+
+// PartitionName returns the partition name of a file path: the path as
+// given, cleaned.
+func PartitionName(path string) string {
+	if path == "-" {
+		return path
+	}
+	return filepath.Clean(path)
+}

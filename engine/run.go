@@ -1,0 +1,211 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/txsink/txsink/changelog"
+	"github.com/txsink/txsink/format"
+	"github.com/txsink/txsink/format/formats"
+	"github.com/txsink/txsink/source/file"
+)
+
+// decoded is one source record, decoded, on its way to the engine loop.
+type decoded struct {
+	pos     changelog.Position
+	size    int
+	changes []changelog.Change
+	err     error
+}
+
+// Progressor is told how far reading has come; the command line draws a
+// progress bar with it. Calls come from the engine loop's goroutine.
+type Progressor interface {
+	// Read reports that n more bytes of source records were read.
+	Read(n int64)
+}
+
+// RunOptions tunes Run.
+type RunOptions struct {
+	// Progress, if set, is told of every record read.
+	Progress Progressor
+	// Queue is how many decoded records may wait between the readers and
+	// the engine loop, per partition. Default 1024. It bounds memory: a
+	// full queue makes the reader wait (back-pressure).
+	Queue int
+}
+
+// Run reads every path of the config's file source (each one partition),
+// from the stored progress on, and applies what it reads until every path
+// is consumed (or, with follow, until ctx is done). It commits everything
+// read before returning. When ctx is cancelled (SIGINT), Run stops reading,
+// commits what it has buffered and returns nil: nothing is lost, and the
+// next run resumes after that commit.
+func (e *Engine) Run(ctx context.Context, opts RunOptions) error {
+	if e.cfg.Source.Type != "file" {
+		return fmt.Errorf("source type %q is not supported by this build", e.cfg.Source.Type)
+	}
+	if opts.Queue <= 0 {
+		opts.Queue = 1024
+	}
+	dec, err := formats.New(e.cfg.Source.Format, format.Options(e.cfg.Source.FormatOptions))
+	if err != nil {
+		return fmt.Errorf("source.format: %w", err)
+	}
+	// Commits run on a context the caller's cancellation does not reach:
+	// a signal stops the reading, and lets the commit in flight finish.
+	applyCtx := context.WithoutCancel(ctx)
+	readCtx, stopReading := context.WithCancel(ctx)
+	defer stopReading()
+
+	out := make(chan decoded, opts.Queue)
+	done := make(chan error, len(e.cfg.Source.Paths))
+	readers := make([]*file.Reader, 0, len(e.cfg.Source.Paths))
+	pending := 0
+	defer func() {
+		// Readers stop on readCtx; wait until each has returned before
+		// closing its file, and drain out so none blocks on a send.
+		stopReading()
+		for pending > 0 {
+			select {
+			case <-done:
+				pending--
+			case <-out:
+			}
+		}
+		for _, r := range readers {
+			r.Close()
+		}
+	}()
+	for _, path := range e.cfg.Source.Paths {
+		part := PartitionName(path)
+		start, _ := e.Progress(part)
+		start.Partition = part
+		r, err := file.Open(path, start, e.cfg.Source.Follow)
+		if err != nil {
+			return fmt.Errorf("open source %s: %w", path, err)
+		}
+		readers = append(readers, r)
+		pending++
+		// Each partition decodes on its own goroutine; the engine loop
+		// below stays the only writer of the buffer.
+		go func() {
+			done <- readPartition(readCtx, r, part, dec, out)
+		}()
+	}
+
+	var timer *time.Timer
+	var timerC <-chan time.Time
+	resetTimer := func() {
+		next := e.NextFlush()
+		if next.IsZero() {
+			timerC = nil
+			return
+		}
+		d := max(next.Sub(e.clock.Now()), 0)
+		if timer == nil {
+			timer = time.NewTimer(d)
+		} else {
+			timer.Reset(d)
+		}
+		timerC = timer.C
+	}
+	// shutdown commits what is buffered with a context of its own, so a
+	// signal lets the in-flight commit finish.
+	shutdown := func(runErr error) error {
+		stopReading()
+		if runErr != nil {
+			return runErr
+		}
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		return e.Flush(fctx)
+	}
+	for pending > 0 {
+		select {
+		case <-ctx.Done():
+			return shutdown(nil)
+		case err := <-done:
+			pending--
+			if err != nil && !errors.Is(err, context.Canceled) {
+				return shutdown(err)
+			}
+		case d := <-out:
+			if opts.Progress != nil {
+				opts.Progress.Read(int64(d.size))
+			}
+			e.mu.Lock()
+			e.stats.Bytes += int64(d.size)
+			e.mu.Unlock()
+			if d.err != nil {
+				return shutdown(d.err)
+			}
+			if err := e.addDecoded(applyCtx, d); err != nil {
+				return shutdown(err)
+			}
+		case <-timerC:
+			if err := e.MaybeFlush(applyCtx); err != nil {
+				return shutdown(err)
+			}
+		}
+		resetTimer()
+	}
+	// Every reader is done; drain what they queued.
+	for {
+		select {
+		case d := <-out:
+			if d.err != nil {
+				return shutdown(d.err)
+			}
+			if err := e.addDecoded(applyCtx, d); err != nil {
+				return shutdown(err)
+			}
+			continue
+		default:
+		}
+		break
+	}
+	return shutdown(nil)
+}
+
+func (e *Engine) addDecoded(ctx context.Context, d decoded) error {
+	if len(d.changes) == 0 {
+		return e.Consumed(ctx, d.pos)
+	}
+	for i := range d.changes {
+		if err := e.add(ctx, &d.changes[i]); err != nil {
+			return err
+		}
+	}
+	return e.MaybeFlush(ctx)
+}
+
+// readPartition reads and decodes one partition until its end, sending
+// each record to out in order.
+func readPartition(ctx context.Context, r *file.Reader, part string, dec format.Decoder, out chan<- decoded) error {
+	for {
+		rec, err := r.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		rec.Pos.Partition = part
+		changes, derr := dec.Decode(rec.Data, rec.Pos)
+		// Every change of a multi-row record carries the record's
+		// position: progress moves past a record only once all its rows
+		// are applied, because they share one commit.
+		select {
+		case out <- decoded{pos: rec.Pos, size: len(rec.Data), changes: changes, err: derr}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if derr != nil {
+			return nil
+		}
+	}
+}

@@ -1,0 +1,378 @@
+// Package workload generates realistic changelogs of an orders schema
+// (orders, order_items, order_events) for the demo, the end-to-end tests and
+// the benchmarks, and computes the final table state they must leave, so a
+// run can be checked row for row.
+//
+// Generation is deterministic for a seed: the same Spec gives the same
+// changes.
+package workload
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/txsink/txsink/changelog"
+)
+
+// Spec says what to generate.
+type Spec struct {
+	// Orders is how many orders to create.
+	Orders int
+	// Partitions spreads orders over this many partitions (order i goes to
+	// partition i mod Partitions); default 1.
+	Partitions int
+	// Seed makes the run reproducible.
+	Seed uint64
+	// Namespace is the source database name; default "shop".
+	Namespace string
+	// UpdateRate is the chance that an order is paid, then shipped (two
+	// updates); default 0.7.
+	UpdateRate float64
+	// DeleteRate is the chance that an order is cancelled and deleted with
+	// its items; default 0.05.
+	DeleteRate float64
+	// ReinsertRate is the chance that an order is replaced by a -D/+I pair
+	// of the same key (the way some CDC producers write an update); default 0.05.
+	ReinsertRate float64
+	// Events adds one append-only order_events row per change of an order.
+	Events bool
+}
+
+func (s *Spec) defaults() {
+	if s.Partitions <= 0 {
+		s.Partitions = 1
+	}
+	if s.Namespace == "" {
+		s.Namespace = "shop"
+	}
+	if s.UpdateRate == 0 {
+		s.UpdateRate = 0.7
+	}
+	if s.DeleteRate == 0 {
+		s.DeleteRate = 0.05
+	}
+	if s.ReinsertRate == 0 {
+		s.ReinsertRate = 0.05
+	}
+}
+
+// Schema returns the CREATE TABLE statements of the target tables for a
+// dialect ("sqlite", "mysql", "postgres").
+func Schema(dialect string) []string {
+	dt := "DATETIME(3)"
+	if dialect == "postgres" {
+		dt = "TIMESTAMP(3)"
+	}
+	if dialect == "sqlite" {
+		dt = "DATETIME"
+	}
+	auto := "INTEGER"
+	switch dialect {
+	case "mysql":
+		auto = "BIGINT AUTO_INCREMENT PRIMARY KEY"
+	case "postgres":
+		auto = "BIGSERIAL PRIMARY KEY"
+	case "sqlite":
+		auto = "INTEGER PRIMARY KEY AUTOINCREMENT"
+	}
+	return []string{
+		`CREATE TABLE orders (
+			id BIGINT NOT NULL PRIMARY KEY,
+			customer VARCHAR(64) NOT NULL,
+			status VARCHAR(16) NOT NULL,
+			amount DECIMAL(12,2) NOT NULL,
+			created_at ` + dt + ` NOT NULL,
+			note VARCHAR(200) NULL)`,
+		`CREATE TABLE order_items (
+			order_id BIGINT NOT NULL,
+			line_no INT NOT NULL,
+			sku VARCHAR(32) NOT NULL,
+			qty INT NOT NULL,
+			price DECIMAL(10,2) NOT NULL,
+			PRIMARY KEY (order_id, line_no))`,
+		`CREATE TABLE order_events (
+			seq ` + auto + `,
+			order_id BIGINT NOT NULL,
+			event VARCHAR(16) NOT NULL)`,
+	}
+}
+
+// Tables lists the target tables Schema creates.
+var Tables = []string{"orders", "order_items", "order_events"}
+
+// Row is a final-state row: column name to rendered value.
+type Row map[string]string
+
+// Result is a generated changelog and the state it leaves.
+type Result struct {
+	// Partitions holds each partition's changes in order.
+	Partitions [][]changelog.Change
+	// Final holds, per keyed table, the rows that must exist at the end,
+	// keyed by their rendered key.
+	Final map[string]map[string]Row
+	// Events is how many order_events rows the changelog inserts.
+	Events int
+}
+
+// Changes returns the number of changes over all partitions.
+func (r *Result) Changes() int {
+	n := 0
+	for _, p := range r.Partitions {
+		n += len(p)
+	}
+	return n
+}
+
+var statuses = []string{"NEW", "PAID", "SHIPPED"}
+
+// Generate builds the changelog of spec.
+func Generate(spec Spec) *Result {
+	spec.defaults()
+	rng := rand.New(rand.NewPCG(spec.Seed, spec.Seed^0x9e3779b97f4a7c15))
+	res := &Result{
+		Partitions: make([][]changelog.Change, spec.Partitions),
+		Final:      map[string]map[string]Row{"orders": {}, "order_items": {}},
+	}
+	orders := changelog.Table{Namespace: spec.Namespace, Name: "orders"}
+	items := changelog.Table{Namespace: spec.Namespace, Name: "order_items"}
+	events := changelog.Table{Namespace: spec.Namespace, Name: "order_events"}
+	base := time.Date(2026, 11, 1, 8, 0, 0, 0, time.UTC)
+	customers := []string{"Ada", "Grace", "Linus", "Margaret", "Zoë", "Søren", "李雷", "Anaïs"}
+
+	for i := 0; i < spec.Orders; i++ {
+		p := i % spec.Partitions
+		id := int64(i + 1)
+		emit := func(c changelog.Change) {
+			res.Partitions[p] = append(res.Partitions[p], c)
+			if spec.Events && c.Table == orders {
+				res.Partitions[p] = append(res.Partitions[p], changelog.Change{Kind: changelog.Insert, Table: events,
+					After: row("order_id", num(id), "event", c.Kind.String()+statusOf(c))})
+				res.Events++
+			}
+		}
+		created := base.Add(time.Duration(i) * 1234 * time.Millisecond)
+		nItems := 1 + rng.IntN(5)
+		var total int64
+		itemRows := make([]changelog.Row, nItems)
+		for l := 0; l < nItems; l++ {
+			cents := int64(100 + rng.IntN(20000))
+			qty := int64(1 + rng.IntN(4))
+			total += cents * qty
+			itemRows[l] = row("order_id", num(id), "line_no", num(int64(l+1)),
+				"sku", fmt.Sprintf("SKU-%05d", rng.IntN(100000)), "qty", num(qty), "price", money(cents))
+		}
+		order := row("id", num(id), "customer", customers[rng.IntN(len(customers))], "status", "NEW",
+			"amount", money(total), "created_at", created.Format("2006-01-02 15:04:05.000"), "note", nil)
+		emit(changelog.Change{Kind: changelog.Insert, Table: orders, After: order})
+		for _, ir := range itemRows {
+			emit(changelog.Change{Kind: changelog.Insert, Table: items, After: ir})
+		}
+		switch r := rng.Float64(); {
+		case r < spec.DeleteRate:
+			for _, ir := range itemRows {
+				emit(changelog.Change{Kind: changelog.Delete, Table: items, Before: ir})
+			}
+			emit(changelog.Change{Kind: changelog.Delete, Table: orders, Before: order})
+			continue
+		case r < spec.DeleteRate+spec.ReinsertRate:
+			// A -D/+I pair of one key: the order is replaced with a new
+			// amount, the way some producers write an update.
+			emit(changelog.Change{Kind: changelog.Delete, Table: orders, Before: order})
+			order = with(order, "amount", money(total+500), "note", "re-priced")
+			emit(changelog.Change{Kind: changelog.Insert, Table: orders, After: order})
+		}
+		if rng.Float64() < spec.UpdateRate {
+			for _, st := range statuses[1:] {
+				before := order
+				order = with(order, "status", st)
+				emit(changelog.Change{Kind: changelog.UpdateBefore, Table: orders, Before: before})
+				emit(changelog.Change{Kind: changelog.UpdateAfter, Table: orders, Before: before, After: order})
+			}
+			if nItems > 1 {
+				before := itemRows[0]
+				itemRows[0] = with(before, "qty", num(9))
+				emit(changelog.Change{Kind: changelog.UpdateAfter, Table: items, Before: before, After: itemRows[0]})
+			}
+		}
+		res.Final["orders"][render(id)] = final(order)
+		for _, ir := range itemRows {
+			ln, _ := ir.Get("line_no")
+			res.Final["order_items"][render(id)+"|"+string(ln.(changelog.Number))] = final(ir)
+		}
+	}
+	// Positions are given by the source that carries the changes; number
+	// them so library users can feed them directly.
+	for p := range res.Partitions {
+		for i := range res.Partitions[p] {
+			c := &res.Partitions[p][i]
+			c.Pos = changelog.Position{Partition: fmt.Sprintf("p%d", p), Offset: int64(i + 1), Seq: int64(i + 1)}
+			c.Size = 200
+		}
+	}
+	return res
+}
+
+func statusOf(c changelog.Change) string {
+	v, _ := c.Image().Get("status")
+	if s, ok := v.(string); ok {
+		return " " + s
+	}
+	return ""
+}
+
+func num(n int64) changelog.Number { return changelog.Number(fmt.Sprint(n)) }
+
+func money(cents int64) changelog.Number {
+	return changelog.Number(fmt.Sprintf("%d.%02d", cents/100, cents%100))
+}
+
+func render(id int64) string { return fmt.Sprint(id) }
+
+var row = changelog.RowOf
+
+// with returns a copy of r with some columns changed.
+func with(r changelog.Row, kv ...any) changelog.Row {
+	out := changelog.Row{Names: append([]string(nil), r.Names...), Values: append([]changelog.Value(nil), r.Values...)}
+	for i := 0; i < len(kv); i += 2 {
+		out.Set(kv[i].(string), kv[i+1])
+	}
+	return out
+}
+
+func final(r changelog.Row) Row {
+	out := Row{}
+	for i, n := range r.Names {
+		out[n] = Render(r.Values[i])
+	}
+	return out
+}
+
+// Render renders a value the way Final holds it: NULL as "NULL", numbers
+// and text as their text.
+func Render(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "NULL"
+	case changelog.Number:
+		return string(x)
+	case []byte:
+		return string(x)
+	case time.Time:
+		return x.UTC().Format("2006-01-02 15:04:05.000")
+	default:
+		return fmt.Sprint(x)
+	}
+}
+
+// Keys returns the sorted keys of a final-state table, for diffs.
+func Keys(m map[string]Row) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Diff compares got with want and describes up to max differences; "" when
+// they are equal.
+func Diff(table string, want, got map[string]Row, maxDiffs int) string {
+	var b strings.Builder
+	n := 0
+	note := func(format string, args ...any) {
+		if n < maxDiffs {
+			fmt.Fprintf(&b, format+"\n", args...)
+		}
+		n++
+	}
+	for _, k := range Keys(want) {
+		g, ok := got[k]
+		if !ok {
+			note("%s key %s: missing", table, k)
+			continue
+		}
+		for col, wv := range want[k] {
+			if gv := g[col]; gv != wv {
+				note("%s key %s column %s: got %q, want %q", table, k, col, gv, wv)
+			}
+		}
+	}
+	for _, k := range Keys(got) {
+		if _, ok := want[k]; !ok {
+			note("%s key %s: unexpected row", table, k)
+		}
+	}
+	if n > maxDiffs {
+		fmt.Fprintf(&b, "... and %d more differences\n", n-maxDiffs)
+	}
+	return b.String()
+}
+
+// ReadState reads every row of table from db, keyed like Result.Final (key
+// values joined by "|"). Values are normalized with Normalize.
+func ReadState(ctx context.Context, db *sql.DB, table string, key []string) (map[string]Row, error) {
+	rows, err := db.QueryContext(ctx, "SELECT * FROM "+table)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", table, err)
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]Row{}
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, fmt.Errorf("read %s: %w", table, err)
+		}
+		r := Row{}
+		for i, c := range cols {
+			r[strings.ToLower(c)] = Normalize(Render(vals[i]))
+		}
+		parts := make([]string, len(key))
+		for i, k := range key {
+			parts[i] = r[k]
+		}
+		out[strings.Join(parts, "|")] = r
+	}
+	return out, rows.Err()
+}
+
+// Normalize puts a rendered value in a form every target returns alike:
+// decimals without trailing fractional zeros, date-times as
+// "2006-01-02 15:04:05.000".
+func Normalize(s string) string {
+	for _, layout := range []string{"2006-01-02", "2006-01-02 15:04:05.999999999", "2006-01-02T15:04:05.999999999Z07:00", "2006-01-02T15:04:05.999999999", "2006-01-02 15:04:05.999999999 -0700 MST", "2006-01-02 15:04:05.999999999Z07:00"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.UTC().Format("2006-01-02 15:04:05.000")
+		}
+	}
+	if i := strings.IndexByte(s, '.'); i > 0 && strings.Trim(s, "-0123456789.") == "" && strings.Count(s, ".") == 1 {
+		s = strings.TrimRight(s, "0")
+		s = strings.TrimSuffix(s, ".")
+	}
+	return s
+}
+
+// NormalizeState applies Normalize to every value of a final state.
+func NormalizeState(m map[string]Row) map[string]Row {
+	out := make(map[string]Row, len(m))
+	for k, r := range m {
+		nr := Row{}
+		for c, v := range r {
+			nr[c] = Normalize(v)
+		}
+		out[k] = nr
+	}
+	return out
+}
