@@ -22,7 +22,7 @@ var errCrash = errors.New("simulated crash inside the commit")
 
 // writeWorkload writes each partition of res as a txsink-json file and
 // returns their paths.
-func writeWorkload(t *testing.T, res *workload.Result) []string {
+func writeWorkload(t testing.TB, res *workload.Result) []string {
 	t.Helper()
 	dir := t.TempDir()
 	var paths []string

@@ -16,7 +16,7 @@ import (
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-func ordersTable(t *testing.T) *Table {
+func ordersTable(t testing.TB) *Table {
 	t.Helper()
 	st := &schema.Table{Name: "orders", PrimaryKey: []string{"id"}, Columns: []schema.Column{
 		{Name: "id", Class: schema.Int, Bits: 64},

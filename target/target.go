@@ -42,8 +42,10 @@ type Dialect interface {
 	Name() string
 	// Quote quotes one identifier, doubling any quote character inside it.
 	Quote(ident string) string
-	// Placeholder returns the n-th (1-based) bind placeholder.
-	Placeholder(n int) string
+	// WritePlaceholder writes the n-th (1-based) bind placeholder. It
+	// writes into the statement rather than returning a string: a
+	// 1000-row statement has thousands of them.
+	WritePlaceholder(b *strings.Builder, n int)
 	// MaxParams is the most bind parameters one statement may carry.
 	MaxParams() int
 	// MaxStatementBytes bounds the bytes of values one statement may carry
@@ -178,7 +180,7 @@ func (t *DB) Setup(ctx context.Context) error {
 func (t *DB) Progress(ctx context.Context, pipeline string) (map[string]changelog.Position, error) {
 	d := t.dialect
 	q := "SELECT " + d.Quote("source_partition") + ", " + d.Quote("position") + ", " + d.Quote("seq") +
-		" FROM " + d.Quote(ProgressTable) + " WHERE " + d.Quote("pipeline") + " = " + d.Placeholder(1)
+		" FROM " + d.Quote(ProgressTable) + " WHERE " + d.Quote("pipeline") + " = " + placeholder(d, 1)
 	rows, err := t.db.QueryContext(ctx, q, pipeline)
 	if err != nil {
 		return nil, t.wrap("read progress", ProgressTable, "", err)
@@ -374,7 +376,7 @@ func WriteList(b *strings.Builder, d Dialect, rows, width int, next *int) {
 				b.WriteByte(',')
 			}
 			*next++
-			b.WriteString(d.Placeholder(*next))
+			d.WritePlaceholder(b, *next)
 		}
 		b.WriteByte(')')
 	}
@@ -411,7 +413,7 @@ func WriteKeyIn(b *strings.Builder, d Dialect, key []string, rows int) {
 				b.WriteByte(',')
 			}
 			next++
-			b.WriteString(d.Placeholder(next))
+			d.WritePlaceholder(b, next)
 		}
 		b.WriteByte(')')
 		return
@@ -483,4 +485,10 @@ func SplitName(name string) (ns, table string) {
 		return "", ns
 	}
 	return ns, table
+}
+
+func placeholder(d Dialect, n int) string {
+	var b strings.Builder
+	d.WritePlaceholder(&b, n)
+	return b.String()
 }

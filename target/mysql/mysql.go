@@ -162,8 +162,8 @@ func (d *Dialect) Quote(s string) string {
 	return "`" + strings.ReplaceAll(s, "`", "``") + "`"
 }
 
-// Placeholder returns "?".
-func (d *Dialect) Placeholder(int) string { return "?" }
+// WritePlaceholder writes "?".
+func (d *Dialect) WritePlaceholder(b *strings.Builder, _ int) { b.WriteByte('?') }
 
 // MaxParams is the protocol's 65,535 placeholders per statement.
 func (d *Dialect) MaxParams() int { return 65535 }

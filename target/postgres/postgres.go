@@ -61,8 +61,12 @@ func (Dialect) Quote(s string) string {
 	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
 }
 
-// Placeholder returns "$n".
-func (Dialect) Placeholder(n int) string { return "$" + strconv.Itoa(n) }
+// WritePlaceholder writes "$n".
+func (Dialect) WritePlaceholder(b *strings.Builder, n int) {
+	var digits [20]byte
+	b.WriteByte('$')
+	b.Write(strconv.AppendInt(digits[:0], int64(n), 10))
+}
 
 // MaxParams is the protocol's 65,535 parameters per statement.
 func (Dialect) MaxParams() int { return 65535 }

@@ -1,21 +1,21 @@
 -- upsert, one key column, 2 rows
-INSERT INTO "orders" ("id","amount","status") VALUES (?1,?2,?3),(?4,?5,?6) ON CONFLICT ("id") DO UPDATE SET "amount"=excluded."amount","status"=excluded."status";
+INSERT INTO "orders" ("id","amount","status") VALUES (?,?,?),(?,?,?) ON CONFLICT ("id") DO UPDATE SET "amount"=excluded."amount","status"=excluded."status";
 
 -- upsert, composite key, quoted names
-INSERT INTO "shop"."order`items""x" ("order_id","line_no","qty") VALUES (?1,?2,?3),(?4,?5,?6) ON CONFLICT ("order_id","line_no") DO UPDATE SET "qty"=excluded."qty";
+INSERT INTO "shop"."order`items""x" ("order_id","line_no","qty") VALUES (?,?,?),(?,?,?) ON CONFLICT ("order_id","line_no") DO UPDATE SET "qty"=excluded."qty";
 
 -- upsert, key columns only
-INSERT INTO "shop"."order`items""x" ("order_id","line_no") VALUES (?1,?2) ON CONFLICT ("order_id","line_no") DO NOTHING;
+INSERT INTO "shop"."order`items""x" ("order_id","line_no") VALUES (?,?) ON CONFLICT ("order_id","line_no") DO NOTHING;
 
 -- insert, 3 rows
-INSERT INTO "orders" ("id","note") VALUES (?1,?2),(?3,?4),(?5,?6);
+INSERT INTO "orders" ("id","note") VALUES (?,?),(?,?),(?,?);
 
 -- delete, one key column, 3 keys
-DELETE FROM "orders" WHERE "id" IN (?1,?2,?3);
+DELETE FROM "orders" WHERE "id" IN (?,?,?);
 
 -- delete, composite key, 2 keys
-DELETE FROM "shop"."order`items""x" WHERE ("order_id","line_no") IN (VALUES (?1,?2),(?3,?4));
+DELETE FROM "shop"."order`items""x" WHERE ("order_id","line_no") IN (VALUES (?,?),(?,?));
 
 -- progress, 2 partitions
-INSERT INTO "txsink_progress" ("pipeline","source_partition","position","seq") VALUES (?1,?2,?3,?4),(?5,?6,?7,?8) ON CONFLICT ("pipeline","source_partition") DO UPDATE SET "position"=excluded."position","seq"=excluded."seq","updated_at"=strftime('%Y-%m-%dT%H:%M:%fZ','now');
+INSERT INTO "txsink_progress" ("pipeline","source_partition","position","seq") VALUES (?,?,?,?),(?,?,?,?) ON CONFLICT ("pipeline","source_partition") DO UPDATE SET "position"=excluded."position","seq"=excluded."seq","updated_at"=strftime('%Y-%m-%dT%H:%M:%fZ','now');
 
