@@ -51,6 +51,9 @@ type Batch struct {
 	Table *schema.Table
 	// Deletes lists the keys to delete, each in Table.PrimaryKey order.
 	Deletes [][]any
+	// DeletePos holds, for each of Deletes, where the change that asked for
+	// it was read; error messages name it.
+	DeletePos []changelog.Position
 	// Upserts lists the rows to insert or overwrite by primary key, grouped
 	// by the set of columns they carry.
 	Upserts []Group
@@ -64,4 +67,7 @@ type Group struct {
 	Columns []string
 	// Rows holds the values, one slice per row, in Columns order.
 	Rows [][]any
+	// Pos holds, for each of Rows, where the change that made it was read;
+	// error messages name it.
+	Pos []changelog.Position
 }

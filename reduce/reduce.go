@@ -172,6 +172,7 @@ type Policy struct {
 }
 
 type entry struct {
+	pos  changelog.Position // where the change that made the entry was read
 	del  bool
 	key  []any // key values (only for deletes; upserts read them from row)
 	cols []string
@@ -270,7 +271,7 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 			if err != nil {
 				return err
 			}
-			ts.inserts = append(ts.inserts, entry{cols: cols, row: row, size: c.Size})
+			ts.inserts = append(ts.inserts, entry{pos: c.Pos, cols: cols, row: row, size: c.Size})
 			b.rows++
 			b.bytes += int64(c.Size)
 		case changelog.UpdateBefore:
@@ -291,7 +292,7 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 		if err != nil {
 			return err
 		}
-		b.put(ts, ks, &entry{del: true, key: key, size: keySize(c)})
+		b.put(ts, ks, &entry{pos: c.Pos, del: true, key: key, size: keySize(c)})
 	case changelog.Insert, changelog.UpdateAfter:
 		cols, row, err := b.convertRow(t, c, c.After, "after")
 		if err != nil {
@@ -307,9 +308,9 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 			}
 		}
 		if oldKey != nil && oldKs != ks {
-			b.put(ts, oldKs, &entry{del: true, key: oldKey, size: keySize(c)})
+			b.put(ts, oldKs, &entry{pos: c.Pos, del: true, key: oldKey, size: keySize(c)})
 		}
-		b.put(ts, ks, &entry{cols: cols, row: row, size: c.Size})
+		b.put(ts, ks, &entry{pos: c.Pos, cols: cols, row: row, size: c.Size})
 	default:
 		return &Error{Pos: c.Pos, Table: t.Schema.String(), Reason: fmt.Sprintf("unknown change kind %d", c.Kind), Hint: "this is a bug in the decoder that produced it; please report it"}
 	}
@@ -542,14 +543,15 @@ func (b *Buffer) Take() *commit.Unit {
 			e := ts.entries[ks]
 			if e.del {
 				batch.Deletes = append(batch.Deletes, e.key)
+				batch.DeletePos = append(batch.DeletePos, e.pos)
 			} else {
-				ups.add(e.cols, e.row)
+				ups.add(e.cols, e.row, e.pos)
 			}
 		}
 		batch.Upserts = ups.groups
 		var ins groupSet
 		for i := range ts.inserts {
-			ins.add(ts.inserts[i].cols, ts.inserts[i].row)
+			ins.add(ts.inserts[i].cols, ts.inserts[i].row, ts.inserts[i].pos)
 		}
 		batch.Inserts = ins.groups
 		if len(batch.Deletes)+len(batch.Upserts)+len(batch.Inserts) > 0 {
@@ -568,14 +570,15 @@ type groupSet struct {
 	groups []commit.Group
 }
 
-func (g *groupSet) add(cols []string, row []any) {
+func (g *groupSet) add(cols []string, row []any, pos changelog.Position) {
 	for i := range g.groups {
 		if sameSlice(g.groups[i].Columns, cols) {
 			g.groups[i].Rows = append(g.groups[i].Rows, row)
+			g.groups[i].Pos = append(g.groups[i].Pos, pos)
 			return
 		}
 	}
-	g.groups = append(g.groups, commit.Group{Columns: cols, Rows: [][]any{row}})
+	g.groups = append(g.groups, commit.Group{Columns: cols, Rows: [][]any{row}, Pos: []changelog.Position{pos}})
 }
 
 func sameSlice(a, b []string) bool {

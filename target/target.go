@@ -87,28 +87,40 @@ type Error struct {
 	Op string
 	// Table is the table the failing statement wrote, when one did.
 	Table string
-	// Key is the key of the first row of the failing statement, rendered.
-	Key       string
+	// Key is the key of the row at fault, rendered; when txsink could not
+	// tell which row of a multi-row statement it was, the first row's.
+	Key string
+	// Pos is the source position ("path:line") of the change that made the
+	// row at fault, when known.
+	Pos string
+	// Hint says what to do, for errors retrying cannot fix.
+	Hint      string
 	Transient bool
 	Err       error
 }
 
 func (e *Error) Error() string {
 	var b strings.Builder
+	if e.Pos != "" {
+		b.WriteString(e.Pos)
+		b.WriteString(": ")
+	}
 	b.WriteString(e.Op)
 	if e.Table != "" {
 		b.WriteString(" ")
 		b.WriteString(e.Table)
 	}
 	if e.Key != "" {
-		b.WriteString(" (from key ")
+		b.WriteString(" key ")
 		b.WriteString(e.Key)
-		b.WriteString(")")
 	}
 	b.WriteString(": ")
 	b.WriteString(e.Err.Error())
 	if e.Transient {
 		b.WriteString(" (transient: txsink retries)")
+	} else if e.Hint != "" {
+		b.WriteString("; ")
+		b.WriteString(e.Hint)
 	}
 	return b.String()
 }
@@ -202,10 +214,41 @@ func (t *DB) Progress(ctx context.Context, pipeline string) (map[string]changelo
 
 // Apply applies u in one transaction (see the package doc for the order).
 // On any error the transaction is rolled back; the error is an *Error.
-func (t *DB) Apply(ctx context.Context, u *commit.Unit) (err error) {
+//
+// When the server refuses a multi-row statement for good (a value, a
+// constraint), Apply finds the row at fault: after the rollback it replays
+// that statement's rows one at a time in a transaction it always rolls
+// back, and names the row's key and source position in the error.
+func (t *DB) Apply(ctx context.Context, u *commit.Unit) error {
+	failed, err := t.apply(ctx, u)
+	if err != nil && failed != nil && !t.dialect.Transient(err) {
+		return t.diagnose(ctx, failed, err)
+	}
+	return err
+}
+
+// work is one kind of statement over a list of tuples: the keys to delete
+// from a table, or the rows to write to it.
+type work struct {
+	op     string // "delete from", "write"
+	table  *schema.Table
+	cols   []*schema.Column
+	tuples [][]any
+	pos    []changelog.Position
+	keyIdx []int // where the key columns sit in a tuple
+	build  func(b *strings.Builder, rows int)
+}
+
+// failure is the chunk of a work whose statement failed.
+type failure struct {
+	w          *work
+	start, end int
+}
+
+func (t *DB) apply(ctx context.Context, u *commit.Unit) (failed *failure, err error) {
 	tx, err := t.db.BeginTx(ctx, nil)
 	if err != nil {
-		return t.wrap("begin", "", "", err)
+		return nil, t.wrap("begin", "", "", err)
 	}
 	defer func() {
 		if err != nil {
@@ -217,19 +260,22 @@ func (t *DB) Apply(ctx context.Context, u *commit.Unit) (err error) {
 	var sb strings.Builder
 	var args []any
 	for _, b := range u.Batches {
-		if err := t.deletes(ctx, tx, &sb, &args, b); err != nil {
-			return err
+		if len(b.Deletes) == 0 {
+			continue
+		}
+		if f, err := t.exec(ctx, tx, &sb, &args, t.deleteWork(b)); err != nil {
+			return f, err
 		}
 	}
 	for _, b := range u.Batches {
 		for _, g := range b.Upserts {
-			if err := t.rows(ctx, tx, &sb, &args, b.Table, g, t.dialect.Upsert); err != nil {
-				return err
+			if f, err := t.exec(ctx, tx, &sb, &args, t.rowWork(b.Table, g, t.dialect.Upsert)); err != nil {
+				return f, err
 			}
 		}
 		for _, g := range b.Inserts {
-			if err := t.rows(ctx, tx, &sb, &args, b.Table, g, t.dialect.Insert); err != nil {
-				return err
+			if f, err := t.exec(ctx, tx, &sb, &args, t.rowWork(b.Table, g, t.dialect.Insert)); err != nil {
+				return f, err
 			}
 		}
 	}
@@ -241,18 +287,122 @@ func (t *DB) Apply(ctx context.Context, u *commit.Unit) (err error) {
 			args = append(args, u.Pipeline, p.Partition, p.Offset, p.Seq)
 		}
 		if _, err := tx.ExecContext(ctx, sb.String(), args...); err != nil {
-			return t.wrap("write progress", ProgressTable, "", err)
+			return nil, t.wrap("write progress", ProgressTable, "", err)
 		}
 	}
 	if t.beforeCommit != nil {
 		if err := t.beforeCommit(u); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if err := tx.Commit(); err != nil {
-		return t.wrap("commit", "", "", err)
+		return nil, t.wrap("commit", "", "", err)
 	}
-	return nil
+	return nil, nil
+}
+
+func (t *DB) deleteWork(b *commit.Batch) *work {
+	w := &work{op: "delete from", table: b.Table, tuples: b.Deletes, pos: b.DeletePos}
+	for i, k := range b.Table.PrimaryKey {
+		c, _ := b.Table.Column(k)
+		w.cols = append(w.cols, c)
+		w.keyIdx = append(w.keyIdx, i)
+	}
+	w.build = func(sb *strings.Builder, rows int) { t.dialect.Delete(sb, b.Table, rows) }
+	return w
+}
+
+type builder func(b *strings.Builder, t *schema.Table, cols []string, rows int)
+
+func (t *DB) rowWork(tbl *schema.Table, g commit.Group, build builder) *work {
+	w := &work{op: "write", table: tbl, tuples: g.Rows, pos: g.Pos}
+	for _, name := range g.Columns {
+		c, _ := tbl.Column(name)
+		w.cols = append(w.cols, c)
+	}
+	for _, k := range tbl.PrimaryKey {
+		for i, name := range g.Columns {
+			if strings.EqualFold(name, k) {
+				w.keyIdx = append(w.keyIdx, i)
+			}
+		}
+	}
+	w.build = func(sb *strings.Builder, rows int) { build(sb, tbl, g.Columns, rows) }
+	return w
+}
+
+// exec runs w in statements chunked to the server's limits.
+func (t *DB) exec(ctx context.Context, tx *sql.Tx, sb *strings.Builder, args *[]any, w *work) (*failure, error) {
+	per := t.chunkRows(len(w.cols), approxBytes(w.tuples[0]))
+	for start := 0; start < len(w.tuples); start += per {
+		end := min(start+per, len(w.tuples))
+		if err := t.execChunk(ctx, tx, sb, args, w, start, end); err != nil {
+			return &failure{w: w, start: start, end: end}, t.wrap(w.op, w.table.String(), w.key(start), err)
+		}
+	}
+	return nil, nil
+}
+
+func (t *DB) execChunk(ctx context.Context, tx *sql.Tx, sb *strings.Builder, args *[]any, w *work, start, end int) error {
+	sb.Reset()
+	*args = (*args)[:0]
+	w.build(sb, end-start)
+	for _, tuple := range w.tuples[start:end] {
+		for i, v := range tuple {
+			*args = append(*args, t.dialect.Bind(w.cols[i], v))
+		}
+	}
+	_, err := tx.ExecContext(ctx, sb.String(), *args...)
+	return err
+}
+
+// key renders the key of tuple i.
+func (w *work) key(i int) string {
+	vals := make([]any, len(w.keyIdx))
+	for j, k := range w.keyIdx {
+		vals[j] = w.tuples[i][k]
+	}
+	return renderKey(vals)
+}
+
+// diagnose replays the rows of a failed chunk one at a time, in a
+// transaction it rolls back, to name the row the server refuses. It
+// returns the original error, sharpened when one row fails alone.
+func (t *DB) diagnose(ctx context.Context, f *failure, orig error) error {
+	if f.end-f.start == 1 {
+		return t.refused(f.w, f.start, orig)
+	}
+	tx, err := t.db.BeginTx(ctx, nil)
+	if err != nil {
+		return orig
+	}
+	defer tx.Rollback()
+	var sb strings.Builder
+	var args []any
+	for i := f.start; i < f.end; i++ {
+		if err := t.execChunk(ctx, tx, &sb, &args, f.w, i, i+1); err != nil {
+			if t.dialect.Transient(err) {
+				return orig
+			}
+			return t.refused(f.w, i, &Error{Op: f.w.op, Table: f.w.table.String(), Err: err})
+		}
+	}
+	return orig
+}
+
+// refused builds the error for row i of w, which the server refused.
+func (t *DB) refused(w *work, i int, err error) error {
+	var te *Error
+	cause := err
+	if errors.As(err, &te) {
+		cause = te.Err
+	}
+	e := &Error{Op: w.op, Table: w.table.String(), Key: w.key(i), Err: cause,
+		Hint: "the target refused this row; fix the value at the source or the target table's definition, then run again (nothing of this flush was committed)"}
+	if i < len(w.pos) {
+		e.Pos = w.pos[i].String()
+	}
+	return e
 }
 
 // chunkRows returns how many rows of width params fit one statement.
@@ -262,57 +412,6 @@ func (t *DB) chunkRows(width, rowBytes int) int {
 		n = min(n, max(1, t.dialect.MaxStatementBytes()/rowBytes))
 	}
 	return max(n, 1)
-}
-
-func (t *DB) deletes(ctx context.Context, tx *sql.Tx, sb *strings.Builder, args *[]any, b *commit.Batch) error {
-	if len(b.Deletes) == 0 {
-		return nil
-	}
-	keyCols := make([]*schema.Column, len(b.Table.PrimaryKey))
-	for i, k := range b.Table.PrimaryKey {
-		keyCols[i], _ = b.Table.Column(k)
-	}
-	per := t.chunkRows(len(keyCols), approxBytes(b.Deletes[0]))
-	for start := 0; start < len(b.Deletes); start += per {
-		end := min(start+per, len(b.Deletes))
-		sb.Reset()
-		*args = (*args)[:0]
-		t.dialect.Delete(sb, b.Table, end-start)
-		for _, key := range b.Deletes[start:end] {
-			for i, v := range key {
-				*args = append(*args, t.dialect.Bind(keyCols[i], v))
-			}
-		}
-		if _, err := tx.ExecContext(ctx, sb.String(), *args...); err != nil {
-			return t.wrap("delete from", b.Table.String(), renderKey(b.Deletes[start]), err)
-		}
-	}
-	return nil
-}
-
-type builder func(b *strings.Builder, t *schema.Table, cols []string, rows int)
-
-func (t *DB) rows(ctx context.Context, tx *sql.Tx, sb *strings.Builder, args *[]any, tbl *schema.Table, g commit.Group, build builder) error {
-	cols := make([]*schema.Column, len(g.Columns))
-	for i, c := range g.Columns {
-		cols[i], _ = tbl.Column(c)
-	}
-	per := t.chunkRows(len(cols), approxBytes(g.Rows[0]))
-	for start := 0; start < len(g.Rows); start += per {
-		end := min(start+per, len(g.Rows))
-		sb.Reset()
-		*args = (*args)[:0]
-		build(sb, tbl, g.Columns, end-start)
-		for _, row := range g.Rows[start:end] {
-			for i, v := range row {
-				*args = append(*args, t.dialect.Bind(cols[i], v))
-			}
-		}
-		if _, err := tx.ExecContext(ctx, sb.String(), *args...); err != nil {
-			return t.wrap("write", tbl.String(), firstKey(tbl, g.Columns, g.Rows[start]), err)
-		}
-	}
-	return nil
 }
 
 // approxBytes estimates the bytes a row's values take on the wire, with
@@ -331,21 +430,6 @@ func approxBytes(row []any) int {
 		n += 4
 	}
 	return n * 2
-}
-
-func firstKey(t *schema.Table, cols []string, row []any) string {
-	if len(t.PrimaryKey) == 0 {
-		return ""
-	}
-	vals := make([]any, 0, len(t.PrimaryKey))
-	for _, k := range t.PrimaryKey {
-		for i, c := range cols {
-			if strings.EqualFold(c, k) {
-				vals = append(vals, row[i])
-			}
-		}
-	}
-	return renderKey(vals)
 }
 
 func renderKey(vals []any) string {
