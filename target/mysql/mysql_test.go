@@ -1,0 +1,51 @@
+package mysql
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestVersionAtLeast(t *testing.T) {
+	tests := []struct {
+		v    string
+		want bool
+	}{
+		{"8.0.20", true}, {"8.0.19", false}, {"8.0.32-log", true}, {"8.4.0", true},
+		{"5.7.44", false}, {"9.1.0-commercial", true}, {"8.0", false},
+	}
+	for _, tc := range tests {
+		if got := versionAtLeast(tc.v, 8, 0, 20); got != tc.want {
+			t.Errorf("versionAtLeast(%q) = %v, want %v", tc.v, got, tc.want)
+		}
+	}
+}
+
+func TestDSN(t *testing.T) {
+	tests := []struct {
+		url  string
+		want []string // substrings of the DSN
+		err  string
+	}{
+		{"mysql://u:p%40ss@127.0.0.1:3306/shop", []string{"u:p@ss@tcp(127.0.0.1:3306)/shop", "STRICT_ALL_TABLES", "time_zone=%27%2B00%3A00%27", "interpolateParams=true"}, ""},
+		{"mysql://u@db.local/shop?tls=preferred", []string{"tcp(db.local:3306)/shop", "tls=preferred"}, ""},
+		{"mysql://u@127.0.0.1:3306/", nil, "name the database"},
+		{"postgres://u@h/db", nil, "not mysql://"},
+	}
+	for _, tc := range tests {
+		dsn, err := DSN(tc.url)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("DSN(%q) err = %v, want %q", tc.url, err, tc.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("DSN(%q): %v", tc.url, err)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(dsn, w) {
+				t.Errorf("DSN(%q) = %q, lacks %q", tc.url, dsn, w)
+			}
+		}
+	}
+}
