@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -473,4 +475,26 @@ func sumNotDivisibleBy3(n int) int {
 		}
 	}
 	return s
+}
+
+// TestCheckWritesNothing: check creates no progress table and no SQLite
+// file.
+func TestCheckWritesNothing(t *testing.T) {
+	db := testdb.SQLite(t)
+	db.Exec(t, `CREATE TABLE t (id INT PRIMARY KEY)`)
+	if err := engine.Check(context.Background(), pipeline(db, config.Table{Source: "s.t"})); err != nil {
+		t.Fatal(err)
+	}
+	if got := query(t, db, "SELECT COUNT(*) FROM sqlite_schema WHERE name = 'txsink_progress'"); got != "0" {
+		t.Errorf("check created the progress table")
+	}
+	missing := filepath.Join(t.TempDir(), "missing.db")
+	cfg := pipeline(db, config.Table{Source: "s.t"})
+	cfg.Target.URL = "sqlite://" + missing
+	if err := engine.Check(context.Background(), cfg); err == nil {
+		t.Errorf("check of a missing SQLite file succeeded")
+	}
+	if _, err := os.Stat(missing); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("check created %s (stat: %v)", missing, err)
+	}
 }

@@ -148,7 +148,11 @@ func New(ctx context.Context, cfg *config.Config, opts ...Option) (*Engine, erro
 	}
 	e.stats = Stats{Events: map[changelog.Kind]int64{}, Started: e.clock.Now()}
 	if e.target == nil {
-		t, err := connect.Open(ctx, cfg.Target.URL, e.baseDir)
+		open := connect.Open
+		if e.checkOnly {
+			open = connect.OpenReadOnly
+		}
+		t, err := open(ctx, cfg.Target.URL, e.baseDir)
 		if err != nil {
 			return nil, err
 		}

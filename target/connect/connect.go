@@ -17,6 +17,16 @@ import (
 // Open connects to the target at rawURL. A relative sqlite:// path is
 // taken relative to baseDir (the config file's folder).
 func Open(ctx context.Context, rawURL, baseDir string) (*target.DB, error) {
+	return open(ctx, rawURL, baseDir, false)
+}
+
+// OpenReadOnly is Open for callers that must not change the target, not
+// even by creating a SQLite file.
+func OpenReadOnly(ctx context.Context, rawURL, baseDir string) (*target.DB, error) {
+	return open(ctx, rawURL, baseDir, true)
+}
+
+func open(ctx context.Context, rawURL, baseDir string, readOnly bool) (*target.DB, error) {
 	scheme, _, _ := strings.Cut(rawURL, ":")
 	switch strings.ToLower(scheme) {
 	case "mysql", "mariadb":
@@ -27,6 +37,9 @@ func Open(ctx context.Context, rawURL, baseDir string) (*target.DB, error) {
 		p, err := sqlite.Path(rawURL, baseDir)
 		if err != nil {
 			return nil, err
+		}
+		if readOnly {
+			return sqlite.OpenReadOnly(ctx, p)
 		}
 		return sqlite.Open(ctx, p)
 	}

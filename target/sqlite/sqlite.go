@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -61,6 +62,22 @@ func Open(ctx context.Context, path string) (*target.DB, error) {
 	if path == ":memory:" {
 		dsn = "file::memory:?_pragma=foreign_keys(1)"
 	}
+	return open(ctx, path, dsn)
+}
+
+// OpenReadOnly opens an existing SQLite database without writing to it,
+// not even to switch its journal mode (txsink check uses it).
+func OpenReadOnly(ctx context.Context, path string) (*target.DB, error) {
+	if path == ":memory:" {
+		return Open(ctx, path)
+	}
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("open %s: %w (txsink run creates the file, but its tables must be created first)", path, err)
+	}
+	return open(ctx, path, "file:"+path+"?mode=ro&_pragma=busy_timeout(10000)")
+}
+
+func open(ctx context.Context, path, dsn string) (*target.DB, error) {
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
