@@ -424,11 +424,19 @@ func (e *Engine) Close() error {
 	return nil
 }
 
-// PartitionName returns the partition name of a file path: the path as
-// given, cleaned.
-func PartitionName(path string) string {
+// PartitionName returns the partition name of a file path: the path
+// relative to baseDir (the config file's folder) when the file lies below
+// it, else the cleaned path. Progress is keyed by this name, so a pipeline
+// folder can move without starting over.
+func PartitionName(path, baseDir string) string {
 	if path == "-" {
 		return path
 	}
-	return filepath.Clean(path)
+	path = filepath.Clean(path)
+	if baseDir != "" && filepath.IsAbs(path) {
+		if rel, err := filepath.Rel(baseDir, path); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return rel
+		}
+	}
+	return path
 }

@@ -81,7 +81,7 @@ func (e *Engine) Run(ctx context.Context, opts RunOptions) error {
 		}
 	}()
 	for _, path := range e.cfg.Source.Paths {
-		part := PartitionName(path)
+		part := PartitionName(path, e.baseDir)
 		start, _ := e.Progress(part)
 		start.Partition = part
 		r, err := file.Open(path, start, e.cfg.Source.Follow)

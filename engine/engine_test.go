@@ -1,0 +1,19 @@
+package engine
+
+import "testing"
+
+func TestPartitionName(t *testing.T) {
+	tests := []struct{ path, base, want string }{
+		{"/etc/tx/p0.jsonl", "/etc/tx", "p0.jsonl"},
+		{"/etc/tx/sub/../p1.jsonl", "/etc/tx", "p1.jsonl"},
+		{"/var/log/p0.jsonl", "/etc/tx", "/var/log/p0.jsonl"},
+		{"/etc/tx/p0.jsonl", "", "/etc/tx/p0.jsonl"},
+		{"-", "/etc/tx", "-"},
+		{"/etc/txsink/p.jsonl", "/etc/tx", "/etc/txsink/p.jsonl"},
+	}
+	for _, tc := range tests {
+		if got := PartitionName(tc.path, tc.base); got != tc.want {
+			t.Errorf("PartitionName(%q, %q) = %q, want %q", tc.path, tc.base, got, tc.want)
+		}
+	}
+}
