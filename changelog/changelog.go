@@ -30,6 +30,12 @@ const (
 	UpdateAfter
 	// Delete (-D) removes the row whose key the Before image holds.
 	Delete
+	// EndTxn carries no row: it marks the end of source transaction TxnID,
+	// for formats whose transaction boundary is an event of its own (such
+	// as Debezium's END). Its TxnEnd is true, and TxnEvents says how many
+	// row events the transaction had, when the format tells. Appliers pass
+	// over it; transaction assembly reads it.
+	EndTxn
 )
 
 // String returns "+I", "-U", "+U" or "-D".
@@ -43,6 +49,8 @@ func (k Kind) String() string {
 		return "+U"
 	case Delete:
 		return "-D"
+	case EndTxn:
+		return "END"
 	}
 	return "Kind(" + strconv.Itoa(int(k)) + ")"
 }
@@ -189,6 +197,9 @@ type Change struct {
 	TxnID string
 	// TxnEnd marks the last change of a source transaction.
 	TxnEnd bool
+	// TxnEvents is, on an EndTxn change, the number of row events the
+	// source transaction had (0 when the format does not say).
+	TxnEvents int
 }
 
 // Image returns the row image that identifies the change's row: After for

@@ -286,6 +286,12 @@ func (e *Engine) add(ctx context.Context, c *changelog.Change) error {
 	if e.Applied(c.Pos) {
 		return nil
 	}
+	now := e.clock.Now()
+	if c.Kind == changelog.EndTxn {
+		// A boundary names no table and holds no row.
+		e.buf.Skip(c.Pos, now)
+		return nil
+	}
 	e.mu.Lock()
 	e.stats.Events[c.Kind]++
 	e.mu.Unlock()
@@ -293,7 +299,6 @@ func (e *Engine) add(ctx context.Context, c *changelog.Change) error {
 	if err != nil {
 		return err
 	}
-	now := e.clock.Now()
 	if t == nil {
 		e.buf.Skip(c.Pos, now)
 		return nil

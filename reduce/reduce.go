@@ -264,6 +264,11 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 		b.byTable[t] = ts
 		b.tables = append(b.tables, ts)
 	}
+	if c.Kind == changelog.EndTxn {
+		// A transaction boundary holds no row; only progress moves.
+		b.touch(c.Pos, now)
+		return nil
+	}
 	if t.AppendOnly {
 		switch c.Kind {
 		case changelog.Insert:

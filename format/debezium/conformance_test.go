@@ -459,8 +459,9 @@ func TestConformancePaimonState(t *testing.T) {
 }
 
 // TestConformanceTransactionMetadata decodes the Debezium documentation's
-// transaction examples: BEGIN/END events give no change, data events carry
-// the transaction id whole.
+// transaction examples: BEGIN gives no change, END one EndTxn change with
+// the documented event count, and data events carry the same transaction
+// key as their END (for PostgreSQL, whose ids differ by LSN, the txId).
 func TestConformanceTransactionMetadata(t *testing.T) {
 	d := newDecoder(t, nil)
 	for _, conn := range []string{"mysql", "postgresql", "vitess"} {
@@ -470,12 +471,15 @@ func TestConformanceTransactionMetadata(t *testing.T) {
 			if len(events) != 2 {
 				t.Fatalf("%s: %d events, want BEGIN and END", name, len(events))
 			}
-			for i, ev := range events {
-				cs, err := d.Decode(ev, changelog.Position{Partition: name, Seq: int64(i + 1)})
-				if err != nil || len(cs) != 0 {
-					t.Errorf("boundary event %d: got %v, %v; want no change, no error", i+1, cs, err)
-				}
+			if cs, err := d.Decode(events[0], changelog.Position{Partition: name, Seq: 1}); err != nil || len(cs) != 0 {
+				t.Errorf("BEGIN: got %v, %v; want no change, no error", cs, err)
 			}
+			cs, err := d.Decode(events[1], changelog.Position{Partition: name, Seq: 2})
+			wantEvents := map[string]int{"mysql": 2, "postgresql": 2, "vitess": 1}[conn]
+			if err != nil || len(cs) != 1 || cs[0].Kind != changelog.EndTxn || !cs[0].TxnEnd || cs[0].TxnEvents != wantEvents {
+				t.Fatalf("END: got %+v, %v; want one EndTxn with %d events", cs, err, wantEvents)
+			}
+			endKey := cs[0].TxnID
 
 			for _, kind := range []string{"data-event-with-transaction", "data-event-with-ordered-transaction"} {
 				name := "txmeta-docs/" + conn + "-" + kind + ".txt"
@@ -496,8 +500,12 @@ func TestConformanceTransactionMetadata(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s: %v", name, err)
 				}
-				if len(cs) != 1 || cs[0].Kind != changelog.Insert || cs[0].TxnID != wantID {
-					t.Fatalf("%s: got %+v, want one +I with TxnID %q", name, cs, wantID)
+				if len(cs) != 1 || cs[0].Kind != changelog.Insert || cs[0].TxnID != TxnKey(wantID) {
+					t.Fatalf("%s: got %+v, want one +I with TxnID %q", name, cs, TxnKey(wantID))
+				}
+				if conn != "vitess" && cs[0].TxnID != endKey {
+					// The vitess examples are of different transactions.
+					t.Errorf("%s: data event's transaction key %q differs from END's %q", name, cs[0].TxnID, endKey)
 				}
 				if v, _ := cs[0].After.Get("pk"); v != "2" {
 					t.Errorf("%s: pk = %v, want \"2\"", name, v)

@@ -17,12 +17,15 @@
 //	op "d"       one -D change with Before
 //	op "t"       an error: txsink does not apply TRUNCATE
 //	tombstone    (empty, white space or null) no change and no error
-//	BEGIN/END    transaction boundary events ({"status": ...}, no op): no change and no error
+//	BEGIN        transaction boundary event ({"status": "BEGIN"}, no op): no change
+//	END          one row-less changelog.EndTxn change with TxnID and TxnEvents
+//	             (the END's event_count), marking where the transaction ends
 //
 // The table is source.schema (when present and not empty, as the PostgreSQL
 // and SQL Server connectors write it) or else source.db, and source.table.
 // Change.TxnID is transaction.id when the event carries transaction metadata,
-// kept whole (PostgreSQL's "txId:LSN" included).
+// through TxnKey: PostgreSQL's "txId:LSN" ids differ between BEGIN, the data
+// events and END, so they are grouped by their txId part.
 //
 // Values keep their exact JSON text: numbers become changelog.Number, nested
 // objects and arrays changelog.JSON; the target column's type decides later
@@ -52,6 +55,7 @@ import (
 	"bytes"
 	"errors"
 	"strconv"
+	"strings"
 	"sync/atomic"
 
 	"github.com/txsink/txsink/changelog"
@@ -107,15 +111,18 @@ const (
 
 // envelope is what a record's fields said, gathered in one pass.
 type envelope struct {
-	seen          uint16
-	op            string
-	before, after changelog.Row
-	hasBefore     bool // "before" is an object (not null, not absent)
-	hasAfter      bool
-	table         changelog.Table
-	hasSource     bool
-	txnID         string
-	boundary      bool // "status" is BEGIN or END
+	seen           uint16
+	op             string
+	before, after  changelog.Row
+	hasBefore      bool // "before" is an object (not null, not absent)
+	hasAfter       bool
+	table          changelog.Table
+	hasSource      bool
+	txnID          string
+	boundary       bool   // "status" is BEGIN or END
+	status         string // "BEGIN" or "END" on a boundary event
+	boundaryID     string // "id" of a boundary event
+	eventCountText string // "event_count" of an END event, as written
 
 	// The Kafka Connect wrapper, at the top level only.
 	schema      *rowSchema // nil without a schema (or with "schema": null)
@@ -200,9 +207,24 @@ func (d *Decoder) decode(data []byte, top *envelope) ([]changelog.Change, error)
 
 	if e.seen&fOp == 0 {
 		if e.boundary {
-			// A transaction BEGIN/END event: no row. Transaction grouping
-			// reads TxnID on the data events.
-			return nil, nil
+			if e.status == "BEGIN" {
+				return nil, nil
+			}
+			// END: the transaction is over. It becomes a row-less EndTxn
+			// change, so transaction assembly sees where it ends and how
+			// many events it had.
+			if e.boundaryID == "" {
+				return nil, &recordError{reason: `transaction END event has no "id"`, hint: hintMalformed}
+			}
+			var events int
+			if e.eventCountText != "" {
+				n, err := strconv.Atoi(e.eventCountText)
+				if err != nil || n < 0 {
+					return nil, &recordError{reason: `"event_count" must be a whole number, not ` + strconv.Quote(e.eventCountText), hint: hintMalformed}
+				}
+				events = n
+			}
+			return []changelog.Change{{Kind: changelog.EndTxn, TxnID: TxnKey(e.boundaryID), TxnEnd: true, TxnEvents: events}}, nil
 		}
 		return nil, &recordError{reason: `record has no "op" field: it is not a Debezium change event envelope`, hint: hintNoOp}
 	}
@@ -235,7 +257,7 @@ func (d *Decoder) decode(data []byte, top *envelope) ([]changelog.Change, error)
 
 	cs := make([]changelog.Change, 1)
 	c := &cs[0]
-	c.Kind, c.Table, c.TxnID = kind, e.table, e.txnID
+	c.Kind, c.Table, c.TxnID = kind, e.table, TxnKey(e.txnID)
 	switch kind {
 	case changelog.Insert, changelog.UpdateAfter:
 		if !e.hasAfter {
@@ -330,10 +352,15 @@ func (d *Decoder) readEnvelope(s *jsonscan.Scanner, e *envelope, top bool) error
 			err = readTransaction(s, e)
 		case k == "status":
 			bit = fStatus
-			var status string
-			if status, err = readString(s, "status"); err == nil {
-				e.boundary = status == "BEGIN" || status == "END"
+			if e.status, err = readString(s, "status"); err == nil {
+				e.boundary = e.status == "BEGIN" || e.status == "END"
 			}
+		case k == "id":
+			// Only boundary events have a top-level id; on any other
+			// record it is someone else's field and is passed over.
+			e.boundaryID, err = scalarText(s)
+		case k == "event_count":
+			e.eventCountText, err = scalarText(s)
 		case top && k == "schema":
 			bit = fSchema
 			err = d.readSchema(s, e)
@@ -638,4 +665,43 @@ func findTable(s *jsonscan.Scanner, top bool) string {
 			return ""
 		}
 	}
+}
+
+// TxnKey returns the part of a Debezium transaction id that is the same on
+// every event of one transaction. PostgreSQL ids are "txId:LSN" and the LSN
+// differs from event to event, so an id of two decimal numbers joined by a
+// colon keeps only the first; any other id (a MySQL GTID "uuid:n", a Vitess
+// VGTID) is kept whole.
+func TxnKey(id string) string {
+	a, b, ok := strings.Cut(id, ":")
+	if !ok || !digits(a) || !digits(b) {
+		return id
+	}
+	return a
+}
+
+func digits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// scalarText reads any value and returns the text of a string or number
+// ("" for anything else).
+func scalarText(s *jsonscan.Scanner) (string, error) {
+	tok, err := s.Value()
+	if err != nil {
+		return "", err
+	}
+	switch tok.Kind {
+	case jsonscan.String, jsonscan.Number:
+		return s.Text(tok), nil
+	}
+	return "", nil
 }

@@ -182,7 +182,6 @@ func TestDecodeNoChange(t *testing.T) {
 		"", " \n\t", "null", " null\n",
 		`{"schema":null,"payload":null}`,
 		`{"status":"BEGIN","id":"571:53195829","ts_ms":1486500577125,"event_count":null,"data_collections":null}`,
-		`{"status":"END","id":"571:53195832","event_count":2,"data_collections":[{"data_collection":"s1.a","event_count":2}]}`,
 		`{"schema":{"type":"struct","fields":[{"type":"string","field":"status"}]},"payload":{"status":"BEGIN","id":"x"}}`,
 	} {
 		cs, err := d.Decode([]byte(rec), testPos)
@@ -195,11 +194,37 @@ func TestDecodeNoChange(t *testing.T) {
 	}
 }
 
+func TestDecodeEndEvent(t *testing.T) {
+	d := newDecoder(t, nil)
+	for _, tc := range []struct {
+		rec    string
+		id     string
+		events int
+	}{
+		{`{"status":"END","id":"571:53195832","event_count":2,"data_collections":[{"data_collection":"s1.a","event_count":2}]}`, "571", 2},
+		{`{"status":"END","id":"0e4d5dcd-a33b-11ea-80f1-02010a22a99e:10","ts_ms":"1486500577691","event_count":"3"}`, "0e4d5dcd-a33b-11ea-80f1-02010a22a99e:10", 3},
+		{`{"schema":{"type":"struct","fields":[]},"payload":{"status":"END","id":"x","event_count":1}}`, "x", 1},
+		{`{"status":"END","id":"y"}`, "y", 0},
+	} {
+		cs, err := d.Decode([]byte(tc.rec), testPos)
+		if err != nil || len(cs) != 1 {
+			t.Fatalf("Decode(%s) = %v, %v; want one EndTxn", tc.rec, cs, err)
+		}
+		if c := cs[0]; c.Kind != changelog.EndTxn || !c.TxnEnd || c.TxnID != tc.id || c.TxnEvents != tc.events || c.Pos != testPos {
+			t.Errorf("Decode(%s) = %+v; want EndTxn %q with %d events", tc.rec, c, tc.id, tc.events)
+		}
+	}
+	for _, rec := range []string{`{"status":"END","event_count":2}`, `{"status":"END","id":"x","event_count":"many"}`, `{"status":"END","id":"x","event_count":-1}`} {
+		decodeErr(t, d, []byte(rec))
+	}
+}
+
 func TestDecodeTransactionID(t *testing.T) {
 	d := newDecoder(t, nil)
 	for _, tc := range []struct{ txn, want string }{
 		{`null`, ""},
-		{`{"id":"571:53195832","total_order":1,"data_collection_order":1}`, "571:53195832"},
+		{`{"id":"571:53195832","total_order":1,"data_collection_order":1}`, "571"}, // PostgreSQL txId:LSN
+		{`{"id":"571:x","total_order":1}`, "571:x"},
 		{`{"id":"0e4d5dcd-a33b-11ea-80f1-02010a22a99e:10","total_order":"1","data_collection_order":"1"}`, "0e4d5dcd-a33b-11ea-80f1-02010a22a99e:10"},
 		{`{"total_order":3,"id":12345}`, "12345"},
 	} {

@@ -137,6 +137,12 @@ func checkChanges(t *testing.T, cs []changelog.Change, pos changelog.Position) {
 	for _, c := range cs {
 		switch c.Kind {
 		case changelog.Insert, changelog.UpdateBefore, changelog.UpdateAfter, changelog.Delete:
+		case changelog.EndTxn:
+			// A transaction END: no table, no row, an id and a count.
+			if !c.TxnEnd || c.TxnID == "" || c.TxnEvents < 0 || c.Pos != pos || !c.Before.IsZero() || !c.After.IsZero() {
+				t.Fatalf("bad EndTxn change %+v", c)
+			}
+			continue
 		default:
 			t.Fatalf("invalid kind %v", c.Kind)
 		}
