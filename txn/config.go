@@ -1,0 +1,76 @@
+package txn
+
+import (
+	"fmt"
+	"time"
+)
+
+// Config holds the knobs of source-transaction mode. The names follow the
+// StarRocks connector's options (seed 001); package config turns the YAML
+// into this struct and owns the defaults, including the automatic
+// mini-switch interval, so every field here is taken literally.
+type Config struct {
+	// CommitInterval is the least time between two timer-driven commits
+	// (YAML "buffer-flush.interval"). 0 turns the timer off: plans are then
+	// cut only when memory is short (BufferSize) or on an explicit flush.
+	// It also bounds how long min-switch-bytes can hold a partition's
+	// finished transactions back: a switch is forced once a whole
+	// CommitInterval has passed since the partition's last switch.
+	CommitInterval time.Duration
+	// MiniSwitchInterval is the least time between two switches (freezes)
+	// of one partition's active chunk (YAML
+	// "transaction.multi-table.mini-switch-interval-ms", resolved: package
+	// config turns -1 into a duration). Finished source transactions that
+	// end inside it stay in the active chunk and freeze together with the
+	// next ones: N source transactions to 1 chunk. 0 switches at every
+	// transaction end. It is also how long a clean, idle active chunk waits
+	// before Tick freezes it (the source-idle fallback). Must be >= 0.
+	MiniSwitchInterval time.Duration
+	// MinSwitchBytes is how many bytes a partition's active chunk must hold
+	// before a switch at a transaction end (YAML
+	// "transaction.multi-table.min-switch-bytes"). <= 0 disables the
+	// threshold. It is bypassed, as in the seed, when a whole CommitInterval
+	// has passed since the partition's last switch, when the buffer is at
+	// least half full (BufferSize/2), and by the idle fallback.
+	MinSwitchBytes int64
+	// BufferSize is the soft limit on buffered bytes over all partitions
+	// and tables (YAML "transaction.multi-table.buffer-size"). At BufferSize
+	// every finished transaction freezes at once and Ready cuts a plan
+	// without waiting for CommitInterval; at 2×BufferSize Step asks the
+	// engine to stop reading (ErrBackPressure). Must be > 0.
+	BufferSize int64
+	// MaxTxnBytes refuses a single open source transaction that would grow
+	// past it (YAML "transaction.multi-table.max-txn-bytes"): Step returns an
+	// *Error wrapping ErrMaxTxnBytes. 0 means unlimited: an open transaction
+	// is then bounded only by the heap, because an unfinished transaction can
+	// neither be committed nor dropped to make room.
+	MaxTxnBytes int64
+}
+
+// DefaultConfig returns the seed's defaults with a one second commit
+// interval: BufferSize 128 MiB, MinSwitchBytes 1 MiB, MaxTxnBytes 0
+// (unlimited) and the automatic mini-switch interval for 1s, which is 500ms
+// (package config: min(1s, max(500ms, interval/4))).
+func DefaultConfig() Config {
+	return Config{
+		CommitInterval:     time.Second,
+		MiniSwitchInterval: 500 * time.Millisecond,
+		MinSwitchBytes:     1 << 20,
+		BufferSize:         128 << 20,
+	}
+}
+
+// validate names the YAML key of the first wrong field.
+func (c Config) validate() error {
+	switch {
+	case c.CommitInterval < 0:
+		return fmt.Errorf("txn: sink.buffer-flush.interval is %v; set it to 0 or more", c.CommitInterval)
+	case c.MiniSwitchInterval < 0:
+		return fmt.Errorf("txn: sink.transaction.multi-table.mini-switch-interval-ms is %v; resolve -1 (automatic) before calling txn.New, or set 0 or more", c.MiniSwitchInterval)
+	case c.BufferSize <= 0:
+		return fmt.Errorf("txn: sink.transaction.multi-table.buffer-size is %d; set it to at least 1 byte, such as 128MiB", c.BufferSize)
+	case c.MaxTxnBytes < 0:
+		return fmt.Errorf("txn: sink.transaction.multi-table.max-txn-bytes is %d; set it to 0 (unlimited) or more", c.MaxTxnBytes)
+	}
+	return nil
+}

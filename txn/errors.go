@@ -1,0 +1,94 @@
+package txn
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/txsink/txsink/changelog"
+)
+
+// The sentinels Step returns, directly or wrapped in an *Error. Test with
+// errors.Is.
+var (
+	// ErrBackPressure is returned by Step AFTER it accepted the change: the
+	// buffer holds at least 2×BufferSize and a commit can free some of it.
+	// It is a signal, not a failure. The engine MUST stop reading (call no
+	// Step) until Pressure() is below PressureHard, and meanwhile cut,
+	// commit and Advance plans; Ready is guaranteed to return a plan in
+	// that state whenever none is in flight, so waiting cannot deadlock.
+	ErrBackPressure = errors.New("txn: buffered changes reached 2×transaction.multi-table.buffer-size; stop reading until a commit frees memory")
+
+	// ErrMaxTxnBytes is wrapped by the *Error Step returns when one open
+	// source transaction would grow past Config.MaxTxnBytes. Permanent.
+	ErrMaxTxnBytes = errors.New("source transaction exceeds sink.transaction.multi-table.max-txn-bytes")
+
+	// ErrInterleaved is wrapped by the *Error Step returns when a change of
+	// transaction B arrives on a partition whose transaction A has not
+	// ended (both ids known). Committing either would split a source
+	// transaction, so the input is refused. Permanent.
+	ErrInterleaved = errors.New("a change of another source transaction arrived before the open one ended")
+)
+
+// Error is a change Step refuses. It names the partition, the source
+// transaction and the positions a person needs to find it. It is permanent:
+// retrying the same input cannot help, and the Machine is left as it was
+// before the refused Step (the change was not taken).
+type Error struct {
+	// Partition is the partition the change came from.
+	Partition string
+	// TxnID is the open source transaction's id ("" when the format carries
+	// none).
+	TxnID string
+	// Pos is where the refused change was read.
+	Pos changelog.Position
+	// Start is where the open transaction's first change was read (zero
+	// when the refused change would have started it).
+	Start changelog.Position
+	// Bytes is what the open transaction would hold with the refused change
+	// (max-txn-bytes refusals).
+	Bytes int64
+	// Limit is Config.MaxTxnBytes (max-txn-bytes refusals).
+	Limit int64
+	// Other is the transaction id of the refused change (ErrInterleaved).
+	Other string
+	// Err is ErrMaxTxnBytes or ErrInterleaved.
+	Err error
+}
+
+// Error renders, for example:
+//
+//	p0:17: partition p0 transaction t9 (started at p0:3): source transaction exceeds sink.transaction.multi-table.max-txn-bytes: 1048600 bytes > 1048576; raise max-txn-bytes (0 = unlimited) or split the transaction upstream
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.Pos.String())
+	b.WriteString(": partition ")
+	b.WriteString(e.Partition)
+	if e.TxnID != "" {
+		b.WriteString(" transaction ")
+		b.WriteString(e.TxnID)
+	}
+	if e.Start != (changelog.Position{}) {
+		b.WriteString(" (started at ")
+		b.WriteString(e.Start.String())
+		b.WriteString(")")
+	}
+	b.WriteString(": ")
+	b.WriteString(e.Err.Error())
+	switch e.Err {
+	case ErrMaxTxnBytes:
+		b.WriteString(": ")
+		b.WriteString(strconv.FormatInt(e.Bytes, 10))
+		b.WriteString(" bytes > ")
+		b.WriteString(strconv.FormatInt(e.Limit, 10))
+		b.WriteString("; raise max-txn-bytes (0 = unlimited) or split the transaction upstream")
+	case ErrInterleaved:
+		b.WriteString(": got transaction ")
+		b.WriteString(e.Other)
+		b.WriteString("; the source format must deliver each partition's transactions one after the other, the last change of each marked as its end")
+	}
+	return b.String()
+}
+
+// Unwrap returns ErrMaxTxnBytes or ErrInterleaved.
+func (e *Error) Unwrap() error { return e.Err }

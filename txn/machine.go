@@ -1,0 +1,482 @@
+package txn
+
+import (
+	"cmp"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/txsink/txsink/changelog"
+)
+
+// Pressure says how full the buffer is, and what the engine must do about
+// it. Read it with Machine.Pressure.
+type Pressure uint8
+
+// The pressure levels, from least to most full.
+const (
+	// PressureNone: Bytes() < BufferSize. Nothing to do.
+	PressureNone Pressure = iota
+	// PressureSoft: Bytes() >= BufferSize. Every finished source
+	// transaction freezes at once, and Ready cuts a plan without waiting
+	// for CommitInterval. The engine keeps reading.
+	PressureSoft
+	// PressureHard: Bytes() >= 2×BufferSize and a commit can free memory
+	// (a plan is in flight, or some source transaction is finished). Step
+	// returns ErrBackPressure; the engine MUST stop reading until the level
+	// drops, committing plans meanwhile.
+	PressureHard
+	// PressureOverrun: Bytes() >= 2×BufferSize but everything buffered
+	// belongs to open source transactions. No commit can free anything, so
+	// stopping the source would wait forever; the engine keeps reading
+	// until a transaction ends and SHOULD log a warning (the seed's "Write-
+	// block cap reached with nothing flushable"). Config.MaxTxnBytes is the
+	// bound that turns this into an error.
+	PressureOverrun
+)
+
+// String returns "none", "soft", "hard" or "overrun".
+func (p Pressure) String() string {
+	switch p {
+	case PressureNone:
+		return "none"
+	case PressureSoft:
+		return "soft"
+	case PressureHard:
+		return "hard"
+	case PressureOverrun:
+		return "overrun"
+	}
+	return fmt.Sprintf("Pressure(%d)", uint8(p))
+}
+
+// Region is the observable accounting of one (partition, table) pair: what
+// the Machine buffers for it, frozen or not. Regions are for metrics and
+// logs; the unit of freezing and committing is the whole partition, because
+// a relational target commits all tables of a source transaction in one
+// target transaction.
+type Region struct {
+	// Partition is the source partition.
+	Partition string
+	// Table is the source table, as the changes name it.
+	Table changelog.Table
+	// Changes counts the buffered changes (before reduction).
+	Changes int
+	// Bytes sums their changelog.Change.Size.
+	Bytes int64
+}
+
+type regionKey struct {
+	partition string
+	table     changelog.Table
+}
+
+// chunk is a frozen run of whole source transactions of one partition.
+type chunk struct {
+	changes []changelog.Change
+	bytes   int64
+	txns    int
+}
+
+// partition is the state of one source partition.
+//
+// Invariant: active[:clean] are whole finished source transactions that
+// have not frozen yet (the seed's clean part of the active chunk);
+// active[clean:] is the open transaction, if any. frozen holds chunks in
+// source order; when a plan is in flight its first chunks belong to it.
+type partition struct {
+	name       string
+	active     []changelog.Change
+	clean      int
+	cleanBytes int64
+	cleanTxns  int
+	openBytes  int64
+	openID     string    // TxnID of the open transaction, "" if unknown
+	lastEnd    time.Time // when active[clean-1] (a transaction end) arrived
+	lastSwitch time.Time
+	switched   bool // lastSwitch is set; before the first switch every end switches (seed: lastSwitchTimeMs starts at 0)
+	frozen     []chunk
+}
+
+// Machine is the source-transaction state machine of one pipeline. It is
+// pure (no goroutines, clock, randomness or I/O) and not safe for
+// concurrent use: one engine goroutine drives it.
+type Machine struct {
+	cfg        Config
+	parts      []*partition // first-seen order; plans list partitions in it
+	byName     map[string]*partition
+	regions    map[regionKey]*Region
+	bytes      int64
+	frozen     int // frozen chunks not in the plan in flight
+	cleanParts int // partitions with clean > 0
+	now        time.Time
+	// lastCommit is when the last plan was cut; before the first one, the
+	// first instant the Machine was told of, so the first commit comes one
+	// interval after start and batches what arrived meanwhile (the seed's
+	// example commits K1+K2+K3 together).
+	lastCommit time.Time
+	started    bool // m.now and lastCommit are set
+	inFlight   *Plan
+}
+
+// New returns an empty Machine, or an error naming the YAML key of the
+// first invalid field of cfg.
+func New(cfg Config) (*Machine, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	return &Machine{cfg: cfg, byName: map[string]*partition{}, regions: map[regionKey]*Region{}}, nil
+}
+
+// Config returns the configuration the Machine was built with.
+func (m *Machine) Config() Config { return m.cfg }
+
+func (m *Machine) observe(now time.Time) {
+	if !m.started {
+		m.now, m.lastCommit, m.started = now, now, true
+	}
+	if now.After(m.now) {
+		m.now = now
+	}
+}
+
+func (m *Machine) partition(name string) *partition {
+	p := m.byName[name]
+	if p == nil {
+		p = &partition{name: name}
+		m.byName[name] = p
+		m.parts = append(m.parts, p)
+	}
+	return p
+}
+
+// Step adds one change read at time now, and takes ownership of it: the
+// caller MUST NOT modify c's rows afterwards (they reappear in a Plan).
+// Changes of one partition MUST be stepped in source order; a change with
+// TxnEnd set closes its partition's open source transaction.
+//
+// Step returns nil, ErrBackPressure (c WAS accepted; stop reading, see
+// Pressure), or an *Error (c was NOT accepted and the Machine is unchanged;
+// the pipeline must stop, committing nothing past its last commit):
+// ErrMaxTxnBytes when the partition's open transaction would exceed
+// Config.MaxTxnBytes, ErrInterleaved when c belongs to another transaction
+// than the open one. Step may be called while a plan is in flight.
+func (m *Machine) Step(c changelog.Change, now time.Time) error {
+	p := m.partition(c.Pos.Partition)
+	size := int64(max(c.Size, 0))
+	open := len(p.active) - p.clean
+	if open > 0 && p.openID != "" && c.TxnID != "" && c.TxnID != p.openID {
+		return &Error{Partition: p.name, TxnID: p.openID, Other: c.TxnID, Pos: c.Pos, Start: p.active[p.clean].Pos, Err: ErrInterleaved}
+	}
+	if m.cfg.MaxTxnBytes > 0 && p.openBytes+size > m.cfg.MaxTxnBytes {
+		e := &Error{Partition: p.name, TxnID: cmp.Or(p.openID, c.TxnID), Pos: c.Pos, Bytes: p.openBytes + size, Limit: m.cfg.MaxTxnBytes, Err: ErrMaxTxnBytes}
+		if open > 0 {
+			e.Start = p.active[p.clean].Pos
+		}
+		return e
+	}
+	m.observe(now)
+	p.active = append(p.active, c)
+	p.openBytes += size
+	m.bytes += size
+	if p.openID == "" {
+		p.openID = c.TxnID
+	}
+	k := regionKey{p.name, c.Table}
+	r := m.regions[k]
+	if r == nil {
+		r = &Region{Partition: p.name, Table: c.Table}
+		m.regions[k] = r
+	}
+	r.Changes++
+	r.Bytes += size
+
+	if c.TxnEnd {
+		if p.clean == 0 {
+			m.cleanParts++
+		}
+		p.clean = len(p.active)
+		p.cleanBytes += p.openBytes
+		p.cleanTxns++
+		p.openBytes = 0
+		p.openID = ""
+		p.lastEnd = now
+		if m.switchAtEnd(p, now) {
+			m.freeze(p, now)
+		}
+	}
+	if m.Pressure() == PressureHard {
+		return ErrBackPressure
+	}
+	return nil
+}
+
+// switchAtEnd is the seed's tryMiniIntervalSwitch, run when a transaction
+// of p has just ended: may p's active chunk freeze now?
+func (m *Machine) switchAtEnd(p *partition, now time.Time) bool {
+	if m.bytes >= m.cfg.BufferSize {
+		// Memory is short: make everything finished committable at once,
+		// so the commit Ready is about to cut frees as much as possible.
+		return true
+	}
+	if !p.switched {
+		return true
+	}
+	since := now.Sub(p.lastSwitch)
+	if since < m.cfg.MiniSwitchInterval {
+		return false // batch with the transactions still to come (N:1)
+	}
+	return m.cfg.MinSwitchBytes <= 0 ||
+		p.cleanBytes >= m.cfg.MinSwitchBytes ||
+		// A trickle below min-switch-bytes still switches about once per
+		// commit interval, so it is never held back indefinitely.
+		(m.cfg.CommitInterval > 0 && since >= m.cfg.CommitInterval) ||
+		// The seed bypasses the threshold once half the buffer is used.
+		2*m.bytes >= m.cfg.BufferSize
+}
+
+// freeze moves p's finished transactions (active[:clean]) into a new frozen
+// chunk; the open transaction, if any, stays active.
+func (m *Machine) freeze(p *partition, now time.Time) {
+	ck := chunk{changes: p.active[:p.clean:p.clean], bytes: p.cleanBytes, txns: p.cleanTxns}
+	tail := p.active[p.clean:]
+	// The chunk keeps the old array; the open tail moves to a new one, so
+	// appends never write into a chunk and a committed chunk's array is not
+	// kept alive by a long open transaction. Each change is copied at most
+	// once this way: a change in the tail is of a transaction that had not
+	// ended, and the next freeze takes it only after it has.
+	active := make([]changelog.Change, len(tail), max(2*len(tail), len(ck.changes), 8))
+	copy(active, tail)
+	p.active = active
+	p.frozen = append(p.frozen, ck)
+	m.frozen++
+	m.cleanParts--
+	p.clean, p.cleanBytes, p.cleanTxns = 0, 0, 0
+	p.lastSwitch, p.switched = now, true
+}
+
+// Tick freezes by time: the finished transactions of a partition whose last
+// transaction end is at least MiniSwitchInterval old (the seed's source-idle
+// fallback, tryForceCleanSwitch), and, under memory pressure
+// (Bytes() >= BufferSize), every partition's finished transactions. Ready
+// calls Tick first, so an engine that calls Ready at NextDeadline need not
+// call Tick itself.
+//
+// The seed freezes only a chunk that is clean (its last change is an end).
+// Because a chunk here can be split at its last end, Tick also freezes the
+// finished transactions in front of an open one: a long transaction does
+// not hold back the ones that ended before it, which keeps the freshness
+// budget of CommitInterval + MiniSwitchInterval.
+func (m *Machine) Tick(now time.Time) {
+	m.observe(now)
+	if m.cleanParts == 0 {
+		return
+	}
+	pressure := m.bytes >= m.cfg.BufferSize
+	for _, p := range m.parts {
+		if p.clean > 0 && (pressure || now.Sub(p.lastEnd) >= m.cfg.MiniSwitchInterval) {
+			m.freeze(p, now)
+		}
+	}
+}
+
+// Ready returns the next plan to commit, or nil. It first runs Tick(now);
+// with flush set it also freezes every partition's finished transactions
+// regardless of timing (end of input, shutdown).
+//
+// A plan is cut when no plan is in flight, some chunk is frozen, and one of:
+// flush is set (Reason Flush); Bytes() >= BufferSize (BufferFull);
+// CommitInterval > 0 and it has passed since the last plan was cut (or,
+// before the first plan, since the first Step, Tick or Ready) (Interval). The plan takes every frozen chunk of every
+// partition, so one partition's open transaction never holds back
+// another's finished ones.
+//
+// After a plan is returned, Ready returns nil until Advance(plan). Open
+// transactions are never in a plan: at shutdown, loop Ready(now, true),
+// commit and Advance until Ready returns nil; what remains (OpenTxns) is
+// dropped with the Machine and read again after restart, since the stored
+// progress does not cover it.
+func (m *Machine) Ready(now time.Time, flush bool) *Plan {
+	m.Tick(now)
+	if flush && m.cleanParts > 0 {
+		for _, p := range m.parts {
+			if p.clean > 0 {
+				m.freeze(p, now)
+			}
+		}
+	}
+	if m.inFlight != nil || m.frozen == 0 {
+		return nil
+	}
+	var reason Reason
+	switch {
+	case flush:
+		reason = Flush
+	case m.bytes >= m.cfg.BufferSize:
+		reason = BufferFull
+	case m.cfg.CommitInterval > 0 && now.Sub(m.lastCommit) >= m.cfg.CommitInterval:
+		reason = Interval
+	default:
+		return nil
+	}
+	n := 0
+	parts := 0
+	for _, p := range m.parts {
+		if len(p.frozen) > 0 {
+			parts++
+			for _, ck := range p.frozen {
+				n += len(ck.changes)
+			}
+		}
+	}
+	pl := &Plan{
+		Reason:   reason,
+		Changes:  make([]changelog.Change, 0, n),
+		Progress: make([]changelog.Position, 0, parts),
+		parts:    make([]planPart, 0, parts),
+	}
+	for _, p := range m.parts {
+		if len(p.frozen) == 0 {
+			continue
+		}
+		for _, ck := range p.frozen {
+			pl.Changes = append(pl.Changes, ck.changes...)
+			pl.Txns += ck.txns
+			pl.Bytes += ck.bytes
+		}
+		pl.Progress = append(pl.Progress, pl.Changes[len(pl.Changes)-1].Pos)
+		pl.parts = append(pl.parts, planPart{p: p, chunks: len(p.frozen)})
+	}
+	m.frozen = 0
+	m.inFlight = pl
+	// The interval runs from cutting the plan, not from its commit, so a
+	// slow commit does not stretch the cadence.
+	m.lastCommit = now
+	return pl
+}
+
+// Advance tells the Machine that p was committed: its memory is freed and
+// Ready may cut the next plan. It MUST be called exactly once per plan,
+// only AFTER the target transaction holding p's changes and progress
+// committed, with the plan Ready returned; anything else is a bug in the
+// caller and panics.
+//
+// There is no way to hand a plan back: a failed commit is retried with the
+// same plan, whole, or the pipeline stops and the Machine is discarded
+// (the progress table, not the Machine, is what a restart trusts).
+func (m *Machine) Advance(p *Plan) {
+	if p == nil || p != m.inFlight {
+		panic("txn: Advance called with a plan that is not the one in flight")
+	}
+	for _, pp := range p.parts {
+		for i := range pp.p.frozen[:pp.chunks] {
+			ck := &pp.p.frozen[i]
+			m.bytes -= ck.bytes
+			for j := range ck.changes {
+				c := &ck.changes[j]
+				k := regionKey{pp.p.name, c.Table}
+				r := m.regions[k]
+				r.Changes--
+				r.Bytes -= int64(max(c.Size, 0))
+				if r.Changes == 0 {
+					// Tables come and go (events_202601, events_202602...):
+					// forget empty regions so the map stays small.
+					delete(m.regions, k)
+				}
+			}
+		}
+		clear(pp.p.frozen[:pp.chunks]) // let the chunks' arrays go
+		pp.p.frozen = pp.p.frozen[pp.chunks:]
+		if len(pp.p.frozen) == 0 {
+			pp.p.frozen = nil
+		}
+	}
+	m.inFlight = nil
+}
+
+// InFlight returns the plan cut by Ready and not yet advanced, or nil.
+func (m *Machine) InFlight() *Plan { return m.inFlight }
+
+// Bytes returns the buffered bytes: the sum of changelog.Change.Size over
+// every change stepped and not yet advanced (open, finished, frozen and in
+// flight alike).
+func (m *Machine) Bytes() int64 { return m.bytes }
+
+// OpenTxns returns how many partitions have an open (unfinished) source
+// transaction.
+func (m *Machine) OpenTxns() int {
+	n := 0
+	for _, p := range m.parts {
+		if len(p.active) > p.clean {
+			n++
+		}
+	}
+	return n
+}
+
+// Pressure returns the buffer's fill level; see the Pressure constants for
+// what the engine must do at each.
+func (m *Machine) Pressure() Pressure {
+	switch {
+	case m.bytes < m.cfg.BufferSize:
+		return PressureNone
+	case m.bytes < 2*m.cfg.BufferSize:
+		return PressureSoft
+	case m.inFlight != nil || m.frozen > 0 || m.cleanParts > 0:
+		return PressureHard
+	}
+	return PressureOverrun
+}
+
+// NextDeadline returns the earliest instant at which Tick or Ready has
+// something to do, so the engine can keep a single timer; ok is false when
+// nothing will happen until the next Step (or Advance). Before the deadline,
+// Tick and Ready(now, false) do nothing; at or after it, they freeze a chunk
+// or cut a plan. A deadline at or before the current time means "now".
+// While a plan is in flight only freezing counts: call NextDeadline again
+// after Advance.
+func (m *Machine) NextDeadline() (deadline time.Time, ok bool) {
+	set := func(t time.Time) {
+		if !ok || t.Before(deadline) {
+			deadline, ok = t, true
+		}
+	}
+	pressure := m.bytes >= m.cfg.BufferSize
+	if m.cleanParts > 0 {
+		for _, p := range m.parts {
+			if p.clean == 0 {
+				continue
+			}
+			if pressure {
+				set(m.now)
+			} else {
+				set(p.lastEnd.Add(m.cfg.MiniSwitchInterval))
+			}
+		}
+	}
+	if m.inFlight == nil && m.frozen > 0 {
+		switch {
+		case pressure:
+			set(m.now)
+		case m.cfg.CommitInterval > 0:
+			set(m.lastCommit.Add(m.cfg.CommitInterval))
+		}
+	}
+	return deadline, ok
+}
+
+// Regions returns the per-(partition, table) accounting of what is
+// buffered, sorted by partition and table.
+func (m *Machine) Regions() []Region {
+	out := make([]Region, 0, len(m.regions))
+	for _, r := range m.regions {
+		out = append(out, *r)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Partition != out[j].Partition {
+			return out[i].Partition < out[j].Partition
+		}
+		return out[i].Table.String() < out[j].Table.String()
+	})
+	return out
+}

@@ -1,0 +1,352 @@
+package txn
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/txsink/txsink/changelog"
+)
+
+// driver plays a byte string as a random interleaving of partitions,
+// transactions, clock ticks, Ready, Advance and flushes, and checks after
+// every operation that:
+//
+//   - every plan holds only whole source transactions, and per partition
+//     continues exactly where the previous plan stopped (order, no loss, no
+//     duplicates); its Progress, Txns and Bytes agree with its Changes;
+//   - per partition, committed ++ in flight ++ frozen ++ active == input;
+//   - Bytes() and Regions() equal the sum over what is buffered;
+//   - NextDeadline is exact: before it Ready does nothing, at it something;
+//   - back-pressure never deadlocks: PressureHard with no plan in flight
+//     means Ready returns a plan;
+//   - at the end, with every transaction closed and flushed, everything was
+//     committed once and Bytes() is zero.
+type driver struct {
+	t       testing.TB
+	m       *Machine
+	now     time.Time
+	input   map[string][]changelog.Change // accepted changes per partition
+	cut     map[string]int                // changes per partition in plans cut so far
+	done    map[string]int                // changes per partition in advanced plans
+	txn     map[string]int                // current transaction number per partition
+	open    map[string]int64              // bytes of the open transaction per partition
+	plan    *Plan
+	names   []string
+	refused int
+}
+
+func (d *driver) fatalf(format string, args ...any) {
+	d.t.Helper()
+	d.t.Fatalf(format+"\nstate:\n%s", append(args, d.m.Describe())...)
+}
+
+func runOps(t testing.TB, data []byte) {
+	if len(data) < 5 {
+		return
+	}
+	cfg := Config{
+		CommitInterval:     time.Duration(data[0]%8) * 100 * time.Millisecond, // 0 (timer off) .. 700ms
+		MiniSwitchInterval: time.Duration(data[1]%6) * 50 * time.Millisecond,
+		MinSwitchBytes:     int64(data[2]%4) * 300,
+		BufferSize:         500 + int64(data[3]%8)*500,
+		MaxTxnBytes:        int64(data[4]%3) * 700, // 0 = unlimited
+	}
+	m, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &driver{t: t, m: m, now: t0, input: map[string][]changelog.Change{}, cut: map[string]int{},
+		done: map[string]int{}, txn: map[string]int{}, open: map[string]int64{}, names: []string{"p0", "p1", "p2"}}
+	ops := data[5:]
+	for i := 0; i < len(ops); i++ {
+		arg := byte(0)
+		if i+1 < len(ops) {
+			arg = ops[i+1]
+		}
+		switch op := ops[i] % 10; {
+		case op < 5: // step (half of all operations)
+			i++
+			d.step(d.names[int(ops[i-1]>>4)%len(d.names)], int(arg>>2)*8, arg&3 == 0, arg&0x80 != 0 && arg&0x40 != 0)
+		case op < 7:
+			i++
+			d.now = d.now.Add(time.Duration(arg) * 5 * time.Millisecond)
+			d.ready(false, arg&1 == 0)
+		case op == 7:
+			d.now = d.now.Add(time.Duration(arg) * time.Millisecond)
+			d.tick()
+		case op == 8:
+			d.advance()
+		default:
+			d.ready(true, true)
+		}
+		d.check()
+	}
+	// Close every open transaction, then flush until nothing is left.
+	for _, p := range d.names {
+		if d.open[p] > 0 || (len(d.input[p]) > 0 && !d.input[p][len(d.input[p])-1].TxnEnd) {
+			d.step(p, 0, true, false)
+		}
+	}
+	d.advance()
+	for n := 0; ; n++ {
+		if n > 3 {
+			d.fatalf("flush did not drain the machine")
+		}
+		if !d.ready(true, true) {
+			break
+		}
+		d.check()
+	}
+	d.check()
+	if m.Bytes() != 0 || m.OpenTxns() != 0 || len(m.Regions()) != 0 {
+		d.fatalf("after the final flush: bytes %d, open %d, regions %v", m.Bytes(), m.OpenTxns(), m.Regions())
+	}
+	if _, ok := m.NextDeadline(); ok {
+		d.fatalf("a deadline with nothing buffered")
+	}
+	for _, p := range d.names {
+		if d.done[p] != len(d.input[p]) {
+			d.fatalf("%s: %d of %d changes committed", p, d.done[p], len(d.input[p]))
+		}
+	}
+}
+
+// step steps one change of partition p; end closes its transaction.
+func (d *driver) step(p string, size int, end, noID bool) {
+	if d.open[p] == 0 && (len(d.input[p]) == 0 || d.input[p][len(d.input[p])-1].TxnEnd) {
+		d.txn[p]++
+	}
+	seq := int64(len(d.input[p]) + 1)
+	c := changelog.Change{Kind: changelog.Insert, Table: changelog.Table{Name: fmt.Sprint("t", seq%3)},
+		Pos: changelog.Position{Partition: p, Offset: seq, Seq: seq}, Size: size, TxnEnd: end}
+	if !noID {
+		c.TxnID = fmt.Sprintf("%s-%d", p, d.txn[p])
+	}
+	err := d.m.Step(c, d.now)
+	var te *Error
+	switch {
+	case errors.As(err, &te):
+		lim := d.m.Config().MaxTxnBytes
+		if !errors.Is(err, ErrMaxTxnBytes) || lim == 0 || d.open[p]+int64(size) <= lim || te.Partition != p || te.Pos != c.Pos {
+			d.fatalf("step %v: unexpected refusal: %v", c.Pos, err)
+		}
+		d.refused++
+		return // not taken
+	case err != nil && !errors.Is(err, ErrBackPressure):
+		d.fatalf("step: %v", err)
+	}
+	if lim := d.m.Config().MaxTxnBytes; lim > 0 && d.open[p]+int64(size) > lim {
+		d.fatalf("step %v: open transaction grew to %d bytes past max-txn-bytes %d", c.Pos, d.open[p]+int64(size), lim)
+	}
+	d.input[p] = append(d.input[p], c)
+	d.open[p] += int64(size)
+	if end {
+		d.open[p] = 0
+	}
+	if errors.Is(err, ErrBackPressure) != (d.m.Pressure() == PressureHard) {
+		d.fatalf("Step returned %v at pressure %s", err, d.m.Pressure())
+	}
+	// An engine stops reading under back-pressure and commits until it
+	// can read again. That must always be possible.
+	for n := 0; d.m.Pressure() == PressureHard; n++ {
+		if n > 2 {
+			d.fatalf("back-pressure did not clear")
+		}
+		if d.m.InFlight() != nil {
+			d.advance()
+			continue
+		}
+		if !d.ready(false, true) {
+			d.fatalf("back-pressure with no plan in flight, and Ready has none")
+		}
+	}
+}
+
+func (d *driver) tick() {
+	before := d.frozenChunks()
+	dl, ok := d.m.NextDeadline()
+	d.m.Tick(d.now)
+	if d.frozenChunks() != before && (!ok || d.now.Before(dl)) {
+		d.fatalf("Tick froze a chunk before the deadline (%v, %v)", dl, ok)
+	}
+}
+
+// ready calls Ready and, if it returns a plan, checks it and advances it
+// when advance is set. It reports whether a plan was cut.
+func (d *driver) ready(flush, advance bool) bool {
+	before := d.frozenChunks()
+	dl, ok := d.m.NextDeadline()
+	inFlight := d.m.InFlight() != nil
+	p := d.m.Ready(d.now, flush)
+	acted := p != nil || d.frozenChunks() != before
+	if !flush {
+		due := ok && !d.now.Before(dl)
+		if acted != due {
+			d.fatalf("deadline %v (ok %v) at %v, but Ready acted=%v", dl, ok, d.now, acted)
+		}
+	}
+	if p == nil {
+		return false
+	}
+	if inFlight {
+		d.fatalf("a second plan while one is in flight")
+	}
+	d.checkPlan(p)
+	d.plan = p
+	if advance {
+		d.advance()
+	}
+	return true
+}
+
+func (d *driver) checkPlan(p *Plan) {
+	var bytes int64
+	txns := 0
+	var order []string
+	for i := 0; i < len(p.Changes); {
+		part := p.Changes[i].Pos.Partition
+		for _, o := range order {
+			if o == part {
+				d.fatalf("partition %s appears twice in a plan", part)
+			}
+		}
+		order = append(order, part)
+		j := i
+		for j < len(p.Changes) && p.Changes[j].Pos.Partition == part {
+			bytes += int64(p.Changes[j].Size)
+			if p.Changes[j].TxnEnd {
+				txns++
+			}
+			j++
+		}
+		seg := p.Changes[i:j]
+		from := d.cut[part]
+		if !seg[len(seg)-1].TxnEnd {
+			d.fatalf("plan ends %s inside a source transaction, at %v", part, seg[len(seg)-1].Pos)
+		}
+		if from+len(seg) > len(d.input[part]) {
+			d.fatalf("plan holds more of %s than was stepped", part)
+		}
+		for k := range seg {
+			if seg[k].Pos != d.input[part][from+k].Pos {
+				d.fatalf("plan holds %v where %v comes next in %s", seg[k].Pos, d.input[part][from+k].Pos, part)
+			}
+		}
+		if n := len(order) - 1; n >= len(p.Progress) || p.Progress[n] != seg[len(seg)-1].Pos {
+			d.fatalf("progress %v does not end %s at %v", p.Progress, part, seg[len(seg)-1].Pos)
+		}
+		d.cut[part] = from + len(seg)
+		i = j
+	}
+	if len(p.Progress) != len(order) || p.Txns != txns || p.Bytes != bytes || len(p.Changes) == 0 {
+		d.fatalf("plan totals: progress %v txns %d/%d bytes %d/%d", p.Progress, p.Txns, txns, p.Bytes, bytes)
+	}
+}
+
+func (d *driver) advance() {
+	if d.plan == nil {
+		return
+	}
+	d.m.Advance(d.plan)
+	for _, c := range d.plan.Changes {
+		d.done[c.Pos.Partition]++
+	}
+	d.plan = nil
+}
+
+func (d *driver) frozenChunks() int {
+	n := 0
+	for _, p := range d.m.parts {
+		n += len(p.frozen)
+	}
+	return n
+}
+
+// check compares the Machine's buffers with the model.
+func (d *driver) check() {
+	var bytes int64
+	regions := map[regionKey]Region{}
+	for _, name := range d.names {
+		p := d.m.byName[name]
+		var buffered []changelog.Change
+		if p != nil {
+			for _, ck := range p.frozen {
+				if len(ck.changes) == 0 || !ck.changes[len(ck.changes)-1].TxnEnd {
+					d.fatalf("%s: a frozen chunk does not end a source transaction", name)
+				}
+				buffered = append(buffered, ck.changes...)
+			}
+			if p.clean > 0 && !p.active[p.clean-1].TxnEnd {
+				d.fatalf("%s: the finished part does not end a transaction", name)
+			}
+			for _, c := range p.active[p.clean:] {
+				if c.TxnEnd {
+					d.fatalf("%s: the open transaction holds an end", name)
+				}
+			}
+			buffered = append(buffered, p.active...)
+		}
+		want := d.input[name][d.done[name]:]
+		if len(buffered) != len(want) {
+			d.fatalf("%s: %d changes buffered, want %d", name, len(buffered), len(want))
+		}
+		for i := range want {
+			if buffered[i].Pos != want[i].Pos {
+				d.fatalf("%s: buffered %v where %v is next", name, buffered[i].Pos, want[i].Pos)
+			}
+			c := &want[i]
+			bytes += int64(c.Size)
+			k := regionKey{name, c.Table}
+			r := regions[k]
+			r.Partition, r.Table = name, c.Table
+			r.Changes++
+			r.Bytes += int64(c.Size)
+			regions[k] = r
+		}
+	}
+	if d.m.Bytes() != bytes {
+		d.fatalf("Bytes() = %d, model %d", d.m.Bytes(), bytes)
+	}
+	got := d.m.Regions()
+	if len(got) != len(regions) {
+		d.fatalf("regions %v, model %v", got, regions)
+	}
+	for _, r := range got {
+		if regions[regionKey{r.Partition, r.Table}] != r {
+			d.fatalf("region %v, model %v", r, regions[regionKey{r.Partition, r.Table}])
+		}
+	}
+}
+
+// TestRandomInterleavings runs the driver over seeded random inputs.
+func TestRandomInterleavings(t *testing.T) {
+	n := 400
+	if testing.Short() {
+		n = 50
+	}
+	for seed := range uint64(n) {
+		r := rand.New(rand.NewPCG(seed, 0x7478))
+		data := make([]byte, 5+r.IntN(600))
+		for i := range data {
+			data[i] = byte(r.UintN(256))
+		}
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { runOps(t, data) })
+	}
+}
+
+// FuzzMachine lets go test -fuzz hunt for inputs that break the driver's
+// invariants: go test -fuzz FuzzMachine ./txn/
+func FuzzMachine(f *testing.F) {
+	f.Add([]byte{3, 2, 1, 0, 1, 0, 0x04, 1, 0x10, 0, 2, 5, 9, 0x20, 1, 6, 200})
+	f.Add([]byte{0, 0, 0, 0, 2, 0, 0xff, 0, 0xfc, 0, 0xfc, 0, 0xfc, 9, 8})
+	f.Add([]byte{7, 5, 3, 7, 0, 0, 0xf0, 10, 0x00, 1, 0xf0, 5, 255, 6, 255, 9})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) > 4000 {
+			return
+		}
+		runOps(t, data)
+	})
+}
