@@ -37,11 +37,11 @@ Example:
 	dir := fs.String("dir", "txsink-demo", "folder for the changelog files, the pipeline config and the SQLite database (recreated on each run)")
 	orders := fs.Int("orders", 20000, "orders to generate")
 	partitions := fs.Int("partitions", 2, "changelog files (partitions) to spread the orders over")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *orders < 1 || *partitions < 1 {
-		return usageError{"--orders and --partitions must be at least 1"}
+		return usageError{msg: "--orders and --partitions must be at least 1"}
 	}
 	if err := prepareDemoDir(*dir); err != nil {
 		return err

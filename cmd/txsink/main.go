@@ -82,7 +82,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	var ue usageError
 	if errors.As(err, &ue) {
-		fmt.Fprintf(stderr, "txsink %s: %s\n", args[0], ue.msg)
+		if !ue.printed {
+			fmt.Fprintf(stderr, "txsink %s: %s\n", args[0], ue.msg)
+		}
 		return 2
 	}
 	if err != nil {
@@ -92,7 +94,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-type usageError struct{ msg string }
+// usageError is a mistake in the command line: exit code 2. printed says
+// the flag package has shown it already.
+type usageError struct {
+	msg     string
+	printed bool
+}
 
 func (u usageError) Error() string { return u.msg }
 
@@ -111,7 +118,7 @@ func logFlags(fs *flag.FlagSet) func(w io.Writer) (*slog.Logger, error) {
 	return func(w io.Writer) (*slog.Logger, error) {
 		var l slog.Level
 		if err := l.UnmarshalText([]byte(*level)); err != nil {
-			return nil, usageError{fmt.Sprintf("--log-level %q: want debug, info, warn or error", *level)}
+			return nil, usageError{msg: fmt.Sprintf("--log-level %q: want debug, info, warn or error", *level)}
 		}
 		opts := &slog.HandlerOptions{Level: l}
 		switch *formatName {
@@ -120,8 +127,23 @@ func logFlags(fs *flag.FlagSet) func(w io.Writer) (*slog.Logger, error) {
 		case "json":
 			return slog.New(slog.NewJSONHandler(w, opts)), nil
 		}
-		return nil, usageError{fmt.Sprintf("--log-format %q: want text or json", *formatName)}
+		return nil, usageError{msg: fmt.Sprintf("--log-format %q: want text or json", *formatName)}
 	}
+}
+
+// parseFlags parses args; a bad flag is a usage error, already printed
+// with the command's usage by the flag package.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{msg: err.Error(), printed: true}
+	}
+	if fs.NArg() > 0 {
+		return usageError{msg: fmt.Sprintf("unexpected argument %q (flags only; see --help)", fs.Arg(0))}
+	}
+	return nil
 }
 
 func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {

@@ -26,11 +26,11 @@ Example:
   txsink run --config pipeline.yaml --log-level debug`, stderr)
 	cfgPath := fs.String("config", "", "pipeline configuration file (YAML); required")
 	logger := logFlags(fs)
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *cfgPath == "" {
-		return usageError{"--config is required (see txsink run --help)"}
+		return usageError{msg: "--config is required (see txsink run --help)"}
 	}
 	log, err := logger(stderr)
 	if err != nil {
@@ -99,11 +99,11 @@ Exits 0 when all is well, 1 with one line per problem otherwise.
 Example:
   txsink check --config pipeline.yaml`, stderr)
 	cfgPath := fs.String("config", "", "pipeline configuration file (YAML); required")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *cfgPath == "" {
-		return usageError{"--config is required (see txsink check --help)"}
+		return usageError{msg: "--config is required (see txsink check --help)"}
 	}
 	cfg, err := config.Load(*cfgPath)
 	if err != nil {
