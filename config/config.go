@@ -83,7 +83,9 @@ type Source struct {
 	// directory. At least one; no path twice.
 	Paths []string
 	// Format is the changelog format of the records (YAML "source.format").
-	// Required; one of "debezium-json", "txsink-json".
+	// Required; one of the names format/formats.Names returns
+	// ("debezium-json", "canal-json", "maxwell-json", "ogg-json",
+	// "flink-changelog-json", "txsink-json").
 	Format string
 	// FormatOptions are passed to the format's decoder as they are (YAML
 	// "source.format-options"); the decoder rejects options it does not

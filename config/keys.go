@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	formatsreg "github.com/txsink/txsink/format/formats"
 	"regexp"
 	"slices"
 	"strings"
@@ -94,8 +95,9 @@ type sectionDef struct {
 // sourceTypes lists the accepted values of source.type.
 var sourceTypes = []string{"file"}
 
-// formats lists the accepted values of source.format.
-var formats = []string{"debezium-json", "txsink-json"}
+// formats lists the accepted values of source.format: the decoders
+// package formats knows, so the two cannot disagree.
+var formats = formatsreg.Names()
 
 var namePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
 

@@ -4,8 +4,12 @@
 //
 // The formats themselves live in subpackages, which import this package:
 //
-//	format/debezium   "debezium-json": Debezium change events, with or without the Kafka Connect schema envelope
-//	format/native     "txsink-json":   txsink's own line format, and its encoder
+//	format/debezium   "debezium-json":        Debezium change events, with or without the Kafka Connect schema envelope
+//	format/canal      "canal-json":           Canal flat messages (many rows per message, values as strings)
+//	format/maxwell    "maxwell-json":         Maxwell rows, with xid/commit transaction marks
+//	format/ogg        "ogg-json":             Oracle GoldenGate JSON
+//	format/flinkjson  "flink-changelog-json": Flink CDC's changelog-json ({"data":..., "op":"+I"})
+//	format/native     "txsink-json":          txsink's own line format, and its encoder
 //	format/formats    the registry: formats.New(name, opts) picks a decoder by its configured name
 //
 // The registry is a package of its own, not a map in this package filled by

@@ -12,8 +12,12 @@ import (
 	"strings"
 
 	"github.com/txsink/txsink/format"
+	"github.com/txsink/txsink/format/canal"
 	"github.com/txsink/txsink/format/debezium"
+	"github.com/txsink/txsink/format/flinkjson"
+	"github.com/txsink/txsink/format/maxwell"
 	"github.com/txsink/txsink/format/native"
+	"github.com/txsink/txsink/format/ogg"
 )
 
 // registry lists the formats in the order Names reports them.
@@ -22,6 +26,10 @@ var registry = []struct {
 	new  func(format.Options) (format.Decoder, error)
 }{
 	{debezium.Name, func(o format.Options) (format.Decoder, error) { return decoder(debezium.New(o)) }},
+	{canal.Name, func(o format.Options) (format.Decoder, error) { return decoder(canal.New(o)) }},
+	{maxwell.Name, func(o format.Options) (format.Decoder, error) { return decoder(maxwell.New(o)) }},
+	{ogg.Name, func(o format.Options) (format.Decoder, error) { return decoder(ogg.New(o)) }},
+	{flinkjson.Name, func(o format.Options) (format.Decoder, error) { return decoder(flinkjson.New(o)) }},
 	{native.Name, func(o format.Options) (format.Decoder, error) { return decoder(native.New(o)) }},
 }
 

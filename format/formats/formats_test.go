@@ -10,15 +10,24 @@ import (
 )
 
 func TestNew(t *testing.T) {
-	if got, want := Names(), []string{"debezium-json", "txsink-json"}; !reflect.DeepEqual(got, want) {
+	want := []string{"debezium-json", "canal-json", "maxwell-json", "ogg-json", "flink-changelog-json", "txsink-json"}
+	if got := Names(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Names() = %v, want %v", got, want)
 	}
 	records := map[string]string{
-		"debezium-json": `{"op":"c","after":{"id":1},"source":{"db":"d","table":"t"}}`,
-		"txsink-json":   `{"op":"+I","table":"d.t","row":{"id":1}}`,
+		"debezium-json":        `{"op":"c","after":{"id":1},"source":{"db":"d","table":"t"}}`,
+		"canal-json":           `{"data":[{"id":"1"}],"database":"d","table":"t","type":"INSERT","isDdl":false}`,
+		"maxwell-json":         `{"database":"d","table":"t","type":"insert","data":{"id":1}}`,
+		"ogg-json":             `{"table":"d.t","op_type":"I","after":{"id":1}}`,
+		"flink-changelog-json": `{"data":{"id":1},"op":"+I"}`,
+		"txsink-json":          `{"op":"+I","table":"d.t","row":{"id":1}}`,
+	}
+	// Options a format requires.
+	opts := map[string]format.Options{
+		"flink-changelog-json": {"flink-changelog-json.table": "d.t"},
 	}
 	for _, name := range Names() {
-		d, err := New(name, nil)
+		d, err := New(name, opts[name])
 		if err != nil {
 			t.Fatalf("New(%q): %v", name, err)
 		}
@@ -30,8 +39,9 @@ func TestNew(t *testing.T) {
 }
 
 func TestNewErrors(t *testing.T) {
-	_, err := New("canal-json", nil)
-	if err == nil || !strings.Contains(err.Error(), `"canal-json"`) || !strings.Contains(err.Error(), "debezium-json, txsink-json") {
+	_, err := New("kafka-json", nil)
+	if err == nil || !strings.Contains(err.Error(), `"kafka-json"`) ||
+		!strings.Contains(err.Error(), "debezium-json, canal-json, maxwell-json, ogg-json, flink-changelog-json, txsink-json") {
 		t.Errorf("unknown format: %v", err)
 	}
 	for _, name := range Names() {

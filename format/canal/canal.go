@@ -1,0 +1,500 @@
+// Package canal decodes Canal's flat messages in JSON (what Canal writes
+// to Kafka, RocketMQ and the other message queues in MQ mode with
+// flatMessage=true), the format called "canal-json".
+//
+// A record is one flat message, which can hold several rows of one table:
+//
+//	{"data":[{"id":"101","name":"scooter","weight":"5.17"},
+//	         {"id":"102","name":"car battery","weight":"5.17"}],
+//	 "old":[{"weight":"3.14"},{"weight":"8.1"}],
+//	 "database":"inventory","table":"products","type":"UPDATE","isDdl":false,
+//	 "pkNames":["id"],"mysqlType":{...},"sqlType":{...},"es":1589373560000,"ts":1589373560798,"id":9,"sql":""}
+//
+// What a record becomes:
+//
+//	type "INSERT"   one +I change per element of "data", After = data[i]
+//	type "UPDATE"   one +U change per element of "data", After = data[i],
+//	                Before = data[i] overlaid with old[i]
+//	type "DELETE"   one -D change per element of "data", Before = data[i]
+//	type "TRUNCATE" an error: txsink does not apply TRUNCATE
+//	the other Canal types (CREATE, ALTER, ERASE, RENAME, QUERY, CINDEX, DINDEX,
+//	INIT, GTID, XACOMMIT, XAROLLBACK, MHEARTBEAT), and any other type with
+//	"isDdl": true   no change and no error (counted, see Decoder.Skipped)
+//	INSERT, UPDATE or DELETE with "isDdl": true
+//	                an error: the message contradicts itself
+//	"data": []      no change and no error (counted too)
+//	tombstone       (empty, white space or null) no change and no error
+//
+// Quirks handled:
+//
+//   - One message, many rows: the changes come out in the order of "data".
+//   - Canal writes every value as a JSON string ("id":"101", "weight":"3.14");
+//     the decoder keeps them as strings and the target column's type
+//     converts them when the row is written. JSON null stays nil. ("mysqlType"
+//     and "sqlType" describe the source columns; txsink goes by the target's
+//     types instead.)
+//   - "old" is aligned with "data" by index and holds only the previous values
+//     of the columns the update changed; an explicit null means the column was
+//     NULL. The before image is data[i] with those values put back (a column of
+//     old[i] that data[i] lacks is added), so when an update changes a key
+//     column Before holds the old key and the engine deletes it.
+//   - DDL messages ("isDdl": true, "data": null, the statement in "sql") and
+//     messages of types that carry no rows are skipped, not errors; so are
+//     INIT messages and messages of a type txsink does not know that say
+//     "isDdl": true. A message of an unknown type without "isDdl": true is an
+//     error, since it may hold rows. Skipped messages are counted (Skipped)
+//     because the Decoder interface has no other way to report them.
+//   - The table is "database" and "table". "pkNames", "es", "ts", "id" (a
+//     batch id, not unique) and "gtid" are not used.
+//
+// Every error is a *format.Error naming the record's position, its table
+// when known, and a hint.
+package canal
+
+import (
+	"bytes"
+	"errors"
+	"strconv"
+	"sync/atomic"
+
+	"github.com/txsink/txsink/changelog"
+	"github.com/txsink/txsink/format"
+	"github.com/txsink/txsink/format/internal/jsonscan"
+)
+
+// Name is the format's name in the pipeline config.
+const Name = "canal-json"
+
+// Decoder decodes canal-json records. It is safe for concurrent use.
+type Decoder struct {
+	skipped atomic.Int64
+	// lastTable is the table of the latest record. Records of one table
+	// follow each other, so reusing its strings saves two allocations per
+	// record.
+	lastTable atomic.Pointer[changelog.Table]
+}
+
+var _ format.Decoder = (*Decoder)(nil)
+
+// New returns a Decoder. The format takes no options: any option is an
+// error.
+func New(opts format.Options) (*Decoder, error) {
+	if err := opts.Check(Name); err != nil {
+		return nil, err
+	}
+	return &Decoder{}, nil
+}
+
+// Skipped returns how many records the decoder has decoded to no change
+// because they carry no row event: DDL messages and the other non-row
+// types. Tombstones are not counted.
+func (d *Decoder) Skipped() int64 { return d.skipped.Load() }
+
+// Bits of message.seen: the fields read so far.
+const (
+	fDatabase = 1 << iota
+	fTable
+	fType
+	fIsDdl
+	fData
+	fOld
+)
+
+// message is what a record's fields said, gathered in one pass.
+type message struct {
+	seen            uint8
+	database, table []byte
+	tbl             changelog.Table
+	typ             string
+	isDdl           bool
+	data, old       []changelog.Row
+	hasData, hasOld bool
+}
+
+// recordError is a decoding failure before it gets its position and table.
+type recordError struct {
+	reason, hint string
+	err          error
+}
+
+func (e *recordError) Error() string { return e.reason }
+
+// Hints shared by several errors.
+const (
+	hintJSON = "each record must be one Canal flat message in JSON (one per line in a file); " +
+		"check that Canal writes flat messages (canal.mq.flatMessage = true)"
+	hintMalformed = "the record is not a well-formed Canal flat message; check the producer of this topic or file"
+	hintTable     = `Canal names the table in the "database" and "table" fields; check for a producer that drops them`
+)
+
+// Decode decodes one record. See the package documentation for what a
+// record becomes.
+func (d *Decoder) Decode(data []byte, pos changelog.Position) ([]changelog.Change, error) {
+	if isTombstone(data) {
+		return nil, nil
+	}
+	var m message
+	cs, skip, err := d.decode(data, &m)
+	if err != nil {
+		return nil, d.fail(data, pos, &m, err)
+	}
+	if skip {
+		d.skipped.Add(1)
+		return nil, nil
+	}
+	for i := range cs {
+		cs[i].Pos = pos
+		cs[i].Size = len(data) / len(cs)
+	}
+	return cs, nil
+}
+
+// isTombstone reports whether data is a Kafka tombstone: nothing, JSON
+// white space, or the JSON literal null.
+func isTombstone(data []byte) bool {
+	t := bytes.Trim(data, " \t\r\n")
+	return len(t) == 0 || string(t) == "null"
+}
+
+// decode returns the record's changes, or skip when it is a message
+// without rows.
+func (d *Decoder) decode(data []byte, m *message) (cs []changelog.Change, skip bool, err error) {
+	s := jsonscan.New(data)
+	if c := s.Peek(); c != '{' {
+		tok, err := s.Value()
+		if err != nil {
+			return nil, false, err
+		}
+		return nil, false, &recordError{reason: "record is a JSON " + tok.Kind.String() + ", not an object", hint: hintJSON}
+	}
+	if err := readMessage(&s, m); err != nil {
+		return nil, false, err
+	}
+	if err := s.End(); err != nil {
+		return nil, false, err
+	}
+	if len(m.table) > 0 {
+		m.tbl = internTable(&d.lastTable, m.database, m.table)
+	}
+
+	if m.seen&fType == 0 {
+		return nil, false, &recordError{reason: `record has no "type" field: it is not a Canal flat message`, hint: hintJSON}
+	}
+	var kind changelog.Kind
+	switch m.typ {
+	case "INSERT":
+		kind = changelog.Insert
+	case "UPDATE":
+		kind = changelog.UpdateAfter
+	case "DELETE":
+		kind = changelog.Delete
+	case "TRUNCATE":
+		return nil, false, &recordError{
+			reason: `truncate messages (type "TRUNCATE") are not supported`,
+			hint: "txsink does not apply TRUNCATE; filter truncate messages out before txsink " +
+				"(or truncate the target table yourself and restart from a position after this record)",
+		}
+	case "CREATE", "ALTER", "ERASE", "RENAME", "QUERY", "CINDEX", "DINDEX",
+		"INIT", "GTID", "XACOMMIT", "XAROLLBACK", "MHEARTBEAT":
+		return nil, true, nil
+	default:
+		if m.isDdl {
+			return nil, true, nil
+		}
+		return nil, false, &recordError{
+			reason: "unknown type " + strconv.Quote(m.typ),
+			hint: `Canal row types are "INSERT", "UPDATE" and "DELETE" (DDL messages have "isDdl": true); ` +
+				"check that the records come from Canal",
+		}
+	}
+	if m.isDdl {
+		return nil, false, &recordError{
+			reason: strconv.Quote(m.typ) + ` message has "isDdl": true`,
+			hint:   hintMalformed,
+		}
+	}
+	if m.tbl.Name == "" {
+		return nil, false, &recordError{reason: `record has no "table"`, hint: hintTable}
+	}
+	if !m.hasData {
+		return nil, false, &recordError{
+			reason: m.typ + ` message has no "data"`,
+			hint:   `Canal writes the rows in "data" for INSERT, UPDATE and DELETE; the record is incomplete, check its producer`,
+		}
+	}
+	if kind == changelog.UpdateAfter && (!m.hasOld || len(m.old) != len(m.data)) {
+		reason := `UPDATE message has no "old"`
+		if m.hasOld {
+			reason = `UPDATE message has ` + strconv.Itoa(len(m.data)) + ` rows in "data" but ` + strconv.Itoa(len(m.old)) + ` in "old"`
+		}
+		return nil, false, &recordError{
+			reason: reason,
+			hint: `Canal writes one "old" entry per row of "data" with the previous values of the changed columns; ` +
+				"without it txsink cannot tell whether the update changed the row's key; check the producer",
+		}
+	}
+
+	if len(m.data) == 0 {
+		return nil, true, nil // "data": [], no rows
+	}
+	cs = make([]changelog.Change, len(m.data))
+	for i, row := range m.data {
+		c := &cs[i]
+		c.Kind, c.Table = kind, m.tbl
+		switch kind {
+		case changelog.Insert:
+			c.After = row
+		case changelog.UpdateAfter:
+			c.After = row
+			c.Before = overlay(row, m.old[i])
+		case changelog.Delete:
+			c.Before = row
+		}
+	}
+	return cs, false, nil
+}
+
+// overlay returns a new row: after with the values of old put back, and
+// the columns of old that after lacks appended.
+func overlay(after, old changelog.Row) changelog.Row {
+	n := after.Len() + old.Len()
+	b := changelog.Row{
+		Names:  append(make([]string, 0, n), after.Names...),
+		Values: append(make([]changelog.Value, 0, n), after.Values...),
+	}
+	for i, name := range old.Names {
+		b.Set(name, old.Values[i])
+	}
+	return b
+}
+
+// readMessage reads the object at the scanner into m, in one pass.
+func readMessage(s *jsonscan.Scanner, m *message) error {
+	if err := s.BeginObject(); err != nil {
+		return err
+	}
+	for first := true; ; first = false {
+		key, ok, err := s.NextKey(first)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return nil
+		}
+		var bit uint8
+		switch string(s.Bytes(key)) {
+		case "database":
+			bit = fDatabase
+			m.database, err = readName(s, "database")
+		case "table":
+			bit = fTable
+			m.table, err = readName(s, "table")
+		case "type":
+			bit = fType
+			err = readType(s, m)
+		case "isDdl":
+			bit = fIsDdl
+			err = readIsDdl(s, m)
+		case "data":
+			bit = fData
+			m.data, m.hasData, err = readRows(s, "data", false)
+		case "old":
+			bit = fOld
+			m.old, m.hasOld, err = readRows(s, "old", true)
+		default:
+			_, err = s.Value()
+		}
+		if err != nil {
+			return err
+		}
+		if m.seen&bit != 0 {
+			return &recordError{reason: "field " + strconv.Quote(s.Text(key)) + " appears twice", hint: hintMalformed}
+		}
+		m.seen |= bit
+	}
+}
+
+// readRows reads "data" or "old": an array of row objects, or null (ok
+// false). In "old" an element may be null or {} (no column changed); in
+// "data" every element must be an object with columns.
+func readRows(s *jsonscan.Scanner, field string, old bool) (rows []changelog.Row, ok bool, err error) {
+	switch s.Peek() {
+	case '[':
+	case 'n':
+		_, err = s.Value() // checks the literal
+		return nil, false, err
+	default:
+		tok, err := s.Value()
+		if err != nil {
+			return nil, false, err
+		}
+		return nil, false, &recordError{reason: strconv.Quote(field) + " must be an array or null, not a " + tok.Kind.String(), hint: hintMalformed}
+	}
+	s.Skip(1) // '['
+	if s.Peek() == ']' {
+		s.Skip(1)
+		return nil, true, nil
+	}
+	for i := 0; ; i++ {
+		elem := func() string { return strconv.Quote(field) + "[" + strconv.Itoa(i) + "]" }
+		switch c := s.Peek(); {
+		case c == '{':
+			row, err := s.Row()
+			if errors.Is(err, jsonscan.ErrDuplicateColumn) {
+				return nil, false, &recordError{reason: elem() + ": " + err.Error(), hint: hintMalformed}
+			}
+			if err != nil {
+				return nil, false, err
+			}
+			if row.IsZero() && !old {
+				return nil, false, &recordError{reason: elem() + " has no columns", hint: hintMalformed}
+			}
+			rows = append(rows, row)
+		case c == 'n' && old:
+			if _, err := s.Value(); err != nil {
+				return nil, false, err
+			}
+			rows = append(rows, changelog.Row{})
+		default:
+			tok, err := s.Value()
+			if err != nil {
+				return nil, false, err
+			}
+			return nil, false, &recordError{reason: elem() + " must be an object, not a " + tok.Kind.String(), hint: hintMalformed}
+		}
+		switch s.Peek() {
+		case ',':
+			s.Skip(1)
+		case ']':
+			s.Skip(1)
+			return rows, true, nil
+		default:
+			return nil, false, syntaxError(s, "',' or ']'")
+		}
+	}
+}
+
+// syntaxError reports malformed JSON at the scanner's position, in the
+// scanner's own terms.
+func syntaxError(s *jsonscan.Scanner, want string) error {
+	if s.Pos() >= len(s.Data()) {
+		return &jsonscan.SyntaxError{Offset: s.Pos(), Msg: "unexpected end of input, want " + want}
+	}
+	return &jsonscan.SyntaxError{Offset: s.Pos(), Msg: "unexpected " + strconv.QuoteRune(rune(s.Data()[s.Pos()])) + ", want " + want}
+}
+
+// readName reads a string or null, as a slice of the input (or its decoded
+// copy).
+func readName(s *jsonscan.Scanner, field string) ([]byte, error) {
+	tok, err := s.Value()
+	if err != nil {
+		return nil, err
+	}
+	switch tok.Kind {
+	case jsonscan.String:
+		return s.Bytes(tok), nil
+	case jsonscan.Null:
+		return nil, nil
+	}
+	return nil, &recordError{reason: strconv.Quote(field) + " must be a string, not a " + tok.Kind.String(), hint: hintMalformed}
+}
+
+// readType reads "type". The row types are stored as constants, so
+// reading one does not allocate.
+func readType(s *jsonscan.Scanner, m *message) error {
+	tok, err := s.Value()
+	if err != nil {
+		return err
+	}
+	if tok.Kind != jsonscan.String {
+		return &recordError{reason: `"type" must be a string, not a ` + tok.Kind.String(), hint: hintMalformed}
+	}
+	switch string(s.Bytes(tok)) {
+	case "INSERT":
+		m.typ = "INSERT"
+	case "UPDATE":
+		m.typ = "UPDATE"
+	case "DELETE":
+		m.typ = "DELETE"
+	default:
+		m.typ = s.Text(tok)
+	}
+	return nil
+}
+
+func readIsDdl(s *jsonscan.Scanner, m *message) error {
+	tok, err := s.Value()
+	if err != nil {
+		return err
+	}
+	switch tok.Kind {
+	case jsonscan.True:
+		m.isDdl = true
+		return nil
+	case jsonscan.False, jsonscan.Null:
+		return nil
+	}
+	return &recordError{reason: `"isDdl" must be a boolean, not a ` + tok.Kind.String(), hint: hintMalformed}
+}
+
+// internTable returns the table named by ns and name, reusing the strings
+// of the cached table when the names match.
+func internTable(cache *atomic.Pointer[changelog.Table], ns, name []byte) changelog.Table {
+	if t := cache.Load(); t != nil && string(ns) == t.Namespace && string(name) == t.Name {
+		return *t
+	}
+	t := changelog.Table{Namespace: string(ns), Name: string(name)}
+	cache.Store(&t)
+	return t
+}
+
+// fail turns a decoding error into a *format.Error with the record's
+// position and, when known, its table.
+func (d *Decoder) fail(data []byte, pos changelog.Position, m *message, err error) *format.Error {
+	fe := &format.Error{Pos: pos, Format: Name, Table: m.tbl.String()}
+	if m.tbl.Name == "" {
+		fe.Table = findTable(data)
+	}
+	var re *recordError
+	if errors.As(err, &re) {
+		fe.Reason, fe.Hint, fe.Err = re.reason, re.hint, re.err
+	} else {
+		fe.Reason, fe.Hint, fe.Err = "invalid JSON", hintJSON, err
+	}
+	return fe
+}
+
+// findTable names the table of a record that failed to decode, by a lenient
+// look at its top-level "database" and "table" fields: an error can come
+// before them in the text. It gives up at the first syntax error, and
+// returns "" when the record names no table.
+func findTable(data []byte) string {
+	s := jsonscan.New(data)
+	if s.Peek() != '{' || s.BeginObject() != nil {
+		return ""
+	}
+	var t changelog.Table
+	for first := true; ; first = false {
+		key, ok, err := s.NextKey(first)
+		if err != nil || !ok {
+			break
+		}
+		tok, err := s.Value()
+		if err != nil {
+			break
+		}
+		if tok.Kind != jsonscan.String {
+			continue
+		}
+		switch {
+		case s.Equal(key, "database"):
+			t.Namespace = s.Text(tok)
+		case s.Equal(key, "table"):
+			t.Name = s.Text(tok)
+		}
+	}
+	if t.Name == "" {
+		return ""
+	}
+	return t.String()
+}

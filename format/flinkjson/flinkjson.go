@@ -1,0 +1,274 @@
+// Package flinkjson decodes Flink CDC's changelog-json format (the
+// "changelog-json" format of flink-cdc-connectors, up to version 2.2), the
+// format called "flink-changelog-json".
+//
+// A record is one row and its Flink RowKind:
+//
+//	{"data":{"id":111,"name":"scooter","description":"Big 2-wheel scooter","weight":5.17},"op":"+U"}
+//
+// What a record becomes:
+//
+//	op "+I"    one +I change, After = data
+//	op "-U"    one -U change, Before = data (the engine ignores it)
+//	op "+U"    one +U change, After = data, no Before
+//	op "-D"    one -D change, Before = data
+//	tombstone  (empty, white space or null) no change and no error
+//
+// Quirks handled:
+//
+//   - The record does not name its table: the decoder takes it from the
+//     required format option OptionTable ("namespace.name", split at the
+//     first dot; a name without a dot has no namespace). One decoder serves
+//     one table, so a topic of several tables needs one pipeline source per
+//     table.
+//   - An update is two records, -U with the old row and +U with the new
+//     one. txsink upserts the +U and ignores the -U, so an update that
+//     changes the key leaves the old key's row in place: the format cannot
+//     tell the +U which key it replaced.
+//   - Fields other than "data" and "op" are ignored.
+//
+// Values keep their exact JSON text: numbers become changelog.Number,
+// strings stay strings, nested objects and arrays become changelog.JSON; the
+// target column's type decides later what they mean.
+//
+// Every error is a *format.Error naming the record's position, the table
+// and a hint.
+package flinkjson
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/txsink/txsink/changelog"
+	"github.com/txsink/txsink/format"
+	"github.com/txsink/txsink/format/internal/jsonscan"
+)
+
+// Name is the format's name in the pipeline config.
+const Name = "flink-changelog-json"
+
+// OptionTable names the table every record of the source belongs to, as
+// "namespace.name" (a database or schema and a table). It is required:
+// the records do not name their table.
+const OptionTable = "flink-changelog-json.table"
+
+// Decoder decodes flink-changelog-json records. It is safe for concurrent
+// use.
+type Decoder struct {
+	table changelog.Table
+}
+
+var _ format.Decoder = (*Decoder)(nil)
+
+// New returns a Decoder for the table named by OptionTable, the format's
+// only option, which is required. An unknown option is an error.
+func New(opts format.Options) (*Decoder, error) {
+	if err := opts.Check(Name, OptionTable); err != nil {
+		return nil, err
+	}
+	v, ok := opts[OptionTable]
+	if !ok {
+		return nil, fmt.Errorf("format %s: option %s is required: the records do not name their table; "+
+			`set it to the table they belong to, as "namespace.name"`, Name, OptionTable)
+	}
+	t := changelog.Table{Name: strings.TrimSpace(v)}
+	if ns, name, found := strings.Cut(t.Name, "."); found {
+		t = changelog.Table{Namespace: ns, Name: name}
+	}
+	if t.Name == "" {
+		return nil, fmt.Errorf(`format %s: option %s: want a table as "namespace.name", got %q`, Name, OptionTable, v)
+	}
+	return &Decoder{table: t}, nil
+}
+
+// Table returns the table the decoder assigns every change to.
+func (d *Decoder) Table() changelog.Table { return d.table }
+
+// Bits of record.seen: the fields read so far.
+const (
+	fData = 1 << iota
+	fOp
+)
+
+// record is what a record's fields said, gathered in one pass.
+type record struct {
+	seen    uint8
+	data    changelog.Row
+	hasData bool
+	op      changelog.Kind
+	opText  string
+}
+
+// recordError is a decoding failure before it gets its position and table.
+type recordError struct {
+	reason, hint string
+	err          error
+}
+
+func (e *recordError) Error() string { return e.reason }
+
+// Hints shared by several errors.
+const (
+	hintJSON = `each record must be one Flink changelog-json row in JSON, {"data":{...},"op":"+I"} ` +
+		"(one per line in a file); check the format the producer writes"
+	hintMalformed = "the record is not a well-formed changelog-json row; check the producer of this topic or file"
+)
+
+// Decode decodes one record. See the package documentation for what a
+// record becomes.
+func (d *Decoder) Decode(data []byte, pos changelog.Position) ([]changelog.Change, error) {
+	if isTombstone(data) {
+		return nil, nil
+	}
+	var r record
+	cs, err := d.decode(data, &r)
+	if err != nil {
+		fe := &format.Error{Pos: pos, Format: Name, Table: d.table.String()}
+		var re *recordError
+		if errors.As(err, &re) {
+			fe.Reason, fe.Hint, fe.Err = re.reason, re.hint, re.err
+		} else {
+			fe.Reason, fe.Hint, fe.Err = "invalid JSON", hintJSON, err
+		}
+		return nil, fe
+	}
+	cs[0].Pos = pos
+	cs[0].Size = len(data)
+	return cs, nil
+}
+
+// isTombstone reports whether data is a Kafka tombstone: nothing, JSON
+// white space, or the JSON literal null.
+func isTombstone(data []byte) bool {
+	t := bytes.Trim(data, " \t\r\n")
+	return len(t) == 0 || string(t) == "null"
+}
+
+func (d *Decoder) decode(data []byte, r *record) ([]changelog.Change, error) {
+	s := jsonscan.New(data)
+	if c := s.Peek(); c != '{' {
+		tok, err := s.Value()
+		if err != nil {
+			return nil, err
+		}
+		return nil, &recordError{reason: "record is a JSON " + tok.Kind.String() + ", not an object", hint: hintJSON}
+	}
+	if err := readRecord(&s, r); err != nil {
+		return nil, err
+	}
+	if err := s.End(); err != nil {
+		return nil, err
+	}
+	if r.seen&fOp == 0 {
+		return nil, &recordError{reason: `record has no "op" field`, hint: hintJSON}
+	}
+	if r.op == 0 {
+		return nil, &recordError{
+			reason: "unknown op " + strconv.Quote(r.opText),
+			hint:   `changelog-json ops are "+I" (insert), "-U" (update before), "+U" (update after) and "-D" (delete)`,
+		}
+	}
+	if !r.hasData {
+		return nil, &recordError{
+			reason: `record has no "data"`,
+			hint:   `changelog-json writes the row in "data" for every op; the record is incomplete, check its producer`,
+		}
+	}
+	cs := make([]changelog.Change, 1)
+	c := &cs[0]
+	c.Kind, c.Table = r.op, d.table
+	if r.op.Upserts() {
+		c.After = r.data
+	} else {
+		c.Before = r.data
+	}
+	return cs, nil
+}
+
+// readRecord reads the object at the scanner into r, in one pass.
+func readRecord(s *jsonscan.Scanner, r *record) error {
+	if err := s.BeginObject(); err != nil {
+		return err
+	}
+	for first := true; ; first = false {
+		key, ok, err := s.NextKey(first)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return nil
+		}
+		var bit uint8
+		switch string(s.Bytes(key)) {
+		case "data":
+			bit = fData
+			err = readData(s, r)
+		case "op":
+			bit = fOp
+			err = readOp(s, r)
+		default:
+			_, err = s.Value()
+		}
+		if err != nil {
+			return err
+		}
+		if r.seen&bit != 0 {
+			return &recordError{reason: "field " + strconv.Quote(s.Text(key)) + " appears twice", hint: hintMalformed}
+		}
+		r.seen |= bit
+	}
+}
+
+// readData reads "data": an object with columns, or null.
+func readData(s *jsonscan.Scanner, r *record) error {
+	switch s.Peek() {
+	case '{':
+		row, err := s.Row()
+		if errors.Is(err, jsonscan.ErrDuplicateColumn) {
+			return &recordError{reason: `"data": ` + err.Error(), hint: hintMalformed}
+		}
+		if err != nil {
+			return err
+		}
+		if row.IsZero() {
+			return &recordError{reason: `"data" has no columns`, hint: hintMalformed}
+		}
+		r.data, r.hasData = row, true
+		return nil
+	case 'n':
+		_, err := s.Value() // checks the literal
+		return err
+	}
+	tok, err := s.Value()
+	if err != nil {
+		return err
+	}
+	return &recordError{reason: `"data" must be an object or null, not a ` + tok.Kind.String(), hint: hintMalformed}
+}
+
+// readOp reads "op", leaving r.op zero for an unknown op.
+func readOp(s *jsonscan.Scanner, r *record) error {
+	tok, err := s.Value()
+	if err != nil {
+		return err
+	}
+	if tok.Kind != jsonscan.String {
+		return &recordError{reason: `"op" must be a string, not a ` + tok.Kind.String(), hint: hintMalformed}
+	}
+	switch string(s.Bytes(tok)) {
+	case "+I":
+		r.op = changelog.Insert
+	case "-U":
+		r.op = changelog.UpdateBefore
+	case "+U":
+		r.op = changelog.UpdateAfter
+	case "-D":
+		r.op = changelog.Delete
+	default:
+		r.opText = s.Text(tok)
+	}
+	return nil
+}

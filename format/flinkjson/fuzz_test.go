@@ -1,0 +1,126 @@
+package flinkjson
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/txsink/txsink/changelog"
+	"github.com/txsink/txsink/format"
+)
+
+// fuzzSeeds returns records to start fuzzing from: a few edge cases and
+// every record of the conformance fixtures when present.
+func fuzzSeeds() [][]byte {
+	seeds := [][]byte{
+		[]byte(`{"data":{"id":1,"doc":{"a":[1,{"b":null}]},"s":"\u00e9\ud83d\ude00"},"op":"+I"}`),
+		[]byte(`{"op":"-U","data":{"id":1}}`),
+		[]byte(`{"data":{"id":1},"op":"-D"}`),
+		[]byte(`{"data":null,"op":"+U"}`),
+		[]byte("null"),
+		[]byte(`{"id":1004}`),
+	}
+	files, _ := filepath.Glob(filepath.Join(conformanceDir, "*.txt"))
+	more, _ := filepath.Glob(filepath.Join(conformanceDir, "*", "*"))
+	for _, name := range append(files, more...) {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			continue
+		}
+		for _, line := range bytes.Split(data, []byte("\n")) {
+			if bytes.HasPrefix(line, []byte("{")) {
+				seeds = append(seeds, line)
+			}
+		}
+	}
+	return seeds
+}
+
+// FuzzDecode: Decode never panics and never modifies its input; it returns
+// valid changes or a complete *format.Error.
+func FuzzDecode(f *testing.F) {
+	for _, s := range fuzzSeeds() {
+		f.Add(s)
+	}
+	d := newDecoder(f, format.Options{OptionTable: "fuzz.t"})
+	pos := changelog.Position{Partition: "fuzz", Offset: 7, Seq: 3}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		in := append([]byte(nil), data...)
+		cs, err := d.Decode(data, pos)
+		if !bytes.Equal(in, data) {
+			t.Fatal("Decode modified its input")
+		}
+		if err != nil {
+			var fe *format.Error
+			if !errors.As(err, &fe) {
+				t.Fatalf("error %v (%T) is not a *format.Error", err, err)
+			}
+			if fe.Pos != pos || fe.Format != Name || fe.Reason == "" || fe.Hint == "" || fe.Table != "fuzz.t" || cs != nil {
+				t.Fatalf("incomplete error %#v with changes %v", fe, cs)
+			}
+			return
+		}
+		checkChanges(t, cs, pos)
+	})
+}
+
+// checkChanges checks the invariants every decoded change holds.
+func checkChanges(t *testing.T, cs []changelog.Change, pos changelog.Position) {
+	t.Helper()
+	if len(cs) > 1 {
+		t.Fatalf("%d changes from one changelog-json record", len(cs))
+	}
+	for _, c := range cs {
+		switch c.Kind {
+		case changelog.Insert, changelog.UpdateBefore, changelog.UpdateAfter, changelog.Delete:
+		default:
+			t.Fatalf("invalid kind %v", c.Kind)
+		}
+		if c.Table.Name == "" || c.Pos != pos {
+			t.Fatalf("table %#v, pos %v", c.Table, c.Pos)
+		}
+		if c.Image().IsZero() || (c.Table != changelog.Table{Namespace: "fuzz", Name: "t"}) {
+			t.Fatalf("%v change without its image or of the wrong table: %+v", c.Kind, c)
+		}
+		for _, r := range []changelog.Row{c.Before, c.After} {
+			if len(r.Names) != len(r.Values) {
+				t.Fatalf("row with %d names and %d values", len(r.Names), len(r.Values))
+			}
+			for _, v := range r.Values {
+				switch v.(type) {
+				case nil, bool, changelog.Number, string, changelog.JSON:
+				default:
+					t.Fatalf("value %#v of type %T", v, v)
+				}
+			}
+		}
+	}
+}
+
+func benchmarkDecode(b *testing.B, r []byte) {
+	d := newDecoder(b, format.Options{OptionTable: "inventory.products"})
+	pos := changelog.Position{Partition: "bench", Seq: 1}
+	if _, err := d.Decode(r, pos); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.SetBytes(int64(len(r)))
+	for b.Loop() {
+		if _, err := d.Decode(r, pos); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDecode measures realistic records: the Flink fixture's product
+// row, and a wider row.
+func BenchmarkDecode(b *testing.B) {
+	b.Run("small-insert", func(b *testing.B) {
+		benchmarkDecode(b, []byte(`{"data":{"id":101,"name":"scooter","description":"Small 2-wheel scooter","weight":3.140000104904175},"op":"+I"}`))
+	})
+	b.Run("wide-update-after", func(b *testing.B) {
+		benchmarkDecode(b, []byte(`{"data":{"id":1001,"customer_id":42,"status":"shipped","amount":129.99,"currency":"EUR","created_at":"2024-02-29 12:00:00","updated_at":"2024-03-01 08:15:02","note":null,"address":"12 Rue de la Paix","city":"Paris","zip":"75002","country":"FR"},"op":"+U"}`))
+	})
+}

@@ -1,0 +1,130 @@
+package maxwell
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/txsink/txsink/changelog"
+	"github.com/txsink/txsink/format"
+)
+
+// fuzzSeeds returns records to start fuzzing from: a few edge cases and
+// every record of the conformance fixtures when present.
+func fuzzSeeds() [][]byte {
+	seeds := [][]byte{
+		rec("insert", `,"xid":7,"xoffset":0,"data":{"id":1,"doc":{"a":[1,{"b":null}]},"s":"\u00e9\ud83d\ude00"}`),
+		rec("update", `,"xid":7,"commit":true,"data":{"id":2},"old":{"id":1,"x":null}`),
+		rec("delete", `,"data":{"id":1}`),
+		rec("bootstrap-start", `,"data":{}`),
+		[]byte(`{"type":"table-alter","database":"test","table":"t","old":{},"def":{}}`),
+		[]byte("null"),
+		[]byte(`{"id":1004}`),
+	}
+	files, _ := filepath.Glob(filepath.Join(conformanceDir, "*.txt"))
+	more, _ := filepath.Glob(filepath.Join(conformanceDir, "*", "*"))
+	for _, name := range append(files, more...) {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			continue
+		}
+		for _, line := range bytes.Split(data, []byte("\n")) {
+			if bytes.HasPrefix(line, []byte("{")) {
+				seeds = append(seeds, line)
+			}
+		}
+	}
+	return seeds
+}
+
+// FuzzDecode: Decode never panics and never modifies its input; it returns
+// valid changes or a complete *format.Error.
+func FuzzDecode(f *testing.F) {
+	for _, s := range fuzzSeeds() {
+		f.Add(s)
+	}
+	d := newDecoder(f, nil)
+	pos := changelog.Position{Partition: "fuzz", Offset: 7, Seq: 3}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		in := append([]byte(nil), data...)
+		cs, err := d.Decode(data, pos)
+		if !bytes.Equal(in, data) {
+			t.Fatal("Decode modified its input")
+		}
+		if err != nil {
+			var fe *format.Error
+			if !errors.As(err, &fe) {
+				t.Fatalf("error %v (%T) is not a *format.Error", err, err)
+			}
+			if fe.Pos != pos || fe.Format != Name || fe.Reason == "" || fe.Hint == "" || cs != nil {
+				t.Fatalf("incomplete error %#v with changes %v", fe, cs)
+			}
+			return
+		}
+		checkChanges(t, cs, pos)
+	})
+}
+
+// checkChanges checks the invariants every decoded change holds.
+func checkChanges(t *testing.T, cs []changelog.Change, pos changelog.Position) {
+	t.Helper()
+	if len(cs) > 1 {
+		t.Fatalf("%d changes from one Maxwell record", len(cs))
+	}
+	for _, c := range cs {
+		switch c.Kind {
+		case changelog.Insert, changelog.UpdateAfter, changelog.Delete:
+		default:
+			t.Fatalf("invalid kind %v", c.Kind)
+		}
+		if c.Table.Name == "" || c.Pos != pos {
+			t.Fatalf("table %#v, pos %v", c.Table, c.Pos)
+		}
+		if c.Image().IsZero() || (c.Kind == changelog.UpdateAfter && c.Before.IsZero()) {
+			t.Fatalf("%v change without its images: %+v", c.Kind, c)
+		}
+		for _, r := range []changelog.Row{c.Before, c.After} {
+			if len(r.Names) != len(r.Values) {
+				t.Fatalf("row with %d names and %d values", len(r.Names), len(r.Values))
+			}
+			for _, v := range r.Values {
+				switch v.(type) {
+				case nil, bool, changelog.Number, string, changelog.JSON:
+				default:
+					t.Fatalf("value %#v of type %T", v, v)
+				}
+			}
+		}
+	}
+}
+
+func benchmarkDecode(b *testing.B, r []byte) {
+	d := newDecoder(b, nil)
+	pos := changelog.Position{Partition: "bench", Seq: 1}
+	if _, err := d.Decode(r, pos); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.SetBytes(int64(len(r)))
+	for b.Loop() {
+		if _, err := d.Decode(r, pos); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDecode measures realistic records: an insert and an update of
+// the Flink fixture's product row, and Maxwell's own update of a wider row.
+func BenchmarkDecode(b *testing.B) {
+	b.Run("small-insert", func(b *testing.B) {
+		benchmarkDecode(b, []byte(`{"database":"test","table":"product","type":"insert","ts":1596684883,"xid":7125,"xoffset":0,"data":{"id":101,"name":"scooter","description":"Small 2-wheel scooter","weight":3.14},"primary_key_columns": ["id"]}`))
+	})
+	b.Run("small-update", func(b *testing.B) {
+		benchmarkDecode(b, []byte(`{"database":"test","table":"product","type":"update","ts":1596684893,"xid":7152,"commit":true,"data":{"id":106,"name":"hammer","description":"18oz carpenter hammer","weight":1.0},"old":{"description":"16oz carpenter's hammer"},"primary_key_columns": ["id"]}`))
+	})
+	b.Run("wide-update", func(b *testing.B) {
+		benchmarkDecode(b, []byte(`{"database":"MyDatabase","table":"User","type":"update","ts":1486439516,"xid":5694,"commit":true,"data":{"UserID":20,"FirstName":"Fiz","MiddleName":null,"LastName":"Buz","Version":1486703131000},"old":{"backup_date":"2017-02-08 02:00:05","FirstName":"Foo","DoubleField":4500000001.512456777,"LastName":"Bar"}}`))
+	})
+}

@@ -1,0 +1,440 @@
+// Package maxwell decodes Maxwell's daemon change records in JSON, the
+// format called "maxwell-json".
+//
+// A record is one row event:
+//
+//	{"database":"test","table":"product","type":"update","ts":1596684906,
+//	 "xid":7216,"xoffset":0,"commit":true,
+//	 "data":{"id":105,"name":"hammer","address":"Beijing"},
+//	 "old":{"address":"Shanghai"},
+//	 "primary_key_columns":["id"]}
+//
+// What a record becomes:
+//
+//	type "insert", "bootstrap-insert"  one +I change, After = data
+//	type "update"                      one +U change, After = data, Before = data overlaid with old
+//	type "delete"                      one -D change, Before = data (the deleted row)
+//	type "bootstrap-start", "bootstrap-complete",
+//	     "database-create", "database-alter", "database-drop",
+//	     "table-create", "table-alter", "table-drop"
+//	                                   no change and no error (counted, see Decoder.Skipped)
+//	tombstone                          (empty, white space or null) no change and no error
+//
+// Quirks handled:
+//
+//   - "old" holds only the previous values of the columns the update
+//     changed (an explicit null means the column was NULL). The before image
+//     is "data" with those values put back; a column of "old" that "data"
+//     lacks is added to the before image, so Before can have more columns
+//     than After. When the update changed a key column, Before holds the old
+//     key and the engine deletes it.
+//   - Transactions: the rows of one transaction share "xid"; every row but
+//     the last carries "xoffset", and the last one carries "commit": true.
+//     Change.TxnID is the xid's text and Change.TxnEnd is set on the row
+//     with "commit": true.
+//   - "ts" is in seconds (not milliseconds); txsink does not use it, nor
+//     "xoffset", "primary_key_columns", "position", "server_id" and the other
+//     fields Maxwell may add.
+//   - The table is "database" and "table".
+//
+// Values keep their exact JSON text: numbers become changelog.Number,
+// strings stay strings, nested objects and arrays (JSON columns) become
+// changelog.JSON; the target column's type decides later what they mean.
+//
+// Every error is a *format.Error naming the record's position, its table
+// when known, and a hint.
+package maxwell
+
+import (
+	"bytes"
+	"errors"
+	"strconv"
+	"sync/atomic"
+
+	"github.com/txsink/txsink/changelog"
+	"github.com/txsink/txsink/format"
+	"github.com/txsink/txsink/format/internal/jsonscan"
+)
+
+// Name is the format's name in the pipeline config.
+const Name = "maxwell-json"
+
+// Decoder decodes maxwell-json records. It is safe for concurrent use.
+type Decoder struct {
+	skipped atomic.Int64
+	// lastTable is the table of the latest record. Records of one table
+	// follow each other, so reusing its strings saves two allocations per
+	// record.
+	lastTable atomic.Pointer[changelog.Table]
+}
+
+var _ format.Decoder = (*Decoder)(nil)
+
+// New returns a Decoder. The format takes no options: any option is an
+// error.
+func New(opts format.Options) (*Decoder, error) {
+	if err := opts.Check(Name); err != nil {
+		return nil, err
+	}
+	return &Decoder{}, nil
+}
+
+// Skipped returns how many records the decoder has decoded to no change
+// because they carry no row event: bootstrap markers and DDL records.
+// Tombstones are not counted.
+func (d *Decoder) Skipped() int64 { return d.skipped.Load() }
+
+// Bits of record.seen: the fields read so far.
+const (
+	fDatabase = 1 << iota
+	fTable
+	fType
+	fXid
+	fCommit
+	fData
+	fOld
+)
+
+// record is what a record's fields said, gathered in one pass.
+type record struct {
+	seen            uint8
+	database, table []byte
+	tbl             changelog.Table
+	typ             string
+	data, old       changelog.Row
+	hasData, hasOld bool
+	xid             string
+	commit          bool
+}
+
+// recordError is a decoding failure before it gets its position and table.
+type recordError struct {
+	reason, hint string
+	err          error
+}
+
+func (e *recordError) Error() string { return e.reason }
+
+// Hints shared by several errors.
+const (
+	hintJSON = "each record must be one Maxwell row event in JSON (one per line in a file); " +
+		"check that the producer is Maxwell's daemon with its JSON output"
+	hintMalformed = "the record is not a well-formed Maxwell row event; check the producer of this topic or file"
+	hintTable     = `Maxwell names the table in the "database" and "table" fields; check for a producer that drops them`
+)
+
+// Decode decodes one record. See the package documentation for what a
+// record becomes.
+func (d *Decoder) Decode(data []byte, pos changelog.Position) ([]changelog.Change, error) {
+	if isTombstone(data) {
+		return nil, nil
+	}
+	var r record
+	cs, err := d.decode(data, &r)
+	if err != nil {
+		return nil, d.fail(data, pos, &r, err)
+	}
+	if len(cs) == 0 {
+		d.skipped.Add(1)
+		return nil, nil
+	}
+	for i := range cs {
+		cs[i].Pos = pos
+		cs[i].Size = len(data) / len(cs)
+	}
+	return cs, nil
+}
+
+// isTombstone reports whether data is a Kafka tombstone: nothing, JSON
+// white space, or the JSON literal null.
+func isTombstone(data []byte) bool {
+	t := bytes.Trim(data, " \t\r\n")
+	return len(t) == 0 || string(t) == "null"
+}
+
+func (d *Decoder) decode(data []byte, r *record) ([]changelog.Change, error) {
+	s := jsonscan.New(data)
+	if c := s.Peek(); c != '{' {
+		tok, err := s.Value()
+		if err != nil {
+			return nil, err
+		}
+		return nil, &recordError{reason: "record is a JSON " + tok.Kind.String() + ", not an object", hint: hintJSON}
+	}
+	if err := readRecord(&s, r); err != nil {
+		return nil, err
+	}
+	if err := s.End(); err != nil {
+		return nil, err
+	}
+	if len(r.table) > 0 {
+		r.tbl = internTable(&d.lastTable, r.database, r.table)
+	}
+
+	if r.seen&fType == 0 {
+		return nil, &recordError{
+			reason: `record has no "type" field: it is not a Maxwell row event`,
+			hint:   hintJSON,
+		}
+	}
+	var kind changelog.Kind
+	switch r.typ {
+	case "insert", "bootstrap-insert":
+		kind = changelog.Insert
+	case "update":
+		kind = changelog.UpdateAfter
+	case "delete":
+		kind = changelog.Delete
+	case "bootstrap-start", "bootstrap-complete",
+		"database-create", "database-alter", "database-drop",
+		"table-create", "table-alter", "table-drop":
+		return nil, nil
+	default:
+		return nil, &recordError{
+			reason: "unknown type " + strconv.Quote(r.typ),
+			hint: `Maxwell row types are "insert", "update", "delete" and "bootstrap-insert"; ` +
+				"check that the records come from Maxwell's daemon",
+		}
+	}
+	if r.tbl.Name == "" {
+		return nil, &recordError{reason: `record has no "table"`, hint: hintTable}
+	}
+	if !r.hasData {
+		return nil, &recordError{
+			reason: r.typ + ` record has no "data"`,
+			hint:   `Maxwell writes the row in "data" for every row event; the record is incomplete, check its producer`,
+		}
+	}
+	if r.data.IsZero() {
+		return nil, &recordError{reason: `"data" has no columns`, hint: hintMalformed}
+	}
+
+	cs := make([]changelog.Change, 1)
+	c := &cs[0]
+	c.Kind, c.Table, c.TxnID, c.TxnEnd = kind, r.tbl, r.xid, r.commit
+	switch kind {
+	case changelog.Insert:
+		c.After = r.data
+	case changelog.UpdateAfter:
+		c.After = r.data
+		c.Before = overlay(r.data, r.old)
+	case changelog.Delete:
+		c.Before = r.data
+	}
+	return cs, nil
+}
+
+// overlay returns a new row: after with the values of old put back, and
+// the columns of old that after lacks appended.
+func overlay(after, old changelog.Row) changelog.Row {
+	n := after.Len() + old.Len()
+	b := changelog.Row{
+		Names:  append(make([]string, 0, n), after.Names...),
+		Values: append(make([]changelog.Value, 0, n), after.Values...),
+	}
+	for i, name := range old.Names {
+		b.Set(name, old.Values[i])
+	}
+	return b
+}
+
+// readRecord reads the object at the scanner into r, in one pass.
+func readRecord(s *jsonscan.Scanner, r *record) error {
+	if err := s.BeginObject(); err != nil {
+		return err
+	}
+	for first := true; ; first = false {
+		key, ok, err := s.NextKey(first)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return nil
+		}
+		var bit uint8
+		switch string(s.Bytes(key)) {
+		case "database":
+			bit = fDatabase
+			r.database, err = readName(s, "database")
+		case "table":
+			bit = fTable
+			r.table, err = readName(s, "table")
+		case "type":
+			bit = fType
+			err = readType(s, r)
+		case "xid":
+			bit = fXid
+			err = readXid(s, r)
+		case "commit":
+			bit = fCommit
+			err = readCommit(s, r)
+		case "data":
+			bit = fData
+			r.data, r.hasData, err = readImage(s, "data")
+		case "old":
+			bit = fOld
+			r.old, r.hasOld, err = readImage(s, "old")
+		default:
+			_, err = s.Value()
+		}
+		if err != nil {
+			return err
+		}
+		if r.seen&bit != 0 {
+			return &recordError{reason: "field " + strconv.Quote(s.Text(key)) + " appears twice", hint: hintMalformed}
+		}
+		r.seen |= bit
+	}
+}
+
+// readImage reads a row image: an object, or null (ok false).
+func readImage(s *jsonscan.Scanner, field string) (row changelog.Row, ok bool, err error) {
+	switch s.Peek() {
+	case '{':
+		row, err = s.Row()
+		if errors.Is(err, jsonscan.ErrDuplicateColumn) {
+			return row, false, &recordError{reason: strconv.Quote(field) + ": " + err.Error(), hint: hintMalformed}
+		}
+		return row, err == nil, err
+	case 'n':
+		_, err = s.Value() // checks the literal
+		return row, false, err
+	}
+	tok, err := s.Value()
+	if err != nil {
+		return row, false, err
+	}
+	return row, false, &recordError{reason: strconv.Quote(field) + " must be an object or null, not a " + tok.Kind.String(), hint: hintMalformed}
+}
+
+// readName reads a string or null, as a slice of the input (or its decoded
+// copy).
+func readName(s *jsonscan.Scanner, field string) ([]byte, error) {
+	tok, err := s.Value()
+	if err != nil {
+		return nil, err
+	}
+	switch tok.Kind {
+	case jsonscan.String:
+		return s.Bytes(tok), nil
+	case jsonscan.Null:
+		return nil, nil
+	}
+	return nil, &recordError{reason: strconv.Quote(field) + " must be a string, not a " + tok.Kind.String(), hint: hintMalformed}
+}
+
+// readType reads "type". The row types are stored as constants, so
+// reading one does not allocate.
+func readType(s *jsonscan.Scanner, r *record) error {
+	tok, err := s.Value()
+	if err != nil {
+		return err
+	}
+	if tok.Kind != jsonscan.String {
+		return &recordError{reason: `"type" must be a string, not a ` + tok.Kind.String(), hint: hintMalformed}
+	}
+	switch string(s.Bytes(tok)) {
+	case "insert":
+		r.typ = "insert"
+	case "update":
+		r.typ = "update"
+	case "delete":
+		r.typ = "delete"
+	default:
+		r.typ = s.Text(tok)
+	}
+	return nil
+}
+
+// readXid reads "xid", a number (or a string), kept as its text.
+func readXid(s *jsonscan.Scanner, r *record) error {
+	tok, err := s.Value()
+	if err != nil {
+		return err
+	}
+	switch tok.Kind {
+	case jsonscan.Number, jsonscan.String:
+		r.xid = s.Text(tok)
+		return nil
+	case jsonscan.Null:
+		return nil
+	}
+	return &recordError{reason: `"xid" must be a number, not a ` + tok.Kind.String(), hint: hintMalformed}
+}
+
+func readCommit(s *jsonscan.Scanner, r *record) error {
+	tok, err := s.Value()
+	if err != nil {
+		return err
+	}
+	switch tok.Kind {
+	case jsonscan.True:
+		r.commit = true
+		return nil
+	case jsonscan.False, jsonscan.Null:
+		return nil
+	}
+	return &recordError{reason: `"commit" must be a boolean, not a ` + tok.Kind.String(), hint: hintMalformed}
+}
+
+// internTable returns the table named by ns and name, reusing the strings
+// of the cached table when the names match.
+func internTable(cache *atomic.Pointer[changelog.Table], ns, name []byte) changelog.Table {
+	if t := cache.Load(); t != nil && string(ns) == t.Namespace && string(name) == t.Name {
+		return *t
+	}
+	t := changelog.Table{Namespace: string(ns), Name: string(name)}
+	cache.Store(&t)
+	return t
+}
+
+// fail turns a decoding error into a *format.Error with the record's
+// position and, when known, its table.
+func (d *Decoder) fail(data []byte, pos changelog.Position, r *record, err error) *format.Error {
+	fe := &format.Error{Pos: pos, Format: Name, Table: r.tbl.String()}
+	if r.tbl.Name == "" {
+		fe.Table = findTable(data)
+	}
+	var re *recordError
+	if errors.As(err, &re) {
+		fe.Reason, fe.Hint, fe.Err = re.reason, re.hint, re.err
+	} else {
+		fe.Reason, fe.Hint, fe.Err = "invalid JSON", hintJSON, err
+	}
+	return fe
+}
+
+// findTable names the table of a record that failed to decode, by a lenient
+// look at its top-level "database" and "table" fields: an error can come
+// before them in the text. It gives up at the first syntax error, and
+// returns "" when the record names no table.
+func findTable(data []byte) string {
+	s := jsonscan.New(data)
+	if s.Peek() != '{' || s.BeginObject() != nil {
+		return ""
+	}
+	var t changelog.Table
+	for first := true; ; first = false {
+		key, ok, err := s.NextKey(first)
+		if err != nil || !ok {
+			break
+		}
+		tok, err := s.Value()
+		if err != nil {
+			break
+		}
+		if tok.Kind != jsonscan.String {
+			continue
+		}
+		switch {
+		case s.Equal(key, "database"):
+			t.Namespace = s.Text(tok)
+		case s.Equal(key, "table"):
+			t.Name = s.Text(tok)
+		}
+	}
+	if t.Name == "" {
+		return ""
+	}
+	return t.String()
+}
