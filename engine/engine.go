@@ -93,6 +93,7 @@ type Stats struct {
 	Deleted  int64                    // keys deleted after reduction
 	Inserted int64                    // rows appended to append-only tables
 	Commits  int64                    // target transactions committed
+	Txns     int64                    // source transactions committed (transaction mode)
 	Retries  int64                    // transient errors retried
 	Started  time.Time
 	Bytes    int64 // bytes of source records read
@@ -373,6 +374,12 @@ func (e *Engine) flush(ctx context.Context, reason string) error {
 	if u == nil {
 		return nil
 	}
+	return e.commitUnit(ctx, u, reason)
+}
+
+// commitUnit applies u (retrying transient errors), then records its
+// progress and counts it.
+func (e *Engine) commitUnit(ctx context.Context, u *commit.Unit, reason string) error {
 	start := e.clock.Now()
 	if err := e.apply(ctx, u); err != nil {
 		return err

@@ -97,11 +97,20 @@ func (e *Engine) Run(ctx context.Context, opts RunOptions) error {
 		}()
 	}
 
+	var l loop = &plainLoop{e: e}
+	if e.cfg.Sink.TxnEnabled {
+		tl, err := e.newTxnLoop()
+		if err != nil {
+			return err
+		}
+		l = tl
+	}
+
 	var timer *time.Timer
 	var timerC <-chan time.Time
 	resetTimer := func() {
-		next := e.NextFlush()
-		if next.IsZero() {
+		next, ok := l.deadline()
+		if !ok {
 			timerC = nil
 			return
 		}
@@ -113,16 +122,28 @@ func (e *Engine) Run(ctx context.Context, opts RunOptions) error {
 		}
 		timerC = timer.C
 	}
-	// shutdown commits what is buffered with a context of its own, so a
-	// signal lets the in-flight commit finish.
+	// shutdown commits what can be committed with a context of its own,
+	// so a signal lets the commit in flight finish.
 	shutdown := func(runErr error) error {
 		stopReading()
 		if runErr != nil {
 			return runErr
 		}
-		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		fctx, cancel := context.WithTimeout(applyCtx, time.Minute)
 		defer cancel()
-		return e.Flush(fctx)
+		return l.finish(fctx)
+	}
+	take := func(d decoded) error {
+		if opts.Progress != nil {
+			opts.Progress.Read(int64(d.size))
+		}
+		e.mu.Lock()
+		e.stats.Bytes += int64(d.size)
+		e.mu.Unlock()
+		if d.err != nil {
+			return d.err
+		}
+		return l.record(applyCtx, d)
 	}
 	for pending > 0 {
 		select {
@@ -134,41 +155,50 @@ func (e *Engine) Run(ctx context.Context, opts RunOptions) error {
 				return shutdown(err)
 			}
 		case d := <-out:
-			if opts.Progress != nil {
-				opts.Progress.Read(int64(d.size))
-			}
-			e.mu.Lock()
-			e.stats.Bytes += int64(d.size)
-			e.mu.Unlock()
-			if d.err != nil {
-				return shutdown(d.err)
-			}
-			if err := e.addDecoded(applyCtx, d); err != nil {
+			if err := take(d); err != nil {
 				return shutdown(err)
 			}
 		case <-timerC:
-			if err := e.MaybeFlush(applyCtx); err != nil {
+			if err := l.tick(applyCtx); err != nil {
 				return shutdown(err)
 			}
 		}
 		resetTimer()
 	}
-	// Every reader is done; drain what they queued.
-	for {
-		select {
-		case d := <-out:
-			if d.err != nil {
-				return shutdown(d.err)
-			}
-			if err := e.addDecoded(applyCtx, d); err != nil {
-				return shutdown(err)
-			}
-			continue
-		default:
+	// Every reader is done; take what they queued.
+	for len(out) > 0 {
+		if err := take(<-out); err != nil {
+			return shutdown(err)
 		}
-		break
 	}
 	return shutdown(nil)
+}
+
+// loop is what Run feeds decoded records to: the per-key flush buffer, or
+// in transaction mode the transaction machine. All calls come from Run's
+// goroutine.
+type loop interface {
+	// record takes one decoded record, committing what has become due.
+	record(ctx context.Context, d decoded) error
+	// tick does the time-based work that is due.
+	tick(ctx context.Context) error
+	// deadline is when tick has work next (ok false: no timer needed).
+	deadline() (time.Time, bool)
+	// finish commits what can be committed at the end of input or on
+	// shutdown.
+	finish(ctx context.Context) error
+}
+
+// plainLoop is the per-key buffer without transaction mode: each change is
+// its own source transaction.
+type plainLoop struct{ e *Engine }
+
+func (l *plainLoop) record(ctx context.Context, d decoded) error { return l.e.addDecoded(ctx, d) }
+func (l *plainLoop) tick(ctx context.Context) error              { return l.e.MaybeFlush(ctx) }
+func (l *plainLoop) finish(ctx context.Context) error            { return l.e.Flush(ctx) }
+func (l *plainLoop) deadline() (time.Time, bool) {
+	next := l.e.NextFlush()
+	return next, !next.IsZero()
 }
 
 func (e *Engine) addDecoded(ctx context.Context, d decoded) error {

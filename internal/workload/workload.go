@@ -3,6 +3,12 @@
 // the benchmarks, and computes the final table state they must leave, so a
 // run can be checked row for row.
 //
+// Changes are grouped into source transactions the way an application
+// writes them (an order with its items, a status change, a quantity change
+// with the order's new amount, a cancellation), each marked with a
+// transaction id and an end mark, so the same changelog serves plain and
+// transaction mode.
+//
 // Generation is deterministic for a seed: the same Spec gives the same
 // changes.
 package workload
@@ -37,7 +43,8 @@ type Spec struct {
 	// its items; default 0.05.
 	DeleteRate float64
 	// ReinsertRate is the chance that an order is replaced by a -D/+I pair
-	// of the same key (the way some CDC producers write an update); default 0.05.
+	// of the same key in one transaction (the way some CDC producers write
+	// an update); default 0.05.
 	ReinsertRate float64
 	// Events adds one append-only order_events row per change of an order.
 	Events bool
@@ -117,7 +124,22 @@ type Result struct {
 	Final map[string]map[string]Row
 	// Events is how many order_events rows the changelog inserts.
 	Events int
+	// Txns is how many source transactions the changelog holds.
+	Txns int
 }
+
+// Invariant is a query returning the number of rows that break the
+// workload's cross-table invariant: orders whose amount is not the sum of
+// their items' qty*price, plus items without their order. It is one
+// statement, so it reads one snapshot. Every source transaction keeps it at
+// zero, so a reader sees a violation only when a source transaction is
+// applied in parts.
+//
+// Amounts are compared to within half a cent: SQLite keeps DECIMAL as REAL,
+// whose sums are not exact.
+const Invariant = `SELECT
+	(SELECT COUNT(*) FROM orders o WHERE ABS(o.amount - (SELECT COALESCE(SUM(i.qty * i.price), 0) FROM order_items i WHERE i.order_id = o.id)) > 0.005)
+	+ (SELECT COUNT(*) FROM order_items i WHERE NOT EXISTS (SELECT 1 FROM orders o WHERE o.id = i.order_id))`
 
 // Changes returns the number of changes over all partitions.
 func (r *Result) Changes() int {
@@ -147,56 +169,90 @@ func Generate(spec Spec) *Result {
 	for i := 0; i < spec.Orders; i++ {
 		p := i % spec.Partitions
 		id := int64(i + 1)
+		// Each business step of an order is one source transaction; its
+		// changes carry the transaction id, and the last one the end mark.
+		step := 0
+		begin := func() { step++ }
 		emit := func(c changelog.Change) {
+			c.TxnID = fmt.Sprintf("o%d.%d", id, step)
 			res.Partitions[p] = append(res.Partitions[p], c)
 			if spec.Events && c.Table == orders {
-				res.Partitions[p] = append(res.Partitions[p], changelog.Change{Kind: changelog.Insert, Table: events,
+				res.Partitions[p] = append(res.Partitions[p], changelog.Change{Kind: changelog.Insert, Table: events, TxnID: c.TxnID,
 					After: row("order_id", num(id), "event", c.Kind.String()+statusOf(c))})
 				res.Events++
 			}
+		}
+		end := func() {
+			last := &res.Partitions[p][len(res.Partitions[p])-1]
+			last.TxnEnd = true
+			res.Txns++
 		}
 		created := base.Add(time.Duration(i) * 1234 * time.Millisecond)
 		nItems := 1 + rng.IntN(5)
 		var total int64
 		itemRows := make([]changelog.Row, nItems)
+		prices := make([]int64, nItems)
 		for l := 0; l < nItems; l++ {
 			cents := int64(100 + rng.IntN(20000))
 			qty := int64(1 + rng.IntN(4))
 			total += cents * qty
+			prices[l] = cents
 			itemRows[l] = row("order_id", num(id), "line_no", num(int64(l+1)),
 				"sku", fmt.Sprintf("SKU-%05d", rng.IntN(100000)), "qty", num(qty), "price", money(cents))
 		}
+		// Invariant, in every source transaction's result: an order's
+		// amount is the sum of its items' qty*price, and no item exists
+		// without its order.
 		order := row("id", num(id), "customer", customers[rng.IntN(len(customers))], "status", "NEW",
 			"amount", money(total), "created_at", created.Format("2006-01-02 15:04:05.000"), "note", nil)
+		begin()
 		emit(changelog.Change{Kind: changelog.Insert, Table: orders, After: order})
 		for _, ir := range itemRows {
 			emit(changelog.Change{Kind: changelog.Insert, Table: items, After: ir})
 		}
+		end()
 		switch r := rng.Float64(); {
 		case r < spec.DeleteRate:
+			begin()
 			for _, ir := range itemRows {
 				emit(changelog.Change{Kind: changelog.Delete, Table: items, Before: ir})
 			}
 			emit(changelog.Change{Kind: changelog.Delete, Table: orders, Before: order})
+			end()
 			continue
 		case r < spec.DeleteRate+spec.ReinsertRate:
-			// A -D/+I pair of one key: the order is replaced with a new
-			// amount, the way some producers write an update.
+			// A -D/+I pair of one key in one transaction: the order is
+			// replaced, the way some producers write an update.
+			begin()
 			emit(changelog.Change{Kind: changelog.Delete, Table: orders, Before: order})
-			order = with(order, "amount", money(total+500), "note", "re-priced")
+			order = with(order, "note", "re-inserted")
 			emit(changelog.Change{Kind: changelog.Insert, Table: orders, After: order})
+			end()
 		}
 		if rng.Float64() < spec.UpdateRate {
 			for _, st := range statuses[1:] {
+				begin()
 				before := order
 				order = with(order, "status", st)
 				emit(changelog.Change{Kind: changelog.UpdateBefore, Table: orders, Before: before})
 				emit(changelog.Change{Kind: changelog.UpdateAfter, Table: orders, Before: before, After: order})
+				end()
 			}
 			if nItems > 1 {
+				// The first item's quantity changes, and the order's
+				// amount with it, in one transaction.
+				begin()
 				before := itemRows[0]
+				q, _ := before.Get("qty")
+				var qty int64
+				fmt.Sscan(string(q.(changelog.Number)), &qty)
 				itemRows[0] = with(before, "qty", num(9))
 				emit(changelog.Change{Kind: changelog.UpdateAfter, Table: items, Before: before, After: itemRows[0]})
+				total += (9 - qty) * prices[0]
+				prev := order
+				order = with(order, "amount", money(total))
+				emit(changelog.Change{Kind: changelog.UpdateAfter, Table: orders, Before: prev, After: order})
+				end()
 			}
 		}
 		res.Final["orders"][render(id)] = final(order)

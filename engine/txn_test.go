@@ -1,0 +1,345 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/txsink/txsink/changelog"
+	"github.com/txsink/txsink/commit"
+	"github.com/txsink/txsink/config"
+	"github.com/txsink/txsink/engine"
+	"github.com/txsink/txsink/format/native"
+	"github.com/txsink/txsink/internal/testdb"
+	"github.com/txsink/txsink/internal/workload"
+)
+
+// txnPipeline turns transaction mode on with short intervals, so a test
+// sees many commits.
+func txnPipeline(cfg *config.Config) *config.Config {
+	cfg.Sink.TxnEnabled = true
+	cfg.Sink.FlushInterval = 20 * time.Millisecond
+	cfg.Sink.TxnMiniSwitchInterval = 5 * time.Millisecond
+	cfg.Sink.TxnMinSwitchBytes = 0
+	return cfg
+}
+
+// poller runs query on db until stopped, counting polls and the rows the
+// query counts (violations).
+type poller struct {
+	polls, violations atomic.Int64
+	stop              chan struct{}
+	done              sync.WaitGroup
+	err               atomic.Value
+}
+
+func startPoller(t *testing.T, db *testdb.DB, query string) *poller {
+	t.Helper()
+	p := &poller{stop: make(chan struct{})}
+	p.done.Add(1)
+	go func() {
+		defer p.done.Done()
+		for {
+			select {
+			case <-p.stop:
+				return
+			default:
+			}
+			var n int64
+			if err := db.SQL.QueryRow(query).Scan(&n); err != nil {
+				p.err.Store(err)
+				return
+			}
+			p.polls.Add(1)
+			p.violations.Add(n)
+		}
+	}()
+	return p
+}
+
+func (p *poller) finish(t *testing.T) (polls, violations int64) {
+	t.Helper()
+	close(p.stop)
+	p.done.Wait()
+	if err, ok := p.err.Load().(error); ok {
+		t.Fatalf("poller: %v", err)
+	}
+	return p.polls.Load(), p.violations.Load()
+}
+
+// TestTransactionModeInvariant applies a 4-partition workload of
+// thousands of multi-table source transactions while a reader polls a
+// cross-table invariant (an order's amount is the sum of its items; no
+// item without its order) that every source transaction keeps. In
+// transaction mode the reader never sees it broken. The same run in plain
+// mode, flushing every few rows, is shown for contrast.
+func TestTransactionModeInvariant(t *testing.T) {
+	res := workload.Generate(workload.Spec{Orders: 1500, Partitions: 4, Seed: 9, Events: true})
+	forEachDialect(t, func(t *testing.T, db *testdb.DB) {
+		db.Exec(t, workload.Schema(db.Dialect)...)
+		paths := writeWorkload(t, res)
+		for _, mode := range []string{"transaction", "plain"} {
+			for _, tbl := range workload.Tables {
+				db.Exec(t, "DELETE FROM "+tbl)
+			}
+			cfg := workloadPipeline(db, paths)
+			cfg.Name = "invariant-" + mode
+			if mode == "transaction" {
+				txnPipeline(cfg)
+			} else {
+				cfg.Sink.FlushMaxRows = 7
+			}
+			var commits atomic.Int64
+			e := newEngine(t, cfg, engine.WithCommitHook(func(*commit.Unit) { commits.Add(1) }))
+			p := startPoller(t, db, workload.Invariant)
+			if err := e.Run(context.Background(), engine.RunOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			polls, violations := p.finish(t)
+			st := e.Stats()
+			t.Logf("%s mode: %d source transactions in %d commits; reader polled %d times, saw %d invariant violations",
+				mode, st.Txns, commits.Load(), polls, violations)
+			checkFinal(t, db, res)
+			if mode == "transaction" {
+				if violations != 0 {
+					t.Errorf("transaction mode: the reader saw %d violations of the cross-table invariant", violations)
+				}
+				if polls < 5 || commits.Load() < 5 {
+					t.Errorf("too little overlap to mean anything: %d polls, %d commits", polls, commits.Load())
+				}
+				if st.Txns != int64(res.Txns) {
+					t.Errorf("committed %d source transactions, want %d", st.Txns, res.Txns)
+				}
+			}
+		}
+	})
+}
+
+// TestSeed000Section19 is seed 000's experiment: with max-rows 1, a -D/+I
+// pair of one key in one source transaction. Without transaction mode the
+// delete is committed on its own, and the row is missing between two
+// commits; in transaction mode the pair is one commit and the row is never
+// missing, as a reader polling it finds.
+func TestSeed000Section19(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, db *testdb.DB) {
+		db.Exec(t, `CREATE TABLE orders_rt (id INT NOT NULL PRIMARY KEY, amount INT NOT NULL)`)
+		var lines []byte
+		add := func(c changelog.Change) {
+			c.Table = changelog.Table{Namespace: "shop", Name: "orders_rt"}
+			var err error
+			if lines, err = native.Append(lines, &c); err != nil {
+				t.Fatal(err)
+			}
+		}
+		const pairs = 300
+		for i := 1; i <= pairs; i++ {
+			id := fmt.Sprint("t", i)
+			add(changelog.Change{Kind: changelog.Delete, Before: row("id", int64(1001)), TxnID: id})
+			add(changelog.Change{Kind: changelog.Insert, After: row("id", int64(1001), "amount", int64(80+i)), TxnID: id, TxnEnd: true})
+		}
+		path := filepath.Join(t.TempDir(), "pairs.jsonl")
+		if err := os.WriteFile(path, lines, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, mode := range []string{"plain", "transaction"} {
+			// The row exists before the run, so any moment a reader
+			// finds it missing is a gap.
+			db.Exec(t, "DELETE FROM orders_rt", "INSERT INTO orders_rt (id, amount) VALUES (1001, 80)")
+			cfg := pipeline(db, config.Table{Source: "shop.orders_rt"})
+			cfg.Name = "seed19-" + mode
+			cfg.Source.Paths = []string{path}
+			cfg.Sink.FlushMaxRows = 1
+			if mode == "transaction" {
+				// A buffer of one byte is always full: every source
+				// transaction is committed as soon as it ends, the
+				// transaction-mode counterpart of max-rows 1.
+				txnPipeline(cfg)
+				cfg.Sink.TxnMiniSwitchInterval = 0
+				cfg.Sink.TxnBufferSize = 1
+			}
+			// After every commit, look: is row 1001 there?
+			var missingAfterCommit atomic.Int64
+			var commits atomic.Int64
+			e := newEngine(t, cfg, engine.WithCommitHook(func(*commit.Unit) {
+				commits.Add(1)
+				var n int
+				if err := db.SQL.QueryRow("SELECT COUNT(*) FROM orders_rt WHERE id = 1001").Scan(&n); err != nil {
+					t.Error(err)
+				}
+				if n == 0 {
+					missingAfterCommit.Add(1)
+				}
+			}))
+			p := startPoller(t, db, "SELECT 1 - COUNT(*) FROM orders_rt WHERE id = 1001")
+			if err := e.Run(context.Background(), engine.RunOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			polls, misses := p.finish(t)
+			t.Logf("%s mode: %d commits, row missing after %d of them; a reader polled it %d times and found it missing %d times",
+				mode, commits.Load(), missingAfterCommit.Load(), polls, misses)
+			if got := query(t, db, "SELECT amount FROM orders_rt WHERE id = 1001"); got != fmt.Sprint(80+pairs) {
+				t.Errorf("%s mode: final amount %s, want %d", mode, got, 80+pairs)
+			}
+			switch mode {
+			case "plain":
+				if missingAfterCommit.Load() != pairs {
+					t.Errorf("plain mode with max-rows 1: row missing after %d commits, want after each of the %d deletes", missingAfterCommit.Load(), pairs)
+				}
+			case "transaction":
+				if commits.Load() < pairs/2 {
+					t.Errorf("transaction mode: %d commits for %d transactions; the test wants about one each", commits.Load(), pairs)
+				}
+				if missingAfterCommit.Load() != 0 || misses != 0 {
+					t.Errorf("transaction mode: the row was missing after %d commits, and %d times to the reader", missingAfterCommit.Load(), misses)
+				}
+			}
+		}
+	})
+}
+
+// TestTransactionModeResume stops a transaction-mode pipeline between and
+// inside commits, again and again: the final state is exact, the
+// append-only table has no duplicate, and no source transaction is ever
+// partly visible (the invariant holds after every commit).
+func TestTransactionModeResume(t *testing.T) {
+	res := workload.Generate(workload.Spec{Orders: 300, Partitions: 3, Seed: 21, Events: true})
+	forEachDialect(t, func(t *testing.T, db *testdb.DB) {
+		db.Exec(t, workload.Schema(db.Dialect)...)
+		cfg := txnPipeline(workloadPipeline(db, writeWorkload(t, res)))
+		cfg.Sink.FlushInterval = 2 * time.Millisecond
+		cfg.Sink.TxnMiniSwitchInterval = 0
+		for run := 0; run < 40; run++ {
+			final := run >= 30
+			stopAt := 1 + run%5
+			inside := run%2 == 0
+			ctx, cancel := context.WithCancel(context.Background())
+			commits := 0
+			e, err := engine.New(context.Background(), cfg,
+				engine.WithCommitHook(func(*commit.Unit) {
+					commits++
+					if got := query(t, db, workload.Invariant); got != "0" {
+						t.Errorf("run %d: invariant broken after a commit: %s violations", run, got)
+					}
+					if !final && !inside && commits >= stopAt {
+						cancel()
+					}
+				}),
+				engine.WithBeforeCommitHook(func(*commit.Unit) error {
+					if !final && inside && commits+1 >= stopAt {
+						return errCrash
+					}
+					return nil
+				}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = e.Run(ctx, engine.RunOptions{})
+			e.Close()
+			cancel()
+			if err != nil && !strings.Contains(err.Error(), errCrash.Error()) {
+				t.Fatalf("run %d: %v", run, err)
+			}
+			if final {
+				if err != nil {
+					t.Fatalf("final run: %v", err)
+				}
+				checkFinal(t, db, res)
+				return
+			}
+		}
+	})
+}
+
+// debeziumWithTxns writes a partition of the workload as Debezium JSON
+// with transaction metadata: BEGIN, the data events carrying
+// transaction.id, and END with the event count. drop, if >= 0, leaves out
+// that data event, as a lossy pipeline would.
+func debeziumWithTxns(t *testing.T, changes []changelog.Change, drop int) string {
+	t.Helper()
+	var b strings.Builder
+	image := func(r changelog.Row) string {
+		if r.IsZero() {
+			return "null"
+		}
+		parts := make([]string, len(r.Names))
+		for i, n := range r.Names {
+			var v string
+			switch x := r.Values[i].(type) {
+			case nil:
+				v = "null"
+			case changelog.Number:
+				v = string(x)
+			case string:
+				v = fmt.Sprintf("%q", x)
+			default:
+				t.Fatalf("unexpected value %T", x)
+			}
+			parts[i] = fmt.Sprintf("%q:%s", n, v)
+		}
+		return "{" + strings.Join(parts, ",") + "}"
+	}
+	events, n := 0, 0
+	for i, c := range changes {
+		if c.Kind == changelog.UpdateBefore {
+			continue // Debezium has no separate -U event
+		}
+		if events == 0 {
+			fmt.Fprintf(&b, `{"status":"BEGIN","id":"%s:1","event_count":null}`+"\n", c.TxnID)
+		}
+		events++
+		if i != drop {
+			n++
+			op := map[changelog.Kind]string{changelog.Insert: "c", changelog.UpdateAfter: "u", changelog.Delete: "d"}[c.Kind]
+			fmt.Fprintf(&b, `{"before":%s,"after":%s,"source":{"connector":"mysql","db":"%s","table":"%s"},"op":"%s","transaction":{"id":"%s:1","total_order":%d,"data_collection_order":1}}`+"\n",
+				image(c.Before), image(c.After), c.Table.Namespace, c.Table.Name, op, c.TxnID, events)
+		}
+		if c.TxnEnd {
+			fmt.Fprintf(&b, `{"status":"END","id":"%s:1","event_count":%d,"data_collections":[]}`+"\n", c.TxnID, events)
+			events = 0
+		}
+	}
+	path := filepath.Join(t.TempDir(), "debezium.jsonl")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestTransactionModeDebeziumBoundaries assembles source transactions from
+// Debezium's BEGIN/END events in one stream, and refuses a transaction
+// whose END counts more events than arrived.
+func TestTransactionModeDebeziumBoundaries(t *testing.T) {
+	res := workload.Generate(workload.Spec{Orders: 200, Partitions: 1, Seed: 4})
+	db := testdb.SQLite(t)
+	db.Exec(t, workload.Schema("sqlite")...)
+	cfg := txnPipeline(workloadPipeline(db, []string{debeziumWithTxns(t, res.Partitions[0], -1)}))
+	cfg.Source.Format = "debezium-json"
+	e := newEngine(t, cfg, engine.WithCommitHook(func(*commit.Unit) {
+		if got := query(t, db, workload.Invariant); got != "0" {
+			t.Errorf("invariant broken after a commit: %s violations", got)
+		}
+	}))
+	if err := e.Run(context.Background(), engine.RunOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	checkFinal(t, db, res)
+	if st := e.Stats(); st.Txns != int64(res.Txns) {
+		t.Errorf("%d source transactions committed, want %d", st.Txns, res.Txns)
+	}
+
+	lossy := testdb.SQLite(t)
+	lossy.Exec(t, workload.Schema("sqlite")...)
+	cfg = txnPipeline(workloadPipeline(lossy, []string{debeziumWithTxns(t, res.Partitions[0], 40)}))
+	cfg.Source.Format = "debezium-json"
+	err := newEngine(t, cfg).Run(context.Background(), engine.RunOptions{})
+	if err == nil || !strings.Contains(err.Error(), "END event counts") || !strings.Contains(err.Error(), "debezium.jsonl:") {
+		t.Fatalf("a transaction missing an event: err = %v, want the END count refusal with its position", err)
+	}
+	t.Logf("refusal: %v", err)
+}

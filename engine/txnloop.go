@@ -1,0 +1,182 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/txsink/txsink/changelog"
+	"github.com/txsink/txsink/reduce"
+	"github.com/txsink/txsink/txn"
+)
+
+// txnLoop is Run's loop in transaction mode
+// (sink.transaction.multi-table.enabled): changes go through the
+// transaction machine, and each plan of whole source transactions is
+// reduced per key and committed as one target transaction.
+type txnLoop struct {
+	e *Engine
+	m *txn.Machine
+	// open counts, per partition, the row events of the transaction being
+	// read, to check them against its END's event count.
+	open map[string]*openTxn
+	// overrun is set while the buffer is full of open transactions, so the
+	// warning is logged once per episode.
+	overrun bool
+}
+
+type openTxn struct {
+	id     string
+	events int
+}
+
+func (e *Engine) newTxnLoop() (*txnLoop, error) {
+	s := e.cfg.Sink
+	m, err := txn.New(txn.Config{
+		CommitInterval:     s.FlushInterval,
+		MiniSwitchInterval: s.MiniSwitchInterval(),
+		MinSwitchBytes:     s.TxnMinSwitchBytes,
+		BufferSize:         s.TxnBufferSize,
+		MaxTxnBytes:        s.TxnMaxTxnBytes,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sink: %w", err)
+	}
+	return &txnLoop{e: e, m: m, open: map[string]*openTxn{}}, nil
+}
+
+// record steps every change of a record into the machine. A change that
+// names no source transaction is a transaction of its own, except that
+// the changes of one record always stay together: a record's position is
+// the only progress there is for each of them.
+//
+// A record with no change (a tombstone, a BEGIN event) is not stepped: the
+// machine has no position-only input, and progress reaches past it with
+// the next committed change. Reading it again after a restart is harmless.
+func (l *txnLoop) record(ctx context.Context, d decoded) error {
+	for i := range d.changes {
+		c := d.changes[i]
+		if l.e.Applied(c.Pos) {
+			continue
+		}
+		if err := l.check(ctx, &c, i == len(d.changes)-1); err != nil {
+			return err
+		}
+		// Step may ask for a commit before the next change is taken.
+		for l.m.Pressure() == txn.PressureHard {
+			if err := l.commitReady(ctx, false); err != nil {
+				return err
+			}
+		}
+		if err := l.m.Step(c, l.e.clock.Now()); err != nil && !errors.Is(err, txn.ErrBackPressure) {
+			return err
+		}
+	}
+	if l.m.Pressure() == txn.PressureOverrun {
+		if !l.overrun {
+			l.e.log.Warn("the transaction buffer is full of open source transactions; reading on until one ends (set transaction.multi-table.max-txn-bytes to bound them)",
+				"bytes", l.m.Bytes(), "open", l.m.OpenTxns())
+		}
+		l.overrun = true
+	} else {
+		l.overrun = false
+	}
+	return l.commitReady(ctx, false)
+}
+
+// check validates c before it is stepped: its table must be known (or
+// skipped), and an END's event count must match the events that came.
+func (l *txnLoop) check(ctx context.Context, c *changelog.Change, lastOfRecord bool) error {
+	part := c.Pos.Partition
+	ot := l.open[part]
+	if ot == nil {
+		ot = &openTxn{}
+		l.open[part] = ot
+	}
+	if c.Kind == changelog.EndTxn {
+		if c.TxnEvents > 0 && (ot.id != c.TxnID || ot.events != c.TxnEvents) {
+			got := ot.events
+			if ot.id != c.TxnID {
+				got = 0
+			}
+			return &reduce.Error{Pos: c.Pos, Table: "(transaction " + c.TxnID + ")",
+				Reason: fmt.Sprintf("the transaction's END event counts %d events, but %d arrived in partition %s before it", c.TxnEvents, got, part),
+				Hint:   "events of the transaction are missing or were sent to another partition; a whole transaction must be read from one partition (check the source's topic routing and retention)"}
+		}
+		*ot = openTxn{}
+		return nil
+	}
+	e := l.e
+	e.mu.Lock()
+	e.stats.Events[c.Kind]++
+	e.mu.Unlock()
+	if _, err := e.tableFor(ctx, c); err != nil {
+		return err
+	}
+	if c.TxnID == "" {
+		c.TxnEnd = c.TxnEnd || lastOfRecord
+		return nil
+	}
+	if ot.id != c.TxnID {
+		*ot = openTxn{id: c.TxnID}
+	}
+	ot.events++
+	return nil
+}
+
+func (l *txnLoop) tick(ctx context.Context) error   { return l.commitReady(ctx, false) }
+func (l *txnLoop) finish(ctx context.Context) error { return l.commitReady(ctx, true) }
+
+func (l *txnLoop) deadline() (time.Time, bool) { return l.m.NextDeadline() }
+
+// commitReady commits every plan the machine has ready, each as one
+// target transaction. flush asks for every finished transaction now (end
+// of input, shutdown); open transactions are left out and read again after
+// a restart.
+func (l *txnLoop) commitReady(ctx context.Context, flush bool) error {
+	for {
+		plan := l.m.Ready(l.e.clock.Now(), flush)
+		if plan == nil {
+			return nil
+		}
+		if err := l.commitPlan(ctx, plan); err != nil {
+			return err
+		}
+		l.m.Advance(plan)
+	}
+}
+
+// commitPlan reduces a plan's changes per key and applies them, with the
+// plan's progress, in one target transaction.
+func (l *txnLoop) commitPlan(ctx context.Context, plan *txn.Plan) error {
+	e := l.e
+	buf := reduce.NewBuffer(e.cfg.Name)
+	now := e.clock.Now()
+	for i := range plan.Changes {
+		c := &plan.Changes[i]
+		if c.Kind == changelog.EndTxn {
+			buf.Skip(c.Pos, now)
+			continue
+		}
+		t, err := e.tableFor(ctx, c)
+		if err != nil {
+			return err
+		}
+		if t == nil {
+			buf.Skip(c.Pos, now)
+			continue
+		}
+		if err := buf.Add(t, c, now); err != nil {
+			return err
+		}
+	}
+	u := buf.Take()
+	if u == nil {
+		return nil
+	}
+	e.mu.Lock()
+	e.stats.Txns += int64(plan.Txns)
+	e.mu.Unlock()
+	return e.commitUnit(ctx, u, plan.Reason.String())
+}
