@@ -191,12 +191,18 @@ type Sink struct {
 
 // MiniSwitchInterval returns TxnMiniSwitchInterval, resolving
 // MiniSwitchAuto the way the StarRocks connector does:
-// min(1s, max(500ms, FlushInterval/4)).
+// min(1s, max(100ms, FlushInterval/10)).
+//
+// Seed 001 gives two formulas: its option table says min(1000, max(500,
+// interval/4)), its description of the connector's code and of data
+// visibility says min(1000, max(100, interval/10)). txsink follows the
+// code: at a 1s interval a finished transaction is visible within about
+// 1.1s instead of 1.5s, at the cost of more, smaller switches.
 func (s Sink) MiniSwitchInterval() time.Duration {
 	if s.TxnMiniSwitchInterval != MiniSwitchAuto {
 		return s.TxnMiniSwitchInterval
 	}
-	return min(time.Second, max(500*time.Millisecond, s.FlushInterval/4))
+	return min(time.Second, max(100*time.Millisecond, s.FlushInterval/10))
 }
 
 // Default returns a Config holding every default; it is the only place

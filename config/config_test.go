@@ -569,10 +569,11 @@ func TestMiniSwitchInterval(t *testing.T) {
 	for _, tt := range []struct {
 		set, flush, want time.Duration
 	}{
-		{MiniSwitchAuto, time.Second, 500 * time.Millisecond},
-		{MiniSwitchAuto, 0, 500 * time.Millisecond},
-		{MiniSwitchAuto, 3 * time.Second, 750 * time.Millisecond},
+		{MiniSwitchAuto, time.Second, 100 * time.Millisecond},
+		{MiniSwitchAuto, 0, 100 * time.Millisecond},
+		{MiniSwitchAuto, 3 * time.Second, 300 * time.Millisecond},
 		{MiniSwitchAuto, 10 * time.Second, time.Second},
+		{MiniSwitchAuto, 30 * time.Second, time.Second},
 		{0, time.Second, 0},
 		{200 * time.Millisecond, time.Second, 200 * time.Millisecond},
 	} {

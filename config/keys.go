@@ -236,19 +236,19 @@ var sinkSection = sectionDef{
 	keys: []keyDef{{
 		name: "buffer-flush.max-rows", typ: typeInt, unit: "rows",
 		want:  "a whole number of rows, at least 1",
-		doc:   "Flush a table's buffer once it holds this many rows.",
+		doc:   "Plain mode: commit once the buffer holds this many rows after per-key reduction. (In multi-table mode commits follow source transactions, `buffer-flush.interval` and `transaction.multi-table.buffer-size` instead.)",
 		field: func(s any) any { return &s.(*Sink).FlushMaxRows },
 		check: atLeast(1),
 	}, {
 		name: "buffer-flush.max-bytes", typ: typeSize, unit: "bytes",
 		want:  "a size of at least 1 byte, such as 16MiB",
-		doc:   "Flush once the buffered changes take this many bytes.",
+		doc:   "Plain mode: commit once the buffered rows take this many bytes.",
 		field: func(s any) any { return &s.(*Sink).FlushMaxBytes },
 		check: atLeast(1),
 	}, {
 		name: "buffer-flush.interval", typ: typeDuration,
 		want:  "a duration of 0 or more, such as 1s or 200ms",
-		doc:   "Flush buffered changes at least this often. `0` disables the timer: only the size limits and shutdown flush.",
+		doc:   "Commit at least this often (plain mode: what is buffered; multi-table mode: every finished source transaction, the commit interval). `0` disables the timer: only the size limits and the end of input commit.",
 		field: func(s any) any { return &s.(*Sink).FlushInterval },
 		check: atLeast(0),
 	}, {
@@ -265,12 +265,12 @@ var sinkSection = sectionDef{
 	}, {
 		name: "transaction.multi-table.enabled", typ: typeBool,
 		want:  "true or false",
-		doc:   "Commit whole source transactions of several tables atomically.",
+		doc:   "Commit whole source transactions, across all their tables, atomically: the changes of a partition are grouped at the transaction ends the format marks (Debezium END events, Maxwell `commit`, txsink-json `txn_end`; a change with no transaction id is a transaction of its own), and several finished transactions are reduced per key and committed in one target transaction. An unfinished transaction is never committed.",
 		field: func(s any) any { return &s.(*Sink).TxnEnabled },
 	}, {
 		name: "transaction.multi-table.buffer-size", typ: typeSize, unit: "bytes",
 		want:  "a size of at least 1 byte, such as 128MiB",
-		doc:   "Multi-table mode: the bytes buffered over all tables. When it is full, the source waits.",
+		doc:   "Multi-table mode: the bytes buffered over all partitions and tables. At this size every finished transaction is committed without waiting for the interval; at twice this size reading stops until a commit frees memory.",
 		field: func(s any) any { return &s.(*Sink).TxnBufferSize },
 		check: atLeast(1),
 	}, {
@@ -278,7 +278,7 @@ var sinkSection = sectionDef{
 		want: "a whole number of milliseconds, 0 or more, or -1 for automatic",
 		doc: "Multi-table mode: the least time between two chunk switches of one partition; source " +
 			"transactions arriving in between are committed together. `-1` means " +
-			"min(1000, max(500, buffer-flush.interval-ms / 4)).",
+			"min(1000, max(100, buffer-flush.interval-ms / 10)), the StarRocks connector's own computation.",
 		field: func(s any) any { return &s.(*Sink).TxnMiniSwitchInterval },
 		check: func(p any) string {
 			if d := *p.(*time.Duration); d < 0 && d != MiniSwitchAuto {

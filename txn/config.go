@@ -49,12 +49,12 @@ type Config struct {
 
 // DefaultConfig returns the seed's defaults with a one second commit
 // interval: BufferSize 128 MiB, MinSwitchBytes 1 MiB, MaxTxnBytes 0
-// (unlimited) and the automatic mini-switch interval for 1s, which is 500ms
-// (package config: min(1s, max(500ms, interval/4))).
+// (unlimited) and the automatic mini-switch interval for 1s, which is 100ms
+// (package config: min(1s, max(100ms, interval/10))).
 func DefaultConfig() Config {
 	return Config{
 		CommitInterval:     time.Second,
-		MiniSwitchInterval: 500 * time.Millisecond,
+		MiniSwitchInterval: 100 * time.Millisecond,
 		MinSwitchBytes:     1 << 20,
 		BufferSize:         128 << 20,
 	}

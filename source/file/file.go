@@ -51,8 +51,11 @@ import (
 const (
 	// DefaultMaxRecordBytes is the default of Reader.MaxRecordBytes: 64 MiB.
 	DefaultMaxRecordBytes = 64 << 20
-	// DefaultPollInterval is the default of Reader.PollInterval.
-	DefaultPollInterval = 200 * time.Millisecond
+	// DefaultPollInterval is the default of Reader.PollInterval. It adds
+	// to the time a followed change takes to become visible, so it is
+	// kept well under the default commit interval; a stat and a read of
+	// nothing every 50ms cost nothing to speak of.
+	DefaultPollInterval = 50 * time.Millisecond
 )
 
 // bufferSize is the size of each Reader's read buffer. A line that fits is
