@@ -23,9 +23,10 @@ import (
 	"syscall"
 )
 
-const usage = `txsink applies a database changelog (Debezium, txsink-json) to MySQL/MariaDB,
-PostgreSQL or SQLite: the last change per key, one atomic transaction per flush,
-exactly once.
+const usage = `txsink applies a database changelog (Debezium, Canal, Maxwell, OGG, Flink
+changelog-json, txsink-json) to MySQL/MariaDB, PostgreSQL or SQLite: the last
+change per key, one atomic transaction per flush (or per batch of whole source
+transactions), exactly once.
 
 Usage:
   txsink demo  [--db PATH] [--orders N]     try it on an embedded SQLite database
