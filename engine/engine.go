@@ -35,6 +35,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -120,8 +121,18 @@ type Engine struct {
 	policy   reduce.Policy
 	progress map[string]changelog.Position
 
-	mu    sync.Mutex
-	stats Stats
+	hooks []Hook
+
+	// mu guards stats and the status fields below, which Stats and Status
+	// read from other goroutines.
+	mu         sync.Mutex
+	stats      Stats
+	state      State
+	stopErr    error
+	parts      map[string]*PartitionStatus
+	lastCommit time.Time
+	buffered   int64
+	openTxns   int
 }
 
 // New opens the target, creates the progress table if needed, reads the
@@ -148,6 +159,8 @@ func New(ctx context.Context, cfg *config.Config, opts ...Option) (*Engine, erro
 		o(e)
 	}
 	e.stats = Stats{Events: map[changelog.Kind]int64{}, Started: e.clock.Now()}
+	e.state = StateStarting
+	e.parts = map[string]*PartitionStatus{}
 	if e.target == nil {
 		open := connect.Open
 		if e.checkOnly {
@@ -182,6 +195,10 @@ func New(ctx context.Context, cfg *config.Config, opts ...Option) (*Engine, erro
 		return fail(err)
 	}
 	e.progress = p
+	for _, pos := range p {
+		ps := e.partLocked(pos.Partition)
+		ps.Committed, ps.CommittedSeq, ps.Read = pos.Offset, pos.Seq, pos.Offset
+	}
 	return e, nil
 }
 
@@ -296,6 +313,7 @@ func (e *Engine) add(ctx context.Context, c *changelog.Change) error {
 	e.mu.Lock()
 	e.stats.Events[c.Kind]++
 	e.mu.Unlock()
+	e.hookChange(c)
 	t, err := e.tableFor(ctx, c)
 	if err != nil {
 		return err
@@ -374,27 +392,39 @@ func (e *Engine) flush(ctx context.Context, reason string) error {
 	if u == nil {
 		return nil
 	}
-	return e.commitUnit(ctx, u, reason)
+	return e.commitUnit(ctx, u, reason, 0)
 }
 
 // commitUnit applies u (retrying transient errors), then records its
 // progress and counts it.
-func (e *Engine) commitUnit(ctx context.Context, u *commit.Unit, reason string) error {
+func (e *Engine) commitUnit(ctx context.Context, u *commit.Unit, reason string, txns int) error {
 	start := e.clock.Now()
+	d, up, in := u.Rows()
+	info := CommitInfo{Reason: reason, Changes: u.Changes, Upserted: up, Deleted: d, Inserted: in, Txns: txns, Progress: u.Progress}
 	if err := e.apply(ctx, u); err != nil {
+		info.Took, info.Err = e.clock.Now().Sub(start), err
+		e.hookCommit(info)
 		return err
 	}
+	now := e.clock.Now()
+	info.Took = now.Sub(start)
 	for _, p := range u.Progress {
 		e.progress[p.Partition] = p
 	}
-	d, up, in := u.Rows()
 	e.mu.Lock()
 	e.stats.Commits++
 	e.stats.Deleted += int64(d)
 	e.stats.Upserted += int64(up)
 	e.stats.Inserted += int64(in)
+	e.stats.Txns += int64(txns)
+	e.lastCommit = now
+	for _, p := range u.Progress {
+		ps := e.partLocked(p.Partition)
+		ps.Committed, ps.CommittedSeq, ps.LastCommit = p.Offset, p.Seq, now
+	}
 	e.mu.Unlock()
-	e.log.Debug("committed", "reason", reason, "changes", u.Changes, "upserts", up, "deletes", d, "inserts", in, "took", e.clock.Now().Sub(start))
+	e.hookCommit(info)
+	e.log.Debug("committed", "reason", reason, "changes", u.Changes, "upserts", up, "deletes", d, "inserts", in, "txns", txns, "took", info.Took)
 	if e.onCommit != nil {
 		e.onCommit(u)
 	}
@@ -418,6 +448,7 @@ func (e *Engine) apply(ctx context.Context, u *commit.Unit) error {
 		e.mu.Unlock()
 		wait := backoff/2 + rand.N(backoff/2+1)
 		e.log.Warn("transient target error; retrying the unit", "attempt", attempt+1, "wait", wait, "err", err)
+		e.hookRetry(attempt+1, wait, err)
 		select {
 		case <-ctx.Done():
 			return errors.Join(err, ctx.Err())
@@ -451,4 +482,76 @@ func PartitionName(path, baseDir string) string {
 		}
 	}
 	return path
+}
+
+// partLocked returns the status of a partition, creating it. e.mu must be
+// held (or the engine not yet shared).
+func (e *Engine) partLocked(name string) *PartitionStatus {
+	ps := e.parts[name]
+	if ps == nil {
+		ps = &PartitionStatus{Name: name, End: -1}
+		e.parts[name] = ps
+	}
+	return ps
+}
+
+// setState moves the pipeline to state st (err for StateFailed).
+func (e *Engine) setState(st State, err error) {
+	e.mu.Lock()
+	e.state, e.stopErr = st, err
+	e.mu.Unlock()
+}
+
+// noteRead records how far partition part has been read, and its size
+// when known (-1 otherwise).
+func (e *Engine) noteRead(part string, offset, size int64) {
+	e.mu.Lock()
+	ps := e.partLocked(part)
+	ps.Read = max(ps.Read, offset)
+	if size >= 0 {
+		ps.End = size
+	}
+	e.mu.Unlock()
+}
+
+// noteBuffer records what the buffer holds, for Status.
+func (e *Engine) noteBuffer(bytes int64, open int) {
+	e.mu.Lock()
+	e.buffered, e.openTxns = bytes, open
+	e.mu.Unlock()
+}
+
+// Status returns a snapshot of the pipeline. Safe from any goroutine.
+func (e *Engine) Status() Status {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	st := Status{
+		Pipeline:      e.cfg.Name,
+		State:         e.state,
+		BufferedBytes: e.buffered,
+		OpenTxns:      e.openTxns,
+		LastCommit:    e.lastCommit,
+		Stats: StatsSnapshot{
+			Events:   make(map[string]int64, len(e.stats.Events)),
+			Skipped:  e.stats.Skipped,
+			Upserted: e.stats.Upserted,
+			Deleted:  e.stats.Deleted,
+			Inserted: e.stats.Inserted,
+			Commits:  e.stats.Commits,
+			Txns:     e.stats.Txns,
+			Retries:  e.stats.Retries,
+			Bytes:    e.stats.Bytes,
+		},
+	}
+	if e.stopErr != nil {
+		st.Error = e.stopErr.Error()
+	}
+	for k, n := range e.stats.Events {
+		st.Stats.Events[k.String()] = n
+	}
+	for _, ps := range e.parts {
+		st.Partitions = append(st.Partitions, *ps)
+	}
+	sort.Slice(st.Partitions, func(i, j int) bool { return st.Partitions[i].Name < st.Partitions[j].Name })
+	return st
 }

@@ -44,7 +44,17 @@ type RunOptions struct {
 // read before returning. When ctx is cancelled (SIGINT), Run stops reading,
 // commits what it has buffered and returns nil: nothing is lost, and the
 // next run resumes after that commit.
-func (e *Engine) Run(ctx context.Context, opts RunOptions) error {
+func (e *Engine) Run(ctx context.Context, opts RunOptions) (err error) {
+	e.setState(StateRunning, nil)
+	defer func() {
+		if err != nil {
+			e.setState(StateFailed, err)
+			e.log.Error("pipeline stopped", "err", err)
+		} else {
+			e.setState(StateStopped, nil)
+		}
+		e.hookStop(err)
+	}()
 	if e.cfg.Source.Type != "file" {
 		return fmt.Errorf("source type %q is not supported by this build", e.cfg.Source.Type)
 	}
@@ -64,6 +74,7 @@ func (e *Engine) Run(ctx context.Context, opts RunOptions) error {
 	out := make(chan decoded, opts.Queue)
 	done := make(chan error, len(e.cfg.Source.Paths))
 	readers := make([]*file.Reader, 0, len(e.cfg.Source.Paths))
+	sizes := make(map[string]*file.Reader, len(e.cfg.Source.Paths))
 	pending := 0
 	defer func() {
 		// Readers stop on readCtx; wait until each has returned before
@@ -89,6 +100,8 @@ func (e *Engine) Run(ctx context.Context, opts RunOptions) error {
 			return fmt.Errorf("open source %s: %w", path, err)
 		}
 		readers = append(readers, r)
+		sizes[part] = r
+		e.noteRead(part, start.Offset, r.Size())
 		pending++
 		// Each partition decodes on its own goroutine; the engine loop
 		// below stays the only writer of the buffer.
@@ -129,6 +142,7 @@ func (e *Engine) Run(ctx context.Context, opts RunOptions) error {
 		if runErr != nil {
 			return runErr
 		}
+		e.setState(StateStopping, nil)
 		fctx, cancel := context.WithTimeout(applyCtx, time.Minute)
 		defer cancel()
 		return l.finish(fctx)
@@ -140,6 +154,9 @@ func (e *Engine) Run(ctx context.Context, opts RunOptions) error {
 		e.mu.Lock()
 		e.stats.Bytes += int64(d.size)
 		e.mu.Unlock()
+		if r := sizes[d.pos.Partition]; r != nil {
+			e.noteRead(d.pos.Partition, d.pos.Offset, r.Size())
+		}
 		if d.err != nil {
 			return d.err
 		}
@@ -193,9 +210,13 @@ type loop interface {
 // its own source transaction.
 type plainLoop struct{ e *Engine }
 
-func (l *plainLoop) record(ctx context.Context, d decoded) error { return l.e.addDecoded(ctx, d) }
-func (l *plainLoop) tick(ctx context.Context) error              { return l.e.MaybeFlush(ctx) }
-func (l *plainLoop) finish(ctx context.Context) error            { return l.e.Flush(ctx) }
+func (l *plainLoop) record(ctx context.Context, d decoded) error {
+	err := l.e.addDecoded(ctx, d)
+	l.e.noteBuffer(l.e.buf.Bytes(), 0)
+	return err
+}
+func (l *plainLoop) tick(ctx context.Context) error   { return l.e.MaybeFlush(ctx) }
+func (l *plainLoop) finish(ctx context.Context) error { return l.e.Flush(ctx) }
 func (l *plainLoop) deadline() (time.Time, bool) {
 	next := l.e.NextFlush()
 	return next, !next.IsZero()

@@ -73,6 +73,7 @@ func (l *txnLoop) record(ctx context.Context, d decoded) error {
 			return err
 		}
 	}
+	l.e.noteBuffer(l.m.Bytes(), l.m.OpenTxns())
 	if l.m.Pressure() == txn.PressureOverrun {
 		if !l.overrun {
 			l.e.log.Warn("the transaction buffer is full of open source transactions; reading on until one ends (set transaction.multi-table.max-txn-bytes to bound them)",
@@ -111,6 +112,7 @@ func (l *txnLoop) check(ctx context.Context, c *changelog.Change, lastOfRecord b
 	e.mu.Lock()
 	e.stats.Events[c.Kind]++
 	e.mu.Unlock()
+	e.hookChange(c)
 	if _, err := e.tableFor(ctx, c); err != nil {
 		return err
 	}
@@ -175,8 +177,5 @@ func (l *txnLoop) commitPlan(ctx context.Context, plan *txn.Plan) error {
 	if u == nil {
 		return nil
 	}
-	e.mu.Lock()
-	e.stats.Txns += int64(plan.Txns)
-	e.mu.Unlock()
-	return e.commitUnit(ctx, u, plan.Reason.String())
+	return e.commitUnit(ctx, u, plan.Reason.String(), plan.Txns)
 }

@@ -1,0 +1,159 @@
+package engine
+
+import (
+	"time"
+
+	"github.com/txsink/txsink/changelog"
+)
+
+// Hook is any value that implements one or more of the Hook* interfaces
+// below; WithHooks installs them. Observability adapters (package metrics)
+// are hooks, so the engine knows nothing of Prometheus.
+//
+// Hooks are called synchronously on the engine's goroutine, in the order
+// they were installed. They must be quick and must not call back into the
+// Engine (Status, which takes a lock of its own, is the exception).
+type Hook any
+
+// HookChange is told of every change read, before it is buffered: the
+// change's kind, table and partition feed "events in" counters.
+type HookChange interface {
+	OnChange(c *changelog.Change)
+}
+
+// HookCommit is told of every commit attempt of a unit, after it
+// succeeded or finally failed.
+type HookCommit interface {
+	OnCommit(CommitInfo)
+}
+
+// CommitInfo describes one commit attempt.
+type CommitInfo struct {
+	// Reason says what triggered the commit ("max-rows", "interval",
+	// "explicit", or in transaction mode "interval", "buffer-full", "flush").
+	Reason string
+	// Changes is the number of source changes the unit consumed.
+	Changes int
+	// Upserted, Deleted and Inserted count the rows written after reduction.
+	Upserted, Deleted, Inserted int
+	// Txns is the number of whole source transactions in the unit
+	// (transaction mode; 0 otherwise).
+	Txns int
+	// Took is how long the commit took, retries included.
+	Took time.Duration
+	// Progress holds the positions the unit advanced to.
+	Progress []changelog.Position
+	// Err is nil when the unit was committed.
+	Err error
+}
+
+// HookRetry is told of every transient target error that is retried.
+type HookRetry interface {
+	OnRetry(attempt int, wait time.Duration, err error)
+}
+
+// HookStop is told once, when Run ends: err is nil after a clean end.
+type HookStop interface {
+	OnStop(err error)
+}
+
+// WithHooks installs observability hooks (see Hook).
+func WithHooks(hooks ...Hook) Option {
+	return func(e *Engine) { e.hooks = append(e.hooks, hooks...) }
+}
+
+func (e *Engine) hookChange(c *changelog.Change) {
+	for _, h := range e.hooks {
+		if h, ok := h.(HookChange); ok {
+			h.OnChange(c)
+		}
+	}
+}
+
+func (e *Engine) hookCommit(info CommitInfo) {
+	for _, h := range e.hooks {
+		if h, ok := h.(HookCommit); ok {
+			h.OnCommit(info)
+		}
+	}
+}
+
+func (e *Engine) hookRetry(attempt int, wait time.Duration, err error) {
+	for _, h := range e.hooks {
+		if h, ok := h.(HookRetry); ok {
+			h.OnRetry(attempt, wait, err)
+		}
+	}
+}
+
+func (e *Engine) hookStop(err error) {
+	for _, h := range e.hooks {
+		if h, ok := h.(HookStop); ok {
+			h.OnStop(err)
+		}
+	}
+}
+
+// State is where a pipeline is in its life.
+type State string
+
+// The pipeline states Status reports.
+const (
+	StateStarting State = "starting" // opened, not reading yet
+	StateRunning  State = "running"  // reading and committing
+	StateStopping State = "stopping" // committing what it has before it stops
+	StateStopped  State = "stopped"  // ended cleanly
+	StateFailed   State = "failed"   // ended with an error (Status.Error says which)
+)
+
+// Status is a snapshot of a pipeline for /status and gauges. It is safe
+// to call from any goroutine.
+type Status struct {
+	Pipeline string `json:"pipeline"`
+	State    State  `json:"state"`
+	// Error is the error the pipeline stopped with (StateFailed).
+	Error string `json:"error,omitempty"`
+	// Partitions lists each partition, sorted by name.
+	Partitions []PartitionStatus `json:"partitions"`
+	// BufferedBytes is what the buffer holds now (plain mode: rows after
+	// reduction; transaction mode: every change not yet committed).
+	BufferedBytes int64 `json:"buffered_bytes"`
+	// OpenTxns is the number of unfinished source transactions
+	// (transaction mode).
+	OpenTxns int `json:"open_txns"`
+	// LastCommit is when the last unit was committed (zero before one).
+	LastCommit time.Time `json:"last_commit"`
+	// Stats holds the pipeline's counters.
+	Stats StatsSnapshot `json:"stats"`
+}
+
+// PartitionStatus is one partition in a Status.
+type PartitionStatus struct {
+	Name string `json:"name"`
+	// Committed is the position stored in the target (where a restart
+	// resumes).
+	Committed int64 `json:"committed_offset"`
+	// CommittedSeq is the record number (line) of Committed.
+	CommittedSeq int64 `json:"committed_seq"`
+	// Read is how far the source has been read (offset after the last
+	// record read).
+	Read int64 `json:"read_offset"`
+	// End is the size of the source when known (a file), else -1; End -
+	// Committed is the partition's lag in bytes.
+	End int64 `json:"end_offset"`
+	// LastCommit is when the partition's progress last moved.
+	LastCommit time.Time `json:"last_commit"`
+}
+
+// StatsSnapshot is Stats in a form that encodes to JSON.
+type StatsSnapshot struct {
+	Events   map[string]int64 `json:"events"`
+	Skipped  int64            `json:"skipped"`
+	Upserted int64            `json:"upserted"`
+	Deleted  int64            `json:"deleted"`
+	Inserted int64            `json:"inserted"`
+	Commits  int64            `json:"commits"`
+	Txns     int64            `json:"txns"`
+	Retries  int64            `json:"retries"`
+	Bytes    int64            `json:"bytes_read"`
+}

@@ -1,0 +1,103 @@
+package engine_test
+
+import (
+	"context"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/txsink/txsink/changelog"
+	"github.com/txsink/txsink/engine"
+	"github.com/txsink/txsink/internal/testdb"
+	"github.com/txsink/txsink/internal/workload"
+)
+
+type recordingHook struct {
+	mu      sync.Mutex
+	changes int
+	commits []engine.CommitInfo
+	stopped []error
+}
+
+func (h *recordingHook) OnChange(*changelog.Change) { h.mu.Lock(); h.changes++; h.mu.Unlock() }
+func (h *recordingHook) OnCommit(i engine.CommitInfo) {
+	h.mu.Lock()
+	h.commits = append(h.commits, i)
+	h.mu.Unlock()
+}
+func (h *recordingHook) OnStop(err error) { h.mu.Lock(); h.stopped = append(h.stopped, err); h.mu.Unlock() }
+
+// TestHooksAndStatus checks that hooks see every change and commit, and
+// that Status, read from another goroutine throughout the run, ends with
+// every partition committed to its end.
+func TestHooksAndStatus(t *testing.T) {
+	res := workload.Generate(workload.Spec{Orders: 300, Partitions: 2, Seed: 2, Events: true})
+	for _, mode := range []string{"plain", "transaction"} {
+		t.Run(mode, func(t *testing.T) {
+			db := testdb.SQLite(t)
+			db.Exec(t, workload.Schema("sqlite")...)
+			paths := writeWorkload(t, res)
+			cfg := workloadPipeline(db, paths)
+			if mode == "transaction" {
+				txnPipeline(cfg)
+			}
+			h := &recordingHook{}
+			e := newEngine(t, cfg, engine.WithHooks(h))
+			if st := e.Status(); st.State != engine.StateStarting {
+				t.Errorf("state before Run = %s", st.State)
+			}
+			stop := make(chan struct{})
+			var polls sync.WaitGroup
+			polls.Add(1)
+			go func() {
+				defer polls.Done()
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+						_ = e.Status()
+					}
+				}
+			}()
+			if err := e.Run(context.Background(), engine.RunOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			close(stop)
+			polls.Wait()
+			st := e.Status()
+			if st.State != engine.StateStopped || st.Error != "" {
+				t.Errorf("state %s, error %q", st.State, st.Error)
+			}
+			if len(st.Partitions) != 2 {
+				t.Fatalf("partitions: %+v", st.Partitions)
+			}
+			for i, ps := range st.Partitions {
+				fi, _ := os.Stat(paths[i])
+				if ps.Committed != fi.Size() || ps.Read != fi.Size() || ps.End != fi.Size() || ps.LastCommit.IsZero() {
+					t.Errorf("partition %+v, want committed = read = end = %d", ps, fi.Size())
+				}
+			}
+			if h.changes != res.Changes() {
+				t.Errorf("hook saw %d changes, want %d", h.changes, res.Changes())
+			}
+			var upserted int64
+			for _, c := range h.commits {
+				if c.Err != nil || c.Took < 0 || c.Took > time.Minute {
+					t.Errorf("commit info %+v", c)
+				}
+				upserted += int64(c.Upserted)
+			}
+			if int64(len(h.commits)) != st.Stats.Commits || upserted != st.Stats.Upserted {
+				t.Errorf("hook saw %d commits, %d upserts; status says %d, %d", len(h.commits), upserted, st.Stats.Commits, st.Stats.Upserted)
+			}
+			if len(h.stopped) != 1 || h.stopped[0] != nil {
+				t.Errorf("OnStop calls: %v", h.stopped)
+			}
+			if mode == "transaction" && st.Stats.Txns != int64(res.Txns) {
+				t.Errorf("status txns %d, want %d", st.Stats.Txns, res.Txns)
+			}
+		})
+	}
+}
