@@ -26,7 +26,11 @@ func (h *recordingHook) OnCommit(i engine.CommitInfo) {
 	h.commits = append(h.commits, i)
 	h.mu.Unlock()
 }
-func (h *recordingHook) OnStop(err error) { h.mu.Lock(); h.stopped = append(h.stopped, err); h.mu.Unlock() }
+func (h *recordingHook) OnStop(err error) {
+	h.mu.Lock()
+	h.stopped = append(h.stopped, err)
+	h.mu.Unlock()
+}
 
 // TestHooksAndStatus checks that hooks see every change and commit, and
 // that Status, read from another goroutine throughout the run, ends with
