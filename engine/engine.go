@@ -194,6 +194,18 @@ func New(ctx context.Context, cfg *config.Config, opts ...Option) (*Engine, erro
 	if err != nil {
 		return fail(err)
 	}
+	// Claim the partitions this instance reads: an older instance still
+	// running with the same pipeline name is fenced from now on, and the
+	// positions read with the claim include its last commit.
+	if parts := e.partitions(); len(parts) > 0 {
+		claimed, err := e.target.Claim(ctx, cfg.Name, parts)
+		if err != nil {
+			return fail(err)
+		}
+		for k, v := range claimed {
+			p[k] = v
+		}
+	}
 	e.progress = p
 	for _, pos := range p {
 		ps := e.partLocked(pos.Partition)
@@ -554,4 +566,16 @@ func (e *Engine) Status() Status {
 	}
 	sort.Slice(st.Partitions, func(i, j int) bool { return st.Partitions[i].Name < st.Partitions[j].Name })
 	return st
+}
+
+// partitions lists the partitions the configured source reads.
+func (e *Engine) partitions() []string {
+	if e.cfg.Source.Type != "file" {
+		return nil
+	}
+	out := make([]string, 0, len(e.cfg.Source.Paths))
+	for _, path := range e.cfg.Source.Paths {
+		out = append(out, PartitionName(path, e.baseDir))
+	}
+	return out
 }

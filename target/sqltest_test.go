@@ -41,7 +41,8 @@ func TestStatements(t *testing.T) {
 			emit("insert, 3 rows", func(b *strings.Builder) { d.Insert(b, single, []string{"id", "note"}, 3) })
 			emit("delete, one key column, 3 keys", func(b *strings.Builder) { d.Delete(b, single, 3) })
 			emit("delete, composite key, 2 keys", func(b *strings.Builder) { d.Delete(b, composite, 2) })
-			emit("progress, 2 partitions", func(b *strings.Builder) { d.ProgressUpsert(b, 2) })
+			emit("progress claim", func(b *strings.Builder) { d.ProgressClaim(b) })
+			emit("progress advance, fenced by epoch", func(b *strings.Builder) { d.ProgressAdvance(b) })
 			golden.Check(t, dc.name+".sql", out.String())
 		})
 	}

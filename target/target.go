@@ -61,9 +61,15 @@ type Dialect interface {
 	// ProgressSchema returns the statements that create the progress table
 	// if it does not exist.
 	ProgressSchema() []string
-	// ProgressUpsert writes a statement storing rows progress rows, each
-	// bound as (pipeline, partition, position, seq).
-	ProgressUpsert(b *strings.Builder, rows int)
+	// ProgressClaim writes the statement that claims one partition for a
+	// new owner, bound as (pipeline, partition): it inserts the row at
+	// epoch 1 (position 0), or adds one to an existing row's epoch.
+	ProgressClaim(b *strings.Builder)
+	// ProgressAdvance writes the statement that moves one partition's
+	// position, bound as (position, seq, pipeline, partition, epoch). It
+	// matches no row once another owner has claimed the partition; it must
+	// report matched rows, not changed rows.
+	ProgressAdvance(b *strings.Builder)
 	// Describe reads table name ("t" or "ns.t") from the catalog.
 	Describe(ctx context.Context, q Querier, name string) (*schema.Table, error)
 	// Bind turns a converted value (package coerce) into what the driver
@@ -127,6 +133,11 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
+// ErrFenced is wrapped by the *Error Apply returns when another instance
+// has claimed one of the unit's partitions since this one did: this
+// instance is a zombie and must stop. Nothing of the unit was written.
+var ErrFenced = errors.New("another txsink instance has taken over the partition")
+
 // IsTransient reports whether err, or an error it wraps, is a transient
 // target error: retrying the unit may succeed.
 func IsTransient(err error) bool {
@@ -138,6 +149,9 @@ func IsTransient(err error) bool {
 type DB struct {
 	db      *sql.DB
 	dialect Dialect
+	// epochs holds the epoch this instance claimed, per pipeline and
+	// partition (claimKey). Only the goroutine applying units uses it.
+	epochs map[string]int64
 	// beforeCommit, when set, runs inside the transaction after every
 	// statement of a unit and before COMMIT; an error aborts the unit.
 	beforeCommit func(*commit.Unit) error
@@ -150,7 +164,7 @@ type DB struct {
 func (t *DB) SetBeforeCommit(f func(*commit.Unit) error) { t.beforeCommit = f }
 
 // New returns a target that applies units to db in dialect d.
-func New(db *sql.DB, d Dialect) *DB { return &DB{db: db, dialect: d} }
+func New(db *sql.DB, d Dialect) *DB { return &DB{db: db, dialect: d, epochs: map[string]int64{}} }
 
 // DB returns the underlying handle (for tests and tools).
 func (t *DB) DB() *sql.DB { return t.db }
@@ -246,6 +260,19 @@ type failure struct {
 }
 
 func (t *DB) apply(ctx context.Context, u *commit.Unit) (failed *failure, err error) {
+	var unclaimed []string
+	for _, p := range u.Progress {
+		if _, ok := t.epochs[claimKey(u.Pipeline, p.Partition)]; !ok {
+			unclaimed = append(unclaimed, p.Partition)
+		}
+	}
+	if len(unclaimed) > 0 {
+		// A library caller that feeds partitions it never claimed owns
+		// them from its first commit on.
+		if _, err := t.Claim(ctx, u.Pipeline, unclaimed); err != nil {
+			return nil, err
+		}
+	}
 	tx, err := t.db.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, t.wrap("begin", "", "", err)
@@ -259,6 +286,12 @@ func (t *DB) apply(ctx context.Context, u *commit.Unit) (failed *failure, err er
 	}()
 	var sb strings.Builder
 	var args []any
+	// Progress first: the fenced update takes the progress rows' locks, so
+	// a second owner's commit waits here and then finds itself fenced,
+	// before it has written anything.
+	if err := t.advance(ctx, tx, u); err != nil {
+		return nil, err
+	}
 	for _, b := range u.Batches {
 		if len(b.Deletes) == 0 {
 			continue
@@ -277,17 +310,6 @@ func (t *DB) apply(ctx context.Context, u *commit.Unit) (failed *failure, err er
 			if f, err := t.exec(ctx, tx, &sb, &args, t.rowWork(b.Table, g, t.dialect.Insert)); err != nil {
 				return f, err
 			}
-		}
-	}
-	if len(u.Progress) > 0 {
-		sb.Reset()
-		args = args[:0]
-		t.dialect.ProgressUpsert(&sb, len(u.Progress))
-		for _, p := range u.Progress {
-			args = append(args, u.Pipeline, p.Partition, p.Offset, p.Seq)
-		}
-		if _, err := tx.ExecContext(ctx, sb.String(), args...); err != nil {
-			return nil, t.wrap("write progress", ProgressTable, "", err)
 		}
 	}
 	if t.beforeCommit != nil {
@@ -575,4 +597,74 @@ func placeholder(d Dialect, n int) string {
 	var b strings.Builder
 	d.WritePlaceholder(&b, n)
 	return b.String()
+}
+
+func claimKey(pipeline, partition string) string { return pipeline + "\x00" + partition }
+
+// Claim makes this instance the owner of partitions of pipeline: in one
+// transaction it raises each partition's epoch in the progress table
+// (creating the row at position 0 if there is none) and reads the
+// positions stored there. From then on a commit of any earlier owner finds
+// its epoch stale and fails with ErrFenced, so only one instance commits
+// for a partition. The claim waits for a commit in flight on those
+// partitions (it holds their progress rows), so the positions it returns
+// include it.
+func (t *DB) Claim(ctx context.Context, pipeline string, partitions []string) (map[string]changelog.Position, error) {
+	tx, err := t.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, t.wrap("claim partitions", ProgressTable, "", err)
+	}
+	defer tx.Rollback()
+	var claim, read strings.Builder
+	t.dialect.ProgressClaim(&claim)
+	d := t.dialect
+	read.WriteString("SELECT " + d.Quote("position") + ", " + d.Quote("seq") + ", " + d.Quote("epoch") + " FROM " + d.Quote(ProgressTable) +
+		" WHERE " + d.Quote("pipeline") + " = " + placeholder(d, 1) + " AND " + d.Quote("source_partition") + " = " + placeholder(d, 2))
+	out := make(map[string]changelog.Position, len(partitions))
+	epochs := make(map[string]int64, len(partitions))
+	for _, part := range partitions {
+		if _, err := tx.ExecContext(ctx, claim.String(), pipeline, part); err != nil {
+			return nil, t.wrap("claim partition "+part, ProgressTable, "", err)
+		}
+		p := changelog.Position{Partition: part}
+		var epoch int64
+		if err := tx.QueryRowContext(ctx, read.String(), pipeline, part).Scan(&p.Offset, &p.Seq, &epoch); err != nil {
+			return nil, t.wrap("claim partition "+part, ProgressTable, "", err)
+		}
+		out[part], epochs[part] = p, epoch
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, t.wrap("claim partitions", ProgressTable, "", err)
+	}
+	for part, ep := range epochs {
+		t.epochs[claimKey(pipeline, part)] = ep
+	}
+	return out, nil
+}
+
+// advance moves the unit's partitions to their new positions, checking in
+// the same statement that this instance still owns each of them.
+func (t *DB) advance(ctx context.Context, tx *sql.Tx, u *commit.Unit) error {
+	if len(u.Progress) == 0 {
+		return nil
+	}
+	var sb strings.Builder
+	t.dialect.ProgressAdvance(&sb)
+	q := sb.String()
+	for _, p := range u.Progress {
+		epoch := t.epochs[claimKey(u.Pipeline, p.Partition)]
+		res, err := tx.ExecContext(ctx, q, p.Offset, p.Seq, u.Pipeline, p.Partition, epoch)
+		if err != nil {
+			return t.wrap("write progress", ProgressTable, "", err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return t.wrap("write progress", ProgressTable, "", err)
+		}
+		if n != 1 {
+			return &Error{Op: "commit", Table: ProgressTable, Err: fmt.Errorf("partition %s of pipeline %s: %w (this instance's claim, epoch %d, is stale)", p.Partition, u.Pipeline, ErrFenced, epoch),
+				Hint: "another instance with the same pipeline name claimed the partition, so this one stops without writing; run one instance per partition, or give each pipeline its own name"}
+		}
+	}
+	return nil
 }

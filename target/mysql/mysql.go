@@ -95,6 +95,9 @@ func DSN(rawURL string) (string, error) {
 	// Client-side interpolation saves a prepare and a close round trip per
 	// statement; the driver escapes for the connection's character set.
 	cfg.InterpolateParams = true
+	// Report rows matched, not rows changed: the fenced progress update
+	// must count its row even when the position did not move.
+	cfg.ClientFoundRows = true
 	cfg.Params = map[string]string{
 		"sql_mode":  "'STRICT_ALL_TABLES,NO_ZERO_DATE,NO_ZERO_IN_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION'",
 		"time_zone": "'+00:00'",
@@ -245,14 +248,22 @@ func (d *Dialect) ProgressSchema() []string {
 		"`source_partition` VARCHAR(512) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL," +
 		"`position` BIGINT NOT NULL," +
 		"`seq` BIGINT NOT NULL," +
+		"`epoch` BIGINT NOT NULL DEFAULT 0," +
 		"`updated_at` TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6) ON UPDATE CURRENT_TIMESTAMP(6)," +
 		"PRIMARY KEY (`pipeline`,`source_partition`)) ENGINE=InnoDB"}
 }
 
-// ProgressUpsert writes the multi-row upsert of progress rows.
-func (d *Dialect) ProgressUpsert(b *strings.Builder, rows int) {
-	t := &schema.Table{Name: target.ProgressTable, PrimaryKey: []string{"pipeline", "source_partition"}}
-	d.Upsert(b, t, []string{"pipeline", "source_partition", "position", "seq"}, rows)
+// ProgressClaim writes the claim of one partition: a new row at epoch 1,
+// or the existing row's epoch plus one.
+func (d *Dialect) ProgressClaim(b *strings.Builder) {
+	b.WriteString("INSERT INTO `" + target.ProgressTable + "` (`pipeline`,`source_partition`,`position`,`seq`,`epoch`) VALUES (?,?,0,0,1) ON DUPLICATE KEY UPDATE `epoch`=`epoch`+1")
+}
+
+// ProgressAdvance writes the fenced update of one partition's position.
+// The session reports found rows (clientFoundRows), so an update that
+// changes nothing still counts its row.
+func (d *Dialect) ProgressAdvance(b *strings.Builder) {
+	b.WriteString("UPDATE `" + target.ProgressTable + "` SET `position`=?,`seq`=? WHERE `pipeline`=? AND `source_partition`=? AND `epoch`=?")
 }
 
 // Bind passes converted values through: the driver formats time.Time in

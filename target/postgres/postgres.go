@@ -106,15 +106,33 @@ func (Dialect) ProgressSchema() []string {
 		"source_partition" TEXT NOT NULL,
 		"position" BIGINT NOT NULL,
 		"seq" BIGINT NOT NULL,
+		"epoch" BIGINT NOT NULL DEFAULT 0,
 		"updated_at" TIMESTAMPTZ NOT NULL DEFAULT now(),
 		PRIMARY KEY ("pipeline", "source_partition"))`}
 }
 
-// ProgressUpsert writes the multi-row upsert of progress rows.
-func (d Dialect) ProgressUpsert(b *strings.Builder, rows int) {
-	t := &schema.Table{Name: target.ProgressTable, PrimaryKey: []string{"pipeline", "source_partition"}}
-	d.Upsert(b, t, []string{"pipeline", "source_partition", "position", "seq"}, rows)
-	b.WriteString(`,"updated_at"=now()`)
+// ProgressClaim writes the claim of one partition: a new row at epoch 1,
+// or the existing row's epoch plus one.
+func (d Dialect) ProgressClaim(b *strings.Builder) {
+	b.WriteString(`INSERT INTO "` + target.ProgressTable + `" ("pipeline","source_partition","position","seq","epoch") VALUES (`)
+	d.WritePlaceholder(b, 1)
+	b.WriteByte(',')
+	d.WritePlaceholder(b, 2)
+	b.WriteString(`,0,0,1) ON CONFLICT ("pipeline","source_partition") DO UPDATE SET "epoch"="` + target.ProgressTable + `"."epoch"+1`)
+}
+
+// ProgressAdvance writes the fenced update of one partition's position.
+func (d Dialect) ProgressAdvance(b *strings.Builder) {
+	b.WriteString(`UPDATE "` + target.ProgressTable + `" SET "position"=`)
+	d.WritePlaceholder(b, 1)
+	b.WriteString(`,"seq"=`)
+	d.WritePlaceholder(b, 2)
+	b.WriteString(`,"updated_at"=now() WHERE "pipeline"=`)
+	d.WritePlaceholder(b, 3)
+	b.WriteString(` AND "source_partition"=`)
+	d.WritePlaceholder(b, 4)
+	b.WriteString(` AND "epoch"=`)
+	d.WritePlaceholder(b, 5)
 }
 
 // Bind sends DateTime values (timestamp without time zone) as text so the

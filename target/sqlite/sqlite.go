@@ -152,15 +152,33 @@ func (Dialect) ProgressSchema() []string {
 		"source_partition" TEXT NOT NULL,
 		"position" INTEGER NOT NULL,
 		"seq" INTEGER NOT NULL,
+		"epoch" INTEGER NOT NULL DEFAULT 0,
 		"updated_at" TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),
 		PRIMARY KEY ("pipeline", "source_partition"))`}
 }
 
-// ProgressUpsert writes the multi-row upsert of progress rows.
-func (d Dialect) ProgressUpsert(b *strings.Builder, rows int) {
-	t := &schema.Table{Name: target.ProgressTable, PrimaryKey: []string{"pipeline", "source_partition"}}
-	d.Upsert(b, t, []string{"pipeline", "source_partition", "position", "seq"}, rows)
-	b.WriteString(`,"updated_at"=strftime('%Y-%m-%dT%H:%M:%fZ','now')`)
+// ProgressClaim writes the claim of one partition: a new row at epoch 1,
+// or the existing row's epoch plus one.
+func (d Dialect) ProgressClaim(b *strings.Builder) {
+	b.WriteString(`INSERT INTO "` + target.ProgressTable + `" ("pipeline","source_partition","position","seq","epoch") VALUES (`)
+	d.WritePlaceholder(b, 1)
+	b.WriteByte(',')
+	d.WritePlaceholder(b, 2)
+	b.WriteString(`,0,0,1) ON CONFLICT ("pipeline","source_partition") DO UPDATE SET "epoch"="` + target.ProgressTable + `"."epoch"+1`)
+}
+
+// ProgressAdvance writes the fenced update of one partition's position.
+func (d Dialect) ProgressAdvance(b *strings.Builder) {
+	b.WriteString(`UPDATE "` + target.ProgressTable + `" SET "position"=`)
+	d.WritePlaceholder(b, 1)
+	b.WriteString(`,"seq"=`)
+	d.WritePlaceholder(b, 2)
+	b.WriteString(`,"updated_at"=strftime('%Y-%m-%dT%H:%M:%fZ','now') WHERE "pipeline"=`)
+	d.WritePlaceholder(b, 3)
+	b.WriteString(` AND "source_partition"=`)
+	d.WritePlaceholder(b, 4)
+	b.WriteString(` AND "epoch"=`)
+	d.WritePlaceholder(b, 5)
 }
 
 // Bind writes times as ISO-8601 text in UTC, booleans as 0/1 and unsigned

@@ -16,6 +16,9 @@ DELETE FROM `orders` WHERE `id` IN (?,?,?);
 -- delete, composite key, 2 keys
 DELETE FROM `shop`.`order``items"x` WHERE (`order_id`,`line_no`) IN ((?,?),(?,?));
 
--- progress, 2 partitions
-INSERT INTO `txsink_progress` (`pipeline`,`source_partition`,`position`,`seq`) VALUES (?,?,?,?),(?,?,?,?) AS `new` ON DUPLICATE KEY UPDATE `position`=`new`.`position`,`seq`=`new`.`seq`;
+-- progress claim
+INSERT INTO `txsink_progress` (`pipeline`,`source_partition`,`position`,`seq`,`epoch`) VALUES (?,?,0,0,1) ON DUPLICATE KEY UPDATE `epoch`=`epoch`+1;
+
+-- progress advance, fenced by epoch
+UPDATE `txsink_progress` SET `position`=?,`seq`=? WHERE `pipeline`=? AND `source_partition`=? AND `epoch`=?;
 

@@ -16,6 +16,9 @@ DELETE FROM "orders" WHERE "id" IN ($1,$2,$3);
 -- delete, composite key, 2 keys
 DELETE FROM "shop"."order`items""x" WHERE ("order_id","line_no") IN (($1,$2),($3,$4));
 
--- progress, 2 partitions
-INSERT INTO "txsink_progress" ("pipeline","source_partition","position","seq") VALUES ($1,$2,$3,$4),($5,$6,$7,$8) ON CONFLICT ("pipeline","source_partition") DO UPDATE SET "position"=EXCLUDED."position","seq"=EXCLUDED."seq","updated_at"=now();
+-- progress claim
+INSERT INTO "txsink_progress" ("pipeline","source_partition","position","seq","epoch") VALUES ($1,$2,0,0,1) ON CONFLICT ("pipeline","source_partition") DO UPDATE SET "epoch"="txsink_progress"."epoch"+1;
+
+-- progress advance, fenced by epoch
+UPDATE "txsink_progress" SET "position"=$1,"seq"=$2,"updated_at"=now() WHERE "pipeline"=$3 AND "source_partition"=$4 AND "epoch"=$5;
 

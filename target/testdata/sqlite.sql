@@ -16,6 +16,9 @@ DELETE FROM "orders" WHERE "id" IN (?,?,?);
 -- delete, composite key, 2 keys
 DELETE FROM "shop"."order`items""x" WHERE ("order_id","line_no") IN (VALUES (?,?),(?,?));
 
--- progress, 2 partitions
-INSERT INTO "txsink_progress" ("pipeline","source_partition","position","seq") VALUES (?,?,?,?),(?,?,?,?) ON CONFLICT ("pipeline","source_partition") DO UPDATE SET "position"=excluded."position","seq"=excluded."seq","updated_at"=strftime('%Y-%m-%dT%H:%M:%fZ','now');
+-- progress claim
+INSERT INTO "txsink_progress" ("pipeline","source_partition","position","seq","epoch") VALUES (?,?,0,0,1) ON CONFLICT ("pipeline","source_partition") DO UPDATE SET "epoch"="txsink_progress"."epoch"+1;
+
+-- progress advance, fenced by epoch
+UPDATE "txsink_progress" SET "position"=?,"seq"=?,"updated_at"=strftime('%Y-%m-%dT%H:%M:%fZ','now') WHERE "pipeline"=? AND "source_partition"=? AND "epoch"=?;
 
