@@ -28,6 +28,16 @@ import (
 	"github.com/txsink/txsink/target"
 )
 
+func init() {
+	// The driver logs a line of its own for every broken connection; txsink
+	// returns those errors, classified, and logs them once itself.
+	mysqldrv.SetLogger(discard{})
+}
+
+type discard struct{}
+
+func (discard) Print(...any) {}
+
 // Dialect is the MySQL/MariaDB dialect.
 type Dialect struct {
 	// RowAlias selects MySQL 8.0.20+'s "AS new ... c = new.c" upsert form;

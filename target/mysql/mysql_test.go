@@ -1,8 +1,14 @@
 package mysql
 
 import (
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
 	"strings"
 	"testing"
+
+	mysqldrv "github.com/go-sql-driver/mysql"
 )
 
 func TestVersionAtLeast(t *testing.T) {
@@ -46,6 +52,34 @@ func TestDSN(t *testing.T) {
 			if !strings.Contains(dsn, w) {
 				t.Errorf("DSN(%q) = %q, lacks %q", tc.url, dsn, w)
 			}
+		}
+	}
+}
+
+func TestTransient(t *testing.T) {
+	d := &Dialect{MariaDB: true}
+	tests := []struct {
+		err  error
+		want bool
+	}{
+		{&mysqldrv.MySQLError{Number: 1213, Message: "Deadlock found"}, true},
+		{&mysqldrv.MySQLError{Number: 1205, Message: "Lock wait timeout exceeded"}, true},
+		{&mysqldrv.MySQLError{Number: 2006}, true},
+		{&mysqldrv.MySQLError{Number: 2013}, true},
+		{&mysqldrv.MySQLError{Number: 1927}, true},
+		{fmt.Errorf("apply: %w", &mysqldrv.MySQLError{Number: 1213}), true},
+		{driver.ErrBadConn, true},
+		{mysqldrv.ErrInvalidConn, true},
+		{io.ErrUnexpectedEOF, true},
+		{&mysqldrv.MySQLError{Number: 1406, Message: "Data too long"}, false},
+		{&mysqldrv.MySQLError{Number: 1048, Message: "Column cannot be null"}, false},
+		{&mysqldrv.MySQLError{Number: 1366, Message: "Incorrect integer value"}, false},
+		{&mysqldrv.MySQLError{Number: 1062, Message: "Duplicate entry"}, false},
+		{errors.New("something else"), false},
+	}
+	for _, tc := range tests {
+		if got := d.Transient(tc.err); got != tc.want {
+			t.Errorf("Transient(%v) = %v, want %v", tc.err, got, tc.want)
 		}
 	}
 }
