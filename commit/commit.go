@@ -28,6 +28,24 @@ type Unit struct {
 	Progress []changelog.Position
 	// Changes counts the source changes the unit consumed (before reduction).
 	Changes int
+	// DeadLetters holds the source transactions (plain mode: records) the
+	// unit quarantines instead of applying, under the dead-letter policy.
+	// They MUST be written in the same transaction as Progress, which moves
+	// past them.
+	DeadLetters []DeadLetter
+}
+
+// DeadLetter is one quarantined source transaction or record.
+type DeadLetter struct {
+	// Pos is where the offending record was read.
+	Pos changelog.Position
+	// TxnID is the source transaction's id, when known.
+	TxnID string
+	// Raw is the record as read, or, when the changes of a whole source
+	// transaction are quarantined, each of them as a txsink-json line.
+	Raw []byte
+	// Reason is the error that refused it.
+	Reason string
 }
 
 // Rows returns the number of rows the unit writes or deletes.

@@ -65,6 +65,11 @@ type Config struct {
 	// "skip-unknown-tables"). Default false: an unknown table is an error,
 	// so a table added upstream is never dropped silently.
 	SkipUnknownTables bool
+	// BadInput is the policy for changes txsink cannot apply (YAML
+	// "bad-input"): BadInputFail (the default) stops the pipeline;
+	// BadInputDeadLetter quarantines the whole source transaction in the
+	// target and goes on.
+	BadInput string
 	// Sink tunes batching, retries and multi-table transactions (YAML
 	// "sink").
 	Sink Sink
@@ -139,6 +144,12 @@ type Table struct {
 	AppendOnly bool
 }
 
+// The bad-input policies.
+const (
+	BadInputFail       = "fail"
+	BadInputDeadLetter = "dead-letter"
+)
+
 // MiniSwitchAuto is the value of Sink.TxnMiniSwitchInterval that asks for
 // the automatic interval (YAML -1 in mini-switch-interval-ms, "auto" in
 // mini-switch-interval); see Sink.MiniSwitchInterval.
@@ -210,6 +221,7 @@ func (s Sink) MiniSwitchInterval() time.Duration {
 // filled in.
 func Default() Config {
 	return Config{
+		BadInput: BadInputFail,
 		Sink: Sink{
 			FlushMaxRows:          5000,
 			FlushMaxBytes:         16 << 20,

@@ -41,7 +41,8 @@ func TestLoadGood(t *testing.T) {
 		file: "example.yaml",
 		want: func(t *testing.T) *Config {
 			return &Config{
-				Name: "orders-sync",
+				Name:     "orders-sync",
+				BadInput: BadInputFail,
 				Source: Source{
 					Type:   "file",
 					Paths:  []string{abs(t, "p0.jsonl"), abs(t, "p1.jsonl")},
@@ -65,6 +66,7 @@ func TestLoadGood(t *testing.T) {
 			return &Config{
 				Name:              "every.key_1",
 				SkipUnknownTables: true,
+				BadInput:          BadInputDeadLetter,
 				Source: Source{
 					Type:          "file",
 					Paths:         []string{"/var/lib/cdc/p0.jsonl", abs(t, "sub/p1.jsonl"), "-"},
@@ -95,10 +97,11 @@ func TestLoadGood(t *testing.T) {
 		file: "seed_spellings.yaml",
 		want: func(t *testing.T) *Config {
 			return &Config{
-				Name:   "seeds",
-				Source: Source{Type: "file", Paths: []string{abs(t, "in.jsonl")}, Format: "debezium-json"},
-				Target: Target{URL: "sqlite://" + filepath.ToSlash(abs(t, "state/target.db"))},
-				Tables: []Table{{Source: "*.*"}},
+				Name:     "seeds",
+				BadInput: BadInputFail,
+				Source:   Source{Type: "file", Paths: []string{abs(t, "in.jsonl")}, Format: "debezium-json"},
+				Target:   Target{URL: "sqlite://" + filepath.ToSlash(abs(t, "state/target.db"))},
+				Tables:   []Table{{Source: "*.*"}},
 				Sink: withSink(func(s *Sink) {
 					s.FlushInterval = 0
 					s.TxnEnabled = true
@@ -111,9 +114,10 @@ func TestLoadGood(t *testing.T) {
 		file: "nested.yaml",
 		want: func(t *testing.T) *Config {
 			return &Config{
-				Name:   "nested",
-				Source: Source{Type: "file", Paths: []string{abs(t, "a.jsonl")}, Format: "debezium-json"},
-				Target: Target{URL: "sqlite::memory:"},
+				Name:     "nested",
+				BadInput: BadInputFail,
+				Source:   Source{Type: "file", Paths: []string{abs(t, "a.jsonl")}, Format: "debezium-json"},
+				Target:   Target{URL: "sqlite::memory:"},
 				Tables: []Table{
 					{Source: "shop.customers", PrimaryKey: []string{"id"}},
 					{Source: "shop.addresses", PrimaryKey: []string{"id"}},

@@ -123,8 +123,29 @@ var topSection = sectionDef{
 		doc: "Skip (and count) changes of tables that no `tables` entry matches, instead of stopping " +
 			"with an error. Off by default so that a table added upstream is never dropped silently.",
 		field: func(s any) any { return &s.(*Config).SkipUnknownTables },
+	}, {
+		name: "bad-input", typ: typeString,
+		want: "one of: " + strings.Join(badInputPolicies, ", "),
+		doc: "What a change txsink cannot apply does (a record that cannot be decoded, a value its column " +
+			"cannot hold, a missing key, a column or table the target lacks). `fail` (the default) stops the " +
+			"pipeline with an error naming the position, table, key and column; nothing past the last commit " +
+			"is committed. `dead-letter` quarantines the whole source transaction (in plain mode the record) " +
+			"into the target table `txsink_dead_letters` — pipeline, position, the raw record, the reason, the " +
+			"time — in the same commit that moves the progress past it, and goes on; `txsink dead-letters` " +
+			"lists them. In transaction mode a record that cannot be decoded still stops the pipeline: which " +
+			"transaction it belongs to is unknown.",
+		field: func(s any) any { return &s.(*Config).BadInput },
+		check: func(p any) string {
+			if v := *p.(*string); v != "" && !slices.Contains(badInputPolicies, v) {
+				return fmt.Sprintf("unknown policy %q", v)
+			}
+			return ""
+		},
 	}},
 }
+
+// badInputPolicies lists the accepted values of bad-input.
+var badInputPolicies = []string{BadInputFail, BadInputDeadLetter}
 
 var sourceSection = sectionDef{
 	path:  "source",

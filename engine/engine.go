@@ -30,8 +30,10 @@ package engine
 
 import (
 	"context"
+
 	"errors"
 	"fmt"
+	"github.com/txsink/txsink/format"
 	"log/slog"
 	"math/rand/v2"
 	"path/filepath"
@@ -88,16 +90,17 @@ func WithBeforeCommitHook(f func(*commit.Unit) error) Option {
 
 // Stats counts what a pipeline did. Read it with Engine.Stats.
 type Stats struct {
-	Events   map[changelog.Kind]int64 // changes read, by kind
-	Skipped  int64                    // changes of unknown tables skipped
-	Upserted int64                    // rows upserted after reduction
-	Deleted  int64                    // keys deleted after reduction
-	Inserted int64                    // rows appended to append-only tables
-	Commits  int64                    // target transactions committed
-	Txns     int64                    // source transactions committed (transaction mode)
-	Retries  int64                    // transient errors retried
-	Started  time.Time
-	Bytes    int64 // bytes of source records read
+	Events      map[changelog.Kind]int64 // changes read, by kind
+	Skipped     int64                    // changes of unknown tables skipped
+	Upserted    int64                    // rows upserted after reduction
+	Deleted     int64                    // keys deleted after reduction
+	Inserted    int64                    // rows appended to append-only tables
+	Commits     int64                    // target transactions committed
+	Txns        int64                    // source transactions committed (transaction mode)
+	Retries     int64                    // transient errors retried
+	DeadLetters int64                    // records or source transactions quarantined (bad-input: dead-letter)
+	Started     time.Time
+	Bytes       int64 // bytes of source records read
 }
 
 // Engine applies changes to one target. Add, Flush and Close must be called
@@ -186,6 +189,11 @@ func New(ctx context.Context, cfg *config.Config, opts ...Option) (*Engine, erro
 	}
 	if err := e.target.Setup(ctx); err != nil {
 		return fail(err)
+	}
+	if e.deadLettering() {
+		if err := e.target.SetupDeadLetters(ctx); err != nil {
+			return fail(err)
+		}
 	}
 	if err := e.CheckTables(ctx); err != nil {
 		return fail(err)
@@ -331,6 +339,9 @@ func (e *Engine) add(ctx context.Context, c *changelog.Change) error {
 		return err
 	}
 	if t == nil {
+		e.mu.Lock()
+		e.stats.Skipped++
+		e.mu.Unlock()
 		e.buf.Skip(c.Pos, now)
 		return nil
 	}
@@ -352,9 +363,6 @@ func (e *Engine) tableFor(ctx context.Context, c *changelog.Change) (*reduce.Tab
 		return t, nil
 	}
 	if e.unknown[c.Table] {
-		e.mu.Lock()
-		e.stats.Skipped++
-		e.mu.Unlock()
 		return nil, nil
 	}
 	tc, ok := e.cfg.Match(c.Table)
@@ -362,9 +370,6 @@ func (e *Engine) tableFor(ctx context.Context, c *changelog.Change) (*reduce.Tab
 		if e.cfg.SkipUnknownTables {
 			e.unknown[c.Table] = true
 			e.log.Info("skipping changes of a table no tables entry matches", "table", c.Table.String(), "pos", c.Pos.String())
-			e.mu.Lock()
-			e.stats.Skipped++
-			e.mu.Unlock()
 			return nil, nil
 		}
 		return nil, &reduce.Error{Pos: c.Pos, Table: c.Table.String(), Reason: "unknown table: no tables entry matches it",
@@ -578,4 +583,44 @@ func (e *Engine) partitions() []string {
 		out = append(out, PartitionName(path, e.baseDir))
 	}
 	return out
+}
+
+// deadLettering reports whether bad input is quarantined rather than
+// fatal (bad-input: dead-letter).
+func (e *Engine) deadLettering() bool { return e.cfg.BadInput == config.BadInputDeadLetter }
+
+// isBadInput reports whether err is about the input (a record, a value, a
+// table) rather than the target or the pipeline: only such errors are
+// dead-lettered.
+func isBadInput(err error) bool {
+	var re *reduce.Error
+	var fe *format.Error
+	return errors.As(err, &re) || errors.As(err, &fe)
+}
+
+// check reports whether the change would be accepted: its table is known
+// (or skipped) and its values fit.
+func (e *Engine) check(ctx context.Context, c *changelog.Change) error {
+	if c.Kind == changelog.EndTxn {
+		return nil
+	}
+	t, err := e.tableFor(ctx, c)
+	if err != nil || t == nil {
+		return err
+	}
+	return e.buf.Check(t, c)
+}
+
+// deadLetter quarantines a record (plain mode): it is counted, logged and
+// committed to the dead-letter table with the next unit, whose progress
+// moves past it.
+func (e *Engine) deadLetter(d commit.DeadLetter) { e.deadLetterInto(e.buf, d) }
+
+// deadLetterInto quarantines d through buf.
+func (e *Engine) deadLetterInto(buf *reduce.Buffer, d commit.DeadLetter) {
+	e.mu.Lock()
+	e.stats.DeadLetters++
+	e.mu.Unlock()
+	e.log.Warn("quarantined bad input in the dead-letter table", "pos", d.Pos.String(), "txn", d.TxnID, "reason", d.Reason)
+	buf.DeadLetter(d, e.clock.Now())
 }

@@ -2,8 +2,10 @@ package engine
 
 import (
 	"context"
+
 	"errors"
 	"fmt"
+	"github.com/txsink/txsink/commit"
 	"io"
 	"time"
 
@@ -17,6 +19,7 @@ import (
 type decoded struct {
 	pos     changelog.Position
 	size    int
+	raw     []byte // the record as read, for the dead-letter table
 	changes []changelog.Change
 	err     error
 }
@@ -106,7 +109,7 @@ func (e *Engine) Run(ctx context.Context, opts RunOptions) (err error) {
 		// Each partition decodes on its own goroutine; the engine loop
 		// below stays the only writer of the buffer.
 		go func() {
-			done <- readPartition(readCtx, r, part, dec, out)
+			done <- readPartition(readCtx, r, part, dec, out, e.deadLettering() && !e.cfg.Sink.TxnEnabled)
 		}()
 	}
 
@@ -157,7 +160,7 @@ func (e *Engine) Run(ctx context.Context, opts RunOptions) (err error) {
 		if r := sizes[d.pos.Partition]; r != nil {
 			e.noteRead(d.pos.Partition, d.pos.Offset, r.Size())
 		}
-		if d.err != nil {
+		if d.err != nil && !(e.deadLettering() && !e.cfg.Sink.TxnEnabled) {
 			return d.err
 		}
 		return l.record(applyCtx, d)
@@ -223,8 +226,25 @@ func (l *plainLoop) deadline() (time.Time, bool) {
 }
 
 func (e *Engine) addDecoded(ctx context.Context, d decoded) error {
+	if d.err != nil {
+		// Only the dead-letter policy lets a decoding error get here.
+		e.deadLetter(commit.DeadLetter{Pos: d.pos, Raw: d.raw, Reason: d.err.Error()})
+		return e.MaybeFlush(ctx)
+	}
 	if len(d.changes) == 0 {
 		return e.Consumed(ctx, d.pos)
+	}
+	if e.deadLettering() {
+		// The record's changes go in all or none: check them first.
+		for i := range d.changes {
+			if err := e.check(ctx, &d.changes[i]); err != nil {
+				if !isBadInput(err) {
+					return err
+				}
+				e.deadLetter(commit.DeadLetter{Pos: d.pos, TxnID: d.changes[i].TxnID, Raw: d.raw, Reason: err.Error()})
+				return e.MaybeFlush(ctx)
+			}
+		}
 	}
 	for i := range d.changes {
 		if err := e.add(ctx, &d.changes[i]); err != nil {
@@ -236,7 +256,10 @@ func (e *Engine) addDecoded(ctx context.Context, d decoded) error {
 
 // readPartition reads and decodes one partition until its end, sending
 // each record to out in order.
-func readPartition(ctx context.Context, r *file.Reader, part string, dec format.Decoder, out chan<- decoded) error {
+//
+// After a record that cannot be decoded it stops, unless keepGoing (the
+// dead-letter policy, which quarantines the record and reads on).
+func readPartition(ctx context.Context, r *file.Reader, part string, dec format.Decoder, out chan<- decoded, keepGoing bool) error {
 	for {
 		rec, err := r.Next(ctx)
 		if errors.Is(err, io.EOF) {
@@ -251,11 +274,11 @@ func readPartition(ctx context.Context, r *file.Reader, part string, dec format.
 		// position: progress moves past a record only once all its rows
 		// are applied, because they share one commit.
 		select {
-		case out <- decoded{pos: rec.Pos, size: len(rec.Data), changes: changes, err: derr}:
+		case out <- decoded{pos: rec.Pos, size: len(rec.Data), raw: rec.Data, changes: changes, err: derr}:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-		if derr != nil {
+		if derr != nil && !keepGoing {
 			return nil
 		}
 	}

@@ -2,8 +2,11 @@ package engine
 
 import (
 	"context"
+
 	"errors"
 	"fmt"
+	"github.com/txsink/txsink/commit"
+	"github.com/txsink/txsink/format/native"
 	"time"
 
 	"github.com/txsink/txsink/changelog"
@@ -113,7 +116,9 @@ func (l *txnLoop) check(ctx context.Context, c *changelog.Change, lastOfRecord b
 	e.stats.Events[c.Kind]++
 	e.mu.Unlock()
 	e.hookChange(c)
-	if _, err := e.tableFor(ctx, c); err != nil {
+	if _, err := e.tableFor(ctx, c); err != nil && !(e.deadLettering() && isBadInput(err)) {
+		// Under the dead-letter policy the transaction is quarantined
+		// when it is committed, whole.
 		return err
 	}
 	if c.TxnID == "" {
@@ -150,32 +155,97 @@ func (l *txnLoop) commitReady(ctx context.Context, flush bool) error {
 }
 
 // commitPlan reduces a plan's changes per key and applies them, with the
-// plan's progress, in one target transaction.
+// plan's progress, in one target transaction. Under the dead-letter policy
+// a source transaction with a change that cannot be applied is quarantined
+// whole, in the same target transaction, and the others go on.
 func (l *txnLoop) commitPlan(ctx context.Context, plan *txn.Plan) error {
 	e := l.e
 	buf := reduce.NewBuffer(e.cfg.Name)
 	now := e.clock.Now()
-	for i := range plan.Changes {
-		c := &plan.Changes[i]
-		if c.Kind == changelog.EndTxn {
-			buf.Skip(c.Pos, now)
-			continue
+	for start := 0; start < len(plan.Changes); {
+		end := start
+		for end < len(plan.Changes) && !plan.Changes[end].TxnEnd {
+			end++
 		}
-		t, err := e.tableFor(ctx, c)
-		if err != nil {
-			return err
+		end = min(end+1, len(plan.Changes)) // the plan holds whole transactions
+		txnChanges := plan.Changes[start:end]
+		start = end
+		if e.deadLettering() {
+			if bad, err := l.firstBad(ctx, buf, txnChanges); err != nil {
+				return err
+			} else if bad != nil {
+				l.quarantine(buf, txnChanges, bad, now)
+				continue
+			}
 		}
-		if t == nil {
-			buf.Skip(c.Pos, now)
-			continue
-		}
-		if err := buf.Add(t, c, now); err != nil {
-			return err
+		for i := range txnChanges {
+			c := &txnChanges[i]
+			if c.Kind == changelog.EndTxn {
+				buf.Skip(c.Pos, now)
+				continue
+			}
+			t, err := e.tableFor(ctx, c)
+			if err != nil {
+				return err
+			}
+			if t == nil {
+				e.mu.Lock()
+				e.stats.Skipped++
+				e.mu.Unlock()
+				buf.Skip(c.Pos, now)
+				continue
+			}
+			if err := buf.Add(t, c, now); err != nil {
+				return err
+			}
 		}
 	}
 	u := buf.Take()
 	if u == nil {
 		return nil
 	}
-	return e.commitUnit(ctx, u, plan.Reason.String(), plan.Txns)
+	return e.commitUnit(ctx, u, plan.Reason.String(), plan.Txns-len(u.DeadLetters))
+}
+
+// badChange is a change a transaction cannot be applied with.
+type badChange struct {
+	c   *changelog.Change
+	err error
+}
+
+// firstBad returns the first change of a transaction that would be
+// refused, or nil; an error that is not about the input is returned as is.
+func (l *txnLoop) firstBad(ctx context.Context, buf *reduce.Buffer, changes []changelog.Change) (*badChange, error) {
+	for i := range changes {
+		c := &changes[i]
+		if c.Kind == changelog.EndTxn {
+			continue
+		}
+		t, err := l.e.tableFor(ctx, c)
+		if err == nil && t != nil {
+			err = buf.Check(t, c)
+		}
+		if err != nil {
+			if !isBadInput(err) {
+				return nil, err
+			}
+			return &badChange{c, err}, nil
+		}
+	}
+	return nil, nil
+}
+
+// quarantine records a whole source transaction as a dead letter: each of
+// its changes as a txsink-json line (they can be fixed and fed again), the
+// position of the bad one, and why.
+func (l *txnLoop) quarantine(buf *reduce.Buffer, changes []changelog.Change, bad *badChange, now time.Time) {
+	// buf.Skip moves progress past each change; DeadLetter records the lot.
+	var raw []byte
+	for i := range changes {
+		if line, err := native.Append(raw, &changes[i]); err == nil {
+			raw = line
+		}
+		buf.Skip(changes[i].Pos, now)
+	}
+	l.e.deadLetterInto(buf, commit.DeadLetter{Pos: bad.c.Pos, TxnID: bad.c.TxnID, Raw: raw, Reason: bad.err.Error()})
 }

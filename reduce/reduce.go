@@ -199,6 +199,7 @@ type Buffer struct {
 	bytes    int64
 	changes  int
 	since    time.Time // when the oldest buffered change arrived
+	dead     []commit.DeadLetter
 }
 
 // NewBuffer returns an empty buffer for the named pipeline.
@@ -235,6 +236,43 @@ func (b *Buffer) Due(now time.Time, p Policy) FlushReason {
 		return Interval
 	}
 	return NotDue
+}
+
+// DeadLetter records that the record at pos is quarantined instead of
+// applied: progress moves past it, and the unit carries d.
+func (b *Buffer) DeadLetter(d commit.DeadLetter, now time.Time) {
+	b.touch(d.Pos, now)
+	b.dead = append(b.dead, d)
+}
+
+// Check reports whether Add would accept c for table t, without adding it:
+// the same conversions, the same refusals. Callers that must take a
+// record's changes all or none check them first.
+func (b *Buffer) Check(t *Table, c *changelog.Change) error {
+	switch {
+	case c.Kind == changelog.EndTxn, c.Kind == changelog.UpdateBefore:
+		return nil
+	case t.AppendOnly:
+		if c.Kind != changelog.Insert {
+			return &Error{Pos: c.Pos, Table: t.Schema.String(), Reason: fmt.Sprintf("a %s change reached an append-only table", c.Kind),
+				Hint: "an append-only table takes inserts only; declare a primary key on the target table and drop append-only from its tables entry, or stop the source from sending updates and deletes for it"}
+		}
+		_, _, err := b.convertRow(t, c, c.After, "")
+		return err
+	case c.Kind == changelog.Delete:
+		_, _, err := b.key(t, c, c.Before, "before")
+		return err
+	case c.Kind.Upserts():
+		if _, _, err := b.convertRow(t, c, c.After, "after"); err != nil {
+			return err
+		}
+		if c.Kind == changelog.UpdateAfter && !c.Before.IsZero() && b.hasKey(t, c.Before) {
+			_, _, err := b.key(t, c, c.Before, "before")
+			return err
+		}
+		return nil
+	}
+	return &Error{Pos: c.Pos, Table: t.Schema.String(), Reason: fmt.Sprintf("unknown change kind %d", c.Kind), Hint: "this is a bug in the decoder that produced it; please report it"}
 }
 
 // Skip records that the change at pos was consumed without adding a row
@@ -540,7 +578,7 @@ func (b *Buffer) Take() *commit.Unit {
 	if b.Empty() {
 		return nil
 	}
-	u := &commit.Unit{Pipeline: b.pipeline, Changes: b.changes}
+	u := &commit.Unit{Pipeline: b.pipeline, Changes: b.changes, DeadLetters: b.dead}
 	for _, ts := range b.tables {
 		batch := &commit.Batch{Table: ts.t.Schema}
 		var ups groupSet

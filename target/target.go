@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/commit"
@@ -33,6 +34,10 @@ import (
 // ProgressTable is the name of the table that holds each pipeline's
 // positions in the target.
 const ProgressTable = "txsink_progress"
+
+// DeadLetterTable is the name of the table that holds quarantined source
+// transactions under the dead-letter policy.
+const DeadLetterTable = "txsink_dead_letters"
 
 // Dialect is what a SQL server contributes: quoting, statement text, limits,
 // catalog reading and error classification. Implementations are stateless
@@ -61,6 +66,9 @@ type Dialect interface {
 	// ProgressSchema returns the statements that create the progress table
 	// if it does not exist.
 	ProgressSchema() []string
+	// DeadLetterSchema returns the statements that create the dead-letter
+	// table if it does not exist.
+	DeadLetterSchema() []string
 	// ProgressClaim writes the statement that claims one partition for a
 	// new owner, bound as (pipeline, partition): it inserts the row at
 	// epoch 1 (position 0), or adds one to an existing row's epoch.
@@ -290,6 +298,9 @@ func (t *DB) apply(ctx context.Context, u *commit.Unit) (failed *failure, err er
 	// a second owner's commit waits here and then finds itself fenced,
 	// before it has written anything.
 	if err := t.advance(ctx, tx, u); err != nil {
+		return nil, err
+	}
+	if err := t.deadLetters(ctx, tx, u); err != nil {
 		return nil, err
 	}
 	for _, b := range u.Batches {
@@ -667,4 +678,77 @@ func (t *DB) advance(ctx context.Context, tx *sql.Tx, u *commit.Unit) error {
 		}
 	}
 	return nil
+}
+
+// SetupDeadLetters creates the dead-letter table if it does not exist.
+func (t *DB) SetupDeadLetters(ctx context.Context) error {
+	for _, s := range t.dialect.DeadLetterSchema() {
+		if _, err := t.db.ExecContext(ctx, s); err != nil {
+			return t.wrap("create dead-letter table", DeadLetterTable, "", err)
+		}
+	}
+	return nil
+}
+
+var deadLetterCols = []string{"pipeline", "source_partition", "position", "seq", "txn_id", "raw", "reason"}
+
+// deadLetters writes the unit's quarantined transactions.
+func (t *DB) deadLetters(ctx context.Context, tx *sql.Tx, u *commit.Unit) error {
+	if len(u.DeadLetters) == 0 {
+		return nil
+	}
+	var sb strings.Builder
+	WriteInsert(&sb, t.dialect, &schema.Table{Name: DeadLetterTable}, deadLetterCols, len(u.DeadLetters))
+	args := make([]any, 0, len(u.DeadLetters)*len(deadLetterCols))
+	for _, d := range u.DeadLetters {
+		args = append(args, u.Pipeline, d.Pos.Partition, d.Pos.Offset, d.Pos.Seq, d.TxnID, d.Raw, d.Reason)
+	}
+	if _, err := tx.ExecContext(ctx, sb.String(), args...); err != nil {
+		return t.wrap("write dead letters", DeadLetterTable, "", err)
+	}
+	return nil
+}
+
+// DeadLetterRow is one row of the dead-letter table.
+type DeadLetterRow struct {
+	ID        int64
+	Pipeline  string
+	Partition string
+	Offset    int64
+	Seq       int64
+	TxnID     string
+	Raw       []byte
+	Reason    string
+	CreatedAt string
+}
+
+// DeadLetters lists the quarantined transactions of pipeline, oldest
+// first. A target without the table has none.
+func (t *DB) DeadLetters(ctx context.Context, pipeline string) ([]DeadLetterRow, error) {
+	d := t.dialect
+	q := "SELECT " + d.Quote("id") + ", " + d.Quote("source_partition") + ", " + d.Quote("position") + ", " + d.Quote("seq") + ", " +
+		d.Quote("txn_id") + ", " + d.Quote("raw") + ", " + d.Quote("reason") + ", " + d.Quote("created_at") +
+		" FROM " + d.Quote(DeadLetterTable) + " WHERE " + d.Quote("pipeline") + " = " + placeholder(d, 1) + " ORDER BY " + d.Quote("id")
+	rows, err := t.db.QueryContext(ctx, q, pipeline)
+	if err != nil {
+		if _, derr := d.Describe(ctx, t.db, DeadLetterTable); derr != nil {
+			return nil, nil // no table: nothing was ever quarantined
+		}
+		return nil, t.wrap("read dead letters", DeadLetterTable, "", err)
+	}
+	defer rows.Close()
+	var out []DeadLetterRow
+	for rows.Next() {
+		r := DeadLetterRow{Pipeline: pipeline}
+		var created any
+		if err := rows.Scan(&r.ID, &r.Partition, &r.Offset, &r.Seq, &r.TxnID, &r.Raw, &r.Reason, &created); err != nil {
+			return nil, t.wrap("read dead letters", DeadLetterTable, "", err)
+		}
+		r.CreatedAt = fmt.Sprint(created)
+		if tm, ok := created.(interface{ UTC() time.Time }); ok {
+			r.CreatedAt = tm.UTC().Format(time.RFC3339)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
 }

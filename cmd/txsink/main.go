@@ -29,9 +29,10 @@ change per key, one atomic transaction per flush (or per batch of whole source
 transactions), exactly once.
 
 Usage:
-  txsink demo  [--db PATH] [--orders N]     try it on an embedded SQLite database
+  txsink demo  [--dir DIR] [--orders N]     try it on an embedded SQLite database
   txsink run   --config pipeline.yaml       apply the changelog, exit when consumed
   txsink check --config pipeline.yaml       validate config and target; writes nothing
+  txsink dead-letters --config pipeline.yaml  list what bad-input: dead-letter quarantined
   txsink version
 
 Examples:
@@ -66,6 +67,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = cmdRun(ctx, args[1:], stdout, stderr)
 	case "check":
 		err = cmdCheck(ctx, args[1:], stdout, stderr)
+	case "dead-letters":
+		err = cmdDeadLetters(ctx, args[1:], stdout, stderr)
 	case "demo":
 		err = cmdDemo(ctx, args[1:], stdout, stderr)
 	case "version", "--version":

@@ -81,6 +81,9 @@ func summaryLine(name string, st engine.Stats, took time.Duration) string {
 	if st.Skipped > 0 {
 		fmt.Fprintf(&b, ", %d skipped", st.Skipped)
 	}
+	if st.DeadLetters > 0 {
+		fmt.Fprintf(&b, ", %d dead-lettered (txsink dead-letters lists them)", st.DeadLetters)
+	}
 	if st.Retries > 0 {
 		fmt.Fprintf(&b, ", %d retries", st.Retries)
 	}

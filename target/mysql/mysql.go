@@ -263,6 +263,21 @@ func (d *Dialect) ProgressSchema() []string {
 		"PRIMARY KEY (`pipeline`,`source_partition`)) ENGINE=InnoDB"}
 }
 
+// DeadLetterSchema creates txsink_dead_letters.
+func (d *Dialect) DeadLetterSchema() []string {
+	return []string{"CREATE TABLE IF NOT EXISTS `" + target.DeadLetterTable + "` (" +
+		"`id` BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY," +
+		"`pipeline` VARCHAR(128) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL," +
+		"`source_partition` VARCHAR(512) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL," +
+		"`position` BIGINT NOT NULL," +
+		"`seq` BIGINT NOT NULL," +
+		"`txn_id` VARCHAR(512) NOT NULL," +
+		"`raw` LONGBLOB NOT NULL," +
+		"`reason` TEXT NOT NULL," +
+		"`created_at` TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6)," +
+		"KEY (`pipeline`, `id`)) ENGINE=InnoDB"}
+}
+
 // ProgressClaim writes the claim of one partition: a new row at epoch 1,
 // or the existing row's epoch plus one.
 func (d *Dialect) ProgressClaim(b *strings.Builder) {

@@ -111,6 +111,20 @@ func (Dialect) ProgressSchema() []string {
 		PRIMARY KEY ("pipeline", "source_partition"))`}
 }
 
+// DeadLetterSchema creates txsink_dead_letters.
+func (Dialect) DeadLetterSchema() []string {
+	return []string{`CREATE TABLE IF NOT EXISTS "` + target.DeadLetterTable + `" (
+		"id" BIGSERIAL PRIMARY KEY,
+		"pipeline" TEXT NOT NULL,
+		"source_partition" TEXT NOT NULL,
+		"position" BIGINT NOT NULL,
+		"seq" BIGINT NOT NULL,
+		"txn_id" TEXT NOT NULL,
+		"raw" BYTEA NOT NULL,
+		"reason" TEXT NOT NULL,
+		"created_at" TIMESTAMPTZ NOT NULL DEFAULT now())`}
+}
+
 // ProgressClaim writes the claim of one partition: a new row at epoch 1,
 // or the existing row's epoch plus one.
 func (d Dialect) ProgressClaim(b *strings.Builder) {

@@ -157,6 +157,20 @@ func (Dialect) ProgressSchema() []string {
 		PRIMARY KEY ("pipeline", "source_partition"))`}
 }
 
+// DeadLetterSchema creates txsink_dead_letters.
+func (Dialect) DeadLetterSchema() []string {
+	return []string{`CREATE TABLE IF NOT EXISTS "` + target.DeadLetterTable + `" (
+		"id" INTEGER PRIMARY KEY AUTOINCREMENT,
+		"pipeline" TEXT NOT NULL,
+		"source_partition" TEXT NOT NULL,
+		"position" INTEGER NOT NULL,
+		"seq" INTEGER NOT NULL,
+		"txn_id" TEXT NOT NULL,
+		"raw" BLOB NOT NULL,
+		"reason" TEXT NOT NULL,
+		"created_at" TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')))`}
+}
+
 // ProgressClaim writes the claim of one partition: a new row at epoch 1,
 // or the existing row's epoch plus one.
 func (d Dialect) ProgressClaim(b *strings.Builder) {

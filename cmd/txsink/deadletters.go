@@ -1,0 +1,63 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/txsink/txsink/config"
+	"github.com/txsink/txsink/target/connect"
+)
+
+func cmdDeadLetters(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("dead-letters", `txsink dead-letters --config pipeline.yaml [--raw]
+
+Lists what the pipeline quarantined under bad-input: dead-letter: for each
+source transaction (or record) its position, transaction id, time and the
+reason it was refused; with --raw, the record as read (or, for a whole
+transaction, its changes as txsink-json lines, which can be fixed and fed
+again through a txsink-json pipeline). Reads the target; writes nothing.
+
+Example:
+  txsink dead-letters --config pipeline.yaml --raw`, stderr)
+	cfgPath := fs.String("config", "", "pipeline configuration file (YAML); required")
+	raw := fs.Bool("raw", false, "print each quarantined record as well")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *cfgPath == "" {
+		return usageError{msg: "--config is required (see txsink dead-letters --help)"}
+	}
+	cfg, err := config.Load(*cfgPath)
+	if err != nil {
+		return err
+	}
+	t, err := connect.OpenReadOnly(ctx, cfg.Target.URL, configDir(*cfgPath))
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	rows, err := t.DeadLetters(ctx, cfg.Name)
+	if err != nil {
+		return err
+	}
+	if len(rows) == 0 {
+		fmt.Fprintf(stdout, "%s: no dead letters\n", cfg.Name)
+		return nil
+	}
+	for _, r := range rows {
+		txn := ""
+		if r.TxnID != "" {
+			txn = " txn " + r.TxnID
+		}
+		fmt.Fprintf(stdout, "#%d %s:%d%s at %s: %s\n", r.ID, r.Partition, r.Seq, txn, r.CreatedAt, r.Reason)
+		if *raw {
+			for _, line := range strings.Split(strings.TrimRight(string(r.Raw), "\n"), "\n") {
+				fmt.Fprintf(stdout, "    %s\n", line)
+			}
+		}
+	}
+	fmt.Fprintf(stdout, "%s: %d dead letters\n", cfg.Name, len(rows))
+	return nil
+}
