@@ -343,3 +343,72 @@ func TestTransactionModeDebeziumBoundaries(t *testing.T) {
 	}
 	t.Logf("refusal: %v", err)
 }
+
+// TestTransactionModeBoundedMemory runs a workload through a transaction
+// buffer far smaller than the workload: reading waits for commits (back-
+// pressure), the buffered bytes never pass twice the buffer size by more
+// than one change, and the result is exact.
+func TestTransactionModeBoundedMemory(t *testing.T) {
+	res := workload.Generate(workload.Spec{Orders: 500, Partitions: 4, Seed: 17, Events: true})
+	db := testdb.SQLite(t)
+	db.Exec(t, workload.Schema("sqlite")...)
+	paths := writeWorkload(t, res)
+	cfg := txnPipeline(workloadPipeline(db, paths))
+	cfg.Sink.FlushInterval = time.Hour // only memory pressure and the end of input commit
+	const bufferSize = 8 << 10
+	cfg.Sink.TxnBufferSize = bufferSize
+	var total int64
+	for _, p := range paths {
+		fi, _ := os.Stat(p)
+		total += fi.Size()
+	}
+	var peak int64
+	var e *engine.Engine
+	e = newEngine(t, cfg, engine.WithCommitHook(func(*commit.Unit) {
+		peak = max(peak, e.Status().BufferedBytes)
+	}))
+	if err := e.Run(context.Background(), engine.RunOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	checkFinal(t, db, res)
+	st := e.Stats()
+	t.Logf("%d bytes of changelog through a %d-byte buffer: %d commits, peak %d bytes buffered", total, bufferSize, st.Commits, peak)
+	if st.Commits < 10 {
+		t.Errorf("only %d commits: the buffer limit did not cut commits", st.Commits)
+	}
+	// A change is at most a few hundred bytes in this workload.
+	if peak > 2*bufferSize+4096 {
+		t.Errorf("peak buffered bytes %d, want at most about 2 x %d", peak, bufferSize)
+	}
+}
+
+// TestTransactionModeAcrossDatabases commits one source transaction into
+// tables of two MariaDB databases on one server, atomically.
+func TestTransactionModeAcrossDatabases(t *testing.T) {
+	db := testdb.MySQL(t)
+	other := "txsink_x" + strings.TrimPrefix(query(t, db, "SELECT DATABASE()"), "txsink_t")
+	db.Exec(t, "CREATE DATABASE "+other,
+		"CREATE TABLE orders (id INT NOT NULL PRIMARY KEY, total INT NOT NULL)",
+		"CREATE TABLE "+other+".ledger (order_id INT NOT NULL PRIMARY KEY, amount INT NOT NULL)")
+	t.Cleanup(func() { db.SQL.Exec("DROP DATABASE IF EXISTS " + other) })
+	lines := `{"op":"+I","table":"shop.orders","row":{"id":1,"total":5},"txn":"t1"}
+{"op":"+I","table":"finance.ledger","row":{"order_id":1,"amount":5},"txn":"t1","txn_end":true}
+`
+	path := filepath.Join(t.TempDir(), "in.jsonl")
+	if err := os.WriteFile(path, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := txnPipeline(pipeline(db, config.Table{Source: "shop.orders"}, config.Table{Source: "finance.ledger", Target: other + ".ledger"}))
+	cfg.Source.Paths = []string{path}
+	var units []*commit.Unit
+	e := newEngine(t, cfg, engine.WithCommitHook(func(u *commit.Unit) { units = append(units, u) }))
+	if err := e.Run(context.Background(), engine.RunOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if len(units) != 1 || len(units[0].Batches) != 2 {
+		t.Fatalf("want one unit over two tables, got %d units", len(units))
+	}
+	if got := query(t, db, "SELECT o.total, l.amount FROM orders o JOIN "+other+".ledger l ON l.order_id = o.id"); got != "5|5" {
+		t.Errorf("joined = %q", got)
+	}
+}
