@@ -76,6 +76,14 @@ func WithTarget(t *target.DB) Option { return func(e *Engine) { e.target, e.ownT
 // against (the config file's folder; default the working directory).
 func WithBaseDir(dir string) Option { return func(e *Engine) { e.baseDir = dir } }
 
+// WithLostCommitAck makes the target report a transient error after each
+// COMMIT for which f returns true, although the COMMIT succeeded — as when
+// a connection breaks before the client hears the server's answer. Tests
+// use it to prove such a unit is not applied twice.
+func WithLostCommitAck(f func(*commit.Unit) bool) Option {
+	return func(e *Engine) { e.lostAck = f }
+}
+
 // WithCommitHook calls f after every successful commit, with the unit just
 // committed. Tests use it to stop a pipeline between commits.
 func WithCommitHook(f func(*commit.Unit)) Option { return func(e *Engine) { e.onCommit = f } }
@@ -114,6 +122,7 @@ type Engine struct {
 	baseDir      string
 	onCommit     func(*commit.Unit)
 	beforeCommit func(*commit.Unit) error
+	lostAck      func(*commit.Unit) bool
 
 	checkOnly bool
 
@@ -177,6 +186,14 @@ func New(ctx context.Context, cfg *config.Config, opts ...Option) (*Engine, erro
 	}
 	if e.beforeCommit != nil {
 		e.target.SetBeforeCommit(e.beforeCommit)
+	}
+	if e.lostAck != nil {
+		e.target.SetAfterCommit(func(u *commit.Unit) error {
+			if e.lostAck(u) {
+				return errors.New("connection lost before the COMMIT's answer (simulated)")
+			}
+			return nil
+		})
 	}
 	if e.checkOnly {
 		return e, nil
@@ -472,6 +489,20 @@ func (e *Engine) apply(ctx context.Context, u *commit.Unit) error {
 		case <-time.After(wait):
 		}
 		backoff = min(backoff*2, 10*time.Second)
+		// The error may have hidden a COMMIT the server carried out (the
+		// connection broke after the server committed but before the
+		// client heard). Applying the unit again would apply it twice —
+		// append-only rows, triggers — so ask the target first.
+		done, cerr := e.target.Committed(ctx, u)
+		switch {
+		case cerr != nil && !target.IsTransient(cerr):
+			return cerr
+		case cerr != nil:
+			// The server is still away; the next attempt will say.
+		case done:
+			e.log.Warn("the unit was committed although its COMMIT reported an error; not applying it again", "err", err)
+			return nil
+		}
 	}
 }
 

@@ -163,7 +163,17 @@ type DB struct {
 	// beforeCommit, when set, runs inside the transaction after every
 	// statement of a unit and before COMMIT; an error aborts the unit.
 	beforeCommit func(*commit.Unit) error
+	// afterCommit, when set, runs after a successful COMMIT; an error from
+	// it is reported as a transient error of the commit.
+	afterCommit func(*commit.Unit) error
 }
+
+// SetAfterCommit installs f to run after each successful COMMIT; an error
+// from f is reported as a transient commit error, as when the connection
+// breaks after the server committed but before the client heard. Tests use
+// it to prove such a unit is not applied twice. Not safe to call while
+// units are applied.
+func (t *DB) SetAfterCommit(f func(*commit.Unit) error) { t.afterCommit = f }
 
 // SetBeforeCommit installs f to run inside each unit's transaction, after
 // all its statements and before COMMIT; an error from f rolls the unit back
@@ -330,6 +340,11 @@ func (t *DB) apply(ctx context.Context, u *commit.Unit) (failed *failure, err er
 	}
 	if err := tx.Commit(); err != nil {
 		return nil, t.wrap("commit", "", "", err)
+	}
+	if t.afterCommit != nil {
+		if err := t.afterCommit(u); err != nil {
+			return nil, &Error{Op: "commit", Transient: true, Err: err}
+		}
 	}
 	return nil, nil
 }
@@ -751,4 +766,37 @@ func (t *DB) DeadLetters(ctx context.Context, pipeline string) ([]DeadLetterRow,
 		out = append(out, r)
 	}
 	return out, rows.Err()
+}
+
+// Committed reports whether u is already in the target: every partition of
+// u stands at or past u's position, under this instance's claim. After an
+// error whose outcome is unknown — above all a connection lost during
+// COMMIT, which the server may have carried out — it tells a retry that
+// would apply the unit twice from one that is needed. It answers from the
+// progress rows, which are written only in the units' own transactions.
+func (t *DB) Committed(ctx context.Context, u *commit.Unit) (bool, error) {
+	if len(u.Progress) == 0 {
+		return false, nil
+	}
+	d := t.dialect
+	q := "SELECT " + d.Quote("position") + ", " + d.Quote("epoch") + " FROM " + d.Quote(ProgressTable) +
+		" WHERE " + d.Quote("pipeline") + " = " + placeholder(d, 1) + " AND " + d.Quote("source_partition") + " = " + placeholder(d, 2)
+	for _, p := range u.Progress {
+		var pos, epoch int64
+		err := t.db.QueryRowContext(ctx, q, u.Pipeline, p.Partition).Scan(&pos, &epoch)
+		if errors.Is(err, sql.ErrNoRows) {
+			return false, nil
+		}
+		if err != nil {
+			return false, t.wrap("read progress", ProgressTable, "", err)
+		}
+		if mine, ok := t.epochs[claimKey(u.Pipeline, p.Partition)]; ok && epoch != mine {
+			return false, &Error{Op: "commit", Table: ProgressTable, Err: fmt.Errorf("partition %s of pipeline %s: %w (epoch %d, this instance's %d)", p.Partition, u.Pipeline, ErrFenced, epoch, mine),
+				Hint: "another instance with the same pipeline name claimed the partition, so this one stops without writing; run one instance per partition, or give each pipeline its own name"}
+		}
+		if pos < p.Offset {
+			return false, nil
+		}
+	}
+	return true, nil
 }
