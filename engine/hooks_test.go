@@ -74,6 +74,9 @@ func TestHooksAndStatus(t *testing.T) {
 			if st.State != engine.StateStopped || st.Error != "" {
 				t.Errorf("state %s, error %q", st.State, st.Error)
 			}
+			if st.BufferedBytes != 0 || st.OpenTxns != 0 {
+				t.Errorf("after the run: %d bytes buffered, %d open transactions; want none", st.BufferedBytes, st.OpenTxns)
+			}
 			if len(st.Partitions) != 2 {
 				t.Fatalf("partitions: %+v", st.Partitions)
 			}

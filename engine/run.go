@@ -218,8 +218,18 @@ func (l *plainLoop) record(ctx context.Context, d decoded) error {
 	l.e.noteBuffer(l.e.buf.Bytes(), 0)
 	return err
 }
-func (l *plainLoop) tick(ctx context.Context) error   { return l.e.MaybeFlush(ctx) }
-func (l *plainLoop) finish(ctx context.Context) error { return l.e.Flush(ctx) }
+func (l *plainLoop) tick(ctx context.Context) error {
+	err := l.e.MaybeFlush(ctx)
+	l.e.noteBuffer(l.e.buf.Bytes(), 0)
+	return err
+}
+
+func (l *plainLoop) finish(ctx context.Context) error {
+	err := l.e.Flush(ctx)
+	l.e.noteBuffer(l.e.buf.Bytes(), 0)
+	return err
+}
+
 func (l *plainLoop) deadline() (time.Time, bool) {
 	next := l.e.NextFlush()
 	return next, !next.IsZero()

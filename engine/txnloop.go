@@ -132,8 +132,17 @@ func (l *txnLoop) check(ctx context.Context, c *changelog.Change, lastOfRecord b
 	return nil
 }
 
-func (l *txnLoop) tick(ctx context.Context) error   { return l.commitReady(ctx, false) }
-func (l *txnLoop) finish(ctx context.Context) error { return l.commitReady(ctx, true) }
+func (l *txnLoop) tick(ctx context.Context) error {
+	err := l.commitReady(ctx, false)
+	l.e.noteBuffer(l.m.Bytes(), l.m.OpenTxns())
+	return err
+}
+
+func (l *txnLoop) finish(ctx context.Context) error {
+	err := l.commitReady(ctx, true)
+	l.e.noteBuffer(l.m.Bytes(), l.m.OpenTxns())
+	return err
+}
 
 func (l *txnLoop) deadline() (time.Time, bool) { return l.m.NextDeadline() }
 

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/txsink/txsink/changelog"
@@ -221,72 +220,4 @@ func totalSize(dir string, paths []string) int64 {
 		}
 	}
 	return n
-}
-
-// progressBar draws "[#####     ] 52% 12.3 MB of 23.6 MB, 180000 events/s"
-// on a terminal; elsewhere it stays silent.
-type progressBar struct {
-	w       io.Writer
-	total   int64
-	read    atomic.Int64
-	start   time.Time
-	stop    chan struct{}
-	stopped chan struct{}
-}
-
-func newProgressBar(w io.Writer, total int64) *progressBar {
-	p := &progressBar{w: w, total: total, start: time.Now(), stop: make(chan struct{}), stopped: make(chan struct{})}
-	f, ok := w.(*os.File)
-	if !ok || total <= 0 {
-		close(p.stopped)
-		return p
-	}
-	if fi, err := f.Stat(); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
-		close(p.stopped)
-		return p
-	}
-	go func() {
-		defer close(p.stopped)
-		tick := time.NewTicker(200 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-p.stop:
-				p.draw()
-				fmt.Fprintln(p.w)
-				return
-			case <-tick.C:
-				p.draw()
-			}
-		}
-	}()
-	return p
-}
-
-// Read implements engine.Progressor.
-func (p *progressBar) Read(n int64) { p.read.Add(n) }
-
-func (p *progressBar) draw() {
-	read := p.read.Load()
-	frac := float64(read) / float64(p.total)
-	frac = min(frac, 1)
-	const width = 30
-	filled := int(frac * width)
-	el := time.Since(p.start).Seconds()
-	eta := "?"
-	if frac > 0 {
-		eta = (time.Duration(el/frac*(1-frac)) * time.Second).Round(time.Second).String()
-	}
-	fmt.Fprintf(p.w, "\r[%s%s] %3.0f%% %.1f of %.1f MB, %.1f MB/s, ETA %s  ", strings.Repeat("#", filled), strings.Repeat(" ", width-filled),
-		frac*100, float64(read)/1e6, float64(p.total)/1e6, float64(read)/1e6/max(el, 1e-9), eta)
-}
-
-func (p *progressBar) done() {
-	select {
-	case <-p.stopped:
-		return
-	default:
-	}
-	close(p.stop)
-	<-p.stopped
 }

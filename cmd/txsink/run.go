@@ -2,15 +2,22 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
+	"os"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/config"
 	"github.com/txsink/txsink/engine"
+	"github.com/txsink/txsink/metrics"
+	"github.com/txsink/txsink/statushttp"
 )
 
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -22,9 +29,21 @@ SIGTERM). Run it again with the same name and files: it resumes after the
 last commit and applies nothing twice. On SIGINT/SIGTERM it commits what it
 has read and exits 0.
 
-Example:
-  txsink run --config pipeline.yaml --log-level debug`, stderr)
+While it runs it serves, on --http (loopback only by default):
+  /metrics  Prometheus metrics (docs/operations.md says what each means)
+  /healthz  200 while the process runs
+  /readyz   200 while the pipeline is running, 503 otherwise
+  /status   the pipeline's state and positions as JSON (no credentials)
+On a terminal it draws a progress bar and ends with a summary table; piped,
+it prints one summary line on stdout and logs on stderr.
+
+Examples:
+  txsink run --config pipeline.yaml --log-level debug
+  txsink run --config pipeline.yaml --http 0.0.0.0:9464    # let Prometheus scrape from other hosts
+  txsink run --config pipeline.yaml --http off             # no HTTP server
+  curl -s 127.0.0.1:9464/status                            # while it runs`, stderr)
 	cfgPath := fs.String("config", "", "pipeline configuration file (YAML); required")
+	httpAddr := fs.String("http", defaultHTTPAddr, `address of the /metrics, /healthz, /readyz and /status server; "" or "off" disables it`)
 	logger := logFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -32,7 +51,11 @@ Example:
 	if *cfgPath == "" {
 		return usageError{msg: "--config is required (see txsink run --help)"}
 	}
-	log, err := logger(stderr)
+	httpSet := false
+	fs.Visit(func(f *flag.Flag) { httpSet = httpSet || f.Name == "http" })
+	// Log lines go through the bar, so one never lands in the middle of it.
+	bar := newIdleBar(stderr)
+	log, err := logger(bar.Logs(stderr))
 	if err != nil {
 		return err
 	}
@@ -40,20 +63,150 @@ Example:
 	if err != nil {
 		return err
 	}
+	baseDir := configDir(*cfgPath)
 	log.Info("starting", "pipeline", cfg.Name, "target", cfg.Target.String(), "format", cfg.Source.Format, "partitions", len(cfg.Source.Paths))
-	e, err := engine.New(ctx, cfg, engine.WithLogger(log), engine.WithBaseDir(configDir(*cfgPath)))
+	m := metrics.New(cfg)
+	e, err := engine.New(ctx, cfg, engine.WithLogger(log), engine.WithBaseDir(baseDir), engine.WithHooks(m))
 	if err != nil {
 		return err
 	}
 	defer e.Close()
-	runErr := e.Run(ctx, engine.RunOptions{})
+	if *httpAddr != "" && *httpAddr != "off" {
+		srv, err := startStatusServer(*httpAddr, cfg, m, e)
+		switch {
+		case err != nil && httpSet:
+			return fmt.Errorf("--http %s: %w", *httpAddr, err)
+		case err != nil:
+			// The default address is a convenience: a second pipeline on
+			// the same host must still run, only without the endpoints.
+			log.Warn("not serving metrics and status: the default address is taken; choose one with --http ADDR", "addr", *httpAddr, "err", err)
+		default:
+			log.Info("serving metrics and status", "url", "http://"+srv.Addr().String(), "endpoints", "/metrics /healthz /readyz /status")
+			defer func() {
+				// Requests in flight get a moment; the run's result does
+				// not wait on a slow scraper.
+				sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+				defer cancel()
+				if err := srv.Shutdown(sctx); err != nil {
+					log.Warn("status server shutdown", "err", err)
+				}
+			}()
+		}
+	}
+	if !cfg.Source.Follow {
+		// Following has no end to measure progress against.
+		bar.begin(remainingBytes(e, cfg, baseDir), func() int64 { return sumEvents(e.Stats()) })
+	} else {
+		bar.begin(0, nil)
+	}
+	runErr := e.Run(ctx, engine.RunOptions{Progress: bar})
+	bar.done()
 	st := e.Stats()
-	fmt.Fprintln(stdout, summaryLine(cfg.Name, st, time.Since(st.Started)))
+	took := time.Since(st.Started)
+	if isTerminal(stdout) {
+		fmt.Fprint(stdout, summaryTable(cfg.Name, st, took, runErr))
+	} else {
+		fmt.Fprintln(stdout, summaryLine(cfg.Name, st, took))
+	}
 	if runErr != nil {
 		return runErr
 	}
 	log.Info("stopped", "pipeline", cfg.Name, "commits", st.Commits)
 	return nil
+}
+
+// defaultHTTPAddr is loopback only: metrics and status reveal table names
+// and positions, so exposing them beyond the host is a decision to make.
+const defaultHTTPAddr = "127.0.0.1:9464"
+
+// startStatusServer serves the pipeline's metrics (with the Go runtime's
+// and the process's) and status on addr.
+func startStatusServer(addr string, cfg *config.Config, m *metrics.Metrics, e *engine.Engine) (*statushttp.Server, error) {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if err := m.Register(reg, e); err != nil {
+		return nil, err
+	}
+	return statushttp.Start(addr, statushttp.Handler(statushttp.Options{Source: e, Gatherer: reg, TargetURL: cfg.Target.URL}))
+}
+
+// remainingBytes is what is left to read of the source files, from the
+// positions stored in the target on: the progress bar's 100%. It is 0
+// (no bar) when a size is unknown, as for stdin.
+func remainingBytes(e *engine.Engine, cfg *config.Config, baseDir string) int64 {
+	var n int64
+	for _, path := range cfg.Source.Paths {
+		fi, err := os.Stat(path)
+		if path == "-" || err != nil || !fi.Mode().IsRegular() {
+			return 0
+		}
+		pos, _ := e.Progress(engine.PartitionName(path, baseDir))
+		n += max(fi.Size()-pos.Offset, 0)
+	}
+	return n
+}
+
+func sumEvents(st engine.Stats) int64 {
+	var n int64
+	for _, v := range st.Events {
+		n += v
+	}
+	return n
+}
+
+// summaryTable renders the summary a person reads at the end of a run on
+// a terminal: what was read, what was written, and how fast.
+func summaryTable(name string, st engine.Stats, took time.Duration, runErr error) string {
+	var b strings.Builder
+	result := "done"
+	if runErr != nil {
+		result = "stopped by an error (above)"
+	}
+	fmt.Fprintf(&b, "\n%s: %s in %s\n\n", name, result, took.Round(time.Millisecond))
+	row := func(label string, v any, note string) {
+		fmt.Fprintf(&b, "%s\n", strings.TrimRight(fmt.Sprintf("  %-17s %12v  %s", label, v, note), " "))
+	}
+	events := sumEvents(st)
+	row("events read", events, "")
+	for _, k := range []changelog.Kind{changelog.Insert, changelog.UpdateBefore, changelog.UpdateAfter, changelog.Delete} {
+		row("  "+k.String(), st.Events[k], kindNote[k])
+	}
+	written := st.Upserted + st.Deleted + st.Inserted
+	row("rows written", written, "after per-key reduction")
+	row("  upserted", st.Upserted, "")
+	row("  deleted", st.Deleted, "")
+	row("  inserted", st.Inserted, "into append-only tables")
+	ratio := "-"
+	if written > 0 {
+		ratio = fmt.Sprintf("%.2f", float64(events)/float64(written))
+	}
+	row("reduction ratio", ratio, "events per row written")
+	row("commits", st.Commits, "target transactions")
+	if st.Txns > 0 {
+		row("source txns", st.Txns, "committed whole")
+	}
+	if st.Skipped > 0 {
+		row("skipped", st.Skipped, "changes of unmatched tables")
+	}
+	if st.DeadLetters > 0 {
+		fmt.Fprintf(&b, ", %d dead-lettered (txsink dead-letters lists them)", st.DeadLetters)
+	}
+	if st.Retries > 0 {
+		row("retries", st.Retries, "transient target errors")
+	}
+	row("duration", took.Round(time.Millisecond), "")
+	secs := max(took.Seconds(), 1e-9)
+	row("rows/s", fmt.Sprintf("%.0f", float64(written)/secs), "written")
+	row("events/s", fmt.Sprintf("%.0f", float64(events)/secs), "read")
+	return b.String()
+}
+
+// kindNote explains each change kind in the summary table.
+var kindNote = map[changelog.Kind]string{
+	changelog.Insert:       "inserts",
+	changelog.UpdateBefore: "update before-images (ignored)",
+	changelog.UpdateAfter:  "update after-images",
+	changelog.Delete:       "deletes",
 }
 
 // summaryLine renders the one-line summary printed when a run ends.
@@ -80,9 +233,6 @@ func summaryLine(name string, st engine.Stats, took time.Duration) string {
 		written, st.Upserted, st.Deleted, st.Inserted, st.Commits)
 	if st.Skipped > 0 {
 		fmt.Fprintf(&b, ", %d skipped", st.Skipped)
-	}
-	if st.DeadLetters > 0 {
-		fmt.Fprintf(&b, ", %d dead-lettered (txsink dead-letters lists them)", st.DeadLetters)
 	}
 	if st.Retries > 0 {
 		fmt.Fprintf(&b, ", %d retries", st.Retries)

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mattn/go-isatty"
+)
+
+// isTerminal reports whether w is a terminal: what is written there is
+// read by a person, not parsed by a script. It asks the terminal driver,
+// since a character device is not enough (/dev/null is one).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && isatty.IsTerminal(f.Fd())
+}
+
+// progressBar draws "[#####     ]  52% 12.3 of 23.6 MB, 8.1 MB/s, 180000
+// events/s, ETA 2s" on a terminal; elsewhere it stays silent, so logs and
+// pipes get nothing but what they asked for.
+type progressBar struct {
+	w     io.Writer
+	total int64
+	read  atomic.Int64
+	start time.Time
+	// events, when set, counts the changes read so far, for events/s.
+	events func() int64
+
+	// mu serialises the bar and the log lines written through Logs, so a
+	// log line never lands in the middle of the bar.
+	mu      sync.Mutex
+	active  bool
+	stop    chan struct{}
+	stopped chan struct{}
+}
+
+// newProgressBar starts a bar on w for total bytes; it draws only when w
+// is a terminal and total is known.
+func newProgressBar(w io.Writer, total int64) *progressBar {
+	p := newIdleBar(w)
+	p.begin(total, nil)
+	return p
+}
+
+// newIdleBar returns a bar that draws nothing until begin: its Logs
+// writer can be handed to the logger before the total is known.
+func newIdleBar(w io.Writer) *progressBar {
+	return &progressBar{w: w, stop: make(chan struct{}), stopped: make(chan struct{})}
+}
+
+// begin starts drawing for total bytes, with events (optional) counting
+// the changes read. It draws only when w is a terminal and total is known.
+func (p *progressBar) begin(total int64, events func() int64) {
+	p.total, p.events, p.start = total, events, time.Now()
+	if total <= 0 || !isTerminal(p.w) {
+		close(p.stopped)
+		return
+	}
+	p.mu.Lock()
+	p.active = true
+	p.mu.Unlock()
+	go func() {
+		defer close(p.stopped)
+		tick := time.NewTicker(200 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-p.stop:
+				p.mu.Lock()
+				p.draw()
+				fmt.Fprintln(p.w)
+				p.active = false
+				p.mu.Unlock()
+				return
+			case <-tick.C:
+				p.mu.Lock()
+				p.draw()
+				p.mu.Unlock()
+			}
+		}
+	}()
+}
+
+// Read implements engine.Progressor.
+func (p *progressBar) Read(n int64) { p.read.Add(n) }
+
+// draw writes the bar over the current line. p.mu must be held.
+func (p *progressBar) draw() {
+	read := p.read.Load()
+	frac := min(float64(read)/float64(p.total), 1)
+	const width = 30
+	filled := int(frac * width)
+	el := max(time.Since(p.start).Seconds(), 1e-9)
+	eta := "?"
+	if frac > 0 {
+		eta = (time.Duration(el/frac*(1-frac)) * time.Second).Round(time.Second).String()
+	}
+	events := ""
+	if p.events != nil {
+		events = fmt.Sprintf(", %.0f events/s", float64(p.events())/el)
+	}
+	fmt.Fprintf(p.w, "\r[%s%s] %3.0f%% %.1f of %.1f MB, %.1f MB/s%s, ETA %s  ", strings.Repeat("#", filled), strings.Repeat(" ", width-filled),
+		frac*100, float64(read)/1e6, float64(p.total)/1e6, float64(read)/1e6/el, events, eta)
+}
+
+// Logs returns a writer for log lines that share the bar's terminal: each
+// line clears the bar first, and the next tick draws it again below.
+func (p *progressBar) Logs(w io.Writer) io.Writer { return barLogWriter{p: p, w: w} }
+
+type barLogWriter struct {
+	p *progressBar
+	w io.Writer
+}
+
+func (l barLogWriter) Write(b []byte) (int, error) {
+	l.p.mu.Lock()
+	defer l.p.mu.Unlock()
+	if l.p.active {
+		io.WriteString(l.w, "\r\033[K") // carriage return, erase the line
+	}
+	return l.w.Write(b)
+}
+
+// done draws the bar a last time and ends its line. It must follow begin.
+func (p *progressBar) done() {
+	select {
+	case <-p.stopped:
+		return
+	default:
+	}
+	close(p.stop)
+	<-p.stopped
+}

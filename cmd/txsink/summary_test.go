@@ -1,0 +1,122 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/txsink/txsink/changelog"
+	"github.com/txsink/txsink/engine"
+)
+
+// TestSummaryTable checks the rows of the end-of-run table a person reads
+// on a terminal.
+func TestSummaryTable(t *testing.T) {
+	full := engine.Stats{
+		Events:   map[changelog.Kind]int64{changelog.Insert: 600, changelog.UpdateBefore: 200, changelog.UpdateAfter: 200, changelog.Delete: 100},
+		Upserted: 300, Deleted: 50, Inserted: 150, Commits: 7, Txns: 40, Retries: 2, Skipped: 3,
+	}
+	tests := []struct {
+		name   string
+		st     engine.Stats
+		took   time.Duration
+		err    error
+		want   []string // regexps, each matching one line
+		absent []string
+	}{
+		{
+			name: "everything",
+			st:   full, took: 2 * time.Second,
+			want: []string{
+				`^p: done in 2s$`,
+				`^  events read +1100$`,
+				`^    \+I +600  inserts$`,
+				`^    -U +200  update before-images \(ignored\)$`,
+				`^    -D +100  deletes$`,
+				`^  rows written +500  after per-key reduction$`,
+				`^    upserted +300$`,
+				`^    inserted +150  into append-only tables$`,
+				`^  reduction ratio +2\.20  events per row written$`,
+				`^  commits +7  target transactions$`,
+				`^  source txns +40  committed whole$`,
+				`^  skipped +3 `,
+				`^  retries +2 `,
+				`^  duration +2s$`,
+				`^  rows/s +250  written$`,
+				`^  events/s +550  read$`,
+			},
+		},
+		{
+			name: "nothing written, stopped by an error",
+			st:   engine.Stats{Events: map[changelog.Kind]int64{changelog.Insert: 1}},
+			took: time.Second, err: errors.New("bad input"),
+			want:   []string{`^p: stopped by an error \(above\) in 1s$`, `^  reduction ratio +-  `, `^  rows written +0 `},
+			absent: []string{"source txns", "retries", "skipped"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := summaryTable("p", tt.st, tt.took, tt.err)
+			lines := strings.Split(got, "\n")
+			for _, w := range tt.want {
+				re := regexp.MustCompile(w)
+				found := false
+				for _, l := range lines {
+					found = found || re.MatchString(l)
+				}
+				if !found {
+					t.Errorf("no line matches %s in:\n%s", w, got)
+				}
+			}
+			for _, a := range tt.absent {
+				if strings.Contains(got, a) {
+					t.Errorf("the table shows %q, which did not happen:\n%s", a, got)
+				}
+			}
+		})
+	}
+}
+
+// TestNotATerminal checks that what scripts read is never taken for a
+// terminal: no bar, no table, no escape codes.
+func TestNotATerminal(t *testing.T) {
+	devNull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { devNull.Close() })
+	file, err := os.Create(filepath.Join(t.TempDir(), "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { file.Close() })
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close(); w.Close() })
+	for name, out := range map[string]io.Writer{"/dev/null": devNull, "file": file, "pipe": w, "buffer": &bytes.Buffer{}} {
+		t.Run(name, func(t *testing.T) {
+			if isTerminal(out) {
+				t.Errorf("%s taken for a terminal", name)
+			}
+		})
+	}
+
+	var buf bytes.Buffer
+	bar := newIdleBar(&buf)
+	logs := bar.Logs(&buf)
+	bar.begin(1000, func() int64 { return 5 })
+	bar.Read(500)
+	logs.Write([]byte("a log line\n"))
+	bar.done()
+	if got := buf.String(); got != "a log line\n" {
+		t.Errorf("off a terminal the bar wrote %q, want the log line alone", got)
+	}
+}

@@ -1,0 +1,238 @@
+package statushttp_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/txsink/txsink/commit"
+	"github.com/txsink/txsink/config"
+	"github.com/txsink/txsink/engine"
+	"github.com/txsink/txsink/format/native"
+	"github.com/txsink/txsink/internal/testdb"
+	"github.com/txsink/txsink/internal/workload"
+	"github.com/txsink/txsink/metrics"
+	"github.com/txsink/txsink/statushttp"
+	"github.com/txsink/txsink/target/sqlite"
+)
+
+// secret is the password of the test pipeline's target URL; no endpoint
+// may ever show it.
+const secret = "s3cr3t-Pa55"
+
+// get requests path from h and returns the code and body.
+func get(t *testing.T, h http.Handler, method, path string) (int, string) {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(method, path, nil))
+	body, _ := io.ReadAll(rec.Result().Body)
+	return rec.Code, string(body)
+}
+
+// newPipeline builds a real engine on SQLite whose configured target URL
+// is a MySQL URL with a password: the engine writes to an already opened
+// SQLite target (engine.WithTarget), so the URL is shown, never dialled.
+func newPipeline(t *testing.T, opts ...engine.Option) (*engine.Engine, *config.Config, *prometheus.Registry) {
+	t.Helper()
+	db := testdb.SQLite(t)
+	db.Exec(t, workload.Schema("sqlite")...)
+	res := workload.Generate(workload.Spec{Orders: 50, Seed: 3, Events: true})
+	var data, line []byte
+	for i := range res.Partitions[0] {
+		var err error
+		if line, err = native.Append(line[:0], &res.Partitions[0][i]); err != nil {
+			t.Fatal(err)
+		}
+		data = append(data, line...)
+	}
+	path := filepath.Join(t.TempDir(), "p0.jsonl")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Default()
+	cfg.Name = "status-test"
+	cfg.Source = config.Source{Type: "file", Format: "txsink-json", Paths: []string{path}}
+	cfg.Target.URL = "mysql://app:" + secret + "@db.example:3306/shop?tls=true"
+	cfg.Tables = []config.Table{
+		{Source: "shop.orders"},
+		{Source: "shop.order_items", PrimaryKey: []string{"order_id", "line_no"}},
+		{Source: "shop.order_events", AppendOnly: true},
+	}
+	cfg.Sink.FlushMaxRows = 50
+	cfg.Sink.FlushInterval = 0
+	tgt, err := sqlite.Open(context.Background(), strings.TrimPrefix(db.URL, "sqlite://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tgt.Close() })
+	m := metrics.New(&cfg)
+	e, err := engine.New(context.Background(), &cfg, append(opts, engine.WithTarget(tgt), engine.WithHooks(m))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	reg := prometheus.NewRegistry()
+	if err := m.Register(reg, e); err != nil {
+		t.Fatal(err)
+	}
+	return e, &cfg, reg
+}
+
+// TestLifecycle checks every endpoint before, during and after a real run.
+func TestLifecycle(t *testing.T) {
+	var h http.Handler
+	type seen struct {
+		code int
+		body string
+	}
+	var during []seen
+	e, cfg, reg := newPipeline(t, engine.WithCommitHook(func(*commit.Unit) {
+		// Called on the engine's goroutine between commits: the pipeline
+		// is running, so /readyz must say so.
+		code, body := get(t, h, "GET", "/readyz")
+		during = append(during, seen{code, body})
+	}))
+	h = statushttp.Handler(statushttp.Options{Source: e, Gatherer: reg, TargetURL: cfg.Target.URL})
+
+	if code, body := get(t, h, "GET", "/readyz"); code != http.StatusServiceUnavailable || !strings.Contains(body, "starting") {
+		t.Errorf("/readyz before Run = %d %q, want 503 naming the state", code, body)
+	}
+	if err := e.Run(context.Background(), engine.RunOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if len(during) < 2 {
+		t.Fatalf("%d commits; the test needs several", len(during))
+	}
+	// The last commit is the final flush, made while stopping.
+	last := during[len(during)-1]
+	if last.code != http.StatusServiceUnavailable || !strings.Contains(last.body, "stopping") {
+		t.Errorf("/readyz in the final flush = %d %q, want 503 stopping", last.code, last.body)
+	}
+	for _, s := range during[:len(during)-1] {
+		if s.code != http.StatusOK {
+			t.Errorf("/readyz while running = %d %q, want 200", s.code, s.body)
+		}
+	}
+
+	tests := []struct {
+		method, path string
+		code         int
+		contains     string
+	}{
+		{"GET", "/healthz", 200, "ok"},
+		{"GET", "/readyz", 503, "stopped"},
+		{"GET", "/metrics", 200, `txsink_commits_total{pipeline="status-test",result="ok"}`},
+		{"GET", "/metrics", 200, `txsink_state{pipeline="status-test",state="stopped"} 1`},
+		{"GET", "/status", 200, `"state": "stopped"`},
+		{"GET", "/status", 200, `"target": "mysql://app:xxxxx@db.example:3306/shop?tls=true"`},
+		{"GET", "/", 200, "/metrics"},
+		{"HEAD", "/healthz", 200, ""},
+		{"POST", "/status", 405, ""},
+		{"GET", "/nothing", 404, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.method+tt.path, func(t *testing.T) {
+			code, body := get(t, h, tt.method, tt.path)
+			if code != tt.code || !strings.Contains(body, tt.contains) {
+				t.Errorf("%s %s = %d, want %d holding %q:\n%s", tt.method, tt.path, code, tt.code, tt.contains, body)
+			}
+			if strings.Contains(body, secret) {
+				t.Errorf("%s %s shows the target's password:\n%s", tt.method, tt.path, body)
+			}
+		})
+	}
+
+	// /status is engine.Status, field for field.
+	_, body := get(t, h, "GET", "/status")
+	var got engine.Status
+	if err := json.Unmarshal([]byte(body), &got); err != nil {
+		t.Fatalf("/status is not JSON: %v\n%s", err, body)
+	}
+	want := e.Status()
+	if got.Pipeline != want.Pipeline || got.State != want.State || got.Stats.Commits != want.Stats.Commits ||
+		got.Stats.Upserted != want.Stats.Upserted || len(got.Partitions) != 1 ||
+		got.Partitions[0].Committed != want.Partitions[0].Committed || !got.LastCommit.Equal(want.LastCommit) {
+		t.Errorf("/status = %+v\nwant %+v", got, want)
+	}
+	if !strings.Contains(body, "\n  \"pipeline\"") {
+		t.Errorf("/status is not indented:\n%s", body)
+	}
+}
+
+type fixedStatus struct{ st engine.Status }
+
+func (f fixedStatus) Status() engine.Status { return f.st }
+
+// TestStatusHidesPasswords checks that /status shows no password of the
+// target URL, in the target or in a stop error that quotes it.
+func TestStatusHidesPasswords(t *testing.T) {
+	tests := []struct {
+		name, url, leak string
+	}{
+		{"user info", "mysql://app:" + secret + "@db:3306/shop", secret},
+		{"encoded user info", "postgres://app:p%40ss%2Fw0rd@db/shop", "p%40ss%2Fw0rd"},
+		{"decoded user info", "postgres://app:p%40ss%2Fw0rd@db/shop", "p@ss/w0rd"},
+		{"query parameter", "postgres://db/shop?user=app&password=" + secret, secret},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := fixedStatus{engine.Status{Pipeline: "p", State: engine.StateFailed,
+				Error: fmt.Sprintf("connect %s: password %s refused", tt.url, tt.leak)}}
+			h := statushttp.Handler(statushttp.Options{Source: src, TargetURL: tt.url})
+			code, body := get(t, h, "GET", "/status")
+			if code != http.StatusOK {
+				t.Fatalf("/status = %d", code)
+			}
+			if strings.Contains(body, tt.leak) {
+				t.Errorf("/status shows %q:\n%s", tt.leak, body)
+			}
+			if !strings.Contains(body, "xxxxx") || !strings.Contains(body, "refused") {
+				t.Errorf("/status lost the redacted error:\n%s", body)
+			}
+		})
+	}
+}
+
+// TestServer checks Start and Shutdown on a real socket, and that a busy
+// address is an error at Start.
+func TestServer(t *testing.T) {
+	h := statushttp.Handler(statushttp.Options{Source: fixedStatus{engine.Status{State: engine.StateRunning}}})
+	s, err := statushttp.Start("127.0.0.1:0", h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Shutdown(context.Background()) })
+	url := "http://" + s.Addr().String()
+	client := &http.Client{Timeout: 10 * time.Second}
+	resp, err := client.Get(url + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("/readyz = %d, want 200", resp.StatusCode)
+	}
+	if _, err := statushttp.Start(s.Addr().String(), h); err == nil {
+		t.Errorf("a second server on %s started", s.Addr())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.Shutdown(ctx); err != nil {
+		t.Errorf("Shutdown: %v", err)
+	}
+	client.CloseIdleConnections()
+	if resp, err := client.Get(url + "/healthz"); err == nil {
+		resp.Body.Close()
+		t.Errorf("the server answered after Shutdown")
+	}
+}
