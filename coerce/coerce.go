@@ -218,10 +218,32 @@ func newError(col *schema.Column, v changelog.Value, reason string) *Error {
 // take.
 func typeError(col *schema.Column, v changelog.Value) *Error {
 	article := "a"
-	if name := col.Class.String(); strings.IndexByte("aeiou", name[0]) >= 0 {
+	if name := col.Class.String(); strings.IndexByte("aeiou", name[0]) >= 0 && name != "uint" {
 		article = "an"
 	}
-	return newError(col, v, fmt.Sprintf("has Go type %T, which txsink does not convert for %s %s column", v, article, col.Class))
+	return newError(col, v, fmt.Sprintf("is %s, which cannot go into %s %s column", kindOf(v), article, col.Class))
+}
+
+// kindOf names what a value is, in the words of its source format.
+func kindOf(v changelog.Value) string {
+	switch x := v.(type) {
+	case changelog.JSON:
+		if len(x) > 0 && x[0] == '[' {
+			return "a JSON array"
+		}
+		return "a JSON object"
+	case bool:
+		return "a boolean"
+	case string:
+		return "text"
+	case changelog.Number:
+		return "a number"
+	case []byte:
+		return "binary data"
+	case time.Time:
+		return "a time"
+	}
+	return fmt.Sprintf("a value of Go type %T", v)
 }
 
 // describeMax is the longest rendering Describe returns, in characters,

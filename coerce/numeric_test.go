@@ -75,9 +75,9 @@ func TestInt(t *testing.T) {
 		{col: big, in: math.Inf(-1), err: "not a finite number"},
 		{col: big, in: float32(2), want: int64(2)},
 		{col: big, in: float32(2.5), err: "is not an integer"},
-		{col: big, in: []byte("5"), err: "Go type []uint8"},
-		{col: big, in: changelog.JSON(`5`), err: "Go type json.RawMessage"},
-		{col: big, in: time.Unix(0, 0), err: "Go type time.Time, which txsink does not convert for an int column"},
+		{col: big, in: []byte("5"), err: "is binary data"},
+		{col: big, in: changelog.JSON(`5`), err: "is a JSON"},
+		{col: big, in: time.Unix(0, 0), err: "is a time, which cannot go into an int column"},
 		{col: big, in: struct{}{}, err: "Go type struct {}"},
 
 		{col: tiny, in: num("127"), want: int64(127)},
@@ -129,7 +129,7 @@ func TestUint(t *testing.T) {
 		{col: big, in: 1.8446744073709550e19, want: uint64(18446744073709549568)},
 		{col: big, in: -1.0, err: "the column holds 0 to"},
 		{col: big, in: "x", err: "is not a number"},
-		{col: big, in: changelog.JSON(`{}`), err: "Go type json.RawMessage"},
+		{col: big, in: changelog.JSON(`{}`), err: "is a JSON"},
 		{col: tiny, in: num("255"), want: uint64(255)},
 		{col: tiny, in: num("256"), err: "the column holds 0 to 255"},
 		{col: medium, in: num("16777215"), want: uint64(16777215)},
@@ -199,8 +199,8 @@ func TestDecimal(t *testing.T) {
 		{col: d102, in: float32(0.1), want: "0.1"},
 		{col: d102, in: math.NaN(), err: "not a finite number"},
 		{col: d102, in: float32(math.Inf(1)), err: "not a finite number"},
-		{col: d102, in: true, err: "Go type bool"},
-		{col: d102, in: []byte("1"), err: "Go type []uint8"},
+		{col: d102, in: true, err: "is a boolean"},
+		{col: d102, in: []byte("1"), err: "is binary data"},
 
 		{name: "1e-3 scale 3", col: d103, in: num("1e-3"), want: "0.001"},
 		{col: d103, in: num("1.0e-3"), want: "0.001"},
@@ -314,7 +314,7 @@ func TestFloat(t *testing.T) {
 		{col: double, in: float32(0.5), want: 0.5},
 		{col: double, in: math.NaN(), err: "not a finite number"},
 		{col: double, in: math.Inf(1), err: "not a finite number"},
-		{col: double, in: true, err: "Go type bool"},
+		{col: double, in: true, err: "is a boolean"},
 		{col: unset, in: num("1e300"), want: 1e300},
 
 		{col: float, in: num("3.4028235e38"), want: float64(float32(math.MaxFloat32))},
@@ -357,6 +357,6 @@ func TestBool(t *testing.T) {
 		{col: col, in: int64(2), err: "is not a boolean"},
 		{col: col, in: uint64(2), err: "is not a boolean"},
 		{col: col, in: 1.0, err: "Go type float64"},
-		{col: col, in: []byte{1}, err: "Go type []uint8"},
+		{col: col, in: []byte{1}, err: "is binary data"},
 	})
 }

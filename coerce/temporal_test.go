@@ -48,9 +48,9 @@ func TestDate(t *testing.T) {
 		{col: col, in: time.Date(2024, 3, 1, 0, 0, 0, 0, in7), want: "2024-03-01"},
 		{col: col, in: time.Date(2024, 3, 1, 0, 0, 1, 0, time.UTC), err: "other than midnight"},
 		{col: col, in: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC), err: "out of range"},
-		{col: col, in: true, err: "Go type bool, which txsink does not convert for a date column"},
+		{col: col, in: true, err: "is a boolean, which cannot go into a date column"},
 		{col: col, in: 1.0, err: "Go type float64"},
-		{col: col, in: []byte("2024-01-01"), err: "Go type []uint8"},
+		{col: col, in: []byte("2024-01-01"), err: "is binary data"},
 	})
 }
 
@@ -127,7 +127,7 @@ func TestDateTime(t *testing.T) {
 		{col: dt3, in: time.Date(2020, 5, 13, 7, 40, 6, 1234e5, time.UTC), err: "has 4 fractional-second digits, the column keeps 3"},
 		{col: dt3, in: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC), err: "out of range"},
 		{col: dt3, in: 1.5e12, err: "Go type float64"},
-		{col: dt3, in: true, err: "Go type bool"},
+		{col: dt3, in: true, err: "is a boolean"},
 
 		{name: "timestamp without zone is UTC", col: ts0, in: "2020-05-13 07:40:06", want: at},
 		{col: ts0, in: "2020-05-13T07:40:06+02:00", want: utc(2020, 5, 13, 5, 40, 6, 0)},
@@ -187,6 +187,6 @@ func TestTime(t *testing.T) {
 		{col: t6, in: time.Date(2020, 1, 1, 12, 34, 56, 5e8, time.FixedZone("x", 3600)), want: "12:34:56.5"},
 		{col: t0, in: time.Date(2020, 1, 1, 12, 34, 56, 5e8, time.UTC), err: "has 1 fractional-second digit"},
 		{col: t0, in: 1.0, err: "Go type float64"},
-		{col: t0, in: false, err: "Go type bool"},
+		{col: t0, in: false, err: "is a boolean"},
 	})
 }

@@ -41,7 +41,7 @@ func TestString(t *testing.T) {
 		{col: free, in: 0.1, want: "0.1"},
 		{col: free, in: float32(0.1), want: "0.1"},
 		{col: free, in: math.NaN(), err: "not a finite number"},
-		{col: free, in: time.Unix(0, 0), err: "Go type time.Time"},
+		{col: free, in: time.Unix(0, 0), err: "is a time"},
 	})
 }
 
@@ -56,9 +56,9 @@ func TestBytes(t *testing.T) {
 		{col: bytesCol(2), in: []byte{1, 2, 3}, err: "is 3 bytes long, the column holds at most 2 (txsink never truncates)"},
 		{col: bytesCol(4), in: "日本", err: "is 6 bytes long, the column holds at most 4"},
 		{col: bytesCol(1), in: "", want: []byte{}},
-		{col: free, in: num("1"), err: "Go type json.Number, which txsink does not convert for a bytes column"},
-		{col: free, in: changelog.JSON(`[]`), err: "Go type json.RawMessage"},
-		{col: free, in: true, err: "Go type bool"},
+		{col: free, in: num("1"), err: "is a number, which cannot go into a bytes column"},
+		{col: free, in: changelog.JSON(`[]`), err: "is a JSON"},
+		{col: free, in: true, err: "is a boolean"},
 	})
 }
 
@@ -87,7 +87,7 @@ func TestJSON(t *testing.T) {
 		{col: col, in: 2.5, want: "2.5"},
 		{col: col, in: float32(0.1), want: "0.1"},
 		{col: col, in: math.Inf(1), err: "not a finite number"},
-		{col: col, in: time.Unix(0, 0), err: "Go type time.Time"},
+		{col: col, in: time.Unix(0, 0), err: "is a time"},
 	})
 }
 
@@ -105,7 +105,7 @@ func TestUnknown(t *testing.T) {
 		{col: col, in: 1.5, want: 1.5},
 		{col: col, in: float32(1.5), want: 1.5},
 		{col: col, in: now, want: now},
-		{col: col, in: map[string]int{}, err: "Go type map[string]int, which txsink does not convert for an unknown column"},
+		{col: col, in: map[string]int{}, err: "a value of Go type map[string]int, which cannot go into an unknown column"},
 	})
 }
 

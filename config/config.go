@@ -99,6 +99,9 @@ type Source struct {
 	// Follow makes the source wait for files to grow instead of stopping at
 	// their end, like tail -f (YAML "source.follow"). Default false.
 	Follow bool
+	// MaxRecordBytes is the longest record the source accepts (YAML
+	// "source.max-record-bytes"). Default 64 MiB; 0 also means 64 MiB.
+	MaxRecordBytes int64
 }
 
 // Target says which database the changes are applied to.
@@ -222,6 +225,7 @@ func (s Sink) MiniSwitchInterval() time.Duration {
 func Default() Config {
 	return Config{
 		BadInput: BadInputFail,
+		Source:   Source{MaxRecordBytes: 64 << 20},
 		Sink: Sink{
 			FlushMaxRows:          5000,
 			FlushMaxBytes:         16 << 20,

@@ -44,9 +44,10 @@ func TestLoadGood(t *testing.T) {
 				Name:     "orders-sync",
 				BadInput: BadInputFail,
 				Source: Source{
-					Type:   "file",
-					Paths:  []string{abs(t, "p0.jsonl"), abs(t, "p1.jsonl")},
-					Format: "debezium-json",
+					Type:           "file",
+					Paths:          []string{abs(t, "p0.jsonl"), abs(t, "p1.jsonl")},
+					Format:         "debezium-json",
+					MaxRecordBytes: 64 << 20,
 				},
 				Target: Target{URL: "mysql://user:pass@127.0.0.1:3306/test"},
 				Tables: []Table{
@@ -68,11 +69,12 @@ func TestLoadGood(t *testing.T) {
 				SkipUnknownTables: true,
 				BadInput:          BadInputDeadLetter,
 				Source: Source{
-					Type:          "file",
-					Paths:         []string{"/var/lib/cdc/p0.jsonl", abs(t, "sub/p1.jsonl"), "-"},
-					Format:        "txsink-json",
-					FormatOptions: map[string]string{"timestamp-unit": "ms", "strict": "true"},
-					Follow:        true,
+					Type:           "file",
+					Paths:          []string{"/var/lib/cdc/p0.jsonl", abs(t, "sub/p1.jsonl"), "-"},
+					Format:         "txsink-json",
+					FormatOptions:  map[string]string{"timestamp-unit": "ms", "strict": "true"},
+					Follow:         true,
+					MaxRecordBytes: 1 << 20,
 				},
 				Target: Target{URL: "postgresql://app@db.internal:5432/shop?sslmode=require"},
 				Tables: []Table{
@@ -99,7 +101,7 @@ func TestLoadGood(t *testing.T) {
 			return &Config{
 				Name:     "seeds",
 				BadInput: BadInputFail,
-				Source:   Source{Type: "file", Paths: []string{abs(t, "in.jsonl")}, Format: "debezium-json"},
+				Source:   Source{Type: "file", Paths: []string{abs(t, "in.jsonl")}, Format: "debezium-json", MaxRecordBytes: 64 << 20},
 				Target:   Target{URL: "sqlite://" + filepath.ToSlash(abs(t, "state/target.db"))},
 				Tables:   []Table{{Source: "*.*"}},
 				Sink: withSink(func(s *Sink) {
@@ -116,7 +118,7 @@ func TestLoadGood(t *testing.T) {
 			return &Config{
 				Name:     "nested",
 				BadInput: BadInputFail,
-				Source:   Source{Type: "file", Paths: []string{abs(t, "a.jsonl")}, Format: "debezium-json"},
+				Source:   Source{Type: "file", Paths: []string{abs(t, "a.jsonl")}, Format: "debezium-json", MaxRecordBytes: 64 << 20},
 				Target:   Target{URL: "sqlite::memory:"},
 				Tables: []Table{
 					{Source: "shop.customers", PrimaryKey: []string{"id"}},

@@ -25,7 +25,19 @@ type decoder struct {
 	// meant holds keys a misspelt key was taken to mean; they are not also
 	// reported missing.
 	meant map[string]bool
+	// expanding holds the mapping nodes being read, so that a mapping
+	// merging itself through an alias is refused instead of recursing
+	// until the stack overflows.
+	expanding map[*yaml.Node]bool
+	// merged caches what each merged mapping contributes: aliases can
+	// merge one mapping many times over, and reading it again each time
+	// would take time exponential in the nesting.
+	merged map[*yaml.Node][]entry
 }
+
+// maxSinkNodes bounds the mappings the sink section may expand to through
+// aliases; nested aliases could otherwise make it exponentially large.
+const maxSinkNodes = 1000
 
 // entry is one key of a mapping, after merge keys are resolved.
 type entry struct {
@@ -108,9 +120,25 @@ func (d *decoder) sink(s *Sink, e entry) {
 	d.lines["sink"] = e.line
 	var flat []entry
 	seen := map[string]int{}
+	walking := map[*yaml.Node]bool{}
+	nodes := 0
 	var walk func(n *yaml.Node, prefix string)
 	walk = func(n *yaml.Node, prefix string) {
-		entries, _ := d.mapping(n, strings.TrimSuffix(keyPath("sink", prefix), "."))
+		n = deref(n)
+		where := strings.TrimSuffix(keyPath("sink", prefix), ".")
+		if walking[n] {
+			d.errorf(n.Line, where, "contains itself through an alias; remove the cycle")
+			return
+		}
+		if nodes++; nodes > maxSinkNodes {
+			if nodes == maxSinkNodes+1 {
+				d.errorf(n.Line, where, "expands to more than %d mappings through aliases; write the sink settings out", maxSinkNodes)
+			}
+			return
+		}
+		walking[n] = true
+		defer delete(walking, n)
+		entries, _ := d.mapping(n, where)
 		for _, e := range entries {
 			key := prefix + e.key
 			if prefix == "" {
@@ -339,6 +367,15 @@ func (d *decoder) mapping(n *yaml.Node, path string) (entries []entry, ok bool) 
 		d.errorf(n.Line, where, "is a %s; it must be a mapping of keys", kindName(n))
 		return nil, false
 	}
+	if d.expanding[n] {
+		d.errorf(n.Line, path, "merges itself through an alias (<<: *anchor inside the anchored mapping); remove the cycle")
+		return nil, false
+	}
+	if d.expanding == nil {
+		d.expanding = map[*yaml.Node]bool{}
+	}
+	d.expanding[n] = true
+	defer delete(d.expanding, n)
 	seen := map[string]int{}
 	var merged []entry
 	for i := 0; i+1 < len(n.Content); i += 2 {
@@ -372,13 +409,12 @@ func (d *decoder) mapping(n *yaml.Node, path string) (entries []entry, ok bool) 
 func (d *decoder) merge(v *yaml.Node, path string) []entry {
 	v = deref(v)
 	if v.Kind != yaml.SequenceNode {
-		e, _ := d.mapping(v, path)
-		return e
+		return d.mergeOne(v, path)
 	}
 	var out []entry
 	have := map[string]bool{}
 	for _, m := range v.Content {
-		es, _ := d.mapping(m, path)
+		es := d.mergeOne(m, path)
 		for _, e := range es {
 			if !have[e.key] {
 				have[e.key] = true
@@ -387,6 +423,21 @@ func (d *decoder) merge(v *yaml.Node, path string) []entry {
 		}
 	}
 	return out
+}
+
+// mergeOne returns the entries of one merged mapping, reading each mapping
+// once however many times it is merged (its problems are reported once).
+func (d *decoder) mergeOne(m *yaml.Node, path string) []entry {
+	m = deref(m)
+	if es, ok := d.merged[m]; ok {
+		return es
+	}
+	es, _ := d.mapping(m, path)
+	if d.merged == nil {
+		d.merged = map[*yaml.Node][]entry{}
+	}
+	d.merged[m] = es
+	return es
 }
 
 // resolve turns what the file says into what the pipeline uses: relative

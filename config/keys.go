@@ -194,6 +194,14 @@ var sourceSection = sectionDef{
 		doc: "Wait for the files to grow, like `tail -f`, instead of stopping at their end. " +
 			"Standard input always ends when its writer closes it.",
 		field: func(s any) any { return &s.(*Source).Follow },
+	}, {
+		name: "max-record-bytes", typ: typeSize, unit: "bytes",
+		want: "a size such as 64MiB (0 means the default)",
+		doc: "The longest record (line) the source accepts. A longer one stops the pipeline with an error naming " +
+			"the file and line (it is never cut); raise this when records are legitimately that large. It bounds " +
+			"the memory one record can take.",
+		field: func(s any) any { return &s.(*Source).MaxRecordBytes },
+		check: atLeast(0),
 	}},
 }
 

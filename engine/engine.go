@@ -284,6 +284,11 @@ func (e *Engine) resolve(ctx context.Context, tc *config.Table, src changelog.Ta
 	if t, ok := e.byTarget[name]; ok {
 		return t, nil
 	}
+	if _, last := target.SplitName(name); strings.EqualFold(last, target.ProgressTable) || strings.EqualFold(last, target.DeadLetterTable) {
+		// A wildcard entry must not let a message write txsink's own
+		// bookkeeping: a forged progress row would skip data.
+		return nil, fmt.Errorf("target table %s: %w", name, errReserved)
+	}
 	st, err := e.target.Describe(ctx, name)
 	if err != nil {
 		return nil, err
@@ -394,6 +399,10 @@ func (e *Engine) tableFor(ctx context.Context, c *changelog.Change) (*reduce.Tab
 	}
 	t, err := e.resolve(ctx, tc, c.Table)
 	if err != nil {
+		if errors.Is(err, errReserved) {
+			return nil, &reduce.Error{Pos: c.Pos, Table: c.Table.String(), Reason: err.Error(),
+				Hint: "a change may only write the tables its tables entry routes it to, never txsink's own; narrow the pattern (or route the table elsewhere with target:)", Err: err}
+		}
 		return nil, fmt.Errorf("%s: table %s: %w", c.Pos, c.Table, err)
 	}
 	e.tables[c.Table] = t
@@ -615,6 +624,9 @@ func (e *Engine) partitions() []string {
 	}
 	return out
 }
+
+// errReserved refuses a route to one of txsink's own tables.
+var errReserved = errors.New("it is one of txsink's own tables (" + target.ProgressTable + ", " + target.DeadLetterTable + "), which changes never write")
 
 // deadLettering reports whether bad input is quarantined rather than
 // fatal (bad-input: dead-letter).

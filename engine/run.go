@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"math"
 
 	"errors"
 	"fmt"
@@ -22,6 +23,9 @@ type decoded struct {
 	raw     []byte // the record as read, for the dead-letter table
 	changes []changelog.Change
 	err     error
+	// fatal marks an error of the source itself (not of one record's
+	// content), which stops the pipeline under any bad-input policy.
+	fatal bool
 }
 
 // Progressor is told how far reading has come; the command line draws a
@@ -102,6 +106,9 @@ func (e *Engine) Run(ctx context.Context, opts RunOptions) (err error) {
 		if err != nil {
 			return fmt.Errorf("open source %s: %w", path, err)
 		}
+		if n := e.cfg.Source.MaxRecordBytes; n > 0 {
+			r.MaxRecordBytes = int(min(n, int64(math.MaxInt32)))
+		}
 		readers = append(readers, r)
 		sizes[part] = r
 		e.noteRead(part, start.Offset, r.Size())
@@ -160,7 +167,7 @@ func (e *Engine) Run(ctx context.Context, opts RunOptions) (err error) {
 		if r := sizes[d.pos.Partition]; r != nil {
 			e.noteRead(d.pos.Partition, d.pos.Offset, r.Size())
 		}
-		if d.err != nil && !(e.deadLettering() && !e.cfg.Sink.TxnEnabled) {
+		if d.err != nil && (d.fatal || !(e.deadLettering() && !e.cfg.Sink.TxnEnabled)) {
 			return d.err
 		}
 		return l.record(applyCtx, d)
@@ -276,7 +283,17 @@ func readPartition(ctx context.Context, r *file.Reader, part string, dec format.
 			return nil
 		}
 		if err != nil {
-			return err
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			// The error goes behind the records already sent, so they
+			// are applied before the pipeline stops.
+			select {
+			case out <- decoded{pos: changelog.Position{Partition: part}, err: err, fatal: true}:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			return nil
 		}
 		rec.Pos.Partition = part
 		changes, derr := dec.Decode(rec.Data, rec.Pos)

@@ -15,6 +15,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	redactpkg "github.com/txsink/txsink/internal/redact"
 	"io"
 	"net"
 	"net/url"
@@ -68,13 +69,7 @@ func Open(ctx context.Context, rawURL string) (*target.DB, error) {
 	return target.New(db, d), nil
 }
 
-func redact(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "mysql target"
-	}
-	return u.Redacted()
-}
+func redact(raw string) string { return redactpkg.URL(raw) }
 
 // DSN turns a mysql:// URL into a go-sql-driver DSN with txsink's session
 // settings. Query parameters of the URL are passed to the driver.

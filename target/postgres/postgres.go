@@ -12,6 +12,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/txsink/txsink/internal/redact"
 	"net"
 	"net/url"
 	"strconv"
@@ -41,11 +42,11 @@ func Open(ctx context.Context, rawURL string) (*target.DB, error) {
 	u.RawQuery = q.Encode()
 	db, err := sql.Open("pgx", u.String())
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", u.Redacted(), err)
+		return nil, fmt.Errorf("open %s: %w", redact.URL(rawURL), err)
 	}
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("connect %s: %w", u.Redacted(), err)
+		return nil, fmt.Errorf("connect %s: %w", redact.URL(rawURL), err)
 	}
 	return target.New(db, Dialect{}), nil
 }

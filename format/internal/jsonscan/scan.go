@@ -12,6 +12,7 @@
 package jsonscan
 
 import (
+	"fmt"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -314,7 +315,10 @@ func (s *Scanner) str() (Token, error) {
 		default:
 			r, size := utf8.DecodeRune(d[i:])
 			if r == utf8.RuneError && size == 1 {
-				plain = false // decoding replaces it with U+FFFD
+				// encoding/json would put U+FFFD in its place; txsink
+				// never changes a value silently, so the record is refused.
+				s.pos = i
+				return Token{}, s.errf(fmt.Sprintf("invalid UTF-8 byte 0x%02x in string", d[i]))
 			}
 			i += size
 		}
