@@ -31,7 +31,7 @@ transactions), exactly once.
 Usage:
   txsink demo  [--dir DIR] [--orders N]     try it on an embedded SQLite database
   txsink run   --config pipeline.yaml       apply the changelog, exit when consumed
-  txsink check --config pipeline.yaml       validate config and target; writes nothing
+  txsink check --config pipeline.yaml       diagnose config, target and a source sample; writes nothing
   txsink dead-letters --config pipeline.yaml  list what bad-input: dead-letter quarantined
   txsink version
 

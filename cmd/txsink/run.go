@@ -2,11 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"strings"
 	"time"
 
@@ -15,6 +15,7 @@ import (
 
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/config"
+	"github.com/txsink/txsink/diagnose"
 	"github.com/txsink/txsink/engine"
 	"github.com/txsink/txsink/metrics"
 	"github.com/txsink/txsink/statushttp"
@@ -242,34 +243,64 @@ func summaryLine(name string, st engine.Stats, took time.Duration) string {
 }
 
 func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("check", `txsink check --config pipeline.yaml
+	fs := newFlagSet("check", `txsink check --config pipeline.yaml [--sample N]
 
-Validates the configuration and checks it against the target without writing
-anything: every target table exists, its PRIMARY KEY agrees with the
-configured primary-key, and a table without a key is declared append-only.
-Exits 0 when all is well, 1 with one line per problem otherwise.
+Validates the configuration and checks it against the target and a sample of
+the source, without writing anything. It reports, one line per finding:
 
-Example:
-  txsink check --config pipeline.yaml`, stderr)
+  error    the run would stop or write wrong data: a target table that is
+           missing or whose PRIMARY KEY disagrees with primary-key, a sampled
+           change without its key columns, a sampled value its column cannot
+           hold (too long, too many digits or fractional seconds, NULL into
+           NOT NULL, a column the table lacks)
+  warning  it may: UNIQUE indexes besides the key, triggers, foreign keys
+           checked row by row, server timeouts shorter than the interval
+  info     worth knowing: case-insensitive key columns, cascading foreign
+           keys, rows that another writer put into a table
+
+each with what to do, then a summary line. Exits 1 when there is an error,
+0 otherwise.
+
+Examples:
+  txsink check --config pipeline.yaml
+  txsink check --config pipeline.yaml --sample 0       # the target only
+  txsink check --config pipeline.yaml --sample 100000  # a bigger sample`, stderr)
 	cfgPath := fs.String("config", "", "pipeline configuration file (YAML); required")
+	sample := fs.Int("sample", diagnose.DefaultSample, "records to read from the start of each source file and check against the target; 0 reads none")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *cfgPath == "" {
 		return usageError{msg: "--config is required (see txsink check --help)"}
 	}
+	if *sample < 0 {
+		return usageError{msg: fmt.Sprintf("--sample %d: want 0 or more records", *sample)}
+	}
 	cfg, err := config.Load(*cfgPath)
 	if err != nil {
 		return err
 	}
-	if err := engine.Check(ctx, cfg, engine.WithBaseDir(configDir(*cfgPath))); err != nil {
+	report, err := diagnose.Run(ctx, cfg, diagnose.Options{Sample: *sample, BaseDir: configDir(*cfgPath)})
+	if err != nil {
 		return err
 	}
-	names := make([]string, 0, len(cfg.Tables))
-	for _, t := range cfg.Tables {
-		names = append(names, t.Source)
+	for _, f := range report.Findings {
+		fmt.Fprintln(stdout, f)
 	}
-	sort.Strings(names)
-	fmt.Fprintf(stdout, "%s: configuration OK; target %s; tables %s\n", cfg.Name, cfg.Target.String(), strings.Join(names, ", "))
+	fmt.Fprintln(stdout, report.Summary(cfg))
+	if n := report.Count(diagnose.Error); n > 0 {
+		// The errors again on stderr, where a script or a CI log looks
+		// for why the exit code is 1.
+		lines := []string{fmt.Sprintf("%d errors:", n)}
+		if n == 1 {
+			lines[0] = "1 error:"
+		}
+		for _, f := range report.Findings {
+			if f.Severity == diagnose.Error {
+				lines = append(lines, f.String())
+			}
+		}
+		return errors.New(strings.Join(lines, "\n"))
+	}
 	return nil
 }

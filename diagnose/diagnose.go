@@ -1,0 +1,363 @@
+// Package diagnose is what "txsink check" runs: it reads a pipeline's
+// target catalog, samples its source, and reports what would go wrong (or
+// behave surprisingly) once the pipeline runs, each finding with a severity,
+// a plain sentence and a fix. It writes nothing: the target is opened with
+// connect.OpenReadOnly and every query runs on one connection whose session
+// is set read-only (MySQL/MariaDB, PostgreSQL) or opened in mode=ro
+// (SQLite).
+//
+// What it looks at:
+//
+//   - key parity: the configured primary-key, the target's PRIMARY KEY and
+//     the key columns sampled messages carry (plus a message's own primary
+//     key metadata where the format has one: canal-json pkNames,
+//     maxwell-json primary_key_columns, ogg-json primary_keys);
+//   - column type fits: every sampled value is converted for its column
+//     with coerce.Value, exactly as a run would;
+//   - triggers and foreign keys on target tables (side effects, and the
+//     order of statements within a flush);
+//   - UNIQUE indexes besides the primary key;
+//   - server timeouts shorter than buffer-flush.interval;
+//   - case-insensitive collations on key columns;
+//   - signs of a second writer.
+package diagnose
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/txsink/txsink/config"
+	"github.com/txsink/txsink/target"
+	"github.com/txsink/txsink/target/connect"
+)
+
+// Severity says how much a finding matters.
+type Severity uint8
+
+// The severities, most severe first.
+const (
+	// Error: the pipeline will stop, or will write wrong data.
+	Error Severity = iota
+	// Warning: the pipeline may stop or misbehave under some input.
+	Warning
+	// Info: worth knowing; nothing is wrong.
+	Info
+)
+
+// String returns "error", "warning" or "info".
+func (s Severity) String() string {
+	switch s {
+	case Error:
+		return "error"
+	case Warning:
+		return "warning"
+	case Info:
+		return "info"
+	}
+	return fmt.Sprintf("Severity(%d)", s)
+}
+
+// Finding is one thing check reports.
+type Finding struct {
+	Severity Severity
+	// Check names the kind of check that produced it ("key", "value",
+	// "unique", "trigger", "foreign-key", "collation", "writer",
+	// "timeout", "source", "table"), so tests and tools need not parse
+	// sentences.
+	Check string
+	// Table says what the finding is about: "source -> target" for a
+	// table, "target" for the server, a file for the source.
+	Table string
+	// Message is a plain sentence (or two) saying what is the matter.
+	Message string
+	// Fix says what to do about it.
+	Fix string
+}
+
+// String renders the finding as one line:
+// "error    shop.orders -> shop.orders: ... Fix: ...".
+func (f Finding) String() string {
+	return fmt.Sprintf("%-7s  %s: %s Fix: %s", f.Severity, f.Table, f.Message, f.Fix)
+}
+
+// Options tunes Run.
+type Options struct {
+	// Sample is how many records of each source file are read and checked
+	// against the target's columns; 0 samples nothing.
+	Sample int
+	// BaseDir is the folder relative sqlite:// paths and partition names
+	// are taken against (the config file's folder).
+	BaseDir string
+}
+
+// DefaultSample is the number of records per file "txsink check" samples
+// unless told otherwise.
+const DefaultSample = 1000
+
+// Report is what Run found.
+type Report struct {
+	// Findings in the order they were made: the server first, then each
+	// table, then the sample.
+	Findings []Finding
+	// Tables lists the tables entries' source patterns, sorted.
+	Tables []string
+	// Records and Changes count what was sampled; Files counts the
+	// source files read.
+	Records, Changes, Files int
+}
+
+// Count returns how many findings have severity s.
+func (r *Report) Count(s Severity) int {
+	n := 0
+	for _, f := range r.Findings {
+		if f.Severity == s {
+			n++
+		}
+	}
+	return n
+}
+
+// Of returns the findings of the named check.
+func (r *Report) Of(check string) []Finding {
+	var out []Finding
+	for _, f := range r.Findings {
+		if f.Check == check {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// Summary is the report's last line. It starts "NAME: configuration OK"
+// when there is no error.
+func (r *Report) Summary(cfg *config.Config) string {
+	var b strings.Builder
+	b.WriteString(cfg.Name)
+	b.WriteString(": ")
+	if r.Count(Error) == 0 {
+		b.WriteString("configuration OK; ")
+	}
+	fmt.Fprintf(&b, "%s, %s, %s; target %s; tables %s; sampled %d records (%d changes) of %d files",
+		plural(r.Count(Error), "error"), plural(r.Count(Warning), "warning"), plural(r.Count(Info), "info"),
+		cfg.Target.String(), strings.Join(r.Tables, ", "), r.Records, r.Changes, r.Files)
+	return b.String()
+}
+
+func plural(n int, what string) string {
+	if n == 1 || what == "info" {
+		return fmt.Sprintf("%d %s", n, what)
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// Run checks cfg against its target and source. An error means it could
+// not check at all (the target cannot be opened, a catalog query failed);
+// everything it could judge is a Finding.
+func Run(ctx context.Context, cfg *config.Config, opts Options) (*Report, error) {
+	db, err := connect.OpenReadOnly(ctx, cfg.Target.URL, opts.BaseDir)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	conn, err := readOnlyConn(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	c := &checker{
+		cfg:      cfg,
+		opts:     opts,
+		db:       db,
+		q:        conn,
+		report:   &Report{},
+		tables:   map[string]*tableInfo{},
+		problems: map[string]*problem{},
+	}
+	for _, t := range cfg.Tables {
+		c.report.Tables = append(c.report.Tables, t.Source)
+	}
+	sort.Strings(c.report.Tables)
+	if err := c.run(ctx); err != nil {
+		return nil, err
+	}
+	return c.report, nil
+}
+
+// readOnlyConn pins one connection and makes its session read-only, so
+// that nothing check runs can write, whatever a catalog query does.
+// SQLite's check handle is opened with mode=ro already.
+func readOnlyConn(ctx context.Context, db *target.DB) (*sql.Conn, error) {
+	conn, err := db.DB().Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("connect: %w", err)
+	}
+	var stmt string
+	switch db.Dialect().Name() {
+	case "mysql", "mariadb":
+		stmt = "SET SESSION TRANSACTION READ ONLY"
+	case "postgres":
+		stmt = "SET default_transaction_read_only = on"
+	}
+	if stmt != "" {
+		if _, err := conn.ExecContext(ctx, stmt); err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("make the session read-only: %w", err)
+		}
+	}
+	return conn, nil
+}
+
+// checker holds one Run's state.
+type checker struct {
+	cfg    *config.Config
+	opts   Options
+	db     *target.DB
+	q      target.Querier
+	report *Report
+	// tables caches each target table by the name its tables entry
+	// resolves to, so each is described and judged once.
+	tables map[string]*tableInfo
+	// progress is this pipeline's committed positions, by partition;
+	// progressTable says whether txsink_progress exists at all.
+	progress      map[string]int64
+	progressTable bool
+	// problems aggregates what the sample shows, one finding per kind of
+	// problem and place (see sample.go), in the order first seen.
+	problems     map[string]*problem
+	problemOrder []string
+	// childFKs are the target tables' own foreign keys, judged once the
+	// sample has resolved every table the pipeline writes.
+	childFKs []childFK
+}
+
+func (c *checker) add(f Finding) { c.report.Findings = append(c.report.Findings, f) }
+
+func (c *checker) run(ctx context.Context) error {
+	if err := c.readProgress(ctx); err != nil {
+		return err
+	}
+	if err := c.checkTimeouts(ctx); err != nil {
+		return err
+	}
+	for i := range c.cfg.Tables {
+		tc := &c.cfg.Tables[i]
+		if strings.ContainsAny(tc.Source, "*?") && tc.Target == "" {
+			// Which tables it names is known only from changes; the
+			// sample resolves those it sees.
+			continue
+		}
+		if _, err := c.table(ctx, tc, splitTable(tc.Source)); err != nil {
+			return err
+		}
+	}
+	if err := c.sample(ctx); err != nil {
+		return err
+	}
+	c.checkChildForeignKeys()
+	c.emitProblems()
+	return nil
+}
+
+// checkTimeouts compares the server's timeouts with the commit interval.
+func (c *checker) checkTimeouts(ctx context.Context) error {
+	interval := c.cfg.Sink.FlushInterval
+	if interval <= 0 {
+		return nil
+	}
+	ts, err := serverTimeouts(ctx, c.q, c.db.Dialect().Name())
+	if err != nil {
+		return fmt.Errorf("read the server's timeouts: %w", err)
+	}
+	for _, t := range ts {
+		if t.value <= 0 || t.value >= interval {
+			continue
+		}
+		msg, fix := timeoutAdvice(t, interval, c.cfg.Sink.TxnEnabled)
+		if msg == "" {
+			continue
+		}
+		c.add(Finding{Severity: Warning, Check: "timeout", Table: "target", Message: msg, Fix: fix})
+	}
+	return nil
+}
+
+// timeoutAdvice explains why timeout t, shorter than the commit interval,
+// matters; "" when it does not in this mode.
+func timeoutAdvice(t timeout, interval time.Duration, txnMode bool) (msg, fix string) {
+	set := fmt.Sprintf("raise %s above buffer-flush.interval (%s) for txsink's user (in the URL's parameters or with ALTER USER/ROLE ... SET), or lower buffer-flush.interval", t.name, interval)
+	switch t.name {
+	case "wait_timeout":
+		return fmt.Sprintf("wait_timeout is %s, shorter than buffer-flush.interval (%s): the server closes txsink's connection while it waits between commits, so commits keep starting on dead connections and fall back to reconnecting and retrying.", t.value, interval), set
+	case "innodb_lock_wait_timeout", "lock_timeout":
+		if !txnMode {
+			return "", ""
+		}
+		return fmt.Sprintf("%s is %s, shorter than buffer-flush.interval (%s): in transaction mode a commit carries a whole interval of source transactions and holds its row locks until COMMIT, so a commit that waits behind another writer's (or another pipeline's) commit of the same size times out and is retried, and may exhaust max-retries.", t.name, t.value, interval), set
+	case "statement_timeout":
+		if !txnMode {
+			return "", ""
+		}
+		return fmt.Sprintf("statement_timeout is %s, shorter than buffer-flush.interval (%s): in transaction mode one statement can write a whole interval's worth of rows of a table, and a statement cancelled by the timeout fails the commit again on every retry.", t.value, interval), set
+	case "idle_in_transaction_session_timeout":
+		return fmt.Sprintf("idle_in_transaction_session_timeout is %s, shorter than buffer-flush.interval (%s). txsink sends a commit's statements back to back and never leaves a transaction open between commits, so only a client stall in the middle of a commit (a slow network, a paused process) trips it; the commit is then retried whole.", t.value, interval), set
+	}
+	return "", ""
+}
+
+// readProgress reads the pipeline's committed positions, and reports
+// other pipelines that commit into this target.
+func (c *checker) readProgress(ctx context.Context) error {
+	d := c.db.Dialect()
+	c.progress = map[string]int64{}
+	if _, err := d.Describe(ctx, c.q, target.ProgressTable); err != nil {
+		return nil // no progress table: nothing was ever committed here
+	}
+	c.progressTable = true
+	q := "SELECT " + d.Quote("pipeline") + ", " + d.Quote("source_partition") + ", " + d.Quote("position") + " FROM " + d.Quote(target.ProgressTable)
+	rows, err := c.q.QueryContext(ctx, q)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", target.ProgressTable, err)
+	}
+	defer rows.Close()
+	others := map[string]bool{}
+	for rows.Next() {
+		var pipeline, part string
+		var pos int64
+		if err := rows.Scan(&pipeline, &part, &pos); err != nil {
+			return fmt.Errorf("read %s: %w", target.ProgressTable, err)
+		}
+		if pipeline == c.cfg.Name {
+			c.progress[part] = pos
+		} else {
+			others[pipeline] = true
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read %s: %w", target.ProgressTable, err)
+	}
+	if len(others) > 0 {
+		names := make([]string, 0, len(others))
+		for n := range others {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		c.add(Finding{Severity: Info, Check: "writer", Table: "target",
+			Message: fmt.Sprintf("other pipelines commit into this target too (%s). Each one's exactly-once holds for its own changes only; if two write the same table and key, the later commit wins whatever the sources' order.", strings.Join(names, ", ")),
+			Fix:     "give each target table a single pipeline, or make sure the pipelines write disjoint keys"})
+	}
+	return nil
+}
+
+// committed reports whether this pipeline has committed anything.
+func (c *checker) committed() bool {
+	for _, pos := range c.progress {
+		if pos > 0 {
+			return true
+		}
+	}
+	return false
+}

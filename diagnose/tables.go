@@ -1,0 +1,292 @@
+package diagnose
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/txsink/txsink/changelog"
+	"github.com/txsink/txsink/config"
+	"github.com/txsink/txsink/reduce"
+	"github.com/txsink/txsink/schema"
+	"github.com/txsink/txsink/target"
+)
+
+// tableInfo is one target table as check knows it.
+type tableInfo struct {
+	entry  *config.Table
+	label  string        // "source -> target", for findings
+	schema *schema.Table // nil when the table could not be described
+	// key is what changes are reduced by: the target's PRIMARY KEY when
+	// the entry agrees with it; nil for append-only tables and tables with
+	// a key problem (reported already).
+	key []string
+	ok  bool // the table resolves as a run would resolve it
+	// sourceKeys records the primary keys sampled messages declare, so
+	// each distinct one is reported once.
+	sourceKeys map[string]bool
+}
+
+// splitTable reads "ns.name" as the changelog names a table.
+func splitTable(s string) changelog.Table {
+	ns, name, ok := strings.Cut(s, ".")
+	if !ok {
+		return changelog.Table{Name: s}
+	}
+	return changelog.Table{Namespace: ns, Name: name}
+}
+
+// table returns what check knows of the target table src goes to under
+// entry tc, describing and judging it the first time.
+func (c *checker) table(ctx context.Context, tc *config.Table, src changelog.Table) (*tableInfo, error) {
+	name := tc.Resolve(src)
+	if ti, ok := c.tables[name]; ok {
+		return ti, nil
+	}
+	label := src.String()
+	if !strings.EqualFold(src.Name, name) || strings.Contains(name, ".") {
+		label += " -> " + name
+	}
+	ti := &tableInfo{entry: tc, label: label, sourceKeys: map[string]bool{}}
+	c.tables[name] = ti
+	st, err := c.db.Dialect().Describe(ctx, c.q, name)
+	if err != nil {
+		c.add(Finding{Severity: Error, Check: "table", Table: label,
+			Message: fmt.Sprintf("the target table %s cannot be read: %v.", name, err),
+			Fix:     "create the table (txsink does not create target tables), or point the tables entry's target at the right one"})
+		return ti, nil
+	}
+	ti.schema = st
+	ti.label = src.String() + " -> " + st.String()
+	ti.ok = c.checkTableKey(ti)
+	if err := c.checkCatalog(ctx, ti); err != nil {
+		return nil, err
+	}
+	return ti, nil
+}
+
+// checkTableKey compares the configured primary-key with the target's PRIMARY
+// KEY, as a run does before it writes anything; it reports whether the
+// table resolves.
+func (c *checker) checkTableKey(ti *tableInfo) bool {
+	tc, st := ti.entry, ti.schema
+	pk := "[" + strings.Join(st.PrimaryKey, ", ") + "]"
+	switch {
+	case tc.AppendOnly && len(tc.PrimaryKey) > 0:
+		c.add(Finding{Severity: Error, Check: "key", Table: ti.label,
+			Message: "the tables entry sets both primary-key and append-only: an append-only table is written by plain INSERTs and has no key.",
+			Fix:     "remove primary-key, or remove append-only"})
+		return false
+	case tc.AppendOnly:
+		return true
+	case len(st.PrimaryKey) == 0:
+		c.add(Finding{Severity: Error, Check: "key", Table: ti.label,
+			Message: "the target table has no PRIMARY KEY, and a changelog carries updates and deletes, which need a key to find their row.",
+			Fix:     "declare the primary key the source's key columns form on the target table, or set append-only: true if the table only ever receives inserts"})
+		return false
+	case len(tc.PrimaryKey) > 0 && !sameColumns(tc.PrimaryKey, st.PrimaryKey):
+		c.add(Finding{Severity: Error, Check: "key", Table: ti.label,
+			Message: fmt.Sprintf("the configured primary-key [%s] differs from the target's PRIMARY KEY %s: reducing by one key and writing by the other overwrites or duplicates rows.", strings.Join(tc.PrimaryKey, ", "), pk),
+			Fix:     fmt.Sprintf("make them the same, column for column: set primary-key: %s (or drop it: the target's key is the default), or change the target's PRIMARY KEY", pk)})
+		return false
+	}
+	for _, k := range st.PrimaryKey {
+		if _, ok := st.Column(k); !ok {
+			c.add(Finding{Severity: Error, Check: "key", Table: ti.label,
+				Message: fmt.Sprintf("primary-key column %s is not a column of the table.", k),
+				Fix:     "check the table's definition"})
+			return false
+		}
+	}
+	// The run builds its table the same way; a refusal the cases above
+	// do not name must still be reported.
+	if _, err := reduce.NewTable(st, tc.PrimaryKey, tc.AppendOnly); err != nil {
+		c.add(Finding{Severity: Error, Check: "key", Table: ti.label, Message: err.Error() + ".", Fix: "see the message"})
+		return false
+	}
+	ti.key = st.PrimaryKey
+	return true
+}
+
+func sameColumns(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !strings.EqualFold(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// checkCatalog reports unique indexes, collations, triggers, foreign keys
+// and rows written by someone else.
+func (c *checker) checkCatalog(ctx context.Context, ti *tableInfo) error {
+	dialect := c.db.Dialect().Name()
+	st := ti.schema
+	cat, err := readCatalog(ctx, c.q, dialect, st)
+	if err != nil {
+		return fmt.Errorf("read the catalog of %s: %w", st, err)
+	}
+	if ti.key != nil {
+		c.checkUnique(ti, cat.unique, dialect)
+		c.checkCollations(ti, cat.nondeterministic)
+	}
+	c.checkTriggers(ti, cat.triggers)
+	c.checkForeignKeys(ti, cat.foreignKeys)
+	return c.checkWriter(ctx, ti)
+}
+
+// checkUnique warns about UNIQUE indexes besides the primary key: txsink
+// reorders the changes of a flush, and a unique index checked row by row
+// can see a state the source never had.
+func (c *checker) checkUnique(ti *tableInfo, unique []index, dialect string) {
+	for _, ix := range unique {
+		if ix.deferred {
+			continue // checked at COMMIT, when the flush's rows are all in place
+		}
+		what := "the upsert fails with a duplicate-key error and the pipeline stops at that flush on every retry"
+		if dialect == "mysql" || dialect == "mariadb" {
+			what = "INSERT ... ON DUPLICATE KEY UPDATE takes the clash for a duplicate of the other row and updates that row instead, silently, or fails with a duplicate-key error"
+		}
+		fix := "drop the unique index on the target or make it non-unique (the source enforces uniqueness already)"
+		if dialect == "postgres" {
+			fix += ", or declare it as a constraint DEFERRABLE INITIALLY DEFERRED so it is checked at COMMIT"
+		}
+		c.add(Finding{Severity: Warning, Check: "unique", Table: ti.label,
+			Message: fmt.Sprintf("unique index %s (%s) besides the primary key can conflict when txsink reorders rows within a flush. txsink applies each flush's deletes before its upserts, so a value freed by a deleted row is free again; but when rows of the flush exchange values (two rows swapping %s, or a row taking a value another row gives up by an update), the upserts run in an order of their own and one row meets the value still held by the other: %s.",
+				ix.name, strings.Join(ix.columns, ", "), strings.Join(ix.columns, ", "), what),
+			Fix: fix})
+	}
+}
+
+// checkCollations reports key columns that compare without regard to case
+// (or by another collation rule than byte equality).
+func (c *checker) checkCollations(ti *tableInfo, nondeterministic map[string]string) {
+	for _, k := range ti.key {
+		col, _ := ti.schema.Column(k)
+		switch {
+		case col.CaseInsensitive:
+			c.add(Finding{Severity: Info, Check: "collation", Table: ti.label,
+				Message: fmt.Sprintf("key column %s compares without regard to case, so 'ABC' and 'abc' are one row. txsink folds case when it reduces a flush, as the target compares, so the last change of either spelling wins and one row is written; collations that also ignore accents or trailing spaces make more values equal than case folding does, and those are written as separate rows of one statement, the later overwriting the earlier.", col.Name),
+				Fix:     "nothing, if the source's key compares the same way; if the source tells 'ABC' from 'abc', give the column a case-sensitive collation (MySQL utf8mb4_bin, PostgreSQL text instead of citext, SQLite without COLLATE NOCASE)"})
+		case nondeterministic[strings.ToLower(col.Name)] != "":
+			c.add(Finding{Severity: Warning, Check: "collation", Table: ti.label,
+				Message: fmt.Sprintf("key column %s uses the nondeterministic collation %s: the target takes values as equal that txsink, which reduces by exact value, keeps apart, so two changes of one target row can reach one statement and the upsert fails.", col.Name, nondeterministic[strings.ToLower(col.Name)]),
+				Fix:     "give the key column a deterministic collation, or use citext, whose case folding txsink knows"})
+		}
+	}
+}
+
+// checkTriggers reports triggers: their effects happen inside txsink's
+// transaction, so exactly-once covers them, unless they reach outside it.
+func (c *checker) checkTriggers(ti *tableInfo, triggers []trigger) {
+	for _, tr := range triggers {
+		msg := fmt.Sprintf("trigger %s (%s) runs on every row txsink writes here; its effects happen in txsink's transaction, and exactly-once covers them because each unit is applied once (a unit whose COMMIT's answer was lost is checked against the progress rows, not applied again).", tr.name, tr.when)
+		fix := "nothing, if its effects are meant to follow the source's changes; note that a flush keeps only the last change of each key, so the trigger sees one write per key per flush, not every source change"
+		if tr.outside != "" {
+			msg += fmt.Sprintf(" It writes outside the target database (%s), which the transaction does not cover: a retried or rolled-back unit repeats or leaves those writes.", tr.outside)
+			fix = "make the trigger write only inside the target database, or make its outside writes idempotent"
+		}
+		c.add(Finding{Severity: Warning, Check: "trigger", Table: ti.label, Message: msg, Fix: fix})
+	}
+}
+
+// checkForeignKeys reports cascading foreign keys that reach other tables
+// (side effects). Foreign keys of this table are kept for
+// checkChildForeignKeys, which needs to know every table the pipeline
+// writes.
+func (c *checker) checkForeignKeys(ti *tableInfo, fks []foreignKey) {
+	for _, fk := range fks {
+		if !fk.parentSide {
+			c.childFKs = append(c.childFKs, childFK{ti: ti, fk: fk})
+			continue
+		}
+		var rules []string
+		if fk.onDelete != "" && fk.onDelete != "NO ACTION" && fk.onDelete != "RESTRICT" {
+			rules = append(rules, "ON DELETE "+fk.onDelete)
+		}
+		if fk.onUpdate != "" && fk.onUpdate != "NO ACTION" && fk.onUpdate != "RESTRICT" {
+			rules = append(rules, "ON UPDATE "+fk.onUpdate)
+		}
+		if len(rules) == 0 {
+			continue
+		}
+		c.add(Finding{Severity: Info, Check: "foreign-key", Table: ti.label,
+			Message: fmt.Sprintf("foreign key%s on %s (%s) references this table %s: a row txsink deletes here (or whose key it changes) changes rows of %s too. That happens in txsink's transaction, so exactly-once covers it because each unit is applied once.", fk.named(), fk.child, strings.Join(fk.childCols, ", "), strings.Join(rules, " "), fk.child),
+			Fix:     fmt.Sprintf("nothing, if %s should follow this table; if the changelog carries %s's changes too, drop the cascade so the source alone decides", fk.child, fk.child)})
+	}
+}
+
+// childFK is a foreign key of a target table, judged once every table is
+// known.
+type childFK struct {
+	ti *tableInfo
+	fk foreignKey
+}
+
+// checkChildForeignKeys reports foreign keys checked row by row. When the
+// pipeline writes the referenced table too, the order of statements within
+// a flush (all deletes, then the upserts table by table) is not the
+// source's, and a row can come before the row it references.
+func (c *checker) checkChildForeignKeys() {
+	dialect := c.db.Dialect().Name()
+	for _, cf := range c.childFKs {
+		fk := cf.fk
+		if fk.deferred {
+			continue
+		}
+		refs := fmt.Sprintf("foreign key%s (%s) references %s (%s)", fk.named(), strings.Join(fk.childCols, ", "), fk.parent, strings.Join(fk.parentCols, ", "))
+		if !c.writes(fk.parent) {
+			c.add(Finding{Severity: Info, Check: "foreign-key", Table: cf.ti.label,
+				Message: refs + ", which this pipeline does not write: a row whose referenced row is missing there stops the pipeline.",
+				Fix:     fmt.Sprintf("nothing, if whoever writes %s keeps it ahead of this pipeline", fk.parent)})
+			continue
+		}
+		fix := "declare the foreign key DEFERRABLE INITIALLY DEFERRED, so it is checked at COMMIT when the whole flush is in place"
+		if dialect == "mysql" || dialect == "mariadb" {
+			fix = "drop the foreign key on the target (MySQL cannot defer it; the source enforces it already)"
+		}
+		c.add(Finding{Severity: Warning, Check: "foreign-key", Table: cf.ti.label,
+			Message: refs + fmt.Sprintf(" and is checked row by row. Within a flush txsink applies all deletes, then the upserts table by table, not in the source's order, so a row can arrive before the %s row it references, or a %s row can be deleted before the rows referencing it, and the flush fails.", fk.parent, fk.parent),
+			Fix:     fix})
+	}
+}
+
+// writes reports whether the pipeline writes table name (as a catalog
+// names it: "t" or "ns.t").
+func (c *checker) writes(name string) bool {
+	for _, ti := range c.tables {
+		if ti.schema == nil {
+			continue
+		}
+		if strings.EqualFold(name, ti.schema.String()) || (!strings.Contains(name, ".") && strings.EqualFold(name, ti.schema.Name)) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkWriter reports a keyed table that holds rows although this
+// pipeline has committed nothing: something else wrote them.
+func (c *checker) checkWriter(ctx context.Context, ti *tableInfo) error {
+	if c.committed() {
+		// Telling this pipeline's rows from another writer's would take
+		// a scan of the table against the whole changelog; not a check.
+		return nil
+	}
+	d := c.db.Dialect()
+	var one int
+	err := c.q.QueryRowContext(ctx, "SELECT 1 FROM "+target.QuotedTable(d, ti.schema)+" LIMIT 1").Scan(&one)
+	if err != nil {
+		if isNoRows(err) {
+			return nil
+		}
+		return fmt.Errorf("read %s: %w", ti.schema, err)
+	}
+	c.add(Finding{Severity: Info, Check: "writer", Table: ti.label,
+		Message: fmt.Sprintf("the table holds rows, but pipeline %s has committed nothing to this target yet: another writer (an initial load, an application, another pipeline) put them there. txsink upserts over rows with the changelog's keys and leaves the others; it cannot tell later writes of another writer from its own.", c.cfg.Name),
+		Fix:     "nothing, if the rows are a snapshot the changelog continues; otherwise stop the other writer. To detect a second writer later, add a version column the source fills (its commit position or time) and have readers or a periodic query compare it with what the changelog last wrote"})
+	return nil
+}
