@@ -18,16 +18,21 @@ import (
 // pipeline's, in the middle of its transaction (KILL CONNECTION on
 // MariaDB, pg_terminate_backend on PostgreSQL). It returns how many it
 // killed.
-func killOthers(t *testing.T, db *testdb.DB) int {
+func killOthers(t *testing.T, db *testdb.DB, app string) int {
 	t.Helper()
 	var q string
+	var args []any
 	switch db.Dialect {
 	case "mysql":
+		// The test's database is its own: only the pipeline uses it.
 		q = "SELECT ID FROM information_schema.PROCESSLIST WHERE DB = DATABASE() AND ID <> CONNECTION_ID()"
 	case "postgres":
-		q = "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND state = 'idle in transaction'"
+		// Tests share the database (each has a schema), so the
+		// pipeline's connections are told apart by application_name.
+		q = "SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND pid <> pg_backend_pid()"
+		args = append(args, app)
 	}
-	rows, err := db.SQL.Query(q)
+	rows, err := db.SQL.Query(q, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,11 +72,15 @@ func TestConnectionKilledMidTransaction(t *testing.T) {
 			db.Exec(t, workload.Schema(d)...)
 			cfg := workloadPipeline(db, writeWorkload(t, res))
 			cfg.Sink.FlushMaxRows = 200
+			app := fmt.Sprintf("txsink-kill-%d", time.Now().UnixNano())
+			if d == "postgres" {
+				cfg.Target.URL += "&application_name=" + app
+			}
 			attempts, killed := 0, 0
 			e := newEngine(t, cfg, engine.WithBeforeCommitHook(func(*commit.Unit) error {
 				attempts++
 				if attempts%3 == 1 { // the first attempt of every third unit or so
-					killed += killOthers(t, db)
+					killed += killOthers(t, db, app)
 				}
 				return nil
 			}))

@@ -11,6 +11,9 @@ package mysql
 
 import (
 	"context"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
 	"database/sql"
 	"database/sql/driver"
 	"errors"
@@ -19,6 +22,7 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -107,18 +111,145 @@ func DSN(rawURL string) (string, error) {
 		"sql_mode":  "'STRICT_ALL_TABLES,NO_ZERO_DATE,NO_ZERO_IN_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION'",
 		"time_zone": "'+00:00'",
 	}
+	var tlsOpts tlsOptions
 	for k, vs := range u.Query() {
 		if len(vs) == 0 {
 			continue
 		}
 		switch k {
 		case "tls":
-			cfg.TLSConfig = vs[0]
+			tlsOpts.mode = vs[0]
+		case "tls-ca":
+			tlsOpts.ca = vs[0]
+		case "tls-cert":
+			tlsOpts.cert = vs[0]
+		case "tls-key":
+			tlsOpts.key = vs[0]
+		case "tls-server-name":
+			tlsOpts.serverName = vs[0]
 		default:
 			cfg.Params[k] = vs[0]
 		}
 	}
+	name, err := tlsOpts.register(u.Hostname())
+	if err != nil {
+		return "", err
+	}
+	cfg.TLSConfig = name
 	return cfg.FormatDSN(), nil
+}
+
+// tlsOptions are the TLS parameters of a mysql:// URL:
+//
+//	tls=true|verify-full   verify the server's certificate and host name
+//	tls=verify-ca          verify the certificate chain, not the host name
+//	tls=skip-verify        encrypt without verifying (test setups only)
+//	tls=preferred          TLS if the server offers it, unverified
+//	tls-ca=/path/ca.pem    trust this CA (instead of the system's)
+//	tls-cert, tls-key      a client certificate and its key (PEM files)
+//	tls-server-name=name   the name to verify instead of the URL's host
+//
+// PostgreSQL URLs take libpq's own parameters instead (sslmode,
+// sslrootcert, sslcert, sslkey), which pgx reads.
+type tlsOptions struct {
+	mode, ca, cert, key, serverName string
+}
+
+// register turns the options into a driver TLS configuration name: one of
+// the driver's own ("", "true", "skip-verify", "preferred") or a
+// configuration it registers from the files.
+func (o tlsOptions) register(host string) (string, error) {
+	name, c, err := o.build(host)
+	if err != nil || c == nil {
+		return name, err
+	}
+	if err := mysqldrv.RegisterTLSConfig(name, c); err != nil {
+		return "", fmt.Errorf("target url: tls: %w", err)
+	}
+	return name, nil
+}
+
+// build returns the driver's own TLS configuration name (c nil), or a
+// configuration to register under name.
+func (o tlsOptions) build(host string) (name string, c *tls.Config, err error) {
+	files := o.ca != "" || o.cert != "" || o.key != "" || o.serverName != ""
+	switch o.mode {
+	case "", "false":
+		if !files {
+			return o.mode, nil, nil
+		}
+		o.mode = "verify-full" // naming a CA or a certificate asks for TLS
+	case "skip-verify", "preferred":
+		if !files {
+			return o.mode, nil, nil
+		}
+	case "true", "verify-full", "verify-ca":
+		if !files && o.mode == "true" {
+			return "true", nil, nil
+		}
+	default:
+		return "", nil, fmt.Errorf("target url: tls=%q: want true, verify-full, verify-ca, skip-verify, preferred or false", o.mode)
+	}
+	c = &tls.Config{ServerName: host, MinVersion: tls.VersionTLS12}
+	if o.serverName != "" {
+		c.ServerName = o.serverName
+	}
+	if o.ca != "" {
+		pem, err := os.ReadFile(o.ca)
+		if err != nil {
+			return "", nil, fmt.Errorf("target url: tls-ca: %w", err)
+		}
+		c.RootCAs = x509.NewCertPool()
+		if !c.RootCAs.AppendCertsFromPEM(pem) {
+			return "", nil, fmt.Errorf("target url: tls-ca %s holds no PEM certificate", o.ca)
+		}
+	}
+	if (o.cert == "") != (o.key == "") {
+		return "", nil, errors.New("target url: tls-cert and tls-key go together")
+	}
+	if o.cert != "" {
+		pair, err := tls.LoadX509KeyPair(o.cert, o.key)
+		if err != nil {
+			return "", nil, fmt.Errorf("target url: tls-cert/tls-key: %w", err)
+		}
+		c.Certificates = []tls.Certificate{pair}
+	}
+	switch o.mode {
+	case "skip-verify", "preferred":
+		c.InsecureSkipVerify = true
+	case "verify-ca":
+		// Verify the chain against the roots, but not the host name:
+		// the standard library verifies both or neither.
+		roots := c.RootCAs
+		c.InsecureSkipVerify = true
+		c.VerifyPeerCertificate = func(raw [][]byte, _ [][]*x509.Certificate) error {
+			return verifyChain(raw, roots)
+		}
+	}
+	name = fmt.Sprintf("txsink-%x", sha256.Sum256([]byte(o.mode+"\x00"+o.ca+"\x00"+o.cert+"\x00"+o.key+"\x00"+c.ServerName)))[:24]
+	return name, c, nil
+}
+
+// verifyChain verifies a server's certificate chain against roots (the
+// system's when nil), without checking the host name.
+func verifyChain(raw [][]byte, roots *x509.CertPool) error {
+	if len(raw) == 0 {
+		return errors.New("tls: the server sent no certificate")
+	}
+	certs := make([]*x509.Certificate, len(raw))
+	for i, r := range raw {
+		c, err := x509.ParseCertificate(r)
+		if err != nil {
+			return fmt.Errorf("tls: %w", err)
+		}
+		certs[i] = c
+	}
+	inter := x509.NewCertPool()
+	for _, c := range certs[1:] {
+		inter.AddCert(c)
+	}
+	_, err := certs[0].Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter})
+	return err
 }
 
 // Detect reads the server's version and limits and returns the dialect
