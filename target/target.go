@@ -269,6 +269,7 @@ type work struct {
 	pos    []changelog.Position
 	keyIdx []int // where the key columns sit in a tuple
 	build  func(b *strings.Builder, rows int)
+	kind   int // kindUpsert, kindInsert, kindDelete: which array statement fits (see ArrayDialect)
 }
 
 // failure is the chunk of a work whose statement failed.
@@ -350,7 +351,7 @@ func (t *DB) apply(ctx context.Context, u *commit.Unit) (failed *failure, err er
 }
 
 func (t *DB) deleteWork(b *commit.Batch) *work {
-	w := &work{op: "delete from", table: b.Table, tuples: b.Deletes, pos: b.DeletePos}
+	w := &work{op: "delete from", table: b.Table, tuples: b.Deletes, pos: b.DeletePos, kind: kindDelete}
 	for i, k := range b.Table.PrimaryKey {
 		c, _ := b.Table.Column(k)
 		w.cols = append(w.cols, c)
@@ -376,11 +377,19 @@ func (t *DB) rowWork(tbl *schema.Table, g commit.Group, build builder) *work {
 		}
 	}
 	w.build = func(sb *strings.Builder, rows int) { build(sb, tbl, g.Columns, rows) }
+	if _, ok := t.dialect.(ArrayDialect); ok && len(g.Rows) >= minArrayRows {
+		w.kind = t.rowKind(tbl, g.Columns, build)
+	}
 	return w
 }
 
-// exec runs w in statements chunked to the server's limits.
+// exec runs w in statements chunked to the server's limits: array
+// statements when the dialect has them for w (see ArrayDialect), else
+// multi-row statements.
 func (t *DB) exec(ctx context.Context, tx *sql.Tx, sb *strings.Builder, args *[]any, w *work) (*failure, error) {
+	if done, f, err := t.execArrays(ctx, tx, sb, args, w); done {
+		return f, err
+	}
 	per := t.chunkRows(len(w.cols), approxBytes(w.tuples[0]))
 	for start := 0; start < len(w.tuples); start += per {
 		end := min(start+per, len(w.tuples))

@@ -33,6 +33,7 @@ Usage:
   txsink run   --config pipeline.yaml       apply the changelog, exit when consumed
   txsink check --config pipeline.yaml       diagnose config, target and a source sample; writes nothing
   txsink dead-letters --config pipeline.yaml  list what bad-input: dead-letter quarantined
+  txsink bench [--workload W] [--target URL] measure throughput against the database's bulk load
   txsink version
 
 Examples:
@@ -71,6 +72,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = cmdDeadLetters(ctx, args[1:], stdout, stderr)
 	case "demo":
 		err = cmdDemo(ctx, args[1:], stdout, stderr)
+	case "bench":
+		err = cmdBench(ctx, args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, "txsink", version())
 		return 0

@@ -1,0 +1,853 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"runtime/pprof"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	mysqldrv "github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/txsink/txsink/changelog"
+	"github.com/txsink/txsink/config"
+	"github.com/txsink/txsink/engine"
+	"github.com/txsink/txsink/internal/workload"
+	"github.com/txsink/txsink/target/connect"
+)
+
+// benchTables are the workload tables the bench writes, each created with
+// the prefix benchPrefix in the target (and benchBulkPrefix for the bulk
+// load it is compared with), so it never touches tables of the user's.
+var benchTables = []struct{ name, order string }{
+	{"orders", "id"},
+	{"order_items", "order_id, line_no"},
+}
+
+const (
+	benchPrefix     = "txsink_bench_"
+	benchBulkPrefix = "txsink_bulk_"
+)
+
+// benchOptions are the bench command's flags.
+type benchOptions struct {
+	workload      string
+	orders        int
+	target        string
+	partitions    int
+	changesPerKey int
+	mode          string
+	flushRows     int
+	dir           string
+	keep          bool
+	verify        bool
+	cpuProfile    string
+}
+
+func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("bench", `txsink bench [--workload insert-only|update-heavy|txn] [--orders N] [--target URL]
+
+Generates a workload as Debezium JSON files, applies it with the same engine
+'txsink run' uses (decoding included), then loads the same final rows with the
+database's own bulk path (MariaDB/MySQL LOAD DATA LOCAL INFILE, PostgreSQL
+COPY, SQLite one transaction of prepared INSERTs) into empty copies of the
+tables, and prints: input events/s, rows written/s, bulk rows/s and the ratio,
+peak RSS of the run, commits and commit latency p50/p99. It also checks the
+target holds exactly the workload's final state.
+
+Workloads:
+  insert-only   orders with 1-5 items, one source transaction each
+  update-heavy  --orders hot keys of orders, each changed --changes-per-key
+                times (>= 10), about 5% deletes; each change a transaction
+  txn           the orders lifecycle (items, status updates, multi-table
+                quantity changes, cancellations) over --partitions (default
+                8), in transaction mode (sink.transaction.multi-table.enabled)
+
+The bench creates and drops its own tables (txsink_bench_*, txsink_bulk_*)
+in the target; it writes progress rows under a pipeline name of its own.
+
+Examples:
+  txsink bench --workload insert-only --orders 1000000 --target 'mysql://txsink:txsink@127.0.0.1:3306/test'
+  txsink bench --workload update-heavy --orders 20000 --target 'postgres://postgres@127.0.0.1:5432/test?sslmode=disable'
+  txsink bench --workload txn --orders 2000`, stderr)
+	var o benchOptions
+	fs.StringVar(&o.workload, "workload", "insert-only", "insert-only, update-heavy or txn")
+	fs.IntVar(&o.orders, "orders", 100000, "orders to generate (update-heavy: hot keys)")
+	fs.StringVar(&o.target, "target", "", "target URL (mysql://, postgres://, sqlite://); default: a SQLite file in --dir")
+	fs.IntVar(&o.partitions, "partitions", 0, "changelog files the workload is spread over (default 1; txn: 8)")
+	fs.IntVar(&o.changesPerKey, "changes-per-key", 12, "update-heavy: changes per key (at least 10)")
+	fs.StringVar(&o.mode, "mode", "", "plain or transaction (default: transaction for txn, plain otherwise)")
+	fs.IntVar(&o.flushRows, "flush-rows", 5000, "sink buffer-flush.max-rows")
+	fs.StringVar(&o.dir, "dir", "", "folder for the changelog files (default: a temporary folder, removed afterwards)")
+	fs.BoolVar(&o.keep, "keep", false, "keep the bench tables in the target")
+	fs.BoolVar(&o.verify, "verify", true, "check the target against the workload's final state")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the txsink run to this file")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	switch o.workload {
+	case "insert-only", "update-heavy":
+		if o.partitions == 0 {
+			o.partitions = 1
+		}
+	case "txn":
+		if o.partitions == 0 {
+			o.partitions = 8
+		}
+	default:
+		return usageError{msg: fmt.Sprintf("--workload %q: want insert-only, update-heavy or txn", o.workload)}
+	}
+	switch o.mode {
+	case "":
+		o.mode = "plain"
+		if o.workload == "txn" {
+			o.mode = "transaction"
+		}
+	case "plain", "transaction":
+	default:
+		return usageError{msg: fmt.Sprintf("--mode %q: want plain or transaction", o.mode)}
+	}
+	if o.orders < 1 || o.partitions < 1 || o.flushRows < 1 {
+		return usageError{msg: "--orders, --partitions and --flush-rows must be at least 1"}
+	}
+	if o.dir == "" {
+		d, err := os.MkdirTemp("", "txsink-bench-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(d)
+		o.dir = d
+	} else if err := os.MkdirAll(o.dir, 0o755); err != nil {
+		return err
+	}
+	if o.target == "" {
+		o.target = "sqlite://" + filepath.Join(o.dir, "bench.db")
+	}
+	r, err := runBench(ctx, &o, stderr)
+	if err != nil {
+		return err
+	}
+	r.print(stdout)
+	if r.verifyErr != "" {
+		return fmt.Errorf("the target differs from the workload's final state: %s", r.verifyErr)
+	}
+	return nil
+}
+
+// benchResult holds a bench run's figures.
+type benchResult struct {
+	opts                 *benchOptions
+	dialect              string
+	events, records      int64 // row changes; all records (BEGIN/END included)
+	inputBytes           int64
+	txns                 int64
+	run                  time.Duration
+	upserted, deleted    int64
+	inserted, commits    int64
+	finalRows            int64
+	bulkTook             time.Duration
+	bulkMethod           string
+	peakRSS              int64 // bytes; -1 when unknown
+	rssNote              string
+	p50, p99, maxLatency time.Duration
+	verified             bool
+	verifyErr            string
+	profile              string
+}
+
+func runBench(ctx context.Context, o *benchOptions, stderr io.Writer) (*benchResult, error) {
+	r := &benchResult{opts: o, peakRSS: -1}
+	tdb, err := connect.Open(ctx, o.target, o.dir)
+	if err != nil {
+		return nil, err
+	}
+	defer tdb.Close()
+	db := tdb.DB()
+	r.dialect = tdb.Dialect().Name()
+	schemaDialect := r.dialect
+	if schemaDialect == "mariadb" {
+		schemaDialect = "mysql"
+	}
+	if err := dropBenchTables(ctx, db); err != nil {
+		return nil, err
+	}
+	if !o.keep {
+		defer func() {
+			// The bench's own tables only; an error here leaves tables a
+			// later run drops anyway.
+			_ = dropBenchTables(context.WithoutCancel(ctx), db)
+		}()
+	}
+	for _, prefix := range []string{benchPrefix, benchBulkPrefix} {
+		for _, st := range workload.SchemaPrefixed(schemaDialect, prefix) {
+			if strings.Contains(st, prefix+"order_events") {
+				continue
+			}
+			if _, err := db.ExecContext(ctx, st); err != nil {
+				return nil, fmt.Errorf("create bench table: %w", err)
+			}
+		}
+	}
+
+	fmt.Fprintf(stderr, "txsink bench: generating %s workload (%d orders, %d partitions) as Debezium JSON in %s\n", o.workload, o.orders, o.partitions, o.dir)
+	paths, final, err := writeBenchWorkload(o, r)
+	if err != nil {
+		return nil, err
+	}
+
+	cfg := config.Default()
+	cfg.Name = fmt.Sprintf("txsink-bench-%d", time.Now().UnixNano())
+	cfg.Source = config.Source{Type: "file", Paths: paths, Format: "debezium-json"}
+	cfg.Target = config.Target{URL: o.target}
+	for _, t := range benchTables {
+		cfg.Tables = append(cfg.Tables, config.Table{Source: "shop." + t.name, Target: benchPrefix + t.name})
+	}
+	cfg.Sink.FlushMaxRows = o.flushRows
+	cfg.Sink.TxnEnabled = o.mode == "transaction"
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	defer func() {
+		// The progress row is the bench's own; leave the table as it was.
+		_, _ = db.ExecContext(context.WithoutCancel(ctx), "DELETE FROM txsink_progress WHERE pipeline = "+placeholder1(r.dialect), cfg.Name)
+	}()
+
+	lat := &latencyHook{}
+	e, err := engine.New(ctx, &cfg, engine.WithBaseDir(o.dir), engine.WithHooks(lat))
+	if err != nil {
+		return nil, err
+	}
+	defer e.Close()
+	// The generator's memory is garbage now; return it to the system and
+	// restart the high-water mark, so peak RSS is the run's own.
+	runtime.GC()
+	debug.FreeOSMemory()
+	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
+		r.rssNote = "whole process, generation included: could not reset the high-water mark (" + err.Error() + ")"
+	}
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return nil, fmt.Errorf("cpu profile: %w", err)
+		}
+		r.profile = o.cpuProfile
+	}
+	fmt.Fprintf(stderr, "txsink bench: applying %d events to %s\n", r.events, cfg.Target.String())
+	start := time.Now()
+	runErr := e.Run(ctx, engine.RunOptions{})
+	r.run = time.Since(start)
+	if o.cpuProfile != "" {
+		pprof.StopCPUProfile()
+	}
+	if runErr != nil {
+		return nil, runErr
+	}
+	r.peakRSS = peakRSS()
+	st := e.Stats()
+	var events int64
+	for k, n := range st.Events {
+		if k != changelog.EndTxn {
+			events += n
+		}
+	}
+	if events != r.events {
+		return nil, fmt.Errorf("the engine read %d events, the workload has %d", events, r.events)
+	}
+	r.upserted, r.deleted, r.inserted, r.commits = st.Upserted, st.Deleted, st.Inserted, st.Commits
+	r.p50, r.p99, r.maxLatency = lat.percentiles()
+
+	if o.verify {
+		fmt.Fprintf(stderr, "txsink bench: checking the target against the final state\n")
+		if err := r.check(ctx, db, final); err != nil {
+			return nil, err
+		}
+	}
+	fmt.Fprintf(stderr, "txsink bench: loading the same rows with the database's bulk path\n")
+	if err := r.bulkLoad(ctx, db); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// writeBenchWorkload generates the workload into one Debezium JSON file per
+// partition and returns their paths and the final state's digest.
+func writeBenchWorkload(o *benchOptions, r *benchResult) ([]string, workload.Digest, error) {
+	w := &debeziumWriter{}
+	var paths []string
+	for p := 0; p < o.partitions; p++ {
+		path := filepath.Join(o.dir, fmt.Sprintf("p%d.json", p))
+		f, err := os.Create(path)
+		if err != nil {
+			return nil, nil, err
+		}
+		defer f.Close()
+		w.files = append(w.files, f)
+		w.out = append(w.out, bufio.NewWriterSize(f, 1<<20))
+		paths = append(paths, path)
+	}
+	var final workload.Digest
+	switch o.workload {
+	case "insert-only":
+		s, err := workload.InsertOnly(o.orders, o.partitions, 1, w.txn)
+		if err != nil {
+			return nil, nil, err
+		}
+		final = s.Final
+	case "update-heavy":
+		s, err := workload.HotKeys(o.orders, o.changesPerKey, o.partitions, 1, w.txn)
+		if err != nil {
+			return nil, nil, err
+		}
+		final = s.Final
+	case "txn":
+		res := workload.Generate(workload.Spec{Orders: o.orders, Partitions: o.partitions, Seed: 1})
+		for p, changes := range res.Partitions {
+			start := 0
+			for i := range changes {
+				if changes[i].TxnEnd {
+					if err := w.txn(p, changes[start:i+1]); err != nil {
+						return nil, nil, err
+					}
+					start = i + 1
+				}
+			}
+		}
+		final = workload.DigestOf(res.Final)
+	}
+	for i, b := range w.out {
+		if err := b.Flush(); err != nil {
+			return nil, nil, err
+		}
+		if err := w.files[i].Close(); err != nil {
+			return nil, nil, err
+		}
+	}
+	r.events, r.records, r.inputBytes, r.txns = w.events, w.records, w.bytes, w.txns
+	return paths, final, nil
+}
+
+// debeziumWriter writes source transactions as Debezium JSON records, one
+// per line, the way the MySQL connector writes them with
+// provide.transaction.metadata: BEGIN, the row events (an update is one
+// "u" event with before and after, so -U changes are not written), END with
+// the event count.
+type debeziumWriter struct {
+	files                  []*os.File
+	out                    []*bufio.Writer
+	buf                    []byte
+	events, records, bytes int64
+	txns                   int64
+}
+
+func (w *debeziumWriter) txn(p int, txn []changelog.Change) error {
+	id := txn[0].TxnID
+	b := w.buf[:0]
+	b = append(b, `{"status":"BEGIN","id":`...)
+	b = appendJSONString(b, id)
+	b = append(b, `,"event_count":null,"data_collections":null,"ts_ms":1767225600000}`+"\n"...)
+	n := 0
+	for i := range txn {
+		c := &txn[i]
+		if c.Kind == changelog.UpdateBefore {
+			continue
+		}
+		n++
+		b = appendDebezium(b, c, id, n)
+	}
+	b = append(b, `{"status":"END","id":`...)
+	b = appendJSONString(b, id)
+	b = append(b, `,"event_count":`...)
+	b = strconv.AppendInt(b, int64(n), 10)
+	b = append(b, `,"data_collections":null,"ts_ms":1767225600000}`+"\n"...)
+	w.buf = b
+	w.events += int64(n)
+	w.records += int64(n + 2)
+	w.bytes += int64(len(b))
+	w.txns++
+	_, err := w.out[p].Write(b)
+	return err
+}
+
+// appendDebezium appends one change as a bare Debezium envelope (the
+// JsonConverter with schemas.enable=false).
+func appendDebezium(b []byte, c *changelog.Change, txnID string, order int) []byte {
+	op := "c"
+	switch c.Kind {
+	case changelog.UpdateAfter:
+		op = "u"
+	case changelog.Delete:
+		op = "d"
+	}
+	b = append(b, `{"before":`...)
+	if c.Kind == changelog.Insert || c.Before.IsZero() {
+		b = append(b, "null"...)
+	} else {
+		b = appendJSONRow(b, c.Before)
+	}
+	b = append(b, `,"after":`...)
+	if c.Kind == changelog.Delete {
+		b = append(b, "null"...)
+	} else {
+		b = appendJSONRow(b, c.After)
+	}
+	b = append(b, `,"source":{"version":"2.7.3.Final","connector":"mysql","name":"bench","ts_ms":1767225600000,"snapshot":"false","db":`...)
+	b = appendJSONString(b, c.Table.Namespace)
+	b = append(b, `,"sequence":null,"table":`...)
+	b = appendJSONString(b, c.Table.Name)
+	b = append(b, `,"server_id":1,"gtid":null,"file":"binlog.000001","pos":4711,"row":0,"thread":7,"query":null},"op":"`...)
+	b = append(b, op...)
+	b = append(b, `","ts_ms":1767225600000,"transaction":{"id":`...)
+	b = appendJSONString(b, txnID)
+	b = append(b, `,"total_order":`...)
+	b = strconv.AppendInt(b, int64(order), 10)
+	b = append(b, `,"data_collection_order":`...)
+	b = strconv.AppendInt(b, int64(order), 10)
+	b = append(b, "}}\n"...)
+	return b
+}
+
+func appendJSONRow(b []byte, r changelog.Row) []byte {
+	b = append(b, '{')
+	for i, name := range r.Names {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, name)
+		b = append(b, ':')
+		switch v := r.Values[i].(type) {
+		case nil:
+			b = append(b, "null"...)
+		case changelog.Number:
+			b = append(b, v...)
+		case string:
+			b = appendJSONString(b, v)
+		case int64:
+			b = strconv.AppendInt(b, v, 10)
+		case bool:
+			b = strconv.AppendBool(b, v)
+		default:
+			b = appendJSONString(b, fmt.Sprint(v))
+		}
+	}
+	return append(b, '}')
+}
+
+// appendJSONString appends s as a JSON string. UTF-8 passes through; only
+// quotes, backslashes and control characters are escaped.
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+		case c < 0x20:
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&15])
+		default:
+			b = append(b, c)
+		}
+	}
+	return append(b, '"')
+}
+
+// latencyHook records how long each successful commit took.
+type latencyHook struct {
+	mu   sync.Mutex
+	took []time.Duration
+}
+
+// OnCommit implements engine.HookCommit.
+func (h *latencyHook) OnCommit(info engine.CommitInfo) {
+	if info.Err != nil {
+		return
+	}
+	h.mu.Lock()
+	h.took = append(h.took, info.Took)
+	h.mu.Unlock()
+}
+
+func (h *latencyHook) percentiles() (p50, p99, maxTook time.Duration) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.took) == 0 {
+		return 0, 0, 0
+	}
+	s := slices.Clone(h.took)
+	slices.Sort(s)
+	at := func(q float64) time.Duration { return s[min(len(s)-1, int(q*float64(len(s))))] }
+	return at(0.50), at(0.99), s[len(s)-1]
+}
+
+// peakRSS returns the process's peak resident set size (VmHWM) in bytes,
+// or -1 when /proc does not say.
+func peakRSS() int64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			if err != nil {
+				return -1
+			}
+			return kb << 10
+		}
+	}
+	return -1
+}
+
+func dropBenchTables(ctx context.Context, db *sql.DB) error {
+	for _, prefix := range []string{benchPrefix, benchBulkPrefix} {
+		for _, t := range benchTables {
+			if _, err := db.ExecContext(ctx, "DROP TABLE IF EXISTS "+prefix+t.name); err != nil {
+				return fmt.Errorf("drop bench table %s: %w", prefix+t.name, err)
+			}
+		}
+	}
+	return nil
+}
+
+func placeholder1(dialect string) string {
+	if dialect == "postgres" {
+		return "$1"
+	}
+	return "?"
+}
+
+// check compares the target's bench tables with the workload's final state.
+func (r *benchResult) check(ctx context.Context, db *sql.DB, final workload.Digest) error {
+	var diffs []string
+	for _, t := range benchTables {
+		got, err := workload.ReadDigest(ctx, db, benchPrefix+t.name)
+		if err != nil {
+			return err
+		}
+		if want := final[t.name]; got != want {
+			diffs = append(diffs, fmt.Sprintf("%s has %d rows (digest %x), want %d rows (digest %x)", t.name, got.Rows, got.Sum, want.Rows, want.Sum))
+		}
+	}
+	r.verified = len(diffs) == 0
+	r.verifyErr = strings.Join(diffs, "; ")
+	return nil
+}
+
+// bulkLoad dumps each bench table in the bulk loaders' text format
+// (tab-separated, \N for NULL, backslash escapes: what both LOAD DATA and
+// COPY read by default), then times loading the dumps into the empty
+// txsink_bulk_ copies with the database's own bulk path.
+func (r *benchResult) bulkLoad(ctx context.Context, db *sql.DB) error {
+	for _, t := range benchTables {
+		path := filepath.Join(r.opts.dir, "bulk-"+t.name+".tsv")
+		cols, rows, err := dumpTable(ctx, db, benchPrefix+t.name, t.order, path)
+		if err != nil {
+			return err
+		}
+		r.finalRows += rows
+		took, method, err := loadTable(ctx, db, r.dialect, benchBulkPrefix+t.name, cols, path)
+		if err != nil {
+			return err
+		}
+		r.bulkTook += took
+		r.bulkMethod = method
+		var n int64
+		if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+benchBulkPrefix+t.name).Scan(&n); err != nil {
+			return fmt.Errorf("count %s: %w", benchBulkPrefix+t.name, err)
+		}
+		if n != rows {
+			return fmt.Errorf("bulk load of %s loaded %d rows of %d", t.name, n, rows)
+		}
+		os.Remove(path)
+	}
+	return nil
+}
+
+// dumpTable writes table's rows, in key order (the order a bulk load
+// would get them in from an export), to path in the text format of
+// LOAD DATA and COPY.
+func dumpTable(ctx context.Context, db *sql.DB, table, order, path string) ([]string, int64, error) {
+	rows, err := db.QueryContext(ctx, "SELECT * FROM "+table+" ORDER BY "+order)
+	if err != nil {
+		return nil, 0, fmt.Errorf("dump %s: %w", table, err)
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, 0, fmt.Errorf("dump %s: %w", table, err)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	w := bufio.NewWriterSize(f, 1<<20)
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	var n int64
+	var line []byte
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, 0, fmt.Errorf("dump %s: %w", table, err)
+		}
+		line = line[:0]
+		for i, v := range vals {
+			if i > 0 {
+				line = append(line, '\t')
+			}
+			line = appendBulkText(line, v)
+		}
+		line = append(line, '\n')
+		w.Write(line)
+		n++
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("dump %s: %w", table, err)
+	}
+	if err := w.Flush(); err != nil {
+		return nil, 0, err
+	}
+	return cols, n, f.Close()
+}
+
+// appendBulkText appends v as one field of LOAD DATA's and COPY's default
+// text format.
+func appendBulkText(b []byte, v any) []byte {
+	var s string
+	switch x := v.(type) {
+	case nil:
+		return append(b, `\N`...)
+	case []byte:
+		s = string(x)
+	case string:
+		s = x
+	case int64:
+		return strconv.AppendInt(b, x, 10)
+	case float64:
+		return strconv.AppendFloat(b, x, 'g', -1, 64)
+	case time.Time:
+		return x.UTC().AppendFormat(b, "2006-01-02 15:04:05.999999")
+	default:
+		s = fmt.Sprint(x)
+	}
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch r {
+		case '\\':
+			b = append(b, `\\`...)
+		case '\t':
+			b = append(b, `\t`...)
+		case '\n':
+			b = append(b, `\n`...)
+		case '\r':
+			b = append(b, `\r`...)
+		default:
+			b = append(b, s[i:i+size]...)
+		}
+		i += size
+	}
+	return b
+}
+
+// loadTable loads the dump at path into table with the dialect's bulk
+// path and returns how long the load took (the COMMIT included).
+func loadTable(ctx context.Context, db *sql.DB, dialect, table string, cols []string, path string) (time.Duration, string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, "", err
+	}
+	defer f.Close()
+	colList := strings.Join(cols, ",")
+	switch dialect {
+	case "mysql", "mariadb":
+		name := "txsink-bench-" + table
+		mysqldrv.RegisterReaderHandler(name, func() io.Reader { return bufio.NewReaderSize(f, 1<<20) })
+		defer mysqldrv.DeregisterReaderHandler(name)
+		start := time.Now()
+		_, err := db.ExecContext(ctx, "LOAD DATA LOCAL INFILE 'Reader::"+name+"' INTO TABLE "+table+
+			" CHARACTER SET utf8mb4 FIELDS TERMINATED BY '\\t' ESCAPED BY '\\\\' LINES TERMINATED BY '\\n' ("+colList+")")
+		if err != nil {
+			return 0, "", fmt.Errorf("LOAD DATA LOCAL INFILE into %s: %w (the server needs local_infile=ON)", table, err)
+		}
+		return time.Since(start), "LOAD DATA LOCAL INFILE", nil
+	case "postgres":
+		conn, err := db.Conn(ctx)
+		if err != nil {
+			return 0, "", err
+		}
+		defer conn.Close()
+		start := time.Now()
+		err = conn.Raw(func(dc any) error {
+			c, ok := dc.(*stdlib.Conn)
+			if !ok {
+				return fmt.Errorf("driver connection is a %T, not pgx", dc)
+			}
+			_, err := c.Conn().PgConn().CopyFrom(ctx, bufio.NewReaderSize(f, 1<<20), "COPY "+table+" ("+colList+") FROM STDIN")
+			return err
+		})
+		if err != nil {
+			return 0, "", fmt.Errorf("COPY into %s: %w", table, err)
+		}
+		return time.Since(start), "COPY FROM STDIN", nil
+	case "sqlite":
+		return loadSQLite(ctx, db, table, cols, f)
+	}
+	return 0, "", fmt.Errorf("no bulk load for dialect %s", dialect)
+}
+
+// loadSQLite is SQLite's bulk path: one transaction of a prepared
+// single-row INSERT. Fields are bound as text; the columns' affinities
+// convert them as they would a CSV import's.
+func loadSQLite(ctx context.Context, db *sql.DB, table string, cols []string, f *os.File) (time.Duration, string, error) {
+	// Parsing the dump is not the database's work: read it first.
+	var records [][]any
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		fields := strings.Split(sc.Text(), "\t")
+		rec := make([]any, len(fields))
+		for i, fl := range fields {
+			if fl == `\N` {
+				continue
+			}
+			rec[i] = unescapeBulkText(fl)
+		}
+		records = append(records, rec)
+	}
+	if err := sc.Err(); err != nil {
+		return 0, "", err
+	}
+	marks := strings.TrimSuffix(strings.Repeat("?,", len(cols)), ",")
+	start := time.Now()
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, "", err
+	}
+	defer tx.Rollback()
+	st, err := tx.PrepareContext(ctx, "INSERT INTO "+table+" ("+strings.Join(cols, ",")+") VALUES ("+marks+")")
+	if err != nil {
+		return 0, "", fmt.Errorf("prepare insert into %s: %w", table, err)
+	}
+	for _, rec := range records {
+		if _, err := st.ExecContext(ctx, rec...); err != nil {
+			return 0, "", fmt.Errorf("insert into %s: %w", table, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, "", fmt.Errorf("commit %s: %w", table, err)
+	}
+	return time.Since(start), "prepared INSERTs in one transaction", nil
+}
+
+func unescapeBulkText(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			i++
+			switch s[i] {
+			case 't':
+				b.WriteByte('\t')
+			case 'n':
+				b.WriteByte('\n')
+			case 'r':
+				b.WriteByte('\r')
+			default:
+				b.WriteByte(s[i])
+			}
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func (r *benchResult) print(w io.Writer) {
+	secs := r.run.Seconds()
+	written := r.upserted + r.deleted + r.inserted
+	eventsPerSec := float64(r.events) / secs
+	rowsPerSec := float64(written) / secs
+	bulkPerSec := float64(r.finalRows) / r.bulkTook.Seconds()
+	o := r.opts
+	tw := &tableWriter{}
+	tw.row("workload", fmt.Sprintf("%s, %d orders, %d partitions, %s mode, flush %d rows", o.workload, o.orders, o.partitions, o.mode, o.flushRows))
+	tw.row("target", fmt.Sprintf("%s (%s)", r.dialect, config.RedactURL(o.target)))
+	tw.row("input", fmt.Sprintf("%d events (%d Debezium records, %d transactions, %.1f MiB)", r.events, r.records, r.txns, float64(r.inputBytes)/(1<<20)))
+	tw.row("written", fmt.Sprintf("%d rows (%d upserted, %d deleted, %d inserted); %d final rows", written, r.upserted, r.deleted, r.inserted, r.finalRows))
+	tw.row("txsink run", fmt.Sprintf("%s", r.run.Round(time.Millisecond)))
+	tw.row("input events/s", fmt.Sprintf("%.0f", eventsPerSec))
+	tw.row("rows written/s", fmt.Sprintf("%.0f", rowsPerSec))
+	tw.row("bulk load", fmt.Sprintf("%.0f rows/s (%s of %d rows in %s)", bulkPerSec, r.bulkMethod, r.finalRows, r.bulkTook.Round(time.Millisecond)))
+	tw.row("rows/s ÷ bulk", fmt.Sprintf("%.2f×", rowsPerSec/bulkPerSec))
+	tw.row("events/s ÷ bulk", fmt.Sprintf("%.2f×", eventsPerSec/bulkPerSec))
+	rss := "unknown"
+	if r.peakRSS >= 0 {
+		rss = fmt.Sprintf("%.1f MiB", float64(r.peakRSS)/(1<<20))
+		if r.rssNote != "" {
+			rss += " (" + r.rssNote + ")"
+		}
+	}
+	tw.row("peak RSS", rss)
+	tw.row("commits", fmt.Sprintf("%d", r.commits))
+	tw.row("commit latency", fmt.Sprintf("p50 %s, p99 %s, max %s", fmtDur(r.p50), fmtDur(r.p99), fmtDur(r.maxLatency)))
+	switch {
+	case !o.verify:
+		tw.row("final state", "not checked (--verify=false)")
+	case r.verified:
+		tw.row("final state", "verified: the target equals the workload's final state")
+	default:
+		tw.row("final state", "DIFFERS: "+r.verifyErr)
+	}
+	if r.profile != "" {
+		tw.row("cpu profile", r.profile+" (go tool pprof -top "+r.profile+")")
+	}
+	tw.write(w)
+}
+
+func fmtDur(d time.Duration) string {
+	switch {
+	case d >= time.Second:
+		return d.Round(time.Millisecond).String()
+	case d >= time.Millisecond:
+		return d.Round(10 * time.Microsecond).String()
+	}
+	return d.Round(time.Microsecond).String()
+}
+
+// tableWriter prints label/value rows with the labels aligned.
+type tableWriter struct{ labels, values []string }
+
+func (t *tableWriter) row(label, value string) {
+	t.labels = append(t.labels, label)
+	t.values = append(t.values, value)
+}
+
+func (t *tableWriter) write(w io.Writer) {
+	width := 0
+	for _, l := range t.labels {
+		width = max(width, utf8.RuneCountInString(l))
+	}
+	for i, l := range t.labels {
+		fmt.Fprintf(w, "  %s%s  %s\n", l, strings.Repeat(" ", width-utf8.RuneCountInString(l)), t.values[i])
+	}
+}
