@@ -155,5 +155,8 @@ type StatsSnapshot struct {
 	Commits  int64            `json:"commits"`
 	Txns     int64            `json:"txns"`
 	Retries  int64            `json:"retries"`
-	Bytes    int64            `json:"bytes_read"`
+	// DeadLetters counts records or source transactions quarantined
+	// (bad-input: dead-letter).
+	DeadLetters int64 `json:"dead_letters"`
+	Bytes       int64 `json:"bytes_read"`
 }

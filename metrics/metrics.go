@@ -44,6 +44,8 @@
 //	    bytes of source records read
 //	txsink_skipped_total{pipeline}
 //	    changes of tables no entry matches, skipped (skip-unknown-tables)
+//	txsink_dead_letters_total{pipeline}
+//	    records or source transactions quarantined (bad-input: dead-letter)
 //	txsink_buffered_bytes{pipeline}
 //	    bytes held in memory, not yet committed
 //	txsink_open_source_txns{pipeline}
@@ -92,6 +94,7 @@ var names = []string{
 	"txsink_reduction_ratio",
 	"txsink_bytes_read_total",
 	"txsink_skipped_total",
+	"txsink_dead_letters_total",
 	"txsink_buffered_bytes",
 	"txsink_open_source_txns",
 	"txsink_committed_offset_bytes",
@@ -289,9 +292,9 @@ type statusCollector struct {
 	src     Source
 	created time.Time
 
-	ratio, bytesRead, skipped, buffered, openTxns *prometheus.Desc
-	committed, read, lag                          *prometheus.Desc
-	sinceCommit, lastCommit, state                *prometheus.Desc
+	ratio, bytesRead, skipped, deadLetters, buffered, openTxns *prometheus.Desc
+	committed, read, lag                                       *prometheus.Desc
+	sinceCommit, lastCommit, state                             *prometheus.Desc
 }
 
 func newStatusCollector(pipeline string, src Source, created time.Time) *statusCollector {
@@ -305,6 +308,7 @@ func newStatusCollector(pipeline string, src Source, created time.Time) *statusC
 		ratio:       d("txsink_reduction_ratio", "Changes read per row written, over the pipeline's life (0 before the first row)."),
 		bytesRead:   d("txsink_bytes_read_total", "Bytes of source records read."),
 		skipped:     d("txsink_skipped_total", "Changes of tables no entry matches, skipped."),
+		deadLetters: d("txsink_dead_letters_total", "Records or source transactions quarantined (bad-input: dead-letter)."),
 		buffered:    d("txsink_buffered_bytes", "Bytes held in memory, not yet committed."),
 		openTxns:    d("txsink_open_source_txns", "Source transactions begun and not yet finished (transaction mode)."),
 		committed:   d("txsink_committed_offset_bytes", "Position stored in the target, where a restart resumes.", "partition"),
@@ -318,7 +322,7 @@ func newStatusCollector(pipeline string, src Source, created time.Time) *statusC
 
 // Describe implements prometheus.Collector.
 func (c *statusCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.ratio, c.bytesRead, c.skipped, c.buffered, c.openTxns, c.committed, c.read, c.lag, c.sinceCommit, c.lastCommit, c.state} {
+	for _, d := range []*prometheus.Desc{c.ratio, c.bytesRead, c.skipped, c.deadLetters, c.buffered, c.openTxns, c.committed, c.read, c.lag, c.sinceCommit, c.lastCommit, c.state} {
 		ch <- d
 	}
 }
@@ -335,6 +339,7 @@ func (c *statusCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(c.ratio, ReductionRatio(st.Stats))
 	counter(c.bytesRead, float64(st.Stats.Bytes))
 	counter(c.skipped, float64(st.Stats.Skipped))
+	counter(c.deadLetters, float64(st.Stats.DeadLetters))
 	gauge(c.buffered, float64(st.BufferedBytes))
 	gauge(c.openTxns, float64(st.OpenTxns))
 	for _, p := range st.Partitions {
