@@ -52,13 +52,13 @@
 package canal
 
 import (
-	"bytes"
 	"errors"
 	"strconv"
 	"sync/atomic"
 
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/format"
+	"github.com/txsink/txsink/format/internal/jsonrecord"
 	"github.com/txsink/txsink/format/internal/jsonscan"
 )
 
@@ -130,7 +130,7 @@ const (
 // Decode decodes one record. See the package documentation for what a
 // record becomes.
 func (d *Decoder) Decode(data []byte, pos changelog.Position) ([]changelog.Change, error) {
-	if isTombstone(data) {
+	if jsonrecord.IsTombstone(data) {
 		return nil, nil
 	}
 	var m message
@@ -147,13 +147,6 @@ func (d *Decoder) Decode(data []byte, pos changelog.Position) ([]changelog.Chang
 		cs[i].Size = len(data) / len(cs)
 	}
 	return cs, nil
-}
-
-// isTombstone reports whether data is a Kafka tombstone: nothing, JSON
-// white space, or the JSON literal null.
-func isTombstone(data []byte) bool {
-	t := bytes.Trim(data, " \t\r\n")
-	return len(t) == 0 || string(t) == "null"
 }
 
 // decode returns the record's changes, or skip when it is a message
@@ -174,7 +167,7 @@ func (d *Decoder) decode(data []byte, m *message) (cs []changelog.Change, skip b
 		return nil, false, err
 	}
 	if len(m.table) > 0 {
-		m.tbl = internTable(&d.lastTable, m.database, m.table)
+		m.tbl = jsonrecord.InternTable(&d.lastTable, m.database, m.table)
 	}
 
 	if m.seen&fType == 0 {
@@ -246,26 +239,12 @@ func (d *Decoder) decode(data []byte, m *message) (cs []changelog.Change, skip b
 			c.After = row
 		case changelog.UpdateAfter:
 			c.After = row
-			c.Before = overlay(row, m.old[i])
+			c.Before = jsonrecord.Overlay(row, m.old[i])
 		case changelog.Delete:
 			c.Before = row
 		}
 	}
 	return cs, false, nil
-}
-
-// overlay returns a new row: after with the values of old put back, and
-// the columns of old that after lacks appended.
-func overlay(after, old changelog.Row) changelog.Row {
-	n := after.Len() + old.Len()
-	b := changelog.Row{
-		Names:  append(make([]string, 0, n), after.Names...),
-		Values: append(make([]changelog.Value, 0, n), after.Values...),
-	}
-	for i, name := range old.Names {
-		b.Set(name, old.Values[i])
-	}
-	return b
 }
 
 // readMessage reads the object at the scanner into m, in one pass.
@@ -435,17 +414,6 @@ func readIsDdl(s *jsonscan.Scanner, m *message) error {
 		return nil
 	}
 	return &recordError{reason: `"isDdl" must be a boolean, not a ` + tok.Kind.String(), hint: hintMalformed}
-}
-
-// internTable returns the table named by ns and name, reusing the strings
-// of the cached table when the names match.
-func internTable(cache *atomic.Pointer[changelog.Table], ns, name []byte) changelog.Table {
-	if t := cache.Load(); t != nil && string(ns) == t.Namespace && string(name) == t.Name {
-		return *t
-	}
-	t := changelog.Table{Namespace: string(ns), Name: string(name)}
-	cache.Store(&t)
-	return t
 }
 
 // fail turns a decoding error into a *format.Error with the record's

@@ -52,7 +52,6 @@
 package debezium
 
 import (
-	"bytes"
 	"errors"
 	"strconv"
 	"strings"
@@ -60,6 +59,7 @@ import (
 
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/format"
+	"github.com/txsink/txsink/format/internal/jsonrecord"
 	"github.com/txsink/txsink/format/internal/jsonscan"
 )
 
@@ -154,7 +154,7 @@ const (
 // Decode decodes one record. See the package documentation for what a
 // record becomes.
 func (d *Decoder) Decode(data []byte, pos changelog.Position) ([]changelog.Change, error) {
-	if isTombstone(data) {
+	if jsonrecord.IsTombstone(data) {
 		return nil, nil
 	}
 	var top envelope
@@ -167,13 +167,6 @@ func (d *Decoder) Decode(data []byte, pos changelog.Position) ([]changelog.Chang
 		cs[i].Size = len(data) / len(cs)
 	}
 	return cs, nil
-}
-
-// isTombstone reports whether data is a Kafka tombstone: nothing, JSON
-// white space, or the JSON literal null.
-func isTombstone(data []byte) bool {
-	t := bytes.Trim(data, " \t\r\n")
-	return len(t) == 0 || string(t) == "null"
 }
 
 func (d *Decoder) decode(data []byte, top *envelope) ([]changelog.Change, error) {

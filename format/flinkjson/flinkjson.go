@@ -36,7 +36,6 @@
 package flinkjson
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"strconv"
@@ -44,6 +43,7 @@ import (
 
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/format"
+	"github.com/txsink/txsink/format/internal/jsonrecord"
 	"github.com/txsink/txsink/format/internal/jsonscan"
 )
 
@@ -120,7 +120,7 @@ const (
 // Decode decodes one record. See the package documentation for what a
 // record becomes.
 func (d *Decoder) Decode(data []byte, pos changelog.Position) ([]changelog.Change, error) {
-	if isTombstone(data) {
+	if jsonrecord.IsTombstone(data) {
 		return nil, nil
 	}
 	var r record
@@ -138,13 +138,6 @@ func (d *Decoder) Decode(data []byte, pos changelog.Position) ([]changelog.Chang
 	cs[0].Pos = pos
 	cs[0].Size = len(data)
 	return cs, nil
-}
-
-// isTombstone reports whether data is a Kafka tombstone: nothing, JSON
-// white space, or the JSON literal null.
-func isTombstone(data []byte) bool {
-	t := bytes.Trim(data, " \t\r\n")
-	return len(t) == 0 || string(t) == "null"
 }
 
 func (d *Decoder) decode(data []byte, r *record) ([]changelog.Change, error) {

@@ -46,13 +46,13 @@
 package maxwell
 
 import (
-	"bytes"
 	"errors"
 	"strconv"
 	"sync/atomic"
 
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/format"
+	"github.com/txsink/txsink/format/internal/jsonrecord"
 	"github.com/txsink/txsink/format/internal/jsonscan"
 )
 
@@ -126,7 +126,7 @@ const (
 // Decode decodes one record. See the package documentation for what a
 // record becomes.
 func (d *Decoder) Decode(data []byte, pos changelog.Position) ([]changelog.Change, error) {
-	if isTombstone(data) {
+	if jsonrecord.IsTombstone(data) {
 		return nil, nil
 	}
 	var r record
@@ -145,13 +145,6 @@ func (d *Decoder) Decode(data []byte, pos changelog.Position) ([]changelog.Chang
 	return cs, nil
 }
 
-// isTombstone reports whether data is a Kafka tombstone: nothing, JSON
-// white space, or the JSON literal null.
-func isTombstone(data []byte) bool {
-	t := bytes.Trim(data, " \t\r\n")
-	return len(t) == 0 || string(t) == "null"
-}
-
 func (d *Decoder) decode(data []byte, r *record) ([]changelog.Change, error) {
 	s := jsonscan.New(data)
 	if c := s.Peek(); c != '{' {
@@ -168,7 +161,7 @@ func (d *Decoder) decode(data []byte, r *record) ([]changelog.Change, error) {
 		return nil, err
 	}
 	if len(r.table) > 0 {
-		r.tbl = internTable(&d.lastTable, r.database, r.table)
+		r.tbl = jsonrecord.InternTable(&d.lastTable, r.database, r.table)
 	}
 
 	if r.seen&fType == 0 {
@@ -217,25 +210,11 @@ func (d *Decoder) decode(data []byte, r *record) ([]changelog.Change, error) {
 		c.After = r.data
 	case changelog.UpdateAfter:
 		c.After = r.data
-		c.Before = overlay(r.data, r.old)
+		c.Before = jsonrecord.Overlay(r.data, r.old)
 	case changelog.Delete:
 		c.Before = r.data
 	}
 	return cs, nil
-}
-
-// overlay returns a new row: after with the values of old put back, and
-// the columns of old that after lacks appended.
-func overlay(after, old changelog.Row) changelog.Row {
-	n := after.Len() + old.Len()
-	b := changelog.Row{
-		Names:  append(make([]string, 0, n), after.Names...),
-		Values: append(make([]changelog.Value, 0, n), after.Values...),
-	}
-	for i, name := range old.Names {
-		b.Set(name, old.Values[i])
-	}
-	return b
 }
 
 // readRecord reads the object at the scanner into r, in one pass.
@@ -375,17 +354,6 @@ func readCommit(s *jsonscan.Scanner, r *record) error {
 		return nil
 	}
 	return &recordError{reason: `"commit" must be a boolean, not a ` + tok.Kind.String(), hint: hintMalformed}
-}
-
-// internTable returns the table named by ns and name, reusing the strings
-// of the cached table when the names match.
-func internTable(cache *atomic.Pointer[changelog.Table], ns, name []byte) changelog.Table {
-	if t := cache.Load(); t != nil && string(ns) == t.Namespace && string(name) == t.Name {
-		return *t
-	}
-	t := changelog.Table{Namespace: string(ns), Name: string(name)}
-	cache.Store(&t)
-	return t
 }
 
 // fail turns a decoding error into a *format.Error with the record's

@@ -40,7 +40,6 @@
 package ogg
 
 import (
-	"bytes"
 	"errors"
 	"strconv"
 	"strings"
@@ -48,6 +47,7 @@ import (
 
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/format"
+	"github.com/txsink/txsink/format/internal/jsonrecord"
 	"github.com/txsink/txsink/format/internal/jsonscan"
 )
 
@@ -125,7 +125,7 @@ const (
 // Decode decodes one record. See the package documentation for what a
 // record becomes.
 func (d *Decoder) Decode(data []byte, pos changelog.Position) ([]changelog.Change, error) {
-	if isTombstone(data) {
+	if jsonrecord.IsTombstone(data) {
 		return nil, nil
 	}
 	var r record
@@ -138,13 +138,6 @@ func (d *Decoder) Decode(data []byte, pos changelog.Position) ([]changelog.Chang
 		cs[i].Size = len(data) / len(cs)
 	}
 	return cs, nil
-}
-
-// isTombstone reports whether data is a Kafka tombstone: nothing, JSON
-// white space, or the JSON literal null.
-func isTombstone(data []byte) bool {
-	t := bytes.Trim(data, " \t\r\n")
-	return len(t) == 0 || string(t) == "null"
 }
 
 func (d *Decoder) decode(data []byte, r *record) ([]changelog.Change, error) {
