@@ -126,6 +126,12 @@ type Engine struct {
 
 	checkOnly bool
 
+	// async, while Run drives a plain-mode pipeline, applies units on a
+	// goroutine of its own (see committer); nil otherwise.
+	async *committer
+	// progMu guards progress, which the committer updates.
+	progMu sync.RWMutex
+
 	tables   map[changelog.Table]*reduce.Table
 	unknown  map[changelog.Table]bool
 	byTarget map[string]*reduce.Table
@@ -307,6 +313,8 @@ func (e *Engine) Target() *target.DB { return e.target }
 // Progress returns the position stored for partition, and whether there is
 // one. Sources start reading after it.
 func (e *Engine) Progress(partition string) (changelog.Position, bool) {
+	e.progMu.RLock()
+	defer e.progMu.RUnlock()
 	p, ok := e.progress[partition]
 	return p, ok
 }
@@ -325,7 +333,9 @@ func (e *Engine) Stats() Stats {
 
 // Applied reports whether the record at pos was committed already.
 func (e *Engine) Applied(pos changelog.Position) bool {
+	e.progMu.RLock()
 	p, ok := e.progress[pos.Partition]
+	e.progMu.RUnlock()
 	return ok && pos.Offset <= p.Offset
 }
 
@@ -433,6 +443,19 @@ func (e *Engine) NextFlush() time.Time {
 func (e *Engine) flush(ctx context.Context, reason string) error {
 	u := e.buf.Take()
 	if u == nil {
+		if e.async != nil && reason == "explicit" {
+			return e.async.Wait()
+		}
+		return nil
+	}
+	if e.async != nil {
+		if err := e.async.Submit(u, reason); err != nil {
+			return err
+		}
+		if reason == "explicit" {
+			// Flush promises everything buffered is committed.
+			return e.async.Wait()
+		}
 		return nil
 	}
 	return e.commitUnit(ctx, u, reason, 0)
@@ -451,9 +474,11 @@ func (e *Engine) commitUnit(ctx context.Context, u *commit.Unit, reason string, 
 	}
 	now := e.clock.Now()
 	info.Took = now.Sub(start)
+	e.progMu.Lock()
 	for _, p := range u.Progress {
 		e.progress[p.Partition] = p
 	}
+	e.progMu.Unlock()
 	e.mu.Lock()
 	e.stats.Commits++
 	e.stats.Deleted += int64(d)

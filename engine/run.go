@@ -121,6 +121,17 @@ func (e *Engine) Run(ctx context.Context, opts RunOptions) (err error) {
 	}
 
 	var l loop = &plainLoop{e: e}
+	if !e.cfg.Sink.TxnEnabled {
+		// Commit on a goroutine of its own while the loop builds the
+		// next unit; every unit is still one transaction, in order.
+		e.async = newCommitter(applyCtx, e)
+		defer func() {
+			if cerr := e.async.Close(); err == nil && cerr != nil {
+				err = cerr
+			}
+			e.async = nil
+		}()
+	}
 	if e.cfg.Sink.TxnEnabled {
 		tl, err := e.newTxnLoop()
 		if err != nil {
@@ -172,8 +183,14 @@ func (e *Engine) Run(ctx context.Context, opts RunOptions) (err error) {
 		}
 		return l.record(applyCtx, d)
 	}
+	var asyncFailed <-chan struct{}
+	if e.async != nil {
+		asyncFailed = e.async.Failed()
+	}
 	for pending > 0 {
 		select {
+		case <-asyncFailed:
+			return shutdown(e.async.failed())
 		case <-ctx.Done():
 			return shutdown(nil)
 		case err := <-done:

@@ -1,0 +1,94 @@
+package engine
+
+import (
+	"context"
+	"sync"
+
+	"github.com/txsink/txsink/commit"
+)
+
+// committer applies units on a goroutine of its own, so that while the
+// target commits one unit the engine loop reads, decodes and reduces the
+// next: the database is never idle waiting for txsink, nor txsink for it.
+//
+// Units are applied one at a time, in the order they were submitted, so
+// the guarantees are unchanged: each unit is one target transaction, and
+// positions only grow. Submit hands over a unit and returns once the
+// committer has taken it, which is once the previous unit is committed: at
+// most one unit is applied while the next one is built, so memory stays
+// within twice the flush limits. After a failed unit nothing more is
+// applied; the error comes back from the next Submit or Wait.
+type committer struct {
+	e     *Engine
+	ctx   context.Context
+	units chan pendingUnit
+	idle  sync.WaitGroup // one count per unit submitted and not yet done
+	done  chan struct{}
+
+	mu     sync.Mutex
+	err    error
+	failCh chan struct{} // closed when a unit fails
+}
+
+type pendingUnit struct {
+	u      *commit.Unit
+	reason string
+}
+
+func newCommitter(ctx context.Context, e *Engine) *committer {
+	c := &committer{e: e, ctx: ctx, units: make(chan pendingUnit), done: make(chan struct{}), failCh: make(chan struct{})}
+	go c.loop()
+	return c
+}
+
+func (c *committer) loop() {
+	defer close(c.done)
+	for p := range c.units {
+		if c.failed() == nil {
+			if err := c.e.commitUnit(c.ctx, p.u, p.reason, 0); err != nil {
+				c.mu.Lock()
+				c.err = err
+				c.mu.Unlock()
+				close(c.failCh)
+			}
+		}
+		c.idle.Done()
+	}
+}
+
+// Failed is closed once a unit has failed, so the engine loop stops at
+// once rather than at its next commit.
+func (c *committer) Failed() <-chan struct{} { return c.failCh }
+
+// failed returns the error a unit failed with, if any.
+func (c *committer) failed() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// Submit hands u to the committer, waiting while the previous unit is
+// being applied.
+func (c *committer) Submit(u *commit.Unit, reason string) error {
+	if err := c.failed(); err != nil {
+		return err
+	}
+	c.idle.Add(1)
+	c.units <- pendingUnit{u, reason}
+	return c.failed()
+}
+
+// Wait returns once every submitted unit is applied (or failed), with the
+// first error.
+func (c *committer) Wait() error {
+	c.idle.Wait()
+	return c.failed()
+}
+
+// Close waits for the committer to finish and stops it.
+func (c *committer) Close() error {
+	err := c.Wait()
+	close(c.units)
+	<-c.done
+	return err
+}
