@@ -97,8 +97,7 @@ func TestLifecycle(t *testing.T) {
 	}
 	var during []seen
 	e, cfg, reg := newPipeline(t, engine.WithCommitHook(func(*commit.Unit) {
-		// Called on the engine's goroutine between commits: the pipeline
-		// is running, so /readyz must say so.
+		// Called after each commit, while the pipeline runs or stops.
 		code, body := get(t, h, "GET", "/readyz")
 		during = append(during, seen{code, body})
 	}))
@@ -113,14 +112,23 @@ func TestLifecycle(t *testing.T) {
 	if len(during) < 2 {
 		t.Fatalf("%d commits; the test needs several", len(during))
 	}
-	// The last commit is the final flush, made while stopping.
-	last := during[len(during)-1]
-	if last.code != http.StatusServiceUnavailable || !strings.Contains(last.body, "stopping") {
+	// Commits run beside the loop: the first is made while running, the
+	// last (the final flush) while stopping, and once the pipeline is
+	// stopping it never reads as ready again.
+	if first := during[0]; first.code != http.StatusOK {
+		t.Errorf("/readyz at the first commit = %d %q, want 200", first.code, first.body)
+	}
+	if last := during[len(during)-1]; last.code != http.StatusServiceUnavailable || !strings.Contains(last.body, "stopping") {
 		t.Errorf("/readyz in the final flush = %d %q, want 503 stopping", last.code, last.body)
 	}
-	for _, s := range during[:len(during)-1] {
-		if s.code != http.StatusOK {
-			t.Errorf("/readyz while running = %d %q, want 200", s.code, s.body)
+	stopping := false
+	for _, s := range during {
+		switch {
+		case s.code == http.StatusOK && !stopping:
+		case s.code == http.StatusServiceUnavailable && strings.Contains(s.body, "stopping"):
+			stopping = true
+		default:
+			t.Errorf("/readyz during the run = %d %q (after stopping: %v)", s.code, s.body, stopping)
 		}
 	}
 
