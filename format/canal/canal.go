@@ -111,13 +111,8 @@ type message struct {
 	hasData, hasOld bool
 }
 
-// recordError is a decoding failure before it gets its position and table.
-type recordError struct {
-	reason, hint string
-	err          error
-}
-
-func (e *recordError) Error() string { return e.reason }
+// recordError is a refused record before it gets its position and table.
+type recordError = jsonrecord.Error
 
 // Hints shared by several errors.
 const (
@@ -158,7 +153,7 @@ func (d *Decoder) decode(data []byte, m *message) (cs []changelog.Change, skip b
 		if err != nil {
 			return nil, false, err
 		}
-		return nil, false, &recordError{reason: "record is a JSON " + tok.Kind.String() + ", not an object", hint: hintJSON}
+		return nil, false, &recordError{Reason: "record is a JSON " + tok.Kind.String() + ", not an object", Hint: hintJSON}
 	}
 	if err := readMessage(&s, m); err != nil {
 		return nil, false, err
@@ -171,7 +166,7 @@ func (d *Decoder) decode(data []byte, m *message) (cs []changelog.Change, skip b
 	}
 
 	if m.seen&fType == 0 {
-		return nil, false, &recordError{reason: `record has no "type" field: it is not a Canal flat message`, hint: hintJSON}
+		return nil, false, &recordError{Reason: `record has no "type" field: it is not a Canal flat message`, Hint: hintJSON}
 	}
 	var kind changelog.Kind
 	switch m.typ {
@@ -183,8 +178,8 @@ func (d *Decoder) decode(data []byte, m *message) (cs []changelog.Change, skip b
 		kind = changelog.Delete
 	case "TRUNCATE":
 		return nil, false, &recordError{
-			reason: `truncate messages (type "TRUNCATE") are not supported`,
-			hint: "txsink does not apply TRUNCATE; filter truncate messages out before txsink " +
+			Reason: `truncate messages (type "TRUNCATE") are not supported`,
+			Hint: "txsink does not apply TRUNCATE; filter truncate messages out before txsink " +
 				"(or truncate the target table yourself and restart from a position after this record)",
 		}
 	case "CREATE", "ALTER", "ERASE", "RENAME", "QUERY", "CINDEX", "DINDEX",
@@ -195,24 +190,24 @@ func (d *Decoder) decode(data []byte, m *message) (cs []changelog.Change, skip b
 			return nil, true, nil
 		}
 		return nil, false, &recordError{
-			reason: "unknown type " + strconv.Quote(m.typ),
-			hint: `Canal row types are "INSERT", "UPDATE" and "DELETE" (DDL messages have "isDdl": true); ` +
+			Reason: "unknown type " + strconv.Quote(m.typ),
+			Hint: `Canal row types are "INSERT", "UPDATE" and "DELETE" (DDL messages have "isDdl": true); ` +
 				"check that the records come from Canal",
 		}
 	}
 	if m.isDdl {
 		return nil, false, &recordError{
-			reason: strconv.Quote(m.typ) + ` message has "isDdl": true`,
-			hint:   hintMalformed,
+			Reason: strconv.Quote(m.typ) + ` message has "isDdl": true`,
+			Hint:   hintMalformed,
 		}
 	}
 	if m.tbl.Name == "" {
-		return nil, false, &recordError{reason: `record has no "table"`, hint: hintTable}
+		return nil, false, &recordError{Reason: `record has no "table"`, Hint: hintTable}
 	}
 	if !m.hasData {
 		return nil, false, &recordError{
-			reason: m.typ + ` message has no "data"`,
-			hint:   `Canal writes the rows in "data" for INSERT, UPDATE and DELETE; the record is incomplete, check its producer`,
+			Reason: m.typ + ` message has no "data"`,
+			Hint:   `Canal writes the rows in "data" for INSERT, UPDATE and DELETE; the record is incomplete, check its producer`,
 		}
 	}
 	if kind == changelog.UpdateAfter && (!m.hasOld || len(m.old) != len(m.data)) {
@@ -221,8 +216,8 @@ func (d *Decoder) decode(data []byte, m *message) (cs []changelog.Change, skip b
 			reason = `UPDATE message has ` + strconv.Itoa(len(m.data)) + ` rows in "data" but ` + strconv.Itoa(len(m.old)) + ` in "old"`
 		}
 		return nil, false, &recordError{
-			reason: reason,
-			hint: `Canal writes one "old" entry per row of "data" with the previous values of the changed columns; ` +
+			Reason: reason,
+			Hint: `Canal writes one "old" entry per row of "data" with the previous values of the changed columns; ` +
 				"without it txsink cannot tell whether the update changed the row's key; check the producer",
 		}
 	}
@@ -264,10 +259,10 @@ func readMessage(s *jsonscan.Scanner, m *message) error {
 		switch string(s.Bytes(key)) {
 		case "database":
 			bit = fDatabase
-			m.database, err = readName(s, "database")
+			m.database, err = jsonrecord.ReadName(s, "database", hintMalformed)
 		case "table":
 			bit = fTable
-			m.table, err = readName(s, "table")
+			m.table, err = jsonrecord.ReadName(s, "table", hintMalformed)
 		case "type":
 			bit = fType
 			err = readType(s, m)
@@ -287,7 +282,7 @@ func readMessage(s *jsonscan.Scanner, m *message) error {
 			return err
 		}
 		if m.seen&bit != 0 {
-			return &recordError{reason: "field " + strconv.Quote(s.Text(key)) + " appears twice", hint: hintMalformed}
+			return &recordError{Reason: "field " + strconv.Quote(s.Text(key)) + " appears twice", Hint: hintMalformed}
 		}
 		m.seen |= bit
 	}
@@ -307,7 +302,7 @@ func readRows(s *jsonscan.Scanner, field string, old bool) (rows []changelog.Row
 		if err != nil {
 			return nil, false, err
 		}
-		return nil, false, &recordError{reason: strconv.Quote(field) + " must be an array or null, not a " + tok.Kind.String(), hint: hintMalformed}
+		return nil, false, &recordError{Reason: strconv.Quote(field) + " must be an array or null, not a " + tok.Kind.String(), Hint: hintMalformed}
 	}
 	s.Skip(1) // '['
 	if s.Peek() == ']' {
@@ -320,13 +315,13 @@ func readRows(s *jsonscan.Scanner, field string, old bool) (rows []changelog.Row
 		case c == '{':
 			row, err := s.Row()
 			if errors.Is(err, jsonscan.ErrDuplicateColumn) {
-				return nil, false, &recordError{reason: elem() + ": " + err.Error(), hint: hintMalformed}
+				return nil, false, &recordError{Reason: elem() + ": " + err.Error(), Hint: hintMalformed}
 			}
 			if err != nil {
 				return nil, false, err
 			}
 			if row.IsZero() && !old {
-				return nil, false, &recordError{reason: elem() + " has no columns", hint: hintMalformed}
+				return nil, false, &recordError{Reason: elem() + " has no columns", Hint: hintMalformed}
 			}
 			rows = append(rows, row)
 		case c == 'n' && old:
@@ -339,7 +334,7 @@ func readRows(s *jsonscan.Scanner, field string, old bool) (rows []changelog.Row
 			if err != nil {
 				return nil, false, err
 			}
-			return nil, false, &recordError{reason: elem() + " must be an object, not a " + tok.Kind.String(), hint: hintMalformed}
+			return nil, false, &recordError{Reason: elem() + " must be an object, not a " + tok.Kind.String(), Hint: hintMalformed}
 		}
 		switch s.Peek() {
 		case ',':
@@ -362,22 +357,6 @@ func syntaxError(s *jsonscan.Scanner, want string) error {
 	return &jsonscan.SyntaxError{Offset: s.Pos(), Msg: "unexpected " + strconv.QuoteRune(rune(s.Data()[s.Pos()])) + ", want " + want}
 }
 
-// readName reads a string or null, as a slice of the input (or its decoded
-// copy).
-func readName(s *jsonscan.Scanner, field string) ([]byte, error) {
-	tok, err := s.Value()
-	if err != nil {
-		return nil, err
-	}
-	switch tok.Kind {
-	case jsonscan.String:
-		return s.Bytes(tok), nil
-	case jsonscan.Null:
-		return nil, nil
-	}
-	return nil, &recordError{reason: strconv.Quote(field) + " must be a string, not a " + tok.Kind.String(), hint: hintMalformed}
-}
-
 // readType reads "type". The row types are stored as constants, so
 // reading one does not allocate.
 func readType(s *jsonscan.Scanner, m *message) error {
@@ -386,7 +365,7 @@ func readType(s *jsonscan.Scanner, m *message) error {
 		return err
 	}
 	if tok.Kind != jsonscan.String {
-		return &recordError{reason: `"type" must be a string, not a ` + tok.Kind.String(), hint: hintMalformed}
+		return &recordError{Reason: `"type" must be a string, not a ` + tok.Kind.String(), Hint: hintMalformed}
 	}
 	switch string(s.Bytes(tok)) {
 	case "INSERT":
@@ -413,56 +392,15 @@ func readIsDdl(s *jsonscan.Scanner, m *message) error {
 	case jsonscan.False, jsonscan.Null:
 		return nil
 	}
-	return &recordError{reason: `"isDdl" must be a boolean, not a ` + tok.Kind.String(), hint: hintMalformed}
+	return &recordError{Reason: `"isDdl" must be a boolean, not a ` + tok.Kind.String(), Hint: hintMalformed}
 }
 
 // fail turns a decoding error into a *format.Error with the record's
 // position and, when known, its table.
 func (d *Decoder) fail(data []byte, pos changelog.Position, m *message, err error) *format.Error {
-	fe := &format.Error{Pos: pos, Format: Name, Table: m.tbl.String()}
+	table := m.tbl.String()
 	if m.tbl.Name == "" {
-		fe.Table = findTable(data)
+		table = jsonrecord.FindTable(data)
 	}
-	var re *recordError
-	if errors.As(err, &re) {
-		fe.Reason, fe.Hint, fe.Err = re.reason, re.hint, re.err
-	} else {
-		fe.Reason, fe.Hint, fe.Err = "invalid JSON", hintJSON, err
-	}
-	return fe
-}
-
-// findTable names the table of a record that failed to decode, by a lenient
-// look at its top-level "database" and "table" fields: an error can come
-// before them in the text. It gives up at the first syntax error, and
-// returns "" when the record names no table.
-func findTable(data []byte) string {
-	s := jsonscan.New(data)
-	if s.Peek() != '{' || s.BeginObject() != nil {
-		return ""
-	}
-	var t changelog.Table
-	for first := true; ; first = false {
-		key, ok, err := s.NextKey(first)
-		if err != nil || !ok {
-			break
-		}
-		tok, err := s.Value()
-		if err != nil {
-			break
-		}
-		if tok.Kind != jsonscan.String {
-			continue
-		}
-		switch {
-		case s.Equal(key, "database"):
-			t.Namespace = s.Text(tok)
-		case s.Equal(key, "table"):
-			t.Name = s.Text(tok)
-		}
-	}
-	if t.Name == "" {
-		return ""
-	}
-	return t.String()
+	return jsonrecord.Fail(Name, pos, table, err, hintJSON)
 }

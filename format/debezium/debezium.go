@@ -52,7 +52,6 @@
 package debezium
 
 import (
-	"errors"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -130,13 +129,8 @@ type envelope struct {
 	payloadNull bool
 }
 
-// recordError is a decoding failure before it gets its position and table.
-type recordError struct {
-	reason, hint string
-	err          error
-}
-
-func (e *recordError) Error() string { return e.reason }
+// recordError is a refused record before it gets its position and table.
+type recordError = jsonrecord.Error
 
 // Hints shared by several errors.
 const (
@@ -176,7 +170,7 @@ func (d *Decoder) decode(data []byte, top *envelope) ([]changelog.Change, error)
 		if err != nil {
 			return nil, err
 		}
-		return nil, &recordError{reason: "record is a JSON " + tok.Kind.String() + ", not an object", hint: hintJSON}
+		return nil, &recordError{Reason: "record is a JSON " + tok.Kind.String() + ", not an object", Hint: hintJSON}
 	}
 	if err := d.readEnvelope(&s, top, true); err != nil {
 		return nil, err
@@ -188,8 +182,8 @@ func (d *Decoder) decode(data []byte, top *envelope) ([]changelog.Change, error)
 	if top.seen&fPayload != 0 {
 		if top.seen&envelopeFields != 0 {
 			return nil, &recordError{
-				reason: `record has both a Kafka Connect "payload" and Debezium envelope fields at the top level`,
-				hint:   hintMalformed,
+				Reason: `record has both a Kafka Connect "payload" and Debezium envelope fields at the top level`,
+				Hint:   hintMalformed,
 			}
 		}
 		if top.payloadNull {
@@ -207,19 +201,19 @@ func (d *Decoder) decode(data []byte, top *envelope) ([]changelog.Change, error)
 			// change, so transaction assembly sees where it ends and how
 			// many events it had.
 			if e.boundaryID == "" {
-				return nil, &recordError{reason: `transaction END event has no "id"`, hint: hintMalformed}
+				return nil, &recordError{Reason: `transaction END event has no "id"`, Hint: hintMalformed}
 			}
 			var events int
 			if e.eventCountText != "" {
 				n, err := strconv.Atoi(e.eventCountText)
 				if err != nil || n < 0 {
-					return nil, &recordError{reason: `"event_count" must be a whole number, not ` + strconv.Quote(e.eventCountText), hint: hintMalformed}
+					return nil, &recordError{Reason: `"event_count" must be a whole number, not ` + strconv.Quote(e.eventCountText), Hint: hintMalformed}
 				}
 				events = n
 			}
 			return []changelog.Change{{Kind: changelog.EndTxn, TxnID: TxnKey(e.boundaryID), TxnEnd: true, TxnEvents: events}}, nil
 		}
-		return nil, &recordError{reason: `record has no "op" field: it is not a Debezium change event envelope`, hint: hintNoOp}
+		return nil, &recordError{Reason: `record has no "op" field: it is not a Debezium change event envelope`, Hint: hintNoOp}
 	}
 	var kind changelog.Kind
 	switch e.op {
@@ -231,21 +225,21 @@ func (d *Decoder) decode(data []byte, top *envelope) ([]changelog.Change, error)
 		kind = changelog.Delete
 	case "t":
 		return nil, &recordError{
-			reason: "truncate events (op \"t\") are not supported",
-			hint: "txsink does not apply TRUNCATE; exclude truncate events at the connector (skipped.operations=t) " +
+			Reason: "truncate events (op \"t\") are not supported",
+			Hint: "txsink does not apply TRUNCATE; exclude truncate events at the connector (skipped.operations=t) " +
 				"or filter them out before txsink",
 		}
 	default:
 		return nil, &recordError{
-			reason: "unknown op " + strconv.Quote(e.op),
-			hint:   `Debezium ops are "c" (create), "r" (read), "u" (update), "d" (delete) and "t" (truncate); check that the records come from a Debezium connector`,
+			Reason: "unknown op " + strconv.Quote(e.op),
+			Hint:   `Debezium ops are "c" (create), "r" (read), "u" (update), "d" (delete) and "t" (truncate); check that the records come from a Debezium connector`,
 		}
 	}
 	if !e.hasSource {
-		return nil, &recordError{reason: `record has no "source" block`, hint: hintSource}
+		return nil, &recordError{Reason: `record has no "source" block`, Hint: hintSource}
 	}
 	if e.table.Name == "" {
-		return nil, &recordError{reason: `"source" has no "table"`, hint: hintSource}
+		return nil, &recordError{Reason: `"source" has no "table"`, Hint: hintSource}
 	}
 
 	cs := make([]changelog.Change, 1)
@@ -255,16 +249,16 @@ func (d *Decoder) decode(data []byte, top *envelope) ([]changelog.Change, error)
 	case changelog.Insert, changelog.UpdateAfter:
 		if !e.hasAfter {
 			return nil, &recordError{
-				reason: opName(e.op) + ` event has no "after" image`,
-				hint:   `Debezium writes the new row in "after" for ops c, r and u; the record is incomplete, check for transforms that drop it`,
+				Reason: opName(e.op) + ` event has no "after" image`,
+				Hint:   `Debezium writes the new row in "after" for ops c, r and u; the record is incomplete, check for transforms that drop it`,
 			}
 		}
 		c.After = e.after
 		if kind == changelog.UpdateAfter {
 			if !e.hasBefore && !d.allowMissingBefore {
 				return nil, &recordError{
-					reason: `The "before" field of UPDATE message is null`,
-					hint: "if you are using Debezium Postgres Connector, please check the Postgres table has been set REPLICA IDENTITY to FULL level " +
+					Reason: `The "before" field of UPDATE message is null`,
+					Hint: "if you are using Debezium Postgres Connector, please check the Postgres table has been set REPLICA IDENTITY to FULL level " +
 						"(ALTER TABLE " + e.table.String() + " REPLICA IDENTITY FULL), so that txsink can see key changes; " +
 						"if the key columns of this table never change, set the format option " + OptionAllowMissingBefore + `: "true" instead`,
 				}
@@ -274,8 +268,8 @@ func (d *Decoder) decode(data []byte, top *envelope) ([]changelog.Change, error)
 	case changelog.Delete:
 		if !e.hasBefore {
 			return nil, &recordError{
-				reason: `delete event has no "before" image`,
-				hint: "txsink needs the key of the deleted row; with the Debezium Postgres connector give the table a primary key " +
+				Reason: `delete event has no "before" image`,
+				Hint: "txsink needs the key of the deleted row; with the Debezium Postgres connector give the table a primary key " +
 					"or set REPLICA IDENTITY FULL (ALTER TABLE " + e.table.String() + " REPLICA IDENTITY FULL)",
 			}
 		}
@@ -294,7 +288,7 @@ func (d *Decoder) decode(data []byte, top *envelope) ([]changelog.Change, error)
 
 func convertImage(img *image, row *changelog.Row, field string) error {
 	if err := img.apply(row); err != nil {
-		return &recordError{reason: strconv.Quote(field) + " image: " + err.Error(), hint: hintSchema}
+		return &recordError{Reason: strconv.Quote(field) + " image: " + err.Error(), Hint: hintSchema}
 	}
 	return nil
 }
@@ -330,10 +324,10 @@ func (d *Decoder) readEnvelope(s *jsonscan.Scanner, e *envelope, top bool) error
 		switch k := string(s.Bytes(key)); {
 		case k == "before":
 			bit = fBefore
-			e.before, e.hasBefore, err = readImage(s, "before")
+			e.before, e.hasBefore, err = jsonrecord.ReadImage(s, "before", hintMalformed)
 		case k == "after":
 			bit = fAfter
-			e.after, e.hasAfter, err = readImage(s, "after")
+			e.after, e.hasAfter, err = jsonrecord.ReadImage(s, "after", hintMalformed)
 		case k == "op":
 			bit = fOp
 			err = readOp(s, e)
@@ -367,33 +361,10 @@ func (d *Decoder) readEnvelope(s *jsonscan.Scanner, e *envelope, top bool) error
 			return err
 		}
 		if e.seen&bit != 0 {
-			return &recordError{reason: "field " + strconv.Quote(s.Text(key)) + " appears twice", hint: hintMalformed}
+			return &recordError{Reason: "field " + strconv.Quote(s.Text(key)) + " appears twice", Hint: hintMalformed}
 		}
 		e.seen |= bit
 	}
-}
-
-// readImage reads a row image: an object, or null (ok false).
-func readImage(s *jsonscan.Scanner, field string) (row changelog.Row, ok bool, err error) {
-	switch s.Peek() {
-	case '{':
-		row, err = s.Row()
-		if errors.Is(err, jsonscan.ErrDuplicateColumn) {
-			return row, false, &recordError{reason: strconv.Quote(field) + " image: " + err.Error(), hint: hintMalformed}
-		}
-		if err == nil && row.IsZero() {
-			return row, false, &recordError{reason: strconv.Quote(field) + " image has no columns", hint: hintMalformed}
-		}
-		return row, err == nil, err
-	case 'n':
-		_, err = s.Value() // checks the literal
-		return row, false, err
-	}
-	tok, err := s.Value()
-	if err != nil {
-		return row, false, err
-	}
-	return row, false, &recordError{reason: strconv.Quote(field) + " must be an object or null, not a " + tok.Kind.String(), hint: hintMalformed}
 }
 
 // readString reads a string value; null reads as "".
@@ -408,7 +379,7 @@ func readString(s *jsonscan.Scanner, field string) (string, error) {
 	case jsonscan.Null:
 		return "", nil
 	}
-	return "", &recordError{reason: strconv.Quote(field) + " must be a string, not a " + tok.Kind.String(), hint: hintMalformed}
+	return "", &recordError{Reason: strconv.Quote(field) + " must be a string, not a " + tok.Kind.String(), Hint: hintMalformed}
 }
 
 // readOp reads "op". The known ops are stored as constants, so reading
@@ -438,7 +409,7 @@ func readOp(s *jsonscan.Scanner, e *envelope) error {
 	case jsonscan.Null:
 		return nil
 	}
-	return &recordError{reason: `"op" must be a string, not a ` + tok.Kind.String(), hint: hintMalformed}
+	return &recordError{Reason: `"op" must be a string, not a ` + tok.Kind.String(), Hint: hintMalformed}
 }
 
 // readSource reads the "source" block's db, schema and table. cache, if not
@@ -453,7 +424,7 @@ func readSource(s *jsonscan.Scanner, e *envelope, cache *atomic.Pointer[changelo
 		if err != nil {
 			return err
 		}
-		return &recordError{reason: `"source" must be an object, not a ` + tok.Kind.String(), hint: hintSource}
+		return &recordError{Reason: `"source" must be an object, not a ` + tok.Kind.String(), Hint: hintSource}
 	}
 	if err := s.BeginObject(); err != nil {
 		return err
@@ -470,11 +441,11 @@ func readSource(s *jsonscan.Scanner, e *envelope, cache *atomic.Pointer[changelo
 		}
 		switch string(s.Bytes(key)) {
 		case "db":
-			db, err = readName(s, "source.db")
+			db, err = jsonrecord.ReadName(s, "source.db", hintMalformed)
 		case "schema":
-			schema, err = readName(s, "source.schema")
+			schema, err = jsonrecord.ReadName(s, "source.schema", hintMalformed)
 		case "table":
-			table, err = readName(s, "source.table")
+			table, err = jsonrecord.ReadName(s, "source.table", hintMalformed)
 		default:
 			_, err = s.Value()
 		}
@@ -500,22 +471,6 @@ func readSource(s *jsonscan.Scanner, e *envelope, cache *atomic.Pointer[changelo
 	return nil
 }
 
-// readName reads a string or null of the source block, as a slice of the
-// input (or its decoded copy).
-func readName(s *jsonscan.Scanner, field string) ([]byte, error) {
-	tok, err := s.Value()
-	if err != nil {
-		return nil, err
-	}
-	switch tok.Kind {
-	case jsonscan.String:
-		return s.Bytes(tok), nil
-	case jsonscan.Null:
-		return nil, nil
-	}
-	return nil, &recordError{reason: strconv.Quote(field) + " must be a string, not a " + tok.Kind.String(), hint: hintMalformed}
-}
-
 func readTransaction(s *jsonscan.Scanner, e *envelope) error {
 	switch s.Peek() {
 	case 'n':
@@ -527,7 +482,7 @@ func readTransaction(s *jsonscan.Scanner, e *envelope) error {
 		if err != nil {
 			return err
 		}
-		return &recordError{reason: `"transaction" must be an object or null, not a ` + tok.Kind.String(), hint: hintMalformed}
+		return &recordError{Reason: `"transaction" must be an object or null, not a ` + tok.Kind.String(), Hint: hintMalformed}
 	}
 	if err := s.BeginObject(); err != nil {
 		return err
@@ -553,7 +508,7 @@ func readTransaction(s *jsonscan.Scanner, e *envelope) error {
 		case jsonscan.Null:
 			e.txnID = ""
 		default:
-			return &recordError{reason: `"transaction.id" must be a string, not a ` + tok.Kind.String(), hint: hintMalformed}
+			return &recordError{Reason: `"transaction.id" must be a string, not a ` + tok.Kind.String(), Hint: hintMalformed}
 		}
 	}
 }
@@ -578,12 +533,12 @@ func (d *Decoder) readSchema(s *jsonscan.Scanner, e *envelope) error {
 	case jsonscan.Object:
 		rs, err := d.schemas.lookup(s.Data()[tok.Start:tok.End])
 		if err != nil {
-			return &recordError{reason: "invalid Kafka Connect schema", hint: hintSchema, err: err}
+			return &recordError{Reason: "invalid Kafka Connect schema", Hint: hintSchema, Err: err}
 		}
 		e.schema = rs
 		return nil
 	}
-	return &recordError{reason: `"schema" must be an object or null, not a ` + tok.Kind.String(), hint: hintMalformed}
+	return &recordError{Reason: `"schema" must be an object or null, not a ` + tok.Kind.String(), Hint: hintMalformed}
 }
 
 func (d *Decoder) readPayload(s *jsonscan.Scanner, e *envelope) error {
@@ -600,20 +555,13 @@ func (d *Decoder) readPayload(s *jsonscan.Scanner, e *envelope) error {
 	if err != nil {
 		return err
 	}
-	return &recordError{reason: `"payload" must be an object or null, not a ` + tok.Kind.String(), hint: hintMalformed}
+	return &recordError{Reason: `"payload" must be an object or null, not a ` + tok.Kind.String(), Hint: hintMalformed}
 }
 
 // fail turns a decoding error into a *format.Error with the record's
 // position and, when known, its table.
 func (d *Decoder) fail(data []byte, pos changelog.Position, top *envelope, err error) *format.Error {
-	fe := &format.Error{Pos: pos, Format: Name, Table: tableOf(data, top)}
-	var re *recordError
-	if errors.As(err, &re) {
-		fe.Reason, fe.Hint, fe.Err = re.reason, re.hint, re.err
-	} else {
-		fe.Reason, fe.Hint, fe.Err = "invalid JSON", hintJSON, err
-	}
-	return fe
+	return jsonrecord.Fail(Name, pos, tableOf(data, top), err, hintJSON)
 }
 
 // tableOf names the table of a record that failed to decode: from what the

@@ -102,13 +102,8 @@ type record struct {
 	opText  string
 }
 
-// recordError is a decoding failure before it gets its position and table.
-type recordError struct {
-	reason, hint string
-	err          error
-}
-
-func (e *recordError) Error() string { return e.reason }
+// recordError is a refused record before it gets its position and table.
+type recordError = jsonrecord.Error
 
 // Hints shared by several errors.
 const (
@@ -126,14 +121,7 @@ func (d *Decoder) Decode(data []byte, pos changelog.Position) ([]changelog.Chang
 	var r record
 	cs, err := d.decode(data, &r)
 	if err != nil {
-		fe := &format.Error{Pos: pos, Format: Name, Table: d.table.String()}
-		var re *recordError
-		if errors.As(err, &re) {
-			fe.Reason, fe.Hint, fe.Err = re.reason, re.hint, re.err
-		} else {
-			fe.Reason, fe.Hint, fe.Err = "invalid JSON", hintJSON, err
-		}
-		return nil, fe
+		return nil, jsonrecord.Fail(Name, pos, d.table.String(), err, hintJSON)
 	}
 	cs[0].Pos = pos
 	cs[0].Size = len(data)
@@ -147,7 +135,7 @@ func (d *Decoder) decode(data []byte, r *record) ([]changelog.Change, error) {
 		if err != nil {
 			return nil, err
 		}
-		return nil, &recordError{reason: "record is a JSON " + tok.Kind.String() + ", not an object", hint: hintJSON}
+		return nil, &recordError{Reason: "record is a JSON " + tok.Kind.String() + ", not an object", Hint: hintJSON}
 	}
 	if err := readRecord(&s, r); err != nil {
 		return nil, err
@@ -156,18 +144,18 @@ func (d *Decoder) decode(data []byte, r *record) ([]changelog.Change, error) {
 		return nil, err
 	}
 	if r.seen&fOp == 0 {
-		return nil, &recordError{reason: `record has no "op" field`, hint: hintJSON}
+		return nil, &recordError{Reason: `record has no "op" field`, Hint: hintJSON}
 	}
 	if r.op == 0 {
 		return nil, &recordError{
-			reason: "unknown op " + strconv.Quote(r.opText),
-			hint:   `changelog-json ops are "+I" (insert), "-U" (update before), "+U" (update after) and "-D" (delete)`,
+			Reason: "unknown op " + strconv.Quote(r.opText),
+			Hint:   `changelog-json ops are "+I" (insert), "-U" (update before), "+U" (update after) and "-D" (delete)`,
 		}
 	}
 	if !r.hasData {
 		return nil, &recordError{
-			reason: `record has no "data"`,
-			hint:   `changelog-json writes the row in "data" for every op; the record is incomplete, check its producer`,
+			Reason: `record has no "data"`,
+			Hint:   `changelog-json writes the row in "data" for every op; the record is incomplete, check its producer`,
 		}
 	}
 	cs := make([]changelog.Change, 1)
@@ -209,7 +197,7 @@ func readRecord(s *jsonscan.Scanner, r *record) error {
 			return err
 		}
 		if r.seen&bit != 0 {
-			return &recordError{reason: "field " + strconv.Quote(s.Text(key)) + " appears twice", hint: hintMalformed}
+			return &recordError{Reason: "field " + strconv.Quote(s.Text(key)) + " appears twice", Hint: hintMalformed}
 		}
 		r.seen |= bit
 	}
@@ -221,13 +209,13 @@ func readData(s *jsonscan.Scanner, r *record) error {
 	case '{':
 		row, err := s.Row()
 		if errors.Is(err, jsonscan.ErrDuplicateColumn) {
-			return &recordError{reason: `"data": ` + err.Error(), hint: hintMalformed}
+			return &recordError{Reason: `"data": ` + err.Error(), Hint: hintMalformed}
 		}
 		if err != nil {
 			return err
 		}
 		if row.IsZero() {
-			return &recordError{reason: `"data" has no columns`, hint: hintMalformed}
+			return &recordError{Reason: `"data" has no columns`, Hint: hintMalformed}
 		}
 		r.data, r.hasData = row, true
 		return nil
@@ -239,7 +227,7 @@ func readData(s *jsonscan.Scanner, r *record) error {
 	if err != nil {
 		return err
 	}
-	return &recordError{reason: `"data" must be an object or null, not a ` + tok.Kind.String(), hint: hintMalformed}
+	return &recordError{Reason: `"data" must be an object or null, not a ` + tok.Kind.String(), Hint: hintMalformed}
 }
 
 // readOp reads "op", leaving r.op zero for an unknown op.
@@ -249,7 +237,7 @@ func readOp(s *jsonscan.Scanner, r *record) error {
 		return err
 	}
 	if tok.Kind != jsonscan.String {
-		return &recordError{reason: `"op" must be a string, not a ` + tok.Kind.String(), hint: hintMalformed}
+		return &recordError{Reason: `"op" must be a string, not a ` + tok.Kind.String(), Hint: hintMalformed}
 	}
 	switch string(s.Bytes(tok)) {
 	case "+I":

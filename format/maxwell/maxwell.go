@@ -107,13 +107,8 @@ type record struct {
 	commit          bool
 }
 
-// recordError is a decoding failure before it gets its position and table.
-type recordError struct {
-	reason, hint string
-	err          error
-}
-
-func (e *recordError) Error() string { return e.reason }
+// recordError is a refused record before it gets its position and table.
+type recordError = jsonrecord.Error
 
 // Hints shared by several errors.
 const (
@@ -152,7 +147,7 @@ func (d *Decoder) decode(data []byte, r *record) ([]changelog.Change, error) {
 		if err != nil {
 			return nil, err
 		}
-		return nil, &recordError{reason: "record is a JSON " + tok.Kind.String() + ", not an object", hint: hintJSON}
+		return nil, &recordError{Reason: "record is a JSON " + tok.Kind.String() + ", not an object", Hint: hintJSON}
 	}
 	if err := readRecord(&s, r); err != nil {
 		return nil, err
@@ -166,8 +161,8 @@ func (d *Decoder) decode(data []byte, r *record) ([]changelog.Change, error) {
 
 	if r.seen&fType == 0 {
 		return nil, &recordError{
-			reason: `record has no "type" field: it is not a Maxwell row event`,
-			hint:   hintJSON,
+			Reason: `record has no "type" field: it is not a Maxwell row event`,
+			Hint:   hintJSON,
 		}
 	}
 	var kind changelog.Kind
@@ -184,22 +179,22 @@ func (d *Decoder) decode(data []byte, r *record) ([]changelog.Change, error) {
 		return nil, nil
 	default:
 		return nil, &recordError{
-			reason: "unknown type " + strconv.Quote(r.typ),
-			hint: `Maxwell row types are "insert", "update", "delete" and "bootstrap-insert"; ` +
+			Reason: "unknown type " + strconv.Quote(r.typ),
+			Hint: `Maxwell row types are "insert", "update", "delete" and "bootstrap-insert"; ` +
 				"check that the records come from Maxwell's daemon",
 		}
 	}
 	if r.tbl.Name == "" {
-		return nil, &recordError{reason: `record has no "table"`, hint: hintTable}
+		return nil, &recordError{Reason: `record has no "table"`, Hint: hintTable}
 	}
 	if !r.hasData {
 		return nil, &recordError{
-			reason: r.typ + ` record has no "data"`,
-			hint:   `Maxwell writes the row in "data" for every row event; the record is incomplete, check its producer`,
+			Reason: r.typ + ` record has no "data"`,
+			Hint:   `Maxwell writes the row in "data" for every row event; the record is incomplete, check its producer`,
 		}
 	}
 	if r.data.IsZero() {
-		return nil, &recordError{reason: `"data" has no columns`, hint: hintMalformed}
+		return nil, &recordError{Reason: `"data" has no columns`, Hint: hintMalformed}
 	}
 
 	cs := make([]changelog.Change, 1)
@@ -234,10 +229,10 @@ func readRecord(s *jsonscan.Scanner, r *record) error {
 		switch string(s.Bytes(key)) {
 		case "database":
 			bit = fDatabase
-			r.database, err = readName(s, "database")
+			r.database, err = jsonrecord.ReadName(s, "database", hintMalformed)
 		case "table":
 			bit = fTable
-			r.table, err = readName(s, "table")
+			r.table, err = jsonrecord.ReadName(s, "table", hintMalformed)
 		case "type":
 			bit = fType
 			err = readType(s, r)
@@ -260,7 +255,7 @@ func readRecord(s *jsonscan.Scanner, r *record) error {
 			return err
 		}
 		if r.seen&bit != 0 {
-			return &recordError{reason: "field " + strconv.Quote(s.Text(key)) + " appears twice", hint: hintMalformed}
+			return &recordError{Reason: "field " + strconv.Quote(s.Text(key)) + " appears twice", Hint: hintMalformed}
 		}
 		r.seen |= bit
 	}
@@ -272,7 +267,7 @@ func readImage(s *jsonscan.Scanner, field string) (row changelog.Row, ok bool, e
 	case '{':
 		row, err = s.Row()
 		if errors.Is(err, jsonscan.ErrDuplicateColumn) {
-			return row, false, &recordError{reason: strconv.Quote(field) + ": " + err.Error(), hint: hintMalformed}
+			return row, false, &recordError{Reason: strconv.Quote(field) + ": " + err.Error(), Hint: hintMalformed}
 		}
 		return row, err == nil, err
 	case 'n':
@@ -283,23 +278,7 @@ func readImage(s *jsonscan.Scanner, field string) (row changelog.Row, ok bool, e
 	if err != nil {
 		return row, false, err
 	}
-	return row, false, &recordError{reason: strconv.Quote(field) + " must be an object or null, not a " + tok.Kind.String(), hint: hintMalformed}
-}
-
-// readName reads a string or null, as a slice of the input (or its decoded
-// copy).
-func readName(s *jsonscan.Scanner, field string) ([]byte, error) {
-	tok, err := s.Value()
-	if err != nil {
-		return nil, err
-	}
-	switch tok.Kind {
-	case jsonscan.String:
-		return s.Bytes(tok), nil
-	case jsonscan.Null:
-		return nil, nil
-	}
-	return nil, &recordError{reason: strconv.Quote(field) + " must be a string, not a " + tok.Kind.String(), hint: hintMalformed}
+	return row, false, &recordError{Reason: strconv.Quote(field) + " must be an object or null, not a " + tok.Kind.String(), Hint: hintMalformed}
 }
 
 // readType reads "type". The row types are stored as constants, so
@@ -310,7 +289,7 @@ func readType(s *jsonscan.Scanner, r *record) error {
 		return err
 	}
 	if tok.Kind != jsonscan.String {
-		return &recordError{reason: `"type" must be a string, not a ` + tok.Kind.String(), hint: hintMalformed}
+		return &recordError{Reason: `"type" must be a string, not a ` + tok.Kind.String(), Hint: hintMalformed}
 	}
 	switch string(s.Bytes(tok)) {
 	case "insert":
@@ -338,7 +317,7 @@ func readXid(s *jsonscan.Scanner, r *record) error {
 	case jsonscan.Null:
 		return nil
 	}
-	return &recordError{reason: `"xid" must be a number, not a ` + tok.Kind.String(), hint: hintMalformed}
+	return &recordError{Reason: `"xid" must be a number, not a ` + tok.Kind.String(), Hint: hintMalformed}
 }
 
 func readCommit(s *jsonscan.Scanner, r *record) error {
@@ -353,56 +332,15 @@ func readCommit(s *jsonscan.Scanner, r *record) error {
 	case jsonscan.False, jsonscan.Null:
 		return nil
 	}
-	return &recordError{reason: `"commit" must be a boolean, not a ` + tok.Kind.String(), hint: hintMalformed}
+	return &recordError{Reason: `"commit" must be a boolean, not a ` + tok.Kind.String(), Hint: hintMalformed}
 }
 
 // fail turns a decoding error into a *format.Error with the record's
 // position and, when known, its table.
 func (d *Decoder) fail(data []byte, pos changelog.Position, r *record, err error) *format.Error {
-	fe := &format.Error{Pos: pos, Format: Name, Table: r.tbl.String()}
+	table := r.tbl.String()
 	if r.tbl.Name == "" {
-		fe.Table = findTable(data)
+		table = jsonrecord.FindTable(data)
 	}
-	var re *recordError
-	if errors.As(err, &re) {
-		fe.Reason, fe.Hint, fe.Err = re.reason, re.hint, re.err
-	} else {
-		fe.Reason, fe.Hint, fe.Err = "invalid JSON", hintJSON, err
-	}
-	return fe
-}
-
-// findTable names the table of a record that failed to decode, by a lenient
-// look at its top-level "database" and "table" fields: an error can come
-// before them in the text. It gives up at the first syntax error, and
-// returns "" when the record names no table.
-func findTable(data []byte) string {
-	s := jsonscan.New(data)
-	if s.Peek() != '{' || s.BeginObject() != nil {
-		return ""
-	}
-	var t changelog.Table
-	for first := true; ; first = false {
-		key, ok, err := s.NextKey(first)
-		if err != nil || !ok {
-			break
-		}
-		tok, err := s.Value()
-		if err != nil {
-			break
-		}
-		if tok.Kind != jsonscan.String {
-			continue
-		}
-		switch {
-		case s.Equal(key, "database"):
-			t.Namespace = s.Text(tok)
-		case s.Equal(key, "table"):
-			t.Name = s.Text(tok)
-		}
-	}
-	if t.Name == "" {
-		return ""
-	}
-	return t.String()
+	return jsonrecord.Fail(Name, pos, table, err, hintJSON)
 }

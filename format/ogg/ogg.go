@@ -40,7 +40,6 @@
 package ogg
 
 import (
-	"errors"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -106,13 +105,8 @@ type record struct {
 	hasBefore, hasAft bool
 }
 
-// recordError is a decoding failure before it gets its position and table.
-type recordError struct {
-	reason, hint string
-	err          error
-}
-
-func (e *recordError) Error() string { return e.reason }
+// recordError is a refused record before it gets its position and table.
+type recordError = jsonrecord.Error
 
 // Hints shared by several errors.
 const (
@@ -147,7 +141,7 @@ func (d *Decoder) decode(data []byte, r *record) ([]changelog.Change, error) {
 		if err != nil {
 			return nil, err
 		}
-		return nil, &recordError{reason: "record is a JSON " + tok.Kind.String() + ", not an object", hint: hintJSON}
+		return nil, &recordError{Reason: "record is a JSON " + tok.Kind.String() + ", not an object", Hint: hintJSON}
 	}
 	if err := readRecord(&s, r); err != nil {
 		return nil, err
@@ -158,7 +152,7 @@ func (d *Decoder) decode(data []byte, r *record) ([]changelog.Change, error) {
 	r.tbl = d.splitTable(r.table)
 
 	if r.seen&fOpType == 0 {
-		return nil, &recordError{reason: `record has no "op_type" field: it is not a GoldenGate JSON operation`, hint: hintJSON}
+		return nil, &recordError{Reason: `record has no "op_type" field: it is not a GoldenGate JSON operation`, Hint: hintJSON}
 	}
 	var kind changelog.Kind
 	switch r.opType {
@@ -170,18 +164,18 @@ func (d *Decoder) decode(data []byte, r *record) ([]changelog.Change, error) {
 		kind = changelog.Delete
 	case "T":
 		return nil, &recordError{
-			reason: `truncate operations (op_type "T") are not supported`,
-			hint: "txsink does not apply TRUNCATE; exclude truncates in GoldenGate (GETTRUNCATES is off by default) " +
+			Reason: `truncate operations (op_type "T") are not supported`,
+			Hint: "txsink does not apply TRUNCATE; exclude truncates in GoldenGate (GETTRUNCATES is off by default) " +
 				"or filter them out before txsink",
 		}
 	default:
 		return nil, &recordError{
-			reason: "unknown op_type " + strconv.Quote(r.opType),
-			hint:   `GoldenGate op_type values are "I" (insert), "U" (update), "D" (delete) and "T" (truncate); check that the records come from GoldenGate's JSON formatter`,
+			Reason: "unknown op_type " + strconv.Quote(r.opType),
+			Hint:   `GoldenGate op_type values are "I" (insert), "U" (update), "D" (delete) and "T" (truncate); check that the records come from GoldenGate's JSON formatter`,
 		}
 	}
 	if r.tbl.Name == "" {
-		return nil, &recordError{reason: `record has no "table"`, hint: hintTable}
+		return nil, &recordError{Reason: `record has no "table"`, Hint: hintTable}
 	}
 
 	cs := make([]changelog.Change, 1)
@@ -191,16 +185,16 @@ func (d *Decoder) decode(data []byte, r *record) ([]changelog.Change, error) {
 	case changelog.Insert, changelog.UpdateAfter:
 		if !r.hasAft {
 			return nil, &recordError{
-				reason: opName(r.opType) + ` record has no "after" image`,
-				hint:   `GoldenGate writes the new row in "after" for op_type I and U; the record is incomplete, check the formatter settings`,
+				Reason: opName(r.opType) + ` record has no "after" image`,
+				Hint:   `GoldenGate writes the new row in "after" for op_type I and U; the record is incomplete, check the formatter settings`,
 			}
 		}
 		c.After = r.after
 		if kind == changelog.UpdateAfter {
 			if !r.hasBefore && !d.allowMissingBefore {
 				return nil, &recordError{
-					reason: `update record has no "before" image`,
-					hint: "txsink needs the before image to see key changes: enable GETUPDATEBEFORES in the GoldenGate extract; " +
+					Reason: `update record has no "before" image`,
+					Hint: "txsink needs the before image to see key changes: enable GETUPDATEBEFORES in the GoldenGate extract; " +
 						"if the key columns of this table never change, set the format option " + OptionAllowMissingBefore + `: "true" instead`,
 				}
 			}
@@ -209,8 +203,8 @@ func (d *Decoder) decode(data []byte, r *record) ([]changelog.Change, error) {
 	case changelog.Delete:
 		if !r.hasBefore {
 			return nil, &recordError{
-				reason: `delete record has no "before" image`,
-				hint:   "txsink needs the key of the deleted row; check that the GoldenGate trail carries before images of deletes",
+				Reason: `delete record has no "before" image`,
+				Hint:   "txsink needs the key of the deleted row; check that the GoldenGate trail carries before images of deletes",
 			}
 		}
 		c.Before = r.before
@@ -269,16 +263,16 @@ func readRecord(s *jsonscan.Scanner, r *record) error {
 		switch string(s.Bytes(key)) {
 		case "table":
 			bit = fTable
-			r.table, err = readName(s, "table")
+			r.table, err = jsonrecord.ReadName(s, "table", hintMalformed)
 		case "op_type":
 			bit = fOpType
 			err = readOpType(s, r)
 		case "before":
 			bit = fBefore
-			r.before, r.hasBefore, err = readImage(s, "before")
+			r.before, r.hasBefore, err = jsonrecord.ReadImage(s, "before", hintMalformed)
 		case "after":
 			bit = fAfter
-			r.after, r.hasAft, err = readImage(s, "after")
+			r.after, r.hasAft, err = jsonrecord.ReadImage(s, "after", hintMalformed)
 		default:
 			_, err = s.Value()
 		}
@@ -286,49 +280,10 @@ func readRecord(s *jsonscan.Scanner, r *record) error {
 			return err
 		}
 		if r.seen&bit != 0 {
-			return &recordError{reason: "field " + strconv.Quote(s.Text(key)) + " appears twice", hint: hintMalformed}
+			return &recordError{Reason: "field " + strconv.Quote(s.Text(key)) + " appears twice", Hint: hintMalformed}
 		}
 		r.seen |= bit
 	}
-}
-
-// readImage reads a row image: an object, or null (ok false).
-func readImage(s *jsonscan.Scanner, field string) (row changelog.Row, ok bool, err error) {
-	switch s.Peek() {
-	case '{':
-		row, err = s.Row()
-		if errors.Is(err, jsonscan.ErrDuplicateColumn) {
-			return row, false, &recordError{reason: strconv.Quote(field) + " image: " + err.Error(), hint: hintMalformed}
-		}
-		if err == nil && row.IsZero() {
-			return row, false, &recordError{reason: strconv.Quote(field) + " image has no columns", hint: hintMalformed}
-		}
-		return row, err == nil, err
-	case 'n':
-		_, err = s.Value() // checks the literal
-		return row, false, err
-	}
-	tok, err := s.Value()
-	if err != nil {
-		return row, false, err
-	}
-	return row, false, &recordError{reason: strconv.Quote(field) + " must be an object or null, not a " + tok.Kind.String(), hint: hintMalformed}
-}
-
-// readName reads a string or null, as a slice of the input (or its decoded
-// copy).
-func readName(s *jsonscan.Scanner, field string) ([]byte, error) {
-	tok, err := s.Value()
-	if err != nil {
-		return nil, err
-	}
-	switch tok.Kind {
-	case jsonscan.String:
-		return s.Bytes(tok), nil
-	case jsonscan.Null:
-		return nil, nil
-	}
-	return nil, &recordError{reason: strconv.Quote(field) + " must be a string, not a " + tok.Kind.String(), hint: hintMalformed}
 }
 
 // readOpType reads "op_type". The known values are stored as constants,
@@ -339,7 +294,7 @@ func readOpType(s *jsonscan.Scanner, r *record) error {
 		return err
 	}
 	if tok.Kind != jsonscan.String {
-		return &recordError{reason: `"op_type" must be a string, not a ` + tok.Kind.String(), hint: hintMalformed}
+		return &recordError{Reason: `"op_type" must be a string, not a ` + tok.Kind.String(), Hint: hintMalformed}
 	}
 	switch string(s.Bytes(tok)) {
 	case "I":
@@ -359,17 +314,11 @@ func readOpType(s *jsonscan.Scanner, r *record) error {
 // fail turns a decoding error into a *format.Error with the record's
 // position and, when known, its table.
 func (d *Decoder) fail(data []byte, pos changelog.Position, r *record, err error) *format.Error {
-	fe := &format.Error{Pos: pos, Format: Name, Table: r.tbl.String()}
+	table := r.tbl.String()
 	if r.tbl.Name == "" {
-		fe.Table = findTable(data)
+		table = findTable(data)
 	}
-	var re *recordError
-	if errors.As(err, &re) {
-		fe.Reason, fe.Hint, fe.Err = re.reason, re.hint, re.err
-	} else {
-		fe.Reason, fe.Hint, fe.Err = "invalid JSON", hintJSON, err
-	}
-	return fe
+	return jsonrecord.Fail(Name, pos, table, err, hintJSON)
 }
 
 // findTable names the table of a record that failed to decode, by a lenient

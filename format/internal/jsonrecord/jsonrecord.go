@@ -1,14 +1,19 @@
-// Package jsonrecord holds the small pieces every JSON changelog decoder needs
+// Package jsonrecord holds the pieces every JSON changelog decoder needs
 // alike — telling a tombstone, overlaying an update's old values, reusing
-// table names between records — so each format package keeps only what is
+// table names between records, reading names and row images, and turning a
+// refusal into a *format.Error — so each format package keeps only what is
 // its own.
 package jsonrecord
 
 import (
 	"bytes"
+	"errors"
+	"strconv"
 	"sync/atomic"
 
 	"github.com/txsink/txsink/changelog"
+	"github.com/txsink/txsink/format"
+	"github.com/txsink/txsink/format/internal/jsonscan"
 )
 
 // IsTombstone reports whether a record holds no event: empty, white space,
@@ -43,4 +48,103 @@ func InternTable(cache *atomic.Pointer[changelog.Table], ns, name []byte) change
 	t := changelog.Table{Namespace: string(ns), Name: string(name)}
 	cache.Store(&t)
 	return t
+}
+
+// Error is a record a decoder refuses, before it is given the record's
+// position and table: what is wrong and what to do about it.
+type Error struct {
+	Reason, Hint string
+	Err          error
+}
+
+func (e *Error) Error() string { return e.Reason }
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Fail turns a decoding failure into the *format.Error decoders return: an
+// *Error keeps its reason and hint; anything else is a JSON syntax error,
+// with jsonHint.
+func Fail(name string, pos changelog.Position, table string, err error, jsonHint string) *format.Error {
+	fe := &format.Error{Pos: pos, Format: name, Table: table}
+	var re *Error
+	if errors.As(err, &re) {
+		fe.Reason, fe.Hint, fe.Err = re.Reason, re.Hint, re.Err
+	} else {
+		fe.Reason, fe.Hint, fe.Err = "invalid JSON", jsonHint, err
+	}
+	return fe
+}
+
+// FindTable names the table of a record that failed to decode, by a
+// lenient look at its top-level "database" and "table" fields (Canal's and
+// Maxwell's): an error can come before them in the text. It gives up at the
+// first syntax error, and returns "" when the record names no table.
+func FindTable(data []byte) string {
+	s := jsonscan.New(data)
+	if s.Peek() != '{' || s.BeginObject() != nil {
+		return ""
+	}
+	var t changelog.Table
+	for first := true; ; first = false {
+		key, ok, err := s.NextKey(first)
+		if err != nil || !ok {
+			break
+		}
+		tok, err := s.Value()
+		if err != nil {
+			break
+		}
+		if tok.Kind != jsonscan.String {
+			continue
+		}
+		switch {
+		case s.Equal(key, "database"):
+			t.Namespace = s.Text(tok)
+		case s.Equal(key, "table"):
+			t.Name = s.Text(tok)
+		}
+	}
+	if t.Name == "" {
+		return ""
+	}
+	return t.String()
+}
+
+// ReadName reads a name field: a string, or null (nil).
+func ReadName(s *jsonscan.Scanner, field, hint string) ([]byte, error) {
+	tok, err := s.Value()
+	if err != nil {
+		return nil, err
+	}
+	switch tok.Kind {
+	case jsonscan.String:
+		return s.Bytes(tok), nil
+	case jsonscan.Null:
+		return nil, nil
+	}
+	return nil, &Error{Reason: strconv.Quote(field) + " must be a string, not a " + tok.Kind.String(), Hint: hint}
+}
+
+// ReadImage reads a row image: an object with at least one column, or null
+// (ok false).
+func ReadImage(s *jsonscan.Scanner, field, hint string) (row changelog.Row, ok bool, err error) {
+	switch s.Peek() {
+	case '{':
+		row, err = s.Row()
+		if errors.Is(err, jsonscan.ErrDuplicateColumn) {
+			return row, false, &Error{Reason: strconv.Quote(field) + " image: " + err.Error(), Hint: hint}
+		}
+		if err == nil && row.IsZero() {
+			return row, false, &Error{Reason: strconv.Quote(field) + " image has no columns", Hint: hint}
+		}
+		return row, err == nil, err
+	case 'n':
+		_, err = s.Value() // checks the literal
+		return row, false, err
+	}
+	tok, err := s.Value()
+	if err != nil {
+		return row, false, err
+	}
+	return row, false, &Error{Reason: strconv.Quote(field) + " must be an object or null, not a " + tok.Kind.String(), Hint: hint}
 }

@@ -1,6 +1,7 @@
 package jsonrecord
 
 import (
+	"errors"
 	"reflect"
 	"sync/atomic"
 	"testing"
@@ -39,5 +40,33 @@ func TestInternTable(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(100, func() { InternTable(&cache, []byte("shop"), []byte("items")) }); n != 0 {
 		t.Errorf("a cached table allocates %v times", n)
+	}
+}
+
+func TestFail(t *testing.T) {
+	pos := changelog.Position{Partition: "p.jsonl", Seq: 3}
+	fe := Fail("x-json", pos, "db.t", &Error{Reason: "bad op", Hint: "fix it"}, "json hint")
+	if fe.Reason != "bad op" || fe.Hint != "fix it" || fe.Table != "db.t" || fe.Pos != pos || fe.Format != "x-json" {
+		t.Errorf("refusal: %+v", fe)
+	}
+	syntax := errors.New("unexpected end")
+	fe = Fail("x-json", pos, "", syntax, "json hint")
+	if fe.Reason != "invalid JSON" || fe.Hint != "json hint" || !errors.Is(fe, syntax) {
+		t.Errorf("syntax error: %+v", fe)
+	}
+}
+
+func TestFindTable(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"database":"shop","table":"orders","data":[`: "shop.orders",
+		`{"table":"orders","database":"shop"}`:         "shop.orders",
+		`{"data":1,"table":"t"}`:                       "t",
+		`{"database":"shop"}`:                          "",
+		`[1,2]`:                                        "",
+		`{"database":"shop","x":tru,"table":"orders"}`: "",
+	} {
+		if got := FindTable([]byte(in)); got != want {
+			t.Errorf("FindTable(%s) = %q, want %q", in, got, want)
+		}
 	}
 }
