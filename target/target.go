@@ -292,7 +292,14 @@ func (t *DB) apply(ctx context.Context, u *commit.Unit) (failed *failure, err er
 			return nil, err
 		}
 	}
-	tx, err := t.db.BeginTx(ctx, nil)
+	// The unit runs on a connection of its own, so that a Loader can reach
+	// the driver's bulk path on the transaction's connection.
+	conn, err := t.db.Conn(ctx)
+	if err != nil {
+		return nil, t.wrap("begin", "", "", err)
+	}
+	defer conn.Close()
+	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, t.wrap("begin", "", "", err)
 	}
@@ -318,18 +325,18 @@ func (t *DB) apply(ctx context.Context, u *commit.Unit) (failed *failure, err er
 		if len(b.Deletes) == 0 {
 			continue
 		}
-		if f, err := t.exec(ctx, tx, &sb, &args, t.deleteWork(b)); err != nil {
+		if f, err := t.exec(ctx, nil, tx, &sb, &args, t.deleteWork(b)); err != nil {
 			return f, err
 		}
 	}
 	for _, b := range u.Batches {
 		for _, g := range b.Upserts {
-			if f, err := t.exec(ctx, tx, &sb, &args, t.rowWork(b.Table, g, t.dialect.Upsert)); err != nil {
+			if f, err := t.exec(ctx, conn, tx, &sb, &args, t.rowWork(b.Table, g, t.dialect.Upsert)); err != nil {
 				return f, err
 			}
 		}
 		for _, g := range b.Inserts {
-			if f, err := t.exec(ctx, tx, &sb, &args, t.rowWork(b.Table, g, t.dialect.Insert)); err != nil {
+			if f, err := t.exec(ctx, conn, tx, &sb, &args, t.rowWork(b.Table, g, t.dialect.Insert)); err != nil {
 				return f, err
 			}
 		}
@@ -377,16 +384,22 @@ func (t *DB) rowWork(tbl *schema.Table, g commit.Group, build builder) *work {
 		}
 	}
 	w.build = func(sb *strings.Builder, rows int) { build(sb, tbl, g.Columns, rows) }
-	if _, ok := t.dialect.(ArrayDialect); ok && len(g.Rows) >= minArrayRows {
+	_, arrays := t.dialect.(ArrayDialect)
+	_, loads := t.dialect.(Loader)
+	if (arrays || loads) && len(g.Rows) >= minArrayRows {
 		w.kind = t.rowKind(tbl, g.Columns, build)
 	}
 	return w
 }
 
-// exec runs w in statements chunked to the server's limits: array
+// exec runs w: through the dialect's bulk-load path when it takes w (see
+// Loader), else in statements chunked to the server's limits: array
 // statements when the dialect has them for w (see ArrayDialect), else
-// multi-row statements.
-func (t *DB) exec(ctx context.Context, tx *sql.Tx, sb *strings.Builder, args *[]any, w *work) (*failure, error) {
+// multi-row statements. conn is tx's connection (nil: no bulk load).
+func (t *DB) exec(ctx context.Context, conn *sql.Conn, tx *sql.Tx, sb *strings.Builder, args *[]any, w *work) (*failure, error) {
+	if done, f, err := t.execLoad(ctx, conn, tx, w); done {
+		return f, err
+	}
 	if done, f, err := t.execArrays(ctx, tx, sb, args, w); done {
 		return f, err
 	}
