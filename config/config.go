@@ -77,8 +77,9 @@ type Config struct {
 
 // Source says where the changelog comes from.
 type Source struct {
-	// Type is the kind of source (YAML "source.type"). Required; "file" is
-	// the only kind so far.
+	// Type is the kind of source (YAML "source.type"). Required: "file"
+	// (newline-delimited files) or "kafka" (topics of a Kafka cluster, read
+	// by a consumer group). Keys of the other kind are refused.
 	Type string
 	// Paths lists the files to read (YAML "source.paths"). Each path is one
 	// partition, read in order from its start (or from its recorded
@@ -102,7 +103,63 @@ type Source struct {
 	// MaxRecordBytes is the longest record the source accepts (YAML
 	// "source.max-record-bytes"). Default 64 MiB; 0 also means 64 MiB.
 	MaxRecordBytes int64
+
+	// The keys below apply to the kafka source only.
+
+	// Brokers are the seed brokers, host:port (YAML "source.brokers").
+	// Required for kafka.
+	Brokers []string
+	// Topics are the topics to read (YAML "source.topics"). Kafka needs
+	// Topics or TopicRegex, not both.
+	Topics []string
+	// TopicRegex reads every topic whose whole name matches it (YAML
+	// "source.topic-regex"), including topics created later.
+	TopicRegex string
+	// Group is the Kafka consumer group (YAML "source.group"). Instances
+	// of one pipeline share it; Kafka spreads the partitions over them.
+	// Required for kafka.
+	Group string
+	// Start is where a partition with no stored progress starts (YAML
+	// "source.start"): StartEarliest (the default) or StartLatest.
+	Start string
+	// SessionTimeout is how long the group waits for a silent member
+	// before giving its partitions to others (YAML
+	// "source.session-timeout"). 0 means the default, 45s.
+	SessionTimeout time.Duration
+	// TLS turns on TLS to the brokers (YAML "source.tls"); implied by
+	// TLSCA, TLSCert and TLSKey.
+	TLS bool
+	// TLSCA, TLSCert and TLSKey are PEM files: the CA that signs the
+	// brokers' certificates (default: the system's), and the client's
+	// certificate and key for mutual TLS (YAML "source.tls-ca",
+	// "source.tls-cert", "source.tls-key").
+	TLSCA, TLSCert, TLSKey string
+	// SASLMechanism is the SASL mechanism (YAML "source.sasl.mechanism"):
+	// "PLAIN", "SCRAM-SHA-256" or "SCRAM-SHA-512"; empty for none.
+	SASLMechanism string
+	// SASLUser and SASLPassword are the SASL credentials (YAML
+	// "source.sasl.user", "source.sasl.password"); ${NAME} in them is
+	// replaced by the environment variable NAME.
+	SASLUser, SASLPassword string
 }
+
+// Values of Source.Start.
+const (
+	// StartEarliest starts a partition with no stored progress at its
+	// oldest record.
+	StartEarliest = "earliest"
+	// StartLatest starts it after its newest record: only what is
+	// produced from then on is applied.
+	StartLatest = "latest"
+)
+
+// Values of Source.Type.
+const (
+	// SourceFile reads newline-delimited files (source.paths).
+	SourceFile = "file"
+	// SourceKafka reads Kafka topics with a consumer group.
+	SourceKafka = "kafka"
+)
 
 // Target says which database the changes are applied to.
 type Target struct {

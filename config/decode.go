@@ -450,6 +450,22 @@ func (d *decoder) resolve(c *Config) {
 				c.Source.Paths[i] = filepath.Join(d.baseDir, p)
 			}
 		}
+		for _, p := range []*string{&c.Source.TLSCA, &c.Source.TLSCert, &c.Source.TLSKey} {
+			if *p != "" && !filepath.IsAbs(*p) {
+				*p = filepath.Join(d.baseDir, *p)
+			}
+		}
+	}
+	for key, p := range map[string]*string{"source.sasl.user": &c.Source.SASLUser, "source.sasl.password": &c.Source.SASLPassword} {
+		if *p == "" {
+			continue
+		}
+		v, err := expandEnv(*p, os.LookupEnv)
+		if err != nil {
+			d.errorf(d.lines[key], key, "%v", err)
+			continue
+		}
+		*p = v
 	}
 	if c.Target.URL == "" {
 		return

@@ -33,12 +33,20 @@ func Reference() []KeyDoc {
 		inst := defaultsOf(s)
 		for i := range s.keys {
 			k := &s.keys[i]
+			doc := k.doc
+			if k.only != "" {
+				doc = "*" + k.only + " only.* " + doc
+			}
+			def := formatDefault(k, k.field(inst))
+			if k.required && k.only != "" {
+				def = "required for " + k.only
+			}
 			docs = append(docs, KeyDoc{
 				Key:         keyPath(s.path, k.name),
 				Type:        k.typ.String(),
 				Unit:        k.unit,
-				Default:     formatDefault(k, k.field(inst)),
-				Description: k.doc,
+				Default:     def,
+				Description: doc,
 			})
 		}
 	}
@@ -144,8 +152,8 @@ of range stops txsink with an error naming the key and its line, before anything
 - **duration**: Go's form, a number with a unit: ` + "`ns`, `us`, `ms`, `s`, `m`, `h`" + `, for example ` + "`1s`, `250ms`, `1m30s`" + `.
   A bare number other than 0 is refused because its unit would be a guess; keys ending in ` + "`-ms`" + ` take milliseconds.
 - **list of strings**: a YAML list; a single string is a list of one.
-- Relative paths (` + "`source.paths`, `sqlite://`" + ` URLs) are relative to the directory of the configuration file.
-- ` + "`${NAME}`" + ` in ` + "`target.url`" + ` is replaced by the environment variable NAME.
+- Relative paths (` + "`source.paths`, `source.tls-*`, `sqlite://`" + ` URLs) are relative to the directory of the configuration file.
+- ` + "`${NAME}`" + ` in ` + "`target.url`, `source.sasl.user` and `source.sasl.password`" + ` is replaced by the environment variable NAME.
 - A key written with no value (` + "`key:`" + `) keeps its default.
 `)
 	ref := Reference()

@@ -58,6 +58,10 @@ type keyDef struct {
 	unit string
 	// required keys have no default; the zero value is refused.
 	required bool
+	// only names the source type a source key belongs to ("file",
+	// "kafka"); "" for keys of every type. A key of another type is
+	// refused, and required only binds for its own type.
+	only string
 	// auto keys also take -1 (typeMillis) or "auto" (typeDuration), stored
 	// as MiniSwitchAuto.
 	auto bool
@@ -93,7 +97,23 @@ type sectionDef struct {
 }
 
 // sourceTypes lists the accepted values of source.type.
-var sourceTypes = []string{"file"}
+var sourceTypes = []string{SourceFile, SourceKafka}
+
+// startPolicies lists the accepted values of source.start.
+var startPolicies = []string{StartEarliest, StartLatest}
+
+// saslMechanisms lists the accepted values of source.sasl.mechanism.
+var saslMechanisms = []string{"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"}
+
+// oneOf returns a check that accepts "" and the values in list.
+func oneOf(what string, list []string) func(any) string {
+	return func(p any) string {
+		if v := *p.(*string); v != "" && !slices.Contains(list, v) {
+			return fmt.Sprintf("unknown %s %q", what, v)
+		}
+		return ""
+	}
+}
 
 // formats lists the accepted values of source.format: the decoders
 // package formats knows, so the two cannot disagree.
@@ -152,21 +172,13 @@ var sourceSection = sectionDef{
 	intro: "Where the changelog comes from.",
 	keys: []keyDef{{
 		name: "type", typ: typeString, required: true,
-		want:  "one of: " + strings.Join(sourceTypes, ", "),
-		doc:   "The kind of source. Only `file` exists so far: newline-delimited records in files.",
+		want: "one of: " + strings.Join(sourceTypes, ", "),
+		doc: "The kind of source: `file` (newline-delimited records in files) or `kafka` (topics of a Kafka " +
+			"cluster, read by a consumer group). The keys marked *file only* or *kafka only* belong to one kind.",
 		field: func(s any) any { return &s.(*Source).Type },
-		check: func(p any) string {
-			switch v := *p.(*string); {
-			case v == "" || slices.Contains(sourceTypes, v):
-				return ""
-			case v == "kafka":
-				return "the kafka source is not available yet"
-			default:
-				return fmt.Sprintf("unknown source type %q", v)
-			}
-		},
+		check: oneOf("source type", sourceTypes),
 	}, {
-		name: "paths", typ: typeStrings, required: true,
+		name: "paths", typ: typeStrings, required: true, only: SourceFile,
 		want: "a list of files, one per partition, such as [p0.jsonl, p1.jsonl]",
 		doc: "The files to read; each file is one partition, read in order. `-` is standard input " +
 			"(at most once). Relative paths are relative to the config file's directory. A single " +
@@ -189,7 +201,7 @@ var sourceSection = sectionDef{
 		doc:   "Options handed to the format's decoder as they are; the decoder rejects options it does not know.",
 		field: func(s any) any { return &s.(*Source).FormatOptions },
 	}, {
-		name: "follow", typ: typeBool,
+		name: "follow", typ: typeBool, only: SourceFile,
 		want: "true or false",
 		doc: "Wait for the files to grow, like `tail -f`, instead of stopping at their end. " +
 			"Standard input always ends when its writer closes it.",
@@ -202,6 +214,95 @@ var sourceSection = sectionDef{
 			"the memory one record can take.",
 		field: func(s any) any { return &s.(*Source).MaxRecordBytes },
 		check: atLeast(0),
+	}, {
+		name: "brokers", typ: typeStrings, required: true, only: SourceKafka,
+		want:  "a list of host:port, such as [127.0.0.1:9092]",
+		doc:   "The seed brokers of the Kafka cluster; the others are discovered.",
+		field: func(s any) any { return &s.(*Source).Brokers },
+		check: func(p any) string {
+			for _, b := range *p.(*[]string) {
+				if _, port, ok := strings.Cut(b, ":"); !ok || port == "" {
+					return fmt.Sprintf("broker %q has no port", b)
+				}
+			}
+			return ""
+		},
+	}, {
+		name: "topics", typ: typeStrings, only: SourceKafka,
+		want: "a list of topic names", defaultDoc: "none",
+		doc: "The topics to read. Each topic-partition is one source partition: its position is kept in the " +
+			"target's progress table. Set `topics` or `topic-regex`.",
+		field: func(s any) any { return &s.(*Source).Topics },
+	}, {
+		name: "topic-regex", typ: typeString, only: SourceKafka,
+		want: "a regular expression (RE2) matching whole topic names", defaultDoc: "none",
+		doc:   "Reads every topic whose whole name matches, including topics created later. Set `topics` or `topic-regex`.",
+		field: func(s any) any { return &s.(*Source).TopicRegex },
+		check: func(p any) string {
+			if v := *p.(*string); v != "" {
+				if _, err := regexp.Compile(v); err != nil {
+					return err.Error()
+				}
+			}
+			return ""
+		},
+	}, {
+		name: "group", typ: typeString, required: true, only: SourceKafka,
+		want: "a consumer group name",
+		doc: "The Kafka consumer group. Start more txsink processes with the same config and group to spread " +
+			"the partitions over them. The group's committed offsets are kept up to date for lag tools, but " +
+			"txsink resumes from the target's progress table, never from them.",
+		field: func(s any) any { return &s.(*Source).Group },
+	}, {
+		name: "start", typ: typeString, only: SourceKafka,
+		want: "one of: " + strings.Join(startPolicies, ", "), defaultDoc: StartEarliest,
+		doc: "Where a partition that has no progress in the target starts: `earliest` (its oldest record) or " +
+			"`latest` (only what is produced from now on).",
+		field: func(s any) any { return &s.(*Source).Start },
+		check: oneOf("start", startPolicies),
+	}, {
+		name: "session-timeout", typ: typeDuration, unit: "duration", only: SourceKafka,
+		want: "a duration such as 45s, within the brokers' group.min/max.session.timeout.ms", defaultDoc: "45s",
+		doc: "How long the group waits for a member that stopped answering (a crash, a network split) before " +
+			"its partitions move to the other members.",
+		field: func(s any) any { return &s.(*Source).SessionTimeout },
+		check: atLeast(0),
+	}, {
+		name: "tls", typ: typeBool, only: SourceKafka,
+		want:  "true or false",
+		doc:   "Connect to the brokers with TLS. Implied by `tls-ca`, `tls-cert` and `tls-key`.",
+		field: func(s any) any { return &s.(*Source).TLS },
+	}, {
+		name: "tls-ca", typ: typeString, only: SourceKafka,
+		want: "a PEM file", defaultDoc: "the system's CAs",
+		doc:   "The CA certificates that sign the brokers' certificates.",
+		field: func(s any) any { return &s.(*Source).TLSCA },
+	}, {
+		name: "tls-cert", typ: typeString, only: SourceKafka,
+		want: "a PEM file", defaultDoc: "none",
+		doc:   "The client certificate, for brokers that require mutual TLS; needs `tls-key`.",
+		field: func(s any) any { return &s.(*Source).TLSCert },
+	}, {
+		name: "tls-key", typ: typeString, only: SourceKafka,
+		want: "a PEM file", defaultDoc: "none",
+		doc:   "The client certificate's private key; needs `tls-cert`.",
+		field: func(s any) any { return &s.(*Source).TLSKey },
+	}, {
+		name: "sasl.mechanism", typ: typeString, only: SourceKafka,
+		want: "one of: " + strings.Join(saslMechanisms, ", "), defaultDoc: "none",
+		doc:   "SASL authentication: `PLAIN`, `SCRAM-SHA-256` or `SCRAM-SHA-512` (use TLS with PLAIN).",
+		field: func(s any) any { return &s.(*Source).SASLMechanism },
+		check: oneOf("SASL mechanism", saslMechanisms),
+	}, {
+		name: "sasl.user", typ: typeString, only: SourceKafka,
+		want: "a user name", defaultDoc: "none",
+		doc:   "The SASL user. `${NAME}` is replaced by the environment variable NAME.",
+		field: func(s any) any { return &s.(*Source).SASLUser },
+	}, {
+		name: "sasl.password", typ: typeString, only: SourceKafka,
+		want: "a password, best as ${NAME}", defaultDoc: "none",
+		doc:   "The SASL password. `${NAME}` is replaced by the environment variable NAME, so it need not be in the file.",
+		field: func(s any) any { return &s.(*Source).SASLPassword },
 	}},
 }
 

@@ -3,24 +3,28 @@ package config
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
 
 // validator collects the problems of a Config.
 type validator struct {
-	file  string
-	lines map[string]int  // key path → line, from the decoder; nil for a Config built in Go
-	skip  map[string]bool // keys the decoder already reported; not reported twice
-	errs  ErrorList
+	file string
+	// sourceType is source.type, which decides the source keys that apply.
+	sourceType string
+	lines      map[string]int  // key path → line, from the decoder; nil for a Config built in Go
+	skip       map[string]bool // keys the decoder already reported; not reported twice
+	errs       ErrorList
 }
 
 // validate checks c. lines and skip come from the decoder (nil for a Config
 // built in Go).
 func (c *Config) validate(file string, lines map[string]int, skip map[string]bool) ErrorList {
-	v := &validator{file: file, lines: lines, skip: skip}
+	v := &validator{file: file, lines: lines, skip: skip, sourceType: c.Source.Type}
 	v.keys(c, &topSection, "")
 	v.keys(&c.Source, &sourceSection, "source")
+	v.kafka(&c.Source)
 	v.keys(&c.Target, &targetSection, "target")
 	v.keys(&c.Sink, &sinkSection, "sink")
 	v.paths(c.Source.Paths)
@@ -31,6 +35,28 @@ func (c *Config) validate(file string, lines map[string]int, skip map[string]boo
 	}
 	v.tables(c.Tables)
 	return v.errs
+}
+
+// kafka checks the kafka keys that depend on each other.
+func (v *validator) kafka(s *Source) {
+	if s.Type != SourceKafka {
+		return
+	}
+	switch {
+	case len(s.Topics) == 0 && s.TopicRegex == "":
+		v.add("source.topics", "missing; set it to the topics to read, or set source.topic-regex")
+	case len(s.Topics) > 0 && s.TopicRegex != "":
+		v.add("source.topic-regex", "is set together with source.topics; keep one of them")
+	}
+	if (s.TLSCert == "") != (s.TLSKey == "") {
+		v.add("source.tls-cert", "source.tls-cert and source.tls-key go together; set both or neither")
+	}
+	if s.SASLMechanism != "" && (s.SASLUser == "" || s.SASLPassword == "") {
+		v.add("source.sasl.mechanism", "needs source.sasl.user and source.sasl.password; set them")
+	}
+	if s.SASLMechanism == "" && (s.SASLUser != "" || s.SASLPassword != "") {
+		v.add("source.sasl.user", "is set without source.sasl.mechanism; set it to PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512")
+	}
 }
 
 func (v *validator) add(key, msg string) {
@@ -79,6 +105,18 @@ func (v *validator) keys(sec any, def *sectionDef, path string) {
 		}
 		key := v.spelling(def, path, k)
 		p := k.field(sec)
+		if k.only != "" && k.only != v.sourceType {
+			// A missing source.type is reported already; the keys of the
+			// common kind still say what else is missing.
+			if v.sourceType == "" && k.only == SourceFile {
+				goto own
+			}
+			if slices.Contains(sourceTypes, v.sourceType) && !isZero(p) {
+				v.add(key, fmt.Sprintf("applies to source.type %s only, and this source is %s; remove it", k.only, v.sourceType))
+			}
+			continue
+		}
+	own:
 		if k.required && isZero(p) {
 			state := "missing"
 			if _, ok := v.lines[key]; ok {

@@ -129,6 +129,8 @@ type Engine struct {
 	// async, while Run drives a plain-mode pipeline, applies units on a
 	// goroutine of its own (see committer); nil otherwise.
 	async *committer
+	// feed is the running source while Run runs, else nil.
+	feed *feed
 	// progMu guards progress, which the committer updates.
 	progMu sync.RWMutex
 
@@ -492,6 +494,9 @@ func (e *Engine) commitUnit(ctx context.Context, u *commit.Unit, reason string, 
 	}
 	e.mu.Unlock()
 	e.hookCommit(info)
+	if f := e.feed; f != nil && f.committed != nil {
+		f.committed(ctx, u.Progress)
+	}
 	e.log.Debug("committed", "reason", reason, "changes", u.Changes, "upserts", up, "deletes", d, "inserts", in, "txns", txns, "took", info.Took)
 	if e.onCommit != nil {
 		e.onCommit(u)

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"math"
 
 	"errors"
 	"fmt"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/txsink/txsink/changelog"
+	"github.com/txsink/txsink/config"
 	"github.com/txsink/txsink/format"
 	"github.com/txsink/txsink/format/formats"
 	"github.com/txsink/txsink/source/file"
@@ -26,6 +26,13 @@ type decoded struct {
 	// fatal marks an error of the source itself (not of one record's
 	// content), which stops the pipeline under any bad-input policy.
 	fatal bool
+	// ctl, when set, is no record but a change of the partitions this
+	// instance owns (a Kafka rebalance). It travels in the records'
+	// channel so that it is handled after every record read before it.
+	ctl *control
+	// end is the partition's end (file size, Kafka high watermark) when
+	// the reader knows it, else -1.
+	end int64
 }
 
 // Progressor is told how far reading has come; the command line draws a
@@ -62,9 +69,6 @@ func (e *Engine) Run(ctx context.Context, opts RunOptions) (err error) {
 		}
 		e.hookStop(err)
 	}()
-	if e.cfg.Source.Type != "file" {
-		return fmt.Errorf("source type %q is not supported by this build", e.cfg.Source.Type)
-	}
 	if opts.Queue <= 0 {
 		opts.Queue = 1024
 	}
@@ -79,47 +83,37 @@ func (e *Engine) Run(ctx context.Context, opts RunOptions) (err error) {
 	defer stopReading()
 
 	out := make(chan decoded, opts.Queue)
-	done := make(chan error, len(e.cfg.Source.Paths))
-	readers := make([]*file.Reader, 0, len(e.cfg.Source.Paths))
-	sizes := make(map[string]*file.Reader, len(e.cfg.Source.Paths))
-	pending := 0
+	var src *feed
+	switch e.cfg.Source.Type {
+	case config.SourceFile:
+		src, err = e.openFiles(readCtx, dec, out)
+	case config.SourceKafka:
+		src, err = e.openKafka(readCtx, dec, out)
+	default:
+		err = fmt.Errorf("source type %q is not supported by this build", e.cfg.Source.Type)
+	}
+	if err != nil {
+		return err
+	}
+	pending := src.readers
 	defer func() {
 		// Readers stop on readCtx; wait until each has returned before
-		// closing its file, and drain out so none blocks on a send.
+		// closing the source, and drain out so none blocks on a send.
 		stopReading()
+		close(src.loopDone)
 		for pending > 0 {
 			select {
-			case <-done:
+			case <-src.done:
 				pending--
 			case <-out:
 			}
 		}
-		for _, r := range readers {
-			r.Close()
-		}
+		src.close()
 	}()
-	for _, path := range e.cfg.Source.Paths {
-		part := PartitionName(path, e.baseDir)
-		start, _ := e.Progress(part)
-		start.Partition = part
-		r, err := file.Open(path, start, e.cfg.Source.Follow)
-		if err != nil {
-			return fmt.Errorf("open source %s: %w", path, err)
-		}
-		if n := e.cfg.Source.MaxRecordBytes; n > 0 {
-			r.MaxRecordBytes = int(min(n, int64(math.MaxInt32)))
-		}
-		readers = append(readers, r)
-		sizes[part] = r
-		e.noteRead(part, start.Offset, r.Size())
-		pending++
-		// Each partition decodes on its own goroutine; the engine loop
-		// below stays the only writer of the buffer.
-		go func() {
-			done <- readPartition(readCtx, r, part, dec, out, e.deadLettering() && !e.cfg.Sink.TxnEnabled)
-		}()
-	}
+	done := src.done
 
+	e.feed = src
+	defer func() { e.feed = nil }()
 	var l loop = &plainLoop{e: e}
 	if !e.cfg.Sink.TxnEnabled {
 		// Commit on a goroutine of its own while the loop builds the
@@ -169,14 +163,22 @@ func (e *Engine) Run(ctx context.Context, opts RunOptions) (err error) {
 		return l.finish(fctx)
 	}
 	take := func(d decoded) error {
+		if d.ctl != nil {
+			return e.control(applyCtx, l, d.ctl)
+		}
+		if src.owned != nil && !src.owned[d.pos.Partition] && !d.fatal {
+			// A record of a partition revoked after it was read: its
+			// new owner reads it from the stored progress.
+			return nil
+		}
 		if opts.Progress != nil {
 			opts.Progress.Read(int64(d.size))
 		}
 		e.mu.Lock()
 		e.stats.Bytes += int64(d.size)
 		e.mu.Unlock()
-		if r := sizes[d.pos.Partition]; r != nil {
-			e.noteRead(d.pos.Partition, d.pos.Offset, r.Size())
+		if d.pos.Partition != "" {
+			e.noteRead(d.pos.Partition, d.pos.Offset, src.size(d))
 		}
 		if d.err != nil && (d.fatal || !(e.deadLettering() && !e.cfg.Sink.TxnEnabled)) {
 			return d.err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -65,7 +66,12 @@ Examples:
 		return err
 	}
 	baseDir := configDir(*cfgPath)
-	log.Info("starting", "pipeline", cfg.Name, "target", cfg.Target.String(), "format", cfg.Source.Format, "partitions", len(cfg.Source.Paths))
+	if cfg.Source.Type == config.SourceKafka {
+		log.Info("starting", "pipeline", cfg.Name, "target", cfg.Target.String(), "format", cfg.Source.Format,
+			"brokers", cfg.Source.Brokers, "group", cfg.Source.Group, "topics", cmp.Or(strings.Join(cfg.Source.Topics, ","), cfg.Source.TopicRegex))
+	} else {
+		log.Info("starting", "pipeline", cfg.Name, "target", cfg.Target.String(), "format", cfg.Source.Format, "partitions", len(cfg.Source.Paths))
+	}
 	m := metrics.New(cfg)
 	e, err := engine.New(ctx, cfg, engine.WithLogger(log), engine.WithBaseDir(baseDir), engine.WithHooks(m))
 	if err != nil {

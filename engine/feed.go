@@ -1,0 +1,280 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/txsink/txsink/changelog"
+	"github.com/txsink/txsink/format"
+	"github.com/txsink/txsink/source/file"
+	"github.com/txsink/txsink/source/kafka"
+)
+
+// feed is a running source: the goroutines that read and decode records
+// into Run's channel, and what Run needs to know of them.
+type feed struct {
+	// readers goroutines were started; each sends one value on done when
+	// it returns.
+	readers int
+	done    chan error
+	// loopDone is closed when Run's loop stops taking records, so that a
+	// rebalance callback waiting for the loop gives up.
+	loopDone chan struct{}
+	// close releases the source once every reader has returned.
+	close func()
+	// size returns the end of d's partition (for lag), or -1.
+	size func(d decoded) int64
+	// owned, when not nil, holds the partitions this instance owns now
+	// (Kafka); records of other partitions are dropped. Only Run's
+	// goroutine touches it.
+	owned map[string]bool
+	// committed, when set, is told of the positions of every commit.
+	// It is called from the goroutine that committed.
+	committed func(ctx context.Context, progress []changelog.Position)
+}
+
+// openFiles starts one reader per configured path (each one partition),
+// from the stored progress on.
+func (e *Engine) openFiles(ctx context.Context, dec format.Decoder, out chan<- decoded) (*feed, error) {
+	f := &feed{done: make(chan error, len(e.cfg.Source.Paths)), loopDone: make(chan struct{})}
+	readers := make([]*file.Reader, 0, len(e.cfg.Source.Paths))
+	parts := make([]string, 0, len(e.cfg.Source.Paths))
+	byPart := make(map[string]*file.Reader, len(e.cfg.Source.Paths))
+	f.close = func() {
+		for _, r := range readers {
+			r.Close()
+		}
+	}
+	f.size = func(d decoded) int64 {
+		if r := byPart[d.pos.Partition]; r != nil {
+			return r.Size()
+		}
+		return -1
+	}
+	for _, path := range e.cfg.Source.Paths {
+		part := PartitionName(path, e.baseDir)
+		start, _ := e.Progress(part)
+		start.Partition = part
+		r, err := file.Open(path, start, e.cfg.Source.Follow)
+		if err != nil {
+			f.close()
+			return nil, fmt.Errorf("open source %s: %w", path, err)
+		}
+		if n := e.cfg.Source.MaxRecordBytes; n > 0 {
+			r.MaxRecordBytes = int(min(n, int64(math.MaxInt32)))
+		}
+		readers = append(readers, r)
+		parts = append(parts, part)
+		byPart[part] = r
+		e.noteRead(part, start.Offset, r.Size())
+	}
+	keepGoing := e.deadLettering() && !e.cfg.Sink.TxnEnabled
+	for i, r := range readers {
+		f.readers++
+		// Each partition decodes on its own goroutine; the engine loop
+		// stays the only writer of the buffer.
+		go func() {
+			f.done <- readPartition(ctx, r, parts[i], dec, out, keepGoing)
+		}()
+	}
+	return f, nil
+}
+
+// control is a change of the partitions this instance owns, sent by the
+// Kafka consumer's group callbacks to Run's loop.
+type control struct {
+	assign []string // newly assigned partitions
+	revoke []string // partitions given up in an orderly rebalance
+	lost   []string // partitions lost without warning
+	reply  chan controlReply
+}
+
+type controlReply struct {
+	offsets map[string]int64 // assign: where each partition with progress resumes
+	err     error
+}
+
+// errLoopStopped answers a group callback after Run's loop has stopped.
+var errLoopStopped = errors.New("the pipeline is stopping")
+
+// control handles a change of ownership in Run's loop, in order with the
+// records: every record read before it has been taken.
+func (e *Engine) control(ctx context.Context, l loop, c *control) error {
+	var r controlReply
+	var err error
+	switch {
+	case len(c.assign) > 0:
+		r.offsets, r.err = e.assign(ctx, c.assign)
+		err = r.err
+	case len(c.revoke) > 0:
+		err = e.revoke(ctx, l, c.revoke)
+	case len(c.lost) > 0:
+		err = fmt.Errorf("kafka partitions %v were lost from the consumer group (this instance missed its session timeout, or was fenced); "+
+			"stopping with nothing past the last commit applied: a restart resumes from the target's progress", c.lost)
+	}
+	c.reply <- r
+	return err
+}
+
+// assign claims newly assigned partitions in the target (fencing any
+// earlier owner still running) and returns where each resumes.
+func (e *Engine) assign(ctx context.Context, parts []string) (map[string]int64, error) {
+	if e.async != nil {
+		// Claim updates the target's fencing epochs, which the committer
+		// reads: let it finish first.
+		if err := e.async.Wait(); err != nil {
+			return nil, err
+		}
+	}
+	claimed, err := e.target.Claim(ctx, e.cfg.Name, parts)
+	if err != nil {
+		return nil, err
+	}
+	offsets := make(map[string]int64, len(parts))
+	e.progMu.Lock()
+	for part, pos := range claimed {
+		e.progress[part] = pos
+		if pos.Offset > 0 {
+			// Offsets start at 0 and a stored position is one past the
+			// last record applied, so 0 means nothing was applied yet.
+			offsets[part] = pos.Offset
+		}
+	}
+	e.progMu.Unlock()
+	e.mu.Lock()
+	for part, pos := range claimed {
+		ps := e.partLocked(part)
+		ps.Committed, ps.CommittedSeq, ps.Read, ps.End = pos.Offset, pos.Seq, pos.Offset, -1
+	}
+	e.mu.Unlock()
+	for _, part := range parts {
+		e.feed.owned[part] = true
+	}
+	e.log.Info("partitions assigned", "partitions", parts)
+	return offsets, nil
+}
+
+// revoke commits everything committable (in transaction mode the finished
+// source transactions) and forgets the partitions, dropping what of them
+// is left: their new owner resumes from the progress just committed.
+func (e *Engine) revoke(ctx context.Context, l loop, parts []string) error {
+	ctx, cancel := context.WithTimeout(ctx, revokeDeadline)
+	defer cancel()
+	if err := l.finish(ctx); err != nil {
+		return fmt.Errorf("committing before giving up partitions %v: %w", parts, err)
+	}
+	dropped := 0
+	if tl, ok := l.(*txnLoop); ok {
+		for _, p := range parts {
+			dropped += tl.m.Drop(p)
+		}
+		e.noteBuffer(tl.m.Bytes(), tl.m.OpenTxns())
+	}
+	e.mu.Lock()
+	for _, p := range parts {
+		delete(e.feed.owned, p)
+		delete(e.parts, p)
+	}
+	e.mu.Unlock()
+	e.log.Info("partitions revoked", "partitions", parts, "dropped_open_changes", dropped)
+	return nil
+}
+
+// revokeDeadline bounds the commit a revocation waits for: the rebalance
+// waits for it, and Kafka's default rebalance timeout is one minute.
+const revokeDeadline = 50 * time.Second
+
+// openKafka joins the consumer group and starts the goroutine that polls
+// and decodes.
+func (e *Engine) openKafka(ctx context.Context, dec format.Decoder, out chan<- decoded) (*feed, error) {
+	f := &feed{done: make(chan error, 1), loopDone: make(chan struct{}), owned: map[string]bool{}}
+	g := &kafkaGroup{out: out, loopDone: f.loopDone}
+	c, err := kafka.Open(&e.cfg.Source, g, e.log)
+	if err != nil {
+		return nil, err
+	}
+	f.close = c.Close
+	f.size = func(d decoded) int64 { return d.end }
+	f.committed = c.CommitOffsets
+	keepGoing := e.deadLettering() && !e.cfg.Sink.TxnEnabled
+	f.readers = 1
+	go func() { f.done <- pollKafka(ctx, c, dec, out, keepGoing) }()
+	return f, nil
+}
+
+// pollKafka polls and decodes until ctx is done or the source fails,
+// handing every polled record on before it lets a rebalance proceed, so
+// that ownership changes reach Run's loop in order with the records.
+func pollKafka(ctx context.Context, c *kafka.Consumer, dec format.Decoder, out chan<- decoded, keepGoing bool) error {
+	for {
+		b, err := c.Poll(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			select {
+			case out <- decoded{err: err, fatal: true}:
+			case <-ctx.Done():
+			}
+			return nil
+		}
+		for _, rec := range b.Records {
+			changes, derr := dec.Decode(rec.Data, rec.Pos)
+			d := decoded{pos: rec.Pos, size: len(rec.Data), raw: rec.Data, changes: changes, err: derr, end: b.Ends[rec.Pos.Partition]}
+			select {
+			case out <- d:
+			case <-ctx.Done():
+				c.Release()
+				return ctx.Err()
+			}
+			if derr != nil && !keepGoing {
+				c.Release()
+				return nil
+			}
+		}
+		c.Release()
+	}
+}
+
+// kafkaGroup hands the consumer's group callbacks to Run's loop.
+type kafkaGroup struct {
+	out      chan<- decoded
+	loopDone <-chan struct{}
+}
+
+func (g *kafkaGroup) send(ctx context.Context, c *control) controlReply {
+	c.reply = make(chan controlReply, 1)
+	select {
+	case g.out <- decoded{ctl: c}:
+	case <-g.loopDone:
+		return controlReply{err: errLoopStopped}
+	case <-ctx.Done():
+		return controlReply{err: ctx.Err()}
+	}
+	select {
+	case r := <-c.reply:
+		return r
+	case <-g.loopDone:
+		return controlReply{err: errLoopStopped}
+	}
+}
+
+// Assigned implements kafka.Group.
+func (g *kafkaGroup) Assigned(ctx context.Context, parts []string) (map[string]int64, error) {
+	r := g.send(ctx, &control{assign: slices.Clone(parts)})
+	return r.offsets, r.err
+}
+
+// Revoked implements kafka.Group.
+func (g *kafkaGroup) Revoked(ctx context.Context, parts []string) {
+	g.send(ctx, &control{revoke: slices.Clone(parts)})
+}
+
+// Lost implements kafka.Group.
+func (g *kafkaGroup) Lost(ctx context.Context, parts []string) {
+	g.send(ctx, &control{lost: slices.Clone(parts)})
+}

@@ -1,0 +1,62 @@
+package txn
+
+import (
+	"slices"
+
+	"github.com/txsink/txsink/changelog"
+)
+
+// Drop forgets partition name: every change of it that is not in the plan
+// in flight (its open transaction, finished transactions not yet frozen,
+// frozen chunks) leaves the Machine, and Bytes falls accordingly. It
+// returns how many changes were dropped.
+//
+// The engine drops a partition it no longer owns (a Kafka rebalance moved
+// it to another instance). Nothing dropped was committed, and the stored
+// progress does not cover it, so the new owner reads it again: dropping
+// loses nothing. Commit the partition's finished transactions first
+// (Ready with flush, Advance) when they should not be read twice.
+//
+// Drop panics when the plan in flight holds changes of the partition:
+// the caller must Advance (or discard the Machine) first.
+func (m *Machine) Drop(name string) int {
+	p := m.byName[name]
+	if p == nil {
+		return 0
+	}
+	if m.inFlight != nil {
+		for _, pp := range m.inFlight.parts {
+			if pp.p == p {
+				panic("txn: Drop of partition " + name + " while a plan holding it is in flight")
+			}
+		}
+	}
+	n := 0
+	forget := func(changes []changelog.Change) {
+		for i := range changes {
+			c := &changes[i]
+			size := int64(max(c.Size, 0))
+			m.bytes -= size
+			k := regionKey{p.name, c.Table}
+			if r := m.regions[k]; r != nil {
+				r.Changes--
+				r.Bytes -= size
+				if r.Changes == 0 {
+					delete(m.regions, k)
+				}
+			}
+		}
+		n += len(changes)
+	}
+	forget(p.active)
+	for _, ck := range p.frozen {
+		forget(ck.changes)
+	}
+	m.frozen -= len(p.frozen)
+	if p.clean > 0 {
+		m.cleanParts--
+	}
+	delete(m.byName, name)
+	m.parts = slices.DeleteFunc(m.parts, func(q *partition) bool { return q == p })
+	return n
+}

@@ -1,0 +1,60 @@
+package txn
+
+import (
+	"testing"
+	"time"
+
+	"github.com/txsink/txsink/changelog"
+)
+
+func TestDrop(t *testing.T) {
+	m, err := New(Config{CommitInterval: time.Hour, MiniSwitchInterval: time.Hour, BufferSize: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq := map[string]int64{}
+	step := func(part, txn string, end bool) {
+		t.Helper()
+		seq[part]++
+		c := changelog.Change{Kind: changelog.Insert, Table: changelog.Table{Name: "t_" + part},
+			Pos: changelog.Position{Partition: part, Offset: seq[part], Seq: seq[part]}, TxnID: txn, TxnEnd: end, Size: 10}
+		if err := m.Step(c, t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// a: a frozen transaction (the first end switches), a finished one
+	// not frozen, and an open one; b: one finished transaction.
+	step("a", "a1", true)
+	step("a", "a2", false)
+	step("a", "a2", true)
+	step("a", "a3", false)
+	step("b", "b1", true)
+	if got := m.Drop("a"); got != 4 {
+		t.Fatalf("Drop(a) = %d changes, want 4", got)
+	}
+	if m.Bytes() != 10 || m.OpenTxns() != 0 {
+		t.Fatalf("after Drop(a): %d bytes, %d open, want 10 and 0:\n%s", m.Bytes(), m.OpenTxns(), m.Describe())
+	}
+	for _, r := range m.Regions() {
+		if r.Partition == "a" {
+			t.Errorf("a region of the dropped partition is left: %+v", r)
+		}
+	}
+	plan := m.Ready(t0, true)
+	if plan == nil || len(plan.Changes) != 1 || plan.Changes[0].Pos.Partition != "b" {
+		t.Fatalf("plan after Drop(a): %s", plan.Describe())
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("Drop of a partition in the plan in flight did not panic")
+		}
+	}()
+	m.Drop("b")
+}
+
+func TestDropUnknownPartition(t *testing.T) {
+	m, _ := New(DefaultConfig())
+	if got := m.Drop("nope"); got != 0 {
+		t.Fatalf("Drop of an unknown partition = %d", got)
+	}
+}
