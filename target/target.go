@@ -211,9 +211,24 @@ func (t *DB) Describe(ctx context.Context, name string) (*schema.Table, error) {
 
 // Setup creates the progress table if it does not exist.
 func (t *DB) Setup(ctx context.Context) error {
-	for _, s := range t.dialect.ProgressSchema() {
-		if _, err := t.db.ExecContext(ctx, s); err != nil {
-			return t.wrap("create progress table", ProgressTable, "", err)
+	return t.createIfMissing(ctx, t.dialect.ProgressSchema(), "create progress table", ProgressTable)
+}
+
+// createIfMissing runs CREATE ... IF NOT EXISTS statements. Instances of a
+// pipeline that start together (a consumer group) race to create the same
+// table, and PostgreSQL's IF NOT EXISTS is not atomic against that: the
+// loser fails on the catalog's unique index. Run again, the statement
+// sees the winner's table and does nothing.
+func (t *DB) createIfMissing(ctx context.Context, stmts []string, op, table string) error {
+	for _, s := range stmts {
+		var err error
+		for attempt := 0; attempt < 3; attempt++ {
+			if _, err = t.db.ExecContext(ctx, s); err == nil {
+				break
+			}
+		}
+		if err != nil {
+			return t.wrap(op, table, "", err)
 		}
 	}
 	return nil
@@ -719,12 +734,7 @@ func (t *DB) advance(ctx context.Context, tx *sql.Tx, u *commit.Unit) error {
 
 // SetupDeadLetters creates the dead-letter table if it does not exist.
 func (t *DB) SetupDeadLetters(ctx context.Context) error {
-	for _, s := range t.dialect.DeadLetterSchema() {
-		if _, err := t.db.ExecContext(ctx, s); err != nil {
-			return t.wrap("create dead-letter table", DeadLetterTable, "", err)
-		}
-	}
-	return nil
+	return t.createIfMissing(ctx, t.dialect.DeadLetterSchema(), "create dead-letter table", DeadLetterTable)
 }
 
 var deadLetterCols = []string{"pipeline", "source_partition", "position", "seq", "txn_id", "raw", "reason"}

@@ -101,6 +101,9 @@ type Consumer struct {
 	assignErr chan error
 }
 
+// fetchMaxBytes bounds one fetch response.
+const fetchMaxBytes = 16 << 20
+
 // ErrRecordTooLarge is returned (wrapped) by Poll for a record longer than
 // source.max-record-bytes.
 var ErrRecordTooLarge = errors.New("record is longer than source.max-record-bytes")
@@ -143,8 +146,10 @@ func Open(src *config.Source, g Group, log *slog.Logger) (*Consumer, error) {
 		kgo.WithLogger(slogger{log}),
 		// One fetch response per broker is buffered until polled: this
 		// bounds the memory the client holds while the pipeline is busy.
-		kgo.FetchMaxBytes(16 << 20),
-		kgo.BrokerMaxReadBytes(int32(min(c.maxRecord+(1<<20), 1<<30))),
+		kgo.FetchMaxBytes(fetchMaxBytes),
+		// A broker returns a record larger than the fetch limit whole, so
+		// a response may hold one record of max-record-bytes.
+		kgo.BrokerMaxReadBytes(int32(min(max(fetchMaxBytes, c.maxRecord)+(1<<20), 1<<30))),
 		kgo.ClientID("txsink"),
 	}
 	if src.TopicRegex != "" {
@@ -164,7 +169,7 @@ func Open(src *config.Source, g Group, log *slog.Logger) (*Consumer, error) {
 	if tlsOpt != nil {
 		opts = append(opts, kgo.DialTLSConfig(tlsOpt))
 	}
-	if m := mechanism(src); m != nil {
+	if m := Mechanism(src); m != nil {
 		opts = append(opts, kgo.SASL(m))
 	}
 	cl, err := kgo.NewClient(opts...)
@@ -342,7 +347,8 @@ func tlsConfig(src *config.Source) (*tls.Config, error) {
 	return cfg, nil
 }
 
-func mechanism(src *config.Source) sasl.Mechanism {
+// Mechanism returns the SASL mechanism src configures, or nil for none.
+func Mechanism(src *config.Source) sasl.Mechanism {
 	switch src.SASLMechanism {
 	case "PLAIN":
 		return plain.Auth{User: src.SASLUser, Pass: src.SASLPassword}.AsMechanism()
