@@ -576,7 +576,10 @@ func PartitionName(path, baseDir string) string {
 func (e *Engine) partLocked(name string) *PartitionStatus {
 	ps := e.parts[name]
 	if ps == nil {
-		ps = &PartitionStatus{Name: name, End: -1}
+		ps = &PartitionStatus{Name: name, Unit: "bytes", End: -1}
+		if e.cfg.Source.Type == config.SourceKafka {
+			ps.Unit = "records"
+		}
 		e.parts[name] = ps
 	}
 	return ps

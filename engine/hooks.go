@@ -130,6 +130,9 @@ type Status struct {
 // PartitionStatus is one partition in a Status.
 type PartitionStatus struct {
 	Name string `json:"name"`
+	// Unit is what the offsets count: "bytes" (a file) or "records" (a
+	// Kafka partition, whose offsets number its records).
+	Unit string `json:"unit"`
 	// Committed is the position stored in the target (where a restart
 	// resumes).
 	Committed int64 `json:"committed_offset"`
@@ -138,8 +141,9 @@ type PartitionStatus struct {
 	// Read is how far the source has been read (offset after the last
 	// record read).
 	Read int64 `json:"read_offset"`
-	// End is the size of the source when known (a file), else -1; End -
-	// Committed is the partition's lag in bytes.
+	// End is the end of the source when known (a file's size, a Kafka
+	// partition's high watermark), else -1; End - Committed is the
+	// partition's lag, in Unit.
 	End int64 `json:"end_offset"`
 	// LastCommit is when the partition's progress last moved.
 	LastCommit time.Time `json:"last_commit"`

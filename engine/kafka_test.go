@@ -143,6 +143,17 @@ func TestKafkaSource(t *testing.T) {
 					t.Errorf("progress of %s = %+v, want offset %d (seq %d)", part, pos, end, end-1)
 				}
 			}
+			// /status shows each owned partition in records, with the
+			// high watermark as its end: the lag is End - Committed.
+			st := e.Status()
+			if len(st.Partitions) != len(ends) {
+				t.Errorf("status lists %d partitions, want %d: %+v", len(st.Partitions), len(ends), st.Partitions)
+			}
+			for _, ps := range st.Partitions {
+				if ps.Unit != "records" || ps.End != ends[ps.Name] || ps.Committed != ends[ps.Name] {
+					t.Errorf("status of %s = %+v, want unit records, end and committed %d", ps.Name, ps, ends[ps.Name])
+				}
+			}
 			// Again, in a new group (so Kafka's committed offsets say
 			// "start over") and with more data: only the new data is
 			// applied.

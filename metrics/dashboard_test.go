@@ -72,7 +72,7 @@ func TestGrafanaDashboard(t *testing.T) {
 	}
 	for _, want := range []string{
 		"txsink_events_total", "txsink_rows_written_total", "txsink_commit_duration_seconds",
-		"txsink_lag_bytes", "txsink_buffered_bytes", "txsink_open_source_txns",
+		"txsink_lag_bytes", "txsink_lag_records", "txsink_buffered_bytes", "txsink_open_source_txns",
 		"txsink_errors_total", "txsink_retries_total", "txsink_state",
 	} {
 		if !used[want] {

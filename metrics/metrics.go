@@ -57,6 +57,11 @@
 //	txsink_lag_bytes{pipeline,partition}
 //	    the source's size minus the committed position; only for partitions
 //	    whose size is known (files)
+//	txsink_committed_offset_records{pipeline,partition}
+//	txsink_read_offset_records{pipeline,partition}
+//	txsink_lag_records{pipeline,partition}
+//	    the same three for Kafka partitions, in records: the lag is the
+//	    partition's high watermark minus the committed offset
 //	txsink_seconds_since_last_commit{pipeline}
 //	    age of the last commit; before the first, the time since Register
 //	txsink_last_commit_timestamp_seconds{pipeline}
@@ -100,6 +105,9 @@ var names = []string{
 	"txsink_committed_offset_bytes",
 	"txsink_read_offset_bytes",
 	"txsink_lag_bytes",
+	"txsink_committed_offset_records",
+	"txsink_read_offset_records",
+	"txsink_lag_records",
 	"txsink_seconds_since_last_commit",
 	"txsink_last_commit_timestamp_seconds",
 	"txsink_state",
@@ -294,6 +302,7 @@ type statusCollector struct {
 
 	ratio, bytesRead, skipped, deadLetters, buffered, openTxns *prometheus.Desc
 	committed, read, lag                                       *prometheus.Desc
+	committedRecs, readRecs, lagRecs                           *prometheus.Desc
 	sinceCommit, lastCommit, state                             *prometheus.Desc
 }
 
@@ -303,26 +312,29 @@ func newStatusCollector(pipeline string, src Source, created time.Time) *statusC
 		return prometheus.NewDesc(name, help, labels, pl)
 	}
 	return &statusCollector{
-		src:         src,
-		created:     created,
-		ratio:       d("txsink_reduction_ratio", "Changes read per row written, over the pipeline's life (0 before the first row)."),
-		bytesRead:   d("txsink_bytes_read_total", "Bytes of source records read."),
-		skipped:     d("txsink_skipped_total", "Changes of tables no entry matches, skipped."),
-		deadLetters: d("txsink_dead_letters_total", "Records or source transactions quarantined (bad-input: dead-letter)."),
-		buffered:    d("txsink_buffered_bytes", "Bytes held in memory, not yet committed."),
-		openTxns:    d("txsink_open_source_txns", "Source transactions begun and not yet finished (transaction mode)."),
-		committed:   d("txsink_committed_offset_bytes", "Position stored in the target, where a restart resumes.", "partition"),
-		read:        d("txsink_read_offset_bytes", "How far the source has been read.", "partition"),
-		lag:         d("txsink_lag_bytes", "Source size minus the committed position (partitions of known size).", "partition"),
-		sinceCommit: d("txsink_seconds_since_last_commit", "Seconds since the last commit (before the first: since the metrics were made)."),
-		lastCommit:  d("txsink_last_commit_timestamp_seconds", "Unix time of the last commit (0 before one)."),
-		state:       d("txsink_state", "1 for the pipeline's current state, 0 for the others.", "state"),
+		src:           src,
+		created:       created,
+		ratio:         d("txsink_reduction_ratio", "Changes read per row written, over the pipeline's life (0 before the first row)."),
+		bytesRead:     d("txsink_bytes_read_total", "Bytes of source records read."),
+		skipped:       d("txsink_skipped_total", "Changes of tables no entry matches, skipped."),
+		deadLetters:   d("txsink_dead_letters_total", "Records or source transactions quarantined (bad-input: dead-letter)."),
+		buffered:      d("txsink_buffered_bytes", "Bytes held in memory, not yet committed."),
+		openTxns:      d("txsink_open_source_txns", "Source transactions begun and not yet finished (transaction mode)."),
+		committed:     d("txsink_committed_offset_bytes", "Position stored in the target, where a restart resumes.", "partition"),
+		read:          d("txsink_read_offset_bytes", "How far the source has been read.", "partition"),
+		lag:           d("txsink_lag_bytes", "Source size minus the committed position (partitions of known size).", "partition"),
+		committedRecs: d("txsink_committed_offset_records", "Kafka offset stored in the target, where a restart resumes.", "partition"),
+		readRecs:      d("txsink_read_offset_records", "Kafka offset after the last record read.", "partition"),
+		lagRecs:       d("txsink_lag_records", "Kafka high watermark minus the committed offset: records not yet applied.", "partition"),
+		sinceCommit:   d("txsink_seconds_since_last_commit", "Seconds since the last commit (before the first: since the metrics were made)."),
+		lastCommit:    d("txsink_last_commit_timestamp_seconds", "Unix time of the last commit (0 before one)."),
+		state:         d("txsink_state", "1 for the pipeline's current state, 0 for the others.", "state"),
 	}
 }
 
 // Describe implements prometheus.Collector.
 func (c *statusCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.ratio, c.bytesRead, c.skipped, c.deadLetters, c.buffered, c.openTxns, c.committed, c.read, c.lag, c.sinceCommit, c.lastCommit, c.state} {
+	for _, d := range []*prometheus.Desc{c.ratio, c.bytesRead, c.skipped, c.deadLetters, c.buffered, c.openTxns, c.committed, c.read, c.lag, c.committedRecs, c.readRecs, c.lagRecs, c.sinceCommit, c.lastCommit, c.state} {
 		ch <- d
 	}
 }
@@ -343,12 +355,16 @@ func (c *statusCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(c.buffered, float64(st.BufferedBytes))
 	gauge(c.openTxns, float64(st.OpenTxns))
 	for _, p := range st.Partitions {
-		gauge(c.committed, float64(p.Committed), p.Name)
-		gauge(c.read, float64(p.Read), p.Name)
+		committed, read, lag := c.committed, c.read, c.lag
+		if p.Unit == "records" {
+			committed, read, lag = c.committedRecs, c.readRecs, c.lagRecs
+		}
+		gauge(committed, float64(p.Committed), p.Name)
+		gauge(read, float64(p.Read), p.Name)
 		if p.End >= 0 {
 			// A file that shrank below the committed position (rotated)
 			// has no meaningful lag; report 0 rather than a negative one.
-			gauge(c.lag, float64(max(p.End-p.Committed, 0)), p.Name)
+			gauge(lag, float64(max(p.End-p.Committed, 0)), p.Name)
 		}
 	}
 	since, last := time.Since(c.created), 0.0

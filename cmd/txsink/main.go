@@ -4,7 +4,7 @@
 // flush, exactly once.
 //
 //	txsink demo                          # embedded SQLite, no server needed
-//	txsink run   --config pipeline.yaml  # apply changelog files to a database
+//	txsink run   --config pipeline.yaml  # apply a changelog (files or Kafka) to a database
 //	txsink check --config pipeline.yaml  # validate config against the target; writes nothing
 //	txsink version
 package main
@@ -24,13 +24,13 @@ import (
 )
 
 const usage = `txsink applies a database changelog (Debezium, Canal, Maxwell, OGG, Flink
-changelog-json, txsink-json) to MySQL/MariaDB, PostgreSQL or SQLite: the last
-change per key, one atomic transaction per flush (or per batch of whole source
-transactions), exactly once.
+changelog-json, txsink-json), read from files or Kafka, to MySQL/MariaDB,
+PostgreSQL or SQLite: the last change per key, one atomic transaction per flush
+(or per batch of whole source transactions), exactly once.
 
 Usage:
   txsink demo  [--dir DIR] [--orders N]     try it on an embedded SQLite database
-  txsink run   --config pipeline.yaml       apply the changelog, exit when consumed
+  txsink run   --config pipeline.yaml       apply the changelog (files: exit when consumed)
   txsink check --config pipeline.yaml       diagnose config, target and a source sample; writes nothing
   txsink dead-letters --config pipeline.yaml  list what bad-input: dead-letter quarantined
   txsink bench [--workload W] [--target URL] measure throughput against the database's bulk load

@@ -25,11 +25,13 @@ import (
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("run", `txsink run --config pipeline.yaml
 
-Applies the pipeline's changelog files to its target and exits 0 once every
-file is consumed (with source.follow: true it keeps tailing until SIGINT or
-SIGTERM). Run it again with the same name and files: it resumes after the
-last commit and applies nothing twice. On SIGINT/SIGTERM it commits what it
-has read and exits 0.
+Applies the pipeline's changelog to its target. A file source ends (exit 0)
+once every file is consumed (with source.follow: true it keeps tailing until
+SIGINT or SIGTERM). A kafka source runs until SIGINT or SIGTERM as a member
+of source.group: start the same config on several machines and the group
+spreads the topics' partitions over them. Run it again with the same name:
+it resumes after the last commit stored in the target and applies nothing
+twice. On SIGINT/SIGTERM it commits what it has read and exits 0.
 
 While it runs it serves, on --http (loopback only by default):
   /metrics  Prometheus metrics (docs/operations.md says what each means)
