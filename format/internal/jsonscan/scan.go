@@ -12,7 +12,9 @@
 package jsonscan
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -96,15 +98,17 @@ func (s *Scanner) unexpected(what string) error {
 	return s.errf("unexpected " + strconv.QuoteRune(rune(s.data[s.pos])) + ", want " + what)
 }
 
+// skipSpace advances past white space. Records are mostly compact JSON, so
+// the first test (no byte above ' ' is white space) usually ends it.
 func (s *Scanner) skipSpace() {
-	for s.pos < len(s.data) {
-		switch s.data[s.pos] {
-		case ' ', '\t', '\n', '\r':
-			s.pos++
-		default:
-			return
+	d, i := s.data, s.pos
+	for i < len(d) && d[i] <= ' ' {
+		if c := d[i]; c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			break
 		}
+		i++
 	}
+	s.pos = i
 }
 
 // Peek returns the next byte that is not white space, without consuming
@@ -146,10 +150,11 @@ func (s *Scanner) BeginObject() error {
 // member's value is read next, with Value or a more specific method.
 func (s *Scanner) NextKey(first bool) (key Token, ok bool, err error) {
 	s.skipSpace()
-	if s.pos >= len(s.data) {
+	d := s.data
+	if s.pos >= len(d) {
 		return Token{}, false, s.unexpected("'\"' or '}'")
 	}
-	switch c := s.data[s.pos]; {
+	switch c := d[s.pos]; {
 	case c == '}':
 		s.pos++
 		return Token{}, false, nil
@@ -160,7 +165,7 @@ func (s *Scanner) NextKey(first bool) (key Token, ok bool, err error) {
 		s.pos++
 		s.skipSpace()
 	}
-	if s.pos >= len(s.data) || s.data[s.pos] != '"' {
+	if s.pos >= len(d) || d[s.pos] != '"' {
 		return Token{}, false, s.unexpected("'\"' (an object key)")
 	}
 	key, err = s.str()
@@ -168,7 +173,7 @@ func (s *Scanner) NextKey(first bool) (key Token, ok bool, err error) {
 		return Token{}, false, err
 	}
 	s.skipSpace()
-	if s.pos >= len(s.data) || s.data[s.pos] != ':' {
+	if s.pos >= len(d) || d[s.pos] != ':' {
 		return Token{}, false, s.unexpected("':'")
 	}
 	s.pos++
@@ -278,9 +283,20 @@ func (s *Scanner) str() (Token, error) {
 	d := s.data
 	i := s.pos
 	for i < len(d) {
+		// The common case: eight plain bytes at a time, then one table
+		// lookup per byte up to the first byte that needs a look.
+		for i+8 <= len(d) {
+			if m := special8(binary.LittleEndian.Uint64(d[i:])); m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
+				break
+			}
+			i += 8
+		}
+		if i == len(d) {
+			break
+		}
 		c := d[i]
 		if plainByte[c] {
-			// The common case, one table lookup per byte.
 			i++
 			continue
 		}
@@ -325,6 +341,18 @@ func (s *Scanner) str() (Token, error) {
 	}
 	s.pos = i
 	return Token{}, s.errf("unterminated string")
+}
+
+// special8 returns a mask whose lowest set bit is the high bit of the
+// first of the eight bytes of x (little-endian) that is not plain: '"',
+// '\\', a control character or a byte of a multi-byte UTF-8 sequence; 0 when
+// all eight are plain. Bits above the lowest may be false alarms (a borrow
+// carries into the next byte), so only the lowest is used.
+func special8(x uint64) uint64 {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	q := x ^ (lo * '"')
+	b := x ^ (lo * '\\')
+	return ((q-lo)&^q | (b-lo)&^b | (x - lo*0x20) | x) & hi
 }
 
 // plainByte marks the bytes that stand for themselves inside a string:

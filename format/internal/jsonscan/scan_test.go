@@ -213,3 +213,20 @@ func FuzzScan(f *testing.F) {
 		}
 	})
 }
+
+// TestStringEveryByteAtEveryOffset holds the eight-bytes-at-a-time string
+// scan to encoding/json: each byte value, at each offset of a string long
+// enough to span several words, is accepted or refused as json.Valid and
+// utf8.Valid say, and ends the string where it should.
+func TestStringEveryByteAtEveryOffset(t *testing.T) {
+	for off := 0; off < 19; off++ {
+		for c := 0; c < 256; c++ {
+			b := []byte(`"abcdefghijklmnopqrs"`)
+			b[1+off] = byte(c)
+			_, err := scanAll(b)
+			if valid := validStrict(b); (err == nil) != valid {
+				t.Fatalf("%q: scanner error %v, json.Valid and utf8.Valid %v", b, err, valid)
+			}
+		}
+	}
+}
