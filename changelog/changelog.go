@@ -128,17 +128,26 @@ func (r Row) IsZero() bool { return len(r.Names) == 0 }
 // Names are compared exactly first, then without regard to case, because
 // MySQL and SQLite column names are case-insensitive.
 func (r Row) Get(name string) (Value, bool) {
+	if i := r.Index(name); i >= 0 {
+		return r.Values[i], true
+	}
+	return nil, false
+}
+
+// Index returns the position of column name in the row, found as Get finds
+// it, or -1 when the row lacks it.
+func (r Row) Index(name string) int {
 	for i, n := range r.Names {
 		if n == name {
-			return r.Values[i], true
+			return i
 		}
 	}
 	for i, n := range r.Names {
 		if strings.EqualFold(n, name) {
-			return r.Values[i], true
+			return i
 		}
 	}
-	return nil, false
+	return -1
 }
 
 // Set sets column name to v, appending the column if the row lacks it.

@@ -36,11 +36,15 @@
 package reduce
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/coerce"
@@ -61,8 +65,123 @@ type Table struct {
 	AppendOnly bool
 
 	keyCols []*schema.Column
-	// writable holds, for each column of Schema, whether txsink writes it.
+	// colIndex maps each column of Schema, lower-cased, to its index.
 	colIndex map[string]int
+
+	// plans caches how images with a given list of column names map to
+	// the table (see plan); spare is a reset tableState a Buffer takes
+	// instead of building one (see Buffer.Take). Both are only caches, and
+	// atomic, so one Table may serve several Buffers at once.
+	plans atomic.Pointer[[]*plan]
+	spare atomic.Pointer[tableState]
+}
+
+// plan says how a row image with a given list of column names becomes a row
+// of the table: which image column feeds which target column, and where the
+// key columns are. Images of one table nearly always list the same columns,
+// so a plan is made once per list instead of looking every column up per
+// row; and rows made by one plan share one column list, so a unit's groups
+// need no list per row.
+type plan struct {
+	// names is a copy of the image names the plan was made for. Plans are
+	// found by comparing names by content, never by the slice's identity, so
+	// a caller that reuses a Names slice for other columns cannot get a stale
+	// plan; the comparison is cheap when the strings are the same strings
+	// (decoders share one names slice between the rows of a table).
+	names []string
+	// bad is the index in names of the first column the table lacks, -1
+	// when there is none.
+	bad int
+	// out lists the columns of a converted row, in the target's column
+	// order; it is shared by every row of the plan and never modified.
+	out []string
+	// cols and src give, for each of out, the target column and its index
+	// in the image.
+	cols []*schema.Column
+	src  []int
+	// keyOut holds, for each key column, its index in out (-1: absent);
+	// keySrc its index in the image as Row.Get finds it (-1: absent).
+	keyOut, keySrc []int
+}
+
+// maxPlans bounds the plans a table keeps; past it the cache starts over.
+// A table has one plan per distinct column list its changes carry, usually
+// one or two.
+const maxPlans = 16
+
+// planFor returns the plan for images with the column names names.
+func (t *Table) planFor(names []string) *plan {
+	old := t.plans.Load()
+	if old != nil {
+		for _, p := range *old {
+			if sameSlice(p.names, names) {
+				return p
+			}
+		}
+	}
+	p := t.newPlan(names)
+	var ps []*plan
+	if old != nil && len(*old) < maxPlans {
+		ps = append(make([]*plan, 0, len(*old)+1), *old...)
+	}
+	ps = append(ps, p)
+	t.plans.Store(&ps)
+	return p
+}
+
+func (t *Table) newPlan(names []string) *plan {
+	p := &plan{names: append([]string(nil), names...), bad: -1}
+	// idx[i] = position in the image of target column i, -1 if absent; the
+	// first of several names that differ only in case wins.
+	idx := make([]int, len(t.Schema.Columns))
+	for i := range idx {
+		idx[i] = -1
+	}
+	for j, name := range names {
+		i, ok := t.colIndex[strings.ToLower(name)]
+		if !ok {
+			if p.bad < 0 {
+				p.bad = j
+			}
+			continue
+		}
+		if idx[i] < 0 {
+			idx[i] = j
+		}
+	}
+	for i := range t.Schema.Columns {
+		col := &t.Schema.Columns[i]
+		if idx[i] < 0 || col.Generated {
+			continue
+		}
+		p.out = append(p.out, col.Name)
+		p.cols = append(p.cols, col)
+		p.src = append(p.src, idx[i])
+	}
+	p.out = p.out[:len(p.out):len(p.out)]
+	img := changelog.Row{Names: names}
+	for _, kc := range t.keyCols {
+		at := -1
+		for j, name := range p.out {
+			if name == kc.Name {
+				at = j
+				break
+			}
+		}
+		p.keyOut = append(p.keyOut, at)
+		p.keySrc = append(p.keySrc, img.Index(kc.Name))
+	}
+	return p
+}
+
+// hasKey reports whether images of the plan carry every key column.
+func (p *plan) hasKey() bool {
+	for _, j := range p.keySrc {
+		if j < 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // NewTable prepares t for the buffer. key is the configured key (empty means
@@ -174,17 +293,29 @@ type Policy struct {
 type entry struct {
 	pos  changelog.Position // where the change that made the entry was read
 	del  bool
-	key  []any // key values (only for deletes; upserts read them from row)
-	cols []string
+	key  []any    // key values (only for deletes; upserts read them from row)
+	cols []string // the plan's column list, shared
 	row  []any
 	size int
 }
 
+// tableState is one table's part of a buffer. Entries are kept by value in
+// first-seen order, and index finds a key's entry by its encoding (see
+// appendKey); both keep their capacity from one unit to the next.
 type tableState struct {
 	t       *Table
-	order   []string // keys in first-seen order
-	entries map[string]*entry
+	index   map[string]int32
+	entries []entry
 	inserts []entry
+}
+
+// reset empties ts for reuse. The entries are cleared, not only truncated,
+// so the rows a taken unit holds are not kept alive by the buffer.
+func (ts *tableState) reset() {
+	clear(ts.index)
+	clear(ts.entries)
+	clear(ts.inserts)
+	ts.entries, ts.inserts = ts.entries[:0], ts.inserts[:0]
 }
 
 // Buffer is the per-key reduction buffer for one pipeline. It is not safe
@@ -200,11 +331,28 @@ type Buffer struct {
 	changes  int
 	since    time.Time // when the oldest buffered change arrived
 	dead     []commit.DeadLetter
+	// key and oldKey are scratch space for encoding keys (see appendKey).
+	key, oldKey []byte
 }
 
 // NewBuffer returns an empty buffer for the named pipeline.
 func NewBuffer(pipeline string) *Buffer {
 	return &Buffer{pipeline: pipeline, byTable: map[*Table]*tableState{}, progress: map[string]changelog.Position{}}
+}
+
+// state returns the buffer's state for t, taking the table's spare one
+// (left by an earlier Take) when there is one.
+func (b *Buffer) state(t *Table) *tableState {
+	if ts := b.byTable[t]; ts != nil {
+		return ts
+	}
+	ts := t.spare.Swap(nil)
+	if ts == nil {
+		ts = &tableState{t: t, index: map[string]int32{}}
+	}
+	b.byTable[t] = ts
+	b.tables = append(b.tables, ts)
+	return ts
 }
 
 // Rows returns the rows buffered after reduction.
@@ -260,17 +408,15 @@ func (b *Buffer) Check(t *Table, c *changelog.Change) error {
 		_, _, err := b.convertRow(t, c, c.After, "")
 		return err
 	case c.Kind == changelog.Delete:
-		_, _, err := b.key(t, c, c.Before, "before")
+		_, err := b.keyValues(t, c, c.Before, "before")
 		return err
 	case c.Kind.Upserts():
-		if _, _, err := b.convertRow(t, c, c.After, "after"); err != nil {
+		p, _, err := b.convertRow(t, c, c.After, "after")
+		if err != nil {
 			return err
 		}
-		if c.Kind == changelog.UpdateAfter && !c.Before.IsZero() && b.hasKey(t, c.Before) {
-			_, _, err := b.key(t, c, c.Before, "before")
-			return err
-		}
-		return nil
+		_, err = b.movedFrom(t, c, p)
+		return err
 	}
 	return &Error{Pos: c.Pos, Table: t.Schema.String(), Reason: fmt.Sprintf("unknown change kind %d", c.Kind), Hint: "this is a bug in the decoder that produced it; please report it"}
 }
@@ -296,12 +442,6 @@ func (b *Buffer) touch(pos changelog.Position, now time.Time) {
 // (a value its column cannot hold, a missing key column, an update on an
 // append-only table) returns an *Error and leaves the buffer as it was.
 func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
-	ts := b.byTable[t]
-	if ts == nil {
-		ts = &tableState{t: t, entries: map[string]*entry{}}
-		b.byTable[t] = ts
-		b.tables = append(b.tables, ts)
-	}
 	if c.Kind == changelog.EndTxn {
 		// A transaction boundary holds no row; only progress moves.
 		b.touch(c.Pos, now)
@@ -310,11 +450,12 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 	if t.AppendOnly {
 		switch c.Kind {
 		case changelog.Insert:
-			cols, row, err := b.convertRow(t, c, c.After, "")
+			p, row, err := b.convertRow(t, c, c.After, "")
 			if err != nil {
 				return err
 			}
-			ts.inserts = append(ts.inserts, entry{pos: c.Pos, cols: cols, row: row, size: c.Size})
+			ts := b.state(t)
+			ts.inserts = append(ts.inserts, entry{pos: c.Pos, cols: p.out, row: row, size: c.Size})
 			b.rows++
 			b.bytes += int64(c.Size)
 		case changelog.UpdateBefore:
@@ -331,29 +472,30 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 		b.touch(c.Pos, now)
 		return nil
 	case changelog.Delete:
-		key, ks, err := b.key(t, c, c.Before, "before")
+		key, err := b.keyValues(t, c, c.Before, "before")
 		if err != nil {
 			return err
 		}
-		b.put(ts, ks, &entry{pos: c.Pos, del: true, key: key, size: keySize(c)})
+		b.key = appendKey(b.key[:0], t, func(i int) any { return key[i] })
+		b.put(b.state(t), b.key, entry{pos: c.Pos, del: true, key: key, size: keySize(c)})
 	case changelog.Insert, changelog.UpdateAfter:
-		cols, row, err := b.convertRow(t, c, c.After, "after")
+		p, row, err := b.convertRow(t, c, c.After, "after")
 		if err != nil {
 			return err
 		}
-		ks := b.keyOf(t, cols, row)
-		var oldKey []any
-		oldKs := ""
-		if c.Kind == changelog.UpdateAfter && !c.Before.IsZero() && b.hasKey(t, c.Before) {
-			oldKey, oldKs, err = b.key(t, c, c.Before, "before")
-			if err != nil {
-				return err
+		oldKey, err := b.movedFrom(t, c, p)
+		if err != nil {
+			return err
+		}
+		b.key = appendKey(b.key[:0], t, func(i int) any { return row[p.keyOut[i]] })
+		ts := b.state(t)
+		if oldKey != nil {
+			b.oldKey = appendKey(b.oldKey[:0], t, func(i int) any { return oldKey[i] })
+			if !bytes.Equal(b.oldKey, b.key) {
+				b.put(ts, b.oldKey, entry{pos: c.Pos, del: true, key: oldKey, size: keySize(c)})
 			}
 		}
-		if oldKey != nil && oldKs != ks {
-			b.put(ts, oldKs, &entry{pos: c.Pos, del: true, key: oldKey, size: keySize(c)})
-		}
-		b.put(ts, ks, &entry{pos: c.Pos, cols: cols, row: row, size: c.Size})
+		b.put(ts, b.key, entry{pos: c.Pos, cols: p.out, row: row, size: c.Size})
 	default:
 		return &Error{Pos: c.Pos, Table: t.Schema.String(), Reason: fmt.Sprintf("unknown change kind %d", c.Kind), Hint: "this is a bug in the decoder that produced it; please report it"}
 	}
@@ -370,80 +512,142 @@ func keySize(c *changelog.Change) int {
 	return 64
 }
 
-func (b *Buffer) put(ts *tableState, ks string, e *entry) {
-	if old, ok := ts.entries[ks]; ok {
-		b.bytes += int64(e.size - old.size)
-		ts.entries[ks] = e
+// put makes e the entry of the key encoded as key. The map is searched
+// with the scratch bytes; a string is only made for a key seen first.
+func (b *Buffer) put(ts *tableState, key []byte, e entry) {
+	if i, ok := ts.index[string(key)]; ok {
+		b.bytes += int64(e.size - ts.entries[i].size)
+		ts.entries[i] = e
 		return
 	}
-	ts.entries[ks] = e
-	ts.order = append(ts.order, ks)
+	ts.index[string(key)] = int32(len(ts.entries))
+	ts.entries = append(ts.entries, e)
 	b.rows++
 	b.bytes += int64(e.size)
 }
 
-// hasKey reports whether img carries every key column.
-func (b *Buffer) hasKey(t *Table, img changelog.Row) bool {
-	for _, k := range t.Key {
-		if _, ok := img.Get(k); !ok {
-			return false
+// movedFrom returns the converted key of an update's before image when the
+// update may have moved the row to another key, nil when it cannot have: no
+// before image, a before image without every key column, or one whose key
+// values are the after image's very values (the common case, decided
+// without converting anything).
+func (b *Buffer) movedFrom(t *Table, c *changelog.Change, after *plan) ([]any, error) {
+	if c.Kind != changelog.UpdateAfter || c.Before.IsZero() {
+		return nil, nil
+	}
+	bp := t.planFor(c.Before.Names)
+	if !bp.hasKey() {
+		return nil, nil
+	}
+	same := true
+	for i, j := range bp.keySrc {
+		// The after image's key value is the one its row was converted
+		// from; the row has every key column, or convertRow refused it.
+		if !sameRaw(c.Before.Values[j], c.After.Values[after.src[after.keyOut[i]]]) {
+			same = false
+			break
 		}
 	}
-	return true
+	if same {
+		return nil, nil
+	}
+	return b.keyValues(t, c, c.Before, "before")
 }
 
-// key converts the key columns of img and returns them with their
-// comparison string.
-func (b *Buffer) key(t *Table, c *changelog.Change, img changelog.Row, which string) ([]any, string, error) {
+// sameRaw reports whether a and b are the same value of the same type, for
+// the types whose equality is cheap and safe (== panics on []byte).
+// Equal raw values convert to equal values; unequal ones may still convert
+// to equal values ("7" and 7.0), which the caller finds by converting.
+func sameRaw(a, b changelog.Value) bool {
+	switch x := a.(type) {
+	case changelog.Number:
+		y, ok := b.(changelog.Number)
+		return ok && x == y
+	case string:
+		y, ok := b.(string)
+		return ok && x == y
+	case int64:
+		y, ok := b.(int64)
+		return ok && x == y
+	}
+	return false
+}
+
+// keyValues converts the key columns of img, in key order.
+func (b *Buffer) keyValues(t *Table, c *changelog.Change, img changelog.Row, which string) ([]any, error) {
+	p := t.planFor(img.Names)
 	vals := make([]any, len(t.keyCols))
 	for i, col := range t.keyCols {
-		v, ok := img.Get(col.Name)
-		if !ok {
-			return nil, "", &Error{Pos: c.Pos, Table: t.Schema.String(), Column: col.Name,
+		j := p.keySrc[i]
+		if j < 0 {
+			return nil, &Error{Pos: c.Pos, Table: t.Schema.String(), Column: col.Name,
 				Reason: fmt.Sprintf("the %s image of a %s change lacks key column %s", which, c.Kind, col.Name),
 				Hint:   "every key column must be present to find the row; check that the source captures the full key (for Debezium PostgreSQL set REPLICA IDENTITY FULL or keep the key in the replica identity)"}
 		}
-		cv, err := coerce.Value(col, v)
+		cv, err := coerce.Value(col, img.Values[j])
 		if err != nil {
-			return nil, "", b.valueError(t, c, col.Name, "", err)
+			return nil, b.valueError(t, c, col.Name, "", err)
 		}
 		if cv == nil {
-			return nil, "", &Error{Pos: c.Pos, Table: t.Schema.String(), Column: col.Name, Reason: "key column is NULL", Hint: "a primary-key value cannot be NULL; fix the source data"}
+			return nil, &Error{Pos: c.Pos, Table: t.Schema.String(), Column: col.Name, Reason: "key column is NULL", Hint: "a primary-key value cannot be NULL; fix the source data"}
 		}
 		vals[i] = cv
 	}
-	return vals, keyString(t, vals), nil
+	return vals, nil
 }
 
-// keyOf returns the comparison string of a converted row's key.
-func (b *Buffer) keyOf(t *Table, cols []string, row []any) string {
-	vals := make([]any, len(t.keyCols))
+// appendKey appends the encoding of a key, whose converted values val
+// returns in key order, to dst. Keys the target considers equal encode
+// equally: values are rendered as text, lower-cased in case-insensitive
+// columns. With several key columns each rendering is followed by its
+// length in four bytes, so the encoding reads back unambiguously from its
+// end whatever bytes the values hold.
+func appendKey(dst []byte, t *Table, val func(i int) any) []byte {
 	for i, kc := range t.keyCols {
-		for j, c := range cols {
-			if c == kc.Name {
-				vals[i] = row[j]
-				break
-			}
+		start := len(dst)
+		dst = appendRender(dst, val(i))
+		if kc.CaseInsensitive {
+			dst = lowerFrom(dst, start)
+		}
+		if len(t.keyCols) > 1 {
+			dst = binary.LittleEndian.AppendUint32(dst, uint32(len(dst)-start))
 		}
 	}
-	return keyString(t, vals)
+	return dst
 }
 
-// keyString renders key values into a string that is equal for keys the
-// target considers equal.
-func keyString(t *Table, vals []any) string {
-	var b strings.Builder
-	for i, v := range vals {
-		if i > 0 {
-			b.WriteByte(0)
-		}
-		s := render(v)
-		if t.keyCols[i].CaseInsensitive {
-			s = strings.ToLower(s)
-		}
-		b.WriteString(s)
+// appendRender appends render(v) to dst.
+func appendRender(dst []byte, v any) []byte {
+	switch x := v.(type) {
+	case string:
+		return append(dst, x...)
+	case int64:
+		return strconv.AppendInt(dst, x, 10)
+	case uint64:
+		return strconv.AppendUint(dst, x, 10)
+	case []byte:
+		return append(dst, x...)
+	case time.Time:
+		return x.UTC().AppendFormat(dst, time.RFC3339Nano)
 	}
-	return b.String()
+	return append(dst, render(v)...)
+}
+
+// lowerFrom lower-cases dst[start:] as strings.ToLower does, in place when
+// it is ASCII.
+func lowerFrom(dst []byte, start int) []byte {
+	for _, c := range dst[start:] {
+		if c >= utf8.RuneSelf {
+			s := strings.ToLower(string(dst[start:]))
+			return append(dst[:start], s...)
+		}
+	}
+	for i := start; i < len(dst); i++ {
+		if c := dst[i]; 'A' <= c && c <= 'Z' {
+			dst[i] = c + 'a' - 'A'
+		}
+	}
+	return dst
 }
 
 func render(v any) string {
@@ -483,61 +687,36 @@ func RenderKey(vals []any) string {
 }
 
 // convertRow converts every column of img for t, in the target's column
-// order. A column the target lacks is refused: writing the rest would drop
-// data silently.
-func (b *Buffer) convertRow(t *Table, c *changelog.Change, img changelog.Row, which string) ([]string, []any, error) {
+// order, and returns the row with the plan that made it (whose out names
+// the row's columns). A column the target lacks is refused: writing the
+// rest would drop data silently.
+func (b *Buffer) convertRow(t *Table, c *changelog.Change, img changelog.Row, which string) (*plan, []any, error) {
 	if img.IsZero() {
 		return nil, nil, &Error{Pos: c.Pos, Table: t.Schema.String(), Reason: fmt.Sprintf("a %s change has no row image", c.Kind), Hint: "the decoder produced an empty row; check the message"}
 	}
-	// idx[i] = position in img of target column i, -1 if absent.
-	n := len(t.Schema.Columns)
-	idx := make([]int, n)
-	for i := range idx {
-		idx[i] = -1
+	p := t.planFor(img.Names)
+	if p.bad >= 0 {
+		name := img.Names[p.bad]
+		return nil, nil, &Error{Pos: c.Pos, Table: t.Schema.String(), Column: name,
+			Reason: fmt.Sprintf("the change carries column %s, which the target table does not have", name),
+			Hint:   "add the column to the target table (txsink never drops data silently), then run again"}
 	}
-	for j, name := range img.Names {
-		i, ok := t.colIndex[strings.ToLower(name)]
-		if !ok {
-			return nil, nil, &Error{Pos: c.Pos, Table: t.Schema.String(), Column: name,
-				Reason: fmt.Sprintf("the change carries column %s, which the target table does not have", name),
-				Hint:   "add the column to the target table (txsink never drops data silently), then run again"}
-		}
-		if idx[i] < 0 {
-			idx[i] = j
-		}
-	}
-	cols := make([]string, 0, len(img.Names))
-	row := make([]any, 0, len(img.Names))
-	for i := range t.Schema.Columns {
-		if idx[i] < 0 {
-			continue
-		}
-		col := &t.Schema.Columns[i]
-		if col.Generated {
-			continue
-		}
-		v, err := coerce.Value(col, img.Values[idx[i]])
+	row := make([]any, len(p.out))
+	for k, col := range p.cols {
+		v, err := coerce.Value(col, img.Values[p.src[k]])
 		if err != nil {
 			return nil, nil, b.valueError(t, c, col.Name, keyFromImage(t, img), err)
 		}
-		cols = append(cols, col.Name)
-		row = append(row, v)
+		row[k] = v
 	}
-	for _, kc := range t.keyCols {
-		found := false
-		for j, name := range cols {
-			if name == kc.Name {
-				found = row[j] != nil
-				break
-			}
-		}
-		if !found {
+	for i, kc := range t.keyCols {
+		if j := p.keyOut[i]; j < 0 || row[j] == nil {
 			return nil, nil, &Error{Pos: c.Pos, Table: t.Schema.String(), Column: kc.Name,
 				Reason: fmt.Sprintf("the %s image of a %s change lacks key column %s (or it is NULL)", which, c.Kind, kc.Name),
 				Hint:   "every key column must be present to find the row; check the tables entry's primary-key and the source"}
 		}
 	}
-	return cols, row, nil
+	return p, row, nil
 }
 
 // keyFromImage renders the key of an image for messages, best effort.
@@ -582,29 +761,37 @@ func (b *Buffer) Take() *commit.Unit {
 	for _, ts := range b.tables {
 		batch := &commit.Batch{Table: ts.t.Schema}
 		var ups groupSet
-		for _, ks := range ts.order {
-			e := ts.entries[ks]
+		for i := range ts.entries {
+			e := &ts.entries[i]
 			if e.del {
 				batch.Deletes = append(batch.Deletes, e.key)
 				batch.DeletePos = append(batch.DeletePos, e.pos)
 			} else {
-				ups.add(e.cols, e.row, e.pos)
+				ups.add(e.cols, e.row, e.pos, len(ts.entries)-i)
 			}
 		}
 		batch.Upserts = ups.groups
 		var ins groupSet
 		for i := range ts.inserts {
-			ins.add(ts.inserts[i].cols, ts.inserts[i].row, ts.inserts[i].pos)
+			ins.add(ts.inserts[i].cols, ts.inserts[i].row, ts.inserts[i].pos, len(ts.inserts)-i)
 		}
 		batch.Inserts = ins.groups
 		if len(batch.Deletes)+len(batch.Upserts)+len(batch.Inserts) > 0 {
 			u.Batches = append(u.Batches, batch)
 		}
+		// The unit holds the rows, not the state: the state goes back to
+		// its table for the next unit, keeping its capacity.
+		ts.reset()
+		ts.t.spare.Store(ts)
 	}
 	for _, p := range b.partOrd {
 		u.Progress = append(u.Progress, b.progress[p])
 	}
-	*b = Buffer{pipeline: b.pipeline, byTable: map[*Table]*tableState{}, progress: map[string]changelog.Position{}}
+	clear(b.byTable)
+	clear(b.progress)
+	clear(b.tables)
+	b.tables, b.partOrd = b.tables[:0], b.partOrd[:0]
+	b.rows, b.bytes, b.changes, b.since, b.dead = 0, 0, 0, time.Time{}, nil
 	return u
 }
 
@@ -613,7 +800,9 @@ type groupSet struct {
 	groups []commit.Group
 }
 
-func (g *groupSet) add(cols []string, row []any, pos changelog.Position) {
+// add adds a row; left is how many rows may still come (this one included),
+// the capacity a new group starts with: one column set is the rule.
+func (g *groupSet) add(cols []string, row []any, pos changelog.Position, left int) {
 	for i := range g.groups {
 		if sameSlice(g.groups[i].Columns, cols) {
 			g.groups[i].Rows = append(g.groups[i].Rows, row)
@@ -621,7 +810,9 @@ func (g *groupSet) add(cols []string, row []any, pos changelog.Position) {
 			return
 		}
 	}
-	g.groups = append(g.groups, commit.Group{Columns: cols, Rows: [][]any{row}, Pos: []changelog.Position{pos}})
+	rows := append(make([][]any, 0, left), row)
+	ps := append(make([]changelog.Position, 0, left), pos)
+	g.groups = append(g.groups, commit.Group{Columns: cols, Rows: rows, Pos: ps})
 }
 
 func sameSlice(a, b []string) bool {

@@ -377,3 +377,86 @@ func TestAgainstModel(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyEncodingIsUnambiguous checks that keys of several columns whose
+// texts run together stay apart: ("a\x00b", "c") is not ("a", "b\x00c").
+func TestKeyEncodingIsUnambiguous(t *testing.T) {
+	st := &schema.Table{Name: "kv", PrimaryKey: []string{"a", "b"}, Columns: []schema.Column{
+		{Name: "a", Class: schema.String},
+		{Name: "b", Class: schema.String},
+	}}
+	tbl, err := NewTable(st, nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := NewBuffer("p")
+	for i, img := range []changelog.Row{
+		row("a", "a\x00b", "b", "c"),
+		row("a", "a", "b", "b\x00c"),
+		row("a", "ab", "b", "c"),
+		row("a", "a", "b", "bc"),
+	} {
+		c := changelog.Change{Kind: changelog.Insert, After: img, Pos: changelog.Position{Partition: "p", Seq: int64(i + 1)}}
+		if err := b.Add(tbl, &c, t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if b.Rows() != 4 {
+		t.Errorf("4 distinct keys became %d rows", b.Rows())
+	}
+}
+
+// TestReusedNamesSlice checks that a caller reusing one Names slice for
+// rows of other columns gets each row converted by its own columns: plans
+// are found by the names' content, not by the slice.
+func TestReusedNamesSlice(t *testing.T) {
+	tbl := ordersTable(t)
+	b := NewBuffer("p")
+	names := []string{"id", "amount", "status"}
+	c := changelog.Change{Kind: changelog.Insert, After: changelog.Row{Names: names, Values: []changelog.Value{changelog.Number("1"), changelog.Number("2.00"), "A"}},
+		Pos: changelog.Position{Partition: "p", Seq: 1}}
+	if err := b.Add(tbl, &c, t0); err != nil {
+		t.Fatal(err)
+	}
+	names[1], names[2] = "status", "amount"
+	c = changelog.Change{Kind: changelog.Insert, After: changelog.Row{Names: names, Values: []changelog.Value{changelog.Number("2"), "B", changelog.Number("3.00")}},
+		Pos: changelog.Position{Partition: "p", Seq: 2}}
+	if err := b.Add(tbl, &c, t0); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := describe(b.Take()), "UPSERT orders [1 2.00 A]; UPSERT orders [2 3.00 B]; PROGRESS p:2"; got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
+// TestTakenUnitsStayIntact checks that a unit is not changed by what later
+// buffers do: buffers reuse a table's state after Take, never the rows.
+func TestTakenUnitsStayIntact(t *testing.T) {
+	tbl := ordersTable(t)
+	add := func(b *Buffer, id int, amount string) {
+		t.Helper()
+		c := changelog.Change{Kind: changelog.Insert, After: row("id", changelog.Number(fmt.Sprint(id)), "amount", changelog.Number(amount)),
+			Pos: changelog.Position{Partition: "p", Seq: int64(id)}}
+		if err := b.Add(tbl, &c, t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b1 := NewBuffer("p")
+	add(b1, 1, "1.00")
+	add(b1, 2, "2.00")
+	u := b1.Take()
+	want := describe(u)
+	b2 := NewBuffer("p") // as transaction mode does, one buffer per unit
+	add(b2, 2, "9.00")
+	add(b2, 3, "3.00")
+	add(b1, 1, "8.00")
+	if got := describe(u); got != want {
+		t.Errorf("taken unit changed:\nnow  %s\nwas  %s", got, want)
+	}
+	if got, want := describe(b2.Take()), "UPSERT orders [2 9.00]; UPSERT orders [3 3.00]; PROGRESS p:3"; got != want {
+		t.Errorf("second buffer: got %s, want %s", got, want)
+	}
+	if got, want := describe(b1.Take()), "UPSERT orders [1 8.00]; PROGRESS p:1"; got != want {
+		t.Errorf("first buffer after Take: got %s, want %s", got, want)
+	}
+}
