@@ -115,6 +115,13 @@ type Source struct {
 	// TopicRegex reads every topic whose whole name matches it (YAML
 	// "source.topic-regex"), including topics created later.
 	TopicRegex string
+	// TransactionTopic is Debezium's transaction topic for the data topics
+	// (YAML "source.transaction-topic"). When set, txsink joins each
+	// source transaction's events across the data topics by the END events
+	// there, and commits whole transactions in source commit order; one
+	// instance of the group reads every partition and the others stand
+	// by. Needs transaction mode and the debezium-json format.
+	TransactionTopic string
 	// Group is the Kafka consumer group (YAML "source.group"). Instances
 	// of one pipeline share it; Kafka spreads the partitions over them.
 	// Required for kafka.

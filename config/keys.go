@@ -119,6 +119,9 @@ func oneOf(what string, list []string) func(any) string {
 // package formats knows, so the two cannot disagree.
 var formats = formatsreg.Names()
 
+// topicName matches a valid Kafka topic name.
+var topicName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,249}$`)
+
 var namePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
 
 var topSection = sectionDef{
@@ -243,6 +246,21 @@ var sourceSection = sectionDef{
 				if _, err := regexp.Compile(v); err != nil {
 					return err.Error()
 				}
+			}
+			return ""
+		},
+	}, {
+		name: "transaction-topic", typ: typeString, only: SourceKafka,
+		want: "the Debezium transaction topic, such as dbserver1.transaction", defaultDoc: "none",
+		doc: "Debezium's transaction topic (`<topic.prefix>.transaction`, one partition) for the data topics. With it, " +
+			"txsink joins each source transaction's events across the data topics — Debezium writes one topic per table — " +
+			"by the transaction's END event, and commits whole transactions in source commit order. Needs " +
+			"`sink.transaction.multi-table.enabled: true` and `format: debezium-json`. One instance of the group then " +
+			"reads every partition (a transaction spans them); other instances stand by and take over if it stops.",
+		field: func(s any) any { return &s.(*Source).TransactionTopic },
+		check: func(p any) string {
+			if v := *p.(*string); v != "" && !topicName.MatchString(v) {
+				return fmt.Sprintf("%q is not a Kafka topic name", v)
 			}
 			return ""
 		},

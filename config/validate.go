@@ -24,7 +24,7 @@ func (c *Config) validate(file string, lines map[string]int, skip map[string]boo
 	v := &validator{file: file, lines: lines, skip: skip, sourceType: c.Source.Type}
 	v.keys(c, &topSection, "")
 	v.keys(&c.Source, &sourceSection, "source")
-	v.kafka(&c.Source)
+	v.kafka(c)
 	v.keys(&c.Target, &targetSection, "target")
 	v.keys(&c.Sink, &sinkSection, "sink")
 	v.paths(c.Source.Paths)
@@ -38,9 +38,24 @@ func (c *Config) validate(file string, lines map[string]int, skip map[string]boo
 }
 
 // kafka checks the kafka keys that depend on each other.
-func (v *validator) kafka(s *Source) {
+func (v *validator) kafka(c *Config) {
+	s := &c.Source
 	if s.Type != SourceKafka {
 		return
+	}
+	if s.TransactionTopic != "" {
+		if !c.Sink.TxnEnabled {
+			v.add("source.transaction-topic", "joins transactions across topics, which needs sink.transaction.multi-table.enabled: true; set it")
+		}
+		if s.Format != "" && s.Format != "debezium-json" {
+			v.add("source.transaction-topic", fmt.Sprintf("is Debezium's; format %s has no transaction topic; remove it", s.Format))
+		}
+		if c.BadInput == BadInputDeadLetter {
+			v.add("source.transaction-topic", "cannot be combined with bad-input: dead-letter yet: a transaction joined across topics is applied whole or stops the pipeline; set bad-input: fail")
+		}
+		if slices.Contains(s.Topics, s.TransactionTopic) {
+			v.add("source.transaction-topic", "is also in source.topics; list only the data topics there")
+		}
 	}
 	switch {
 	case len(s.Topics) == 0 && s.TopicRegex == "":

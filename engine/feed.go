@@ -108,7 +108,7 @@ func (e *Engine) control(ctx context.Context, l loop, c *control) error {
 	var err error
 	switch {
 	case len(c.assign) > 0:
-		r.offsets, r.err = e.assign(ctx, c.assign)
+		r.offsets, r.err = e.assign(ctx, l, c.assign)
 		err = r.err
 	case len(c.revoke) > 0:
 		err = e.revoke(ctx, l, c.revoke)
@@ -122,11 +122,16 @@ func (e *Engine) control(ctx context.Context, l loop, c *control) error {
 
 // assign claims newly assigned partitions in the target (fencing any
 // earlier owner still running) and returns where each resumes.
-func (e *Engine) assign(ctx context.Context, parts []string) (map[string]int64, error) {
+func (e *Engine) assign(ctx context.Context, l loop, parts []string) (map[string]int64, error) {
 	if e.async != nil {
 		// Claim updates the target's fencing epochs, which the committer
 		// reads: let it finish first.
 		if err := e.async.Wait(); err != nil {
+			return nil, err
+		}
+	}
+	if jl, ok := l.(*joinLoop); ok {
+		if err := jl.checkAssigned(parts); err != nil {
 			return nil, err
 		}
 	}
@@ -168,11 +173,17 @@ func (e *Engine) revoke(ctx context.Context, l loop, parts []string) error {
 		return fmt.Errorf("committing before giving up partitions %v: %w", parts, err)
 	}
 	dropped := 0
-	if tl, ok := l.(*txnLoop); ok {
+	switch l := l.(type) {
+	case *txnLoop:
 		for _, p := range parts {
-			dropped += tl.m.Drop(p)
+			dropped += l.m.Drop(p)
 		}
-		e.noteBuffer(tl.m.Bytes(), tl.m.OpenTxns())
+		e.noteBuffer(l.m.Bytes(), l.m.OpenTxns())
+	case *joinLoop:
+		dropped = l.j.Open()
+		if err := l.revoked(parts, e.feed.owned); err != nil {
+			return err
+		}
 	}
 	e.mu.Lock()
 	for _, p := range parts {

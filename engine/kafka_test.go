@@ -2,7 +2,9 @@ package engine_test
 
 import (
 	"context"
+	"encoding/json"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -197,4 +199,219 @@ func shift(res *workload.Result, delta int64) {
 			c.TxnID = "shifted-" + c.TxnID
 		}
 	}
+}
+
+// dbzTopics are the topics produceDebezium writes: one per table, as
+// Debezium does, and its transaction topic.
+const dbzTxnTopic = "db.transaction"
+
+// produceDebezium writes res the way Debezium with
+// provide.transaction.metadata writes it: one topic per table
+// ("db.<table>", parts partitions each, a row's partition chosen by its
+// order id, as a key would), each event carrying its transaction's id and
+// order, and a BEGIN and an END (with the event count) per transaction in
+// dbzTxnTopic. The workload's partitions are interleaved transaction by
+// transaction, as one source database would have committed them; only
+// the transactions [from, to) of each workload partition are written. It
+// adds the records written per partition to ends.
+func produceDebezium(t *testing.T, brokers []string, res *workload.Result, parts, from, to int, ends map[string]int64) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	image := func(r changelog.Row) any {
+		if r.IsZero() {
+			return nil
+		}
+		m := map[string]any{}
+		for i, n := range r.Names {
+			m[n] = r.Values[i]
+		}
+		return m
+	}
+	// Split every workload partition into its transactions.
+	var txns [][][]changelog.Change
+	for _, changes := range res.Partitions {
+		var list [][]changelog.Change
+		start := 0
+		for i := range changes {
+			if changes[i].TxnEnd {
+				list = append(list, changes[start:i+1])
+				start = i + 1
+			}
+		}
+		txns = append(txns, list)
+	}
+	var recs []*kgo.Record
+	send := func(topic string, p int32, v any) {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, &kgo.Record{Topic: topic, Partition: p, Value: b})
+		ends[kafka.PartitionName(topic, p)]++
+	}
+	for i := from; i < to; i++ {
+		more := false
+		for _, list := range txns {
+			if i >= len(list) {
+				continue
+			}
+			more = true
+			txn := list[i]
+			id := "gtid:" + txn[0].TxnID
+			send(dbzTxnTopic, 0, map[string]any{"status": "BEGIN", "id": id, "event_count": nil, "data_collections": nil})
+			n := 0
+			for _, c := range txn {
+				op := map[changelog.Kind]string{changelog.Insert: "c", changelog.UpdateAfter: "u", changelog.Delete: "d"}[c.Kind]
+				if op == "" {
+					continue // Debezium has no -U of its own
+				}
+				n++
+				row := c.After
+				if c.Kind == changelog.Delete {
+					row = c.Before
+				}
+				key, _ := row.Get("order_id")
+				if c.Table.Name == "orders" {
+					key, _ = row.Get("id")
+				}
+				k, _ := key.(changelog.Number).Int64()
+				send("db."+c.Table.Name, int32(k%int64(parts)), map[string]any{
+					"before": image(c.Before), "after": image(c.After), "op": op,
+					"source":      map[string]any{"db": c.Table.Namespace, "table": c.Table.Name},
+					"transaction": map[string]any{"id": id, "total_order": n, "data_collection_order": n},
+				})
+			}
+			send(dbzTxnTopic, 0, map[string]any{"status": "END", "id": id, "event_count": n})
+		}
+		if !more {
+			break
+		}
+	}
+	if err := cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+		t.Fatalf("produce: %v", err)
+	}
+}
+
+// waitProgress waits until e's progress has reached ends in every
+// partition, or Run (errc) ends, or the deadline passes.
+func waitProgress(t *testing.T, e *engine.Engine, ends map[string]int64, errc <-chan error) {
+	t.Helper()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(2 * time.Minute)
+	for {
+		at := true
+		for part, end := range ends {
+			if pos, _ := e.Progress(part); pos.Offset < end {
+				at = false
+			}
+		}
+		if at {
+			return
+		}
+		select {
+		case <-tick.C:
+		case err := <-errc:
+			t.Fatalf("Run ended before reaching the end: %v", err)
+		case <-deadline:
+			t.Fatalf("the end was not committed within 2 minutes; status %+v", e.Status())
+		}
+	}
+}
+
+// TestKafkaJoinedTransactions reads a Debezium changelog written one
+// topic per table, joins each source transaction across the topics by the
+// transaction topic, and commits whole transactions: a reader polling the
+// cross-table invariant never sees part of one. Two instances share the
+// group: one reads everything, the other stands by; when the first stops
+// mid-run, the second takes every partition over and finishes exactly.
+func TestKafkaJoinedTransactions(t *testing.T) {
+	res := workload.Generate(workload.Spec{Orders: 400, Partitions: 3, Seed: 5, Events: true})
+	forEachDialect(t, func(t *testing.T, db *testdb.DB) {
+		db.Exec(t, workload.Schema(db.Dialect)...)
+		topics := []string{"db.orders", "db.order_items", "db.order_events"}
+		c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(3, topics...), kfake.SeedTopics(1, dbzTxnTopic),
+			kfake.GroupMinSessionTimeout(time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(c.Close)
+		brokers := c.ListenAddrs()
+		ends := map[string]int64{}
+		longest := 0
+		for _, changes := range res.Partitions {
+			n := 0
+			for _, c := range changes {
+				if c.TxnEnd {
+					n++
+				}
+			}
+			longest = max(longest, n)
+		}
+		produceDebezium(t, brokers, res, 3, 0, longest/2, ends)
+		cfg := kafkaPipeline(db, brokers, "joined", topics...)
+		for i := range cfg.Tables {
+			cfg.Tables[i].Source = strings.Replace(cfg.Tables[i].Source, "shop.", "*.", 1)
+		}
+		cfg.Source.Format = "debezium-json"
+		cfg.Source.TransactionTopic = dbzTxnTopic
+		cfg.Source.SessionTimeout = 2 * time.Second
+		cfg.Sink.TxnEnabled = true
+		cfg.Sink.FlushMaxRows = 50 // many commits, each cut between two transactions
+
+		p := startPoller(t, db, workload.Invariant)
+		var mu sync.Mutex
+		commits := 0
+		fifth := make(chan struct{})
+		first := newEngine(t, cfg, engine.WithCommitHook(func(*commit.Unit) {
+			mu.Lock()
+			defer mu.Unlock()
+			if commits++; commits == 5 {
+				close(fifth)
+			}
+		}))
+		second := newEngine(t, cfg)
+		ctx1, cancel1 := context.WithCancel(context.Background())
+		err1 := make(chan error, 1)
+		go func() { err1 <- first.Run(ctx1, engine.RunOptions{}) }()
+		select {
+		case <-fifth:
+		case err := <-err1:
+			cancel1()
+			t.Fatalf("the first instance ended before 5 commits: %v", err)
+		case <-time.After(2 * time.Minute):
+			cancel1()
+			t.Fatalf("the first instance did not commit 5 times; status %+v", first.Status())
+		}
+		// The standby joins while the first works, and gets nothing; the
+		// first stops; the standby takes every partition and the second
+		// half of the changelog.
+		ctx2, cancel2 := context.WithCancel(context.Background())
+		err2 := make(chan error, 1)
+		go func() { err2 <- second.Run(ctx2, engine.RunOptions{}) }()
+		cancel1()
+		if err := <-err1; err != nil {
+			t.Fatalf("first instance: %v", err)
+		}
+		produceDebezium(t, brokers, res, 3, longest/2, longest, ends)
+		waitProgress(t, second, ends, err2)
+		cancel2()
+		if err := <-err2; err != nil {
+			t.Fatalf("second instance: %v", err)
+		}
+		if second.Stats().Commits == 0 {
+			t.Error("the standby committed nothing: the test did not hand the partitions over mid-run")
+		}
+		polls, violations := p.finish(t)
+		checkFinal(t, db, res)
+		if violations != 0 {
+			t.Errorf("the reader saw %d invariant violations in %d polls: transactions applied in parts", violations, polls)
+		}
+		st1, st2 := first.Stats(), second.Stats()
+		t.Logf("%s: first %d commits, second %d commits; reader polled %d times", db.Dialect, st1.Commits, st2.Commits, polls)
+	})
 }

@@ -115,7 +115,8 @@ func (e *Engine) Run(ctx context.Context, opts RunOptions) (err error) {
 	e.feed = src
 	defer func() { e.feed = nil }()
 	var l loop = &plainLoop{e: e}
-	if !e.cfg.Sink.TxnEnabled {
+	joined := e.cfg.Sink.TxnEnabled && e.cfg.Source.TransactionTopic != ""
+	if !e.cfg.Sink.TxnEnabled || joined {
 		// Commit on a goroutine of its own while the loop builds the
 		// next unit; every unit is still one transaction, in order.
 		e.async = newCommitter(applyCtx, e)
@@ -126,7 +127,9 @@ func (e *Engine) Run(ctx context.Context, opts RunOptions) (err error) {
 			e.async = nil
 		}()
 	}
-	if e.cfg.Sink.TxnEnabled {
+	if joined {
+		l = e.newJoinLoop()
+	} else if e.cfg.Sink.TxnEnabled {
 		tl, err := e.newTxnLoop()
 		if err != nil {
 			return err

@@ -30,6 +30,7 @@ import (
 	"log/slog"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -125,7 +126,7 @@ func Open(src *config.Source, g Group, log *slog.Logger) (*Consumer, error) {
 	opts := []kgo.Opt{
 		kgo.SeedBrokers(src.Brokers...),
 		kgo.ConsumerGroup(src.Group),
-		kgo.Balancers(kgo.CooperativeStickyBalancer()),
+		kgo.Balancers(balancer(src)),
 		kgo.DisableAutoCommit(),
 		kgo.BlockRebalanceOnPoll(),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
@@ -155,10 +156,19 @@ func Open(src *config.Source, g Group, log *slog.Logger) (*Consumer, error) {
 	if src.TopicRegex != "" {
 		// Kafka matches the regular expression anywhere in the name; the
 		// config promises whole names.
-		opts = append(opts, kgo.ConsumeRegex(), kgo.ConsumeTopics("^(?:"+src.TopicRegex+")$"))
+		res := []string{"^(?:" + src.TopicRegex + ")$"}
+		if src.TransactionTopic != "" {
+			res = append(res, "^"+regexp.QuoteMeta(src.TransactionTopic)+"$")
+		}
+		opts = append(opts, kgo.ConsumeRegex(), kgo.ConsumeTopics(res...))
 	} else {
-		opts = append(opts, kgo.ConsumeTopics(src.Topics...))
+		topics := src.Topics
+		if src.TransactionTopic != "" {
+			topics = append(slices.Clone(topics), src.TransactionTopic)
+		}
+		opts = append(opts, kgo.ConsumeTopics(topics...))
 	}
+
 	if src.SessionTimeout > 0 {
 		opts = append(opts, kgo.SessionTimeout(src.SessionTimeout), kgo.HeartbeatInterval(max(src.SessionTimeout/10, 100*time.Millisecond)))
 	}
@@ -310,6 +320,16 @@ func (c *Consumer) CommitOffsets(ctx context.Context, positions []changelog.Posi
 // Close leaves the group and closes the client. A Group's Revoked is
 // called for the partitions still owned, as in any orderly rebalance.
 func (c *Consumer) Close() { c.cl.Close() }
+
+// balancer spreads the partitions over the members (cooperative-sticky:
+// a rebalance moves only what changes hands), except when transactions
+// are joined across topics: then one member reads them all.
+func balancer(src *config.Source) kgo.GroupBalancer {
+	if src.TransactionTopic != "" {
+		return singleOwner{}
+	}
+	return kgo.CooperativeStickyBalancer()
+}
 
 func names(m map[string][]int32) []string {
 	var out []string

@@ -1,0 +1,115 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/txsink/txsink/source/kafka"
+	"github.com/txsink/txsink/txn"
+)
+
+// joinLoop is transaction mode across partitions (source.transaction-topic):
+// a txn.Joiner assembles each source transaction from the data topics'
+// partitions and the transaction topic, and releases whole transactions in
+// commit order into the per-key buffer, which flushes only between two
+// transactions. Every commit therefore holds whole source transactions,
+// and each partition's progress covers exactly the records released.
+type joinLoop struct {
+	e *Engine
+	j *txn.Joiner
+	// boundary is the transaction topic's partition.
+	boundary string
+}
+
+func (e *Engine) newJoinLoop() *joinLoop {
+	l := &joinLoop{e: e, boundary: kafka.PartitionName(e.cfg.Source.TransactionTopic, 0)}
+	l.reset()
+	return l
+}
+
+// reset drops what the Joiner holds: it is read again from the progress.
+func (l *joinLoop) reset() {
+	// Twice the transaction buffer: records wait in the Joiner for their
+	// END, then in the per-key buffer for the commit.
+	l.j = txn.NewJoiner(l.boundary, 2*l.e.cfg.Sink.TxnBufferSize)
+}
+
+func (l *joinLoop) record(ctx context.Context, d decoded) error {
+	if d.err != nil {
+		// Which transaction an undecodable record belongs to is unknown.
+		return d.err
+	}
+	if err := l.j.Add(d.pos, d.changes); err != nil {
+		return err
+	}
+	now := l.e.clock.Now()
+	for g := l.j.Next(); g != nil; g = l.j.Next() {
+		for _, r := range g.Records {
+			if len(r.Changes) == 0 {
+				if !l.e.Applied(r.Pos) {
+					l.e.buf.Skip(r.Pos, now)
+				}
+				continue
+			}
+			for i := range r.Changes {
+				if err := l.e.add(ctx, &r.Changes[i]); err != nil {
+					return err
+				}
+			}
+		}
+		// Between two transactions: the only place a flush may cut.
+		if err := l.e.MaybeFlush(ctx); err != nil {
+			return err
+		}
+	}
+	l.note()
+	return nil
+}
+
+func (l *joinLoop) note() { l.e.noteBuffer(l.e.buf.Bytes()+l.j.Bytes(), l.j.Open()) }
+
+func (l *joinLoop) tick(ctx context.Context) error {
+	err := l.e.MaybeFlush(ctx)
+	l.note()
+	return err
+}
+
+// finish commits every released transaction; what the Joiner still holds
+// (transactions not yet whole) is read again after a restart.
+func (l *joinLoop) finish(ctx context.Context) error {
+	err := l.e.Flush(ctx)
+	l.note()
+	return err
+}
+
+func (l *joinLoop) deadline() (time.Time, bool) {
+	next := l.e.NextFlush()
+	return next, !next.IsZero()
+}
+
+// checkAssigned refuses a transaction topic of more than one partition:
+// Debezium writes every END to partition 0, and ENDs spread over several
+// partitions have no commit order.
+func (l *joinLoop) checkAssigned(parts []string) error {
+	for _, p := range parts {
+		if t, n, ok := kafka.ParsePartition(p); ok && t == l.e.cfg.Source.TransactionTopic && n != 0 {
+			return fmt.Errorf("source.transaction-topic %s has partition %d: a transaction topic must have exactly one partition, "+
+				"which holds the transactions' END events in commit order (Debezium creates it so)", t, n)
+		}
+	}
+	return nil
+}
+
+// revoked drops the Joiner's records once the partitions are given up.
+// Transactions span every partition, so giving up some and keeping others
+// cannot be done without losing records: refuse it.
+func (l *joinLoop) revoked(parts []string, owned map[string]bool) error {
+	l.reset()
+	l.note()
+	if len(owned) > len(parts) {
+		return fmt.Errorf("partitions %v were revoked while others stay with this instance: transactions joined across topics "+
+			"need every partition in one instance (a group member of another configuration joined?); stopping, a restart resumes exactly", parts)
+	}
+	return nil
+}
