@@ -239,7 +239,7 @@ func toDecimal(col *schema.Column, v changelog.Value) (any, error) {
 	if reason != "" {
 		return nil, newError(col, v, reason)
 	}
-	return out, nil
+	return sameOr(v, out), nil
 }
 
 // toFloat converts v for a binary floating-point column (Bits 32 or 64; 0

@@ -255,7 +255,7 @@ func toDate(col *schema.Column, v changelog.Value) (any, error) {
 			return nil, newError(col, v, reason)
 		}
 		if len(x) == 10 {
-			return x, nil
+			return v, nil
 		}
 		if w.hour != 0 || w.min != 0 || w.sec != 0 || w.nsec != 0 {
 			return nil, newError(col, v, "has a time of day other than midnight; a date column keeps only the date")

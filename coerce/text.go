@@ -56,7 +56,17 @@ func toString(col *schema.Column, v changelog.Value) (any, error) {
 			return nil, newError(col, v, "is "+plural(n, "character")+" long, the column holds at most "+strconv.Itoa(col.Length)+" (txsink never truncates)")
 		}
 	}
-	return s, nil
+	return sameOr(v, s), nil
+}
+
+// sameOr returns v itself when it is the string s, else s. Returning the
+// interface the caller passed, instead of the string it holds, saves
+// boxing the string again: an allocation per value.
+func sameOr(v changelog.Value, s string) any {
+	if x, ok := v.(string); ok && x == s {
+		return v
+	}
+	return s
 }
 
 // checkUTF8 returns "" when s is valid UTF-8, else a reason naming the first
@@ -96,6 +106,9 @@ func toBytes(col *schema.Column, v changelog.Value) (any, error) {
 	if col.Length > 0 && len(b) > col.Length {
 		return nil, newError(col, v, "is "+plural(len(b), "byte")+" long, the column holds at most "+strconv.Itoa(col.Length)+" (txsink never truncates)")
 	}
+	if _, ok := v.([]byte); ok {
+		return v, nil // as is, without boxing it again
+	}
 	return b, nil
 }
 
@@ -114,7 +127,7 @@ func toJSON(col *schema.Column, v changelog.Value) (any, error) {
 		if reason := checkJSON([]byte(x)); reason != "" {
 			return nil, newError(col, v, reason)
 		}
-		return x, nil
+		return v, nil
 	case []byte:
 		if reason := checkJSON(x); reason != "" {
 			return nil, newError(col, v, reason)
@@ -173,7 +186,7 @@ func checkJSON(b []byte) string {
 func toUnknown(col *schema.Column, v changelog.Value) (any, error) {
 	switch x := normalize(v).(type) {
 	case string:
-		return x, nil
+		return v, nil
 	case changelog.Number:
 		return string(x), nil
 	case changelog.JSON:

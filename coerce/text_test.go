@@ -190,3 +190,26 @@ func TestDescribe(t *testing.T) {
 		}
 	}
 }
+
+// TestTextPassesThroughWithoutAllocating guards the hot path of character,
+// decimal, date and binary columns: a value already right for its column
+// is returned as the very interface passed in, not boxed again.
+func TestTextPassesThroughWithoutAllocating(t *testing.T) {
+	for _, c := range []struct {
+		col schema.Column
+		in  changelog.Value
+	}{
+		{strCol(64), changelog.Value("PAID")},
+		{decCol(12, 2), changelog.Value("969.60")},
+		{timeCol(schema.Date, 0), changelog.Value("2026-11-01")},
+		{schema.Column{Name: "b", Class: schema.Bytes}, changelog.Value([]byte{1, 2})},
+	} {
+		if n := testing.AllocsPerRun(100, func() {
+			if _, err := Value(&c.col, c.in); err != nil {
+				t.Fatal(err)
+			}
+		}); n != 0 {
+			t.Errorf("%s column, %#v: %v allocations per conversion, want 0", c.col.Class, c.in, n)
+		}
+	}
+}
