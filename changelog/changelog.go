@@ -113,6 +113,11 @@ type JSON = json.RawMessage
 // Row is one row image: column names and their values, in the order the
 // source wrote them. Lookups scan Names; rows are narrow enough that a scan
 // beats a map and saves an allocation per event.
+//
+// Names may be shared by many rows: decoders give the rows of a table one
+// slice of names (with no room to append into), so it must never be
+// modified in place. Set and append leave it intact. Values belong to the
+// row alone.
 type Row struct {
 	Names  []string
 	Values []Value

@@ -68,10 +68,10 @@ const Name = "canal-json"
 // Decoder decodes canal-json records. It is safe for concurrent use.
 type Decoder struct {
 	skipped atomic.Int64
-	// lastTable is the table of the latest record. Records of one table
-	// follow each other, so reusing its strings saves two allocations per
-	// record.
-	lastTable atomic.Pointer[changelog.Table]
+	// tables interns the tables records name.
+	tables jsonrecord.Tables
+	// names interns the column names of row images (see jsonscan.Names).
+	names jsonscan.Names
 }
 
 var _ format.Decoder = (*Decoder)(nil)
@@ -148,6 +148,7 @@ func (d *Decoder) Decode(data []byte, pos changelog.Position) ([]changelog.Chang
 // without rows.
 func (d *Decoder) decode(data []byte, m *message) (cs []changelog.Change, skip bool, err error) {
 	s := jsonscan.New(data)
+	s.UseNames(&d.names)
 	if c := s.Peek(); c != '{' {
 		tok, err := s.Value()
 		if err != nil {
@@ -162,7 +163,7 @@ func (d *Decoder) decode(data []byte, m *message) (cs []changelog.Change, skip b
 		return nil, false, err
 	}
 	if len(m.table) > 0 {
-		m.tbl = jsonrecord.InternTable(&d.lastTable, m.database, m.table)
+		m.tbl = d.tables.Intern(m.database, m.table)
 	}
 
 	if m.seen&fType == 0 {

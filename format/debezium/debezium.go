@@ -53,8 +53,6 @@ package debezium
 
 import (
 	"strconv"
-	"strings"
-	"sync/atomic"
 
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/format"
@@ -74,10 +72,12 @@ const OptionAllowMissingBefore = "debezium.allow-missing-before"
 type Decoder struct {
 	allowMissingBefore bool
 	schemas            schemaCache
-	// lastTable is the table of the latest record. Records of one table
-	// follow each other, so reusing its strings saves two allocations per
-	// record.
-	lastTable atomic.Pointer[changelog.Table]
+	// tables interns the tables records name, txnIDs the transaction id
+	// the events of a transaction repeat, and names the column lists of
+	// row images.
+	tables jsonrecord.Tables
+	txnIDs jsonrecord.LastString
+	names  jsonscan.Names
 }
 
 var _ format.Decoder = (*Decoder)(nil)
@@ -110,18 +110,22 @@ const (
 
 // envelope is what a record's fields said, gathered in one pass.
 type envelope struct {
-	seen           uint16
-	op             string
-	before, after  changelog.Row
-	hasBefore      bool // "before" is an object (not null, not absent)
-	hasAfter       bool
-	table          changelog.Table
-	hasSource      bool
-	txnID          string
-	boundary       bool   // "status" is BEGIN or END
-	status         string // "BEGIN" or "END" on a boundary event
-	boundaryID     string // "id" of a boundary event
-	eventCountText string // "event_count" of an END event, as written
+	seen          uint16
+	op            string
+	before, after changelog.Row
+	hasBefore     bool // "before" is an object (not null, not absent)
+	hasAfter      bool
+	table         changelog.Table
+	hasSource     bool
+	// txnID, boundaryID and eventCount are views of the record's text
+	// (or decoded copies of escaped strings), made strings only when the
+	// change needs them: BEGIN's id and most ids repeated by a
+	// transaction's events are never allocated.
+	txnID      []byte // transaction.id
+	boundary   bool   // "status" is BEGIN or END
+	status     string // "BEGIN" or "END" on a boundary event
+	boundaryID []byte // "id" of a boundary event
+	eventCount []byte // "event_count" of an END event, as written
 
 	// The Kafka Connect wrapper, at the top level only.
 	schema      *rowSchema // nil without a schema (or with "schema": null)
@@ -165,6 +169,7 @@ func (d *Decoder) Decode(data []byte, pos changelog.Position) ([]changelog.Chang
 
 func (d *Decoder) decode(data []byte, top *envelope) ([]changelog.Change, error) {
 	s := jsonscan.New(data)
+	s.UseNames(&d.names)
 	if c := s.Peek(); c != '{' {
 		tok, err := s.Value()
 		if err != nil {
@@ -200,18 +205,18 @@ func (d *Decoder) decode(data []byte, top *envelope) ([]changelog.Change, error)
 			// END: the transaction is over. It becomes a row-less EndTxn
 			// change, so transaction assembly sees where it ends and how
 			// many events it had.
-			if e.boundaryID == "" {
+			if len(e.boundaryID) == 0 {
 				return nil, &recordError{Reason: `transaction END event has no "id"`, Hint: hintMalformed}
 			}
 			var events int
-			if e.eventCountText != "" {
-				n, err := strconv.Atoi(e.eventCountText)
+			if len(e.eventCount) > 0 {
+				n, err := strconv.Atoi(string(e.eventCount))
 				if err != nil || n < 0 {
-					return nil, &recordError{Reason: `"event_count" must be a whole number, not ` + strconv.Quote(e.eventCountText), Hint: hintMalformed}
+					return nil, &recordError{Reason: `"event_count" must be a whole number, not ` + strconv.Quote(string(e.eventCount)), Hint: hintMalformed}
 				}
 				events = n
 			}
-			return []changelog.Change{{Kind: changelog.EndTxn, TxnID: TxnKey(e.boundaryID), TxnEnd: true, TxnEvents: events}}, nil
+			return []changelog.Change{{Kind: changelog.EndTxn, TxnID: d.txnKey(e.boundaryID), TxnEnd: true, TxnEvents: events}}, nil
 		}
 		return nil, &recordError{Reason: `record has no "op" field: it is not a Debezium change event envelope`, Hint: hintNoOp}
 	}
@@ -244,7 +249,7 @@ func (d *Decoder) decode(data []byte, top *envelope) ([]changelog.Change, error)
 
 	cs := make([]changelog.Change, 1)
 	c := &cs[0]
-	c.Kind, c.Table, c.TxnID = kind, e.table, TxnKey(e.txnID)
+	c.Kind, c.Table, c.TxnID = kind, e.table, d.txnKey(e.txnID)
 	switch kind {
 	case changelog.Insert, changelog.UpdateAfter:
 		if !e.hasAfter {
@@ -333,21 +338,21 @@ func (d *Decoder) readEnvelope(s *jsonscan.Scanner, e *envelope, top bool) error
 			err = readOp(s, e)
 		case k == "source":
 			bit = fSource
-			err = readSource(s, e, &d.lastTable)
+			err = readSource(s, e, &d.tables)
 		case k == "transaction":
 			bit = fTransaction
 			err = readTransaction(s, e)
 		case k == "status":
 			bit = fStatus
-			if e.status, err = readString(s, "status"); err == nil {
+			if e.status, err = readStatus(s); err == nil {
 				e.boundary = e.status == "BEGIN" || e.status == "END"
 			}
 		case k == "id":
 			// Only boundary events have a top-level id; on any other
 			// record it is someone else's field and is passed over.
-			e.boundaryID, err = scalarText(s)
+			e.boundaryID, err = scalarBytes(s)
 		case k == "event_count":
-			e.eventCountText, err = scalarText(s)
+			e.eventCount, err = scalarBytes(s)
 		case top && k == "schema":
 			bit = fSchema
 			err = d.readSchema(s, e)
@@ -367,19 +372,26 @@ func (d *Decoder) readEnvelope(s *jsonscan.Scanner, e *envelope, top bool) error
 	}
 }
 
-// readString reads a string value; null reads as "".
-func readString(s *jsonscan.Scanner, field string) (string, error) {
+// readStatus reads "status", a string; null reads as "". BEGIN and END
+// are stored as constants, so reading them does not allocate.
+func readStatus(s *jsonscan.Scanner) (string, error) {
 	tok, err := s.Value()
 	if err != nil {
 		return "", err
 	}
 	switch tok.Kind {
 	case jsonscan.String:
+		switch {
+		case s.Equal(tok, "BEGIN"):
+			return "BEGIN", nil
+		case s.Equal(tok, "END"):
+			return "END", nil
+		}
 		return s.Text(tok), nil
 	case jsonscan.Null:
 		return "", nil
 	}
-	return "", &recordError{Reason: strconv.Quote(field) + " must be a string, not a " + tok.Kind.String(), Hint: hintMalformed}
+	return "", &recordError{Reason: `"status" must be a string, not a ` + tok.Kind.String(), Hint: hintMalformed}
 }
 
 // readOp reads "op". The known ops are stored as constants, so reading
@@ -412,9 +424,9 @@ func readOp(s *jsonscan.Scanner, e *envelope) error {
 	return &recordError{Reason: `"op" must be a string, not a ` + tok.Kind.String(), Hint: hintMalformed}
 }
 
-// readSource reads the "source" block's db, schema and table. cache, if not
-// nil, holds a table whose strings are reused when the names match.
-func readSource(s *jsonscan.Scanner, e *envelope, cache *atomic.Pointer[changelog.Table]) error {
+// readSource reads the "source" block's db, schema and table. tables, if
+// not nil, interns the table.
+func readSource(s *jsonscan.Scanner, e *envelope, tables *jsonrecord.Tables) error {
 	if s.Peek() == 'n' {
 		_, err := s.Value()
 		return err
@@ -457,16 +469,13 @@ func readSource(s *jsonscan.Scanner, e *envelope, cache *atomic.Pointer[changelo
 	if len(schema) > 0 {
 		ns = schema
 	}
-	if cache != nil {
-		if t := cache.Load(); t != nil && string(ns) == t.Namespace && string(table) == t.Name {
-			e.table = *t
-			return nil
-		}
-	}
-	e.table = changelog.Table{Namespace: string(ns), Name: string(table)}
-	if cache != nil && e.table.Name != "" {
-		t := e.table
-		cache.Store(&t)
+	switch {
+	case len(table) == 0:
+		e.table = changelog.Table{Namespace: string(ns)}
+	case tables != nil:
+		e.table = tables.Intern(ns, table)
+	default:
+		e.table = changelog.Table{Namespace: string(ns), Name: string(table)}
 	}
 	return nil
 }
@@ -504,9 +513,9 @@ func readTransaction(s *jsonscan.Scanner, e *envelope) error {
 		}
 		switch tok.Kind {
 		case jsonscan.String, jsonscan.Number:
-			e.txnID = s.Text(tok)
+			e.txnID = s.Bytes(tok)
 		case jsonscan.Null:
-			e.txnID = ""
+			e.txnID = nil
 		default:
 			return &recordError{Reason: `"transaction.id" must be a string, not a ` + tok.Kind.String(), Hint: hintMalformed}
 		}
@@ -613,36 +622,44 @@ func findTable(s *jsonscan.Scanner, top bool) string {
 // differs from event to event, so an id of two decimal numbers joined by a
 // colon keeps only the first; any other id (a MySQL GTID "uuid:n", a Vitess
 // VGTID) is kept whole.
-func TxnKey(id string) string {
-	a, b, ok := strings.Cut(id, ":")
-	if !ok || !digits(a) || !digits(b) {
-		return id
+func TxnKey(id string) string { return id[:txnKeyLen(id)] }
+
+// txnKey returns TxnKey of id as a string shared with the previous events
+// of the transaction ("" for no id).
+func (d *Decoder) txnKey(id []byte) string {
+	if len(id) == 0 {
+		return ""
 	}
-	return a
+	return d.txnIDs.Get(id[:txnKeyLen(id)])
 }
 
-func digits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
+// txnKeyLen returns the length of TxnKey(id).
+func txnKeyLen[T string | []byte](id T) int {
+	colon := -1
+	for i := 0; i < len(id); i++ {
+		switch c := id[i]; {
+		case c == ':' && colon < 0:
+			colon = i
+		case c < '0' || c > '9':
+			return len(id)
 		}
 	}
-	return true
+	if colon <= 0 || colon == len(id)-1 {
+		return len(id)
+	}
+	return colon
 }
 
-// scalarText reads any value and returns the text of a string or number
-// ("" for anything else).
-func scalarText(s *jsonscan.Scanner) (string, error) {
+// scalarBytes reads any value and returns the text of a string or number
+// (nil for anything else), as a view of the record's text when it can.
+func scalarBytes(s *jsonscan.Scanner) ([]byte, error) {
 	tok, err := s.Value()
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	switch tok.Kind {
 	case jsonscan.String, jsonscan.Number:
-		return s.Text(tok), nil
+		return s.Bytes(tok), nil
 	}
-	return "", nil
+	return nil, nil
 }

@@ -577,3 +577,14 @@ func TestConcurrentDecode(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+func TestTxnKey(t *testing.T) {
+	for id, want := range map[string]string{
+		"571:53195832": "571", "571:x": "571:x", "x:571": "x:571", "571": "571", "": "",
+		":1": ":1", "1:": "1:", "1:2:3": "1:2:3", "0e4d5dcd-a33b-11ea-80f1-02010a22a99e:10": "0e4d5dcd-a33b-11ea-80f1-02010a22a99e:10",
+	} {
+		if got := TxnKey(id); got != want {
+			t.Errorf("TxnKey(%q) = %q, want %q", id, got, want)
+		}
+	}
+}

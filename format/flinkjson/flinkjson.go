@@ -59,6 +59,8 @@ const OptionTable = "flink-changelog-json.table"
 // use.
 type Decoder struct {
 	table changelog.Table
+	// names interns the column names of row images (see jsonscan.Names).
+	names jsonscan.Names
 }
 
 var _ format.Decoder = (*Decoder)(nil)
@@ -130,6 +132,7 @@ func (d *Decoder) Decode(data []byte, pos changelog.Position) ([]changelog.Chang
 
 func (d *Decoder) decode(data []byte, r *record) ([]changelog.Change, error) {
 	s := jsonscan.New(data)
+	s.UseNames(&d.names)
 	if c := s.Peek(); c != '{' {
 		tok, err := s.Value()
 		if err != nil {

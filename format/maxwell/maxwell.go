@@ -62,10 +62,10 @@ const Name = "maxwell-json"
 // Decoder decodes maxwell-json records. It is safe for concurrent use.
 type Decoder struct {
 	skipped atomic.Int64
-	// lastTable is the table of the latest record. Records of one table
-	// follow each other, so reusing its strings saves two allocations per
-	// record.
-	lastTable atomic.Pointer[changelog.Table]
+	// tables interns the tables records name.
+	tables jsonrecord.Tables
+	// names interns the column names of row images (see jsonscan.Names).
+	names jsonscan.Names
 }
 
 var _ format.Decoder = (*Decoder)(nil)
@@ -142,6 +142,7 @@ func (d *Decoder) Decode(data []byte, pos changelog.Position) ([]changelog.Chang
 
 func (d *Decoder) decode(data []byte, r *record) ([]changelog.Change, error) {
 	s := jsonscan.New(data)
+	s.UseNames(&d.names)
 	if c := s.Peek(); c != '{' {
 		tok, err := s.Value()
 		if err != nil {
@@ -156,7 +157,7 @@ func (d *Decoder) decode(data []byte, r *record) ([]changelog.Change, error) {
 		return nil, err
 	}
 	if len(r.table) > 0 {
-		r.tbl = jsonrecord.InternTable(&d.lastTable, r.database, r.table)
+		r.tbl = d.tables.Intern(r.database, r.table)
 	}
 
 	if r.seen&fType == 0 {

@@ -46,7 +46,10 @@ const Name = "txsink-json"
 
 // Decoder decodes txsink-json lines. It has no state and is safe for
 // concurrent use.
-type Decoder struct{}
+type Decoder struct {
+	// names interns the column names of row images (see jsonscan.Names).
+	names jsonscan.Names
+}
 
 var _ format.Decoder = (*Decoder)(nil)
 
@@ -85,7 +88,7 @@ func (e *recordError) Error() string { return e.reason }
 // Decode decodes one line. A blank line gives no change.
 func (d *Decoder) Decode(data []byte, pos changelog.Position) ([]changelog.Change, error) {
 	var c changelog.Change
-	empty, err := decode(data, &c)
+	empty, err := decode(data, &c, &d.names)
 	if err != nil {
 		fe := &format.Error{Pos: pos, Format: Name, Table: c.Table.String()}
 		if re, ok := err.(*recordError); ok {
@@ -103,8 +106,9 @@ func (d *Decoder) Decode(data []byte, pos changelog.Position) ([]changelog.Chang
 	return []changelog.Change{c}, nil
 }
 
-func decode(data []byte, c *changelog.Change) (empty bool, err error) {
+func decode(data []byte, c *changelog.Change, names *jsonscan.Names) (empty bool, err error) {
 	s := jsonscan.New(data)
+	s.UseNames(names)
 	switch s.Peek() {
 	case 0:
 		return true, nil

@@ -65,6 +65,8 @@ type Decoder struct {
 	// split from. Records of one table follow each other, so reusing its
 	// strings saves two allocations per record.
 	lastTable atomic.Pointer[cachedTable]
+	// names interns the column names of row images (see jsonscan.Names).
+	names jsonscan.Names
 }
 
 type cachedTable struct {
@@ -136,6 +138,7 @@ func (d *Decoder) Decode(data []byte, pos changelog.Position) ([]changelog.Chang
 
 func (d *Decoder) decode(data []byte, r *record) ([]changelog.Change, error) {
 	s := jsonscan.New(data)
+	s.UseNames(&d.names)
 	if c := s.Peek(); c != '{' {
 		tok, err := s.Value()
 		if err != nil {

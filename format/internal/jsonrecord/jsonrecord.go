@@ -38,16 +38,56 @@ func Overlay(after, old changelog.Row) changelog.Row {
 	return out
 }
 
-// InternTable returns the table named by ns and name, reusing the strings
-// of the cached table when the names match: records of one table follow
-// each other, and this saves two allocations per record.
-func InternTable(cache *atomic.Pointer[changelog.Table], ns, name []byte) changelog.Table {
-	if t := cache.Load(); t != nil && string(ns) == t.Namespace && string(name) == t.Name {
-		return *t
+// Tables interns table names. A decoder keeps one, and a record naming a
+// table seen before reuses that table's strings instead of allocating two
+// per record; several tables are kept, since a source transaction
+// interleaves the tables it writes. It is safe for concurrent use; the zero
+// Tables is ready.
+type Tables struct {
+	// p holds the tables seen, copied on write: lookups never lock.
+	p atomic.Pointer[[]changelog.Table]
+}
+
+// maxTables bounds a Tables; past it, it starts over. A lookup compares
+// names one by one, so the bound also bounds its cost.
+const maxTables = 64
+
+// Intern returns the table named by ns and name.
+func (c *Tables) Intern(ns, name []byte) changelog.Table {
+	old := c.p.Load()
+	if old != nil {
+		for _, t := range *old {
+			if string(name) == t.Name && string(ns) == t.Namespace {
+				return t
+			}
+		}
 	}
 	t := changelog.Table{Namespace: string(ns), Name: string(name)}
-	cache.Store(&t)
+	var ts []changelog.Table
+	if old != nil && len(*old) < maxTables {
+		ts = append(make([]changelog.Table, 0, len(*old)+1), *old...)
+	}
+	ts = append(ts, t)
+	c.p.Store(&ts)
 	return t
+}
+
+// LastString remembers the latest string it made, so consecutive records
+// that repeat one (the transaction id of a transaction's events) share it
+// instead of allocating it each. It is safe for concurrent use; the zero
+// LastString is ready.
+type LastString struct {
+	p atomic.Pointer[string]
+}
+
+// Get returns b as a string.
+func (c *LastString) Get(b []byte) string {
+	if s := c.p.Load(); s != nil && *s == string(b) {
+		return *s
+	}
+	s := string(b)
+	c.p.Store(&s)
+	return s
 }
 
 // Error is a record a decoder refuses, before it is given the record's

@@ -2,8 +2,8 @@ package jsonrecord
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
-	"sync/atomic"
 	"testing"
 
 	"github.com/txsink/txsink/changelog"
@@ -30,16 +30,38 @@ func TestOverlay(t *testing.T) {
 	}
 }
 
-func TestInternTable(t *testing.T) {
-	var cache atomic.Pointer[changelog.Table]
-	a := InternTable(&cache, []byte("shop"), []byte("orders"))
-	b := InternTable(&cache, []byte("shop"), []byte("orders"))
-	c := InternTable(&cache, []byte("shop"), []byte("items"))
-	if a != b || a.String() != "shop.orders" || c.String() != "shop.items" {
-		t.Errorf("got %v %v %v", a, b, c)
+func TestTables(t *testing.T) {
+	var cache Tables
+	a := cache.Intern([]byte("shop"), []byte("orders"))
+	b := cache.Intern([]byte("shop"), []byte("orders"))
+	c := cache.Intern([]byte("shop"), []byte("items"))
+	d := cache.Intern(nil, []byte("items"))
+	if a != b || a.String() != "shop.orders" || c.String() != "shop.items" || d.String() != "items" {
+		t.Errorf("got %v %v %v %v", a, b, c, d)
 	}
-	if n := testing.AllocsPerRun(100, func() { InternTable(&cache, []byte("shop"), []byte("items")) }); n != 0 {
-		t.Errorf("a cached table allocates %v times", n)
+	// Transactions interleave tables: every table seen stays cached.
+	if n := testing.AllocsPerRun(100, func() {
+		cache.Intern([]byte("shop"), []byte("orders"))
+		cache.Intern([]byte("shop"), []byte("items"))
+		cache.Intern(nil, []byte("items"))
+	}); n != 0 {
+		t.Errorf("cached tables allocate %v times", n)
+	}
+	for i := range 2 * maxTables {
+		name := fmt.Sprint("t", i)
+		if got := cache.Intern([]byte("db"), []byte(name)); got != (changelog.Table{Namespace: "db", Name: name}) {
+			t.Fatalf("table %d: got %v", i, got)
+		}
+	}
+}
+
+func TestLastString(t *testing.T) {
+	var c LastString
+	if a, b, d := c.Get([]byte("t1")), c.Get([]byte("t1")), c.Get([]byte("t2")); a != "t1" || b != "t1" || d != "t2" {
+		t.Errorf("got %q %q %q", a, b, d)
+	}
+	if n := testing.AllocsPerRun(100, func() { c.Get([]byte("t2")) }); n != 0 {
+		t.Errorf("a repeated string allocates %v times", n)
 	}
 }
 

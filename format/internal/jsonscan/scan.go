@@ -76,12 +76,16 @@ const MaxDepth = 10000
 // Scanner reads JSON from a byte slice. The zero Scanner reads an empty
 // input. It never modifies the input.
 type Scanner struct {
-	data []byte
-	pos  int
+	data  []byte
+	pos   int
+	names *Names
 }
 
 // New returns a scanner positioned at the start of data.
 func New(data []byte) Scanner { return Scanner{data: data} }
+
+// UseNames makes Row intern the column names of the rows it reads in n.
+func (s *Scanner) UseNames(n *Names) { s.names = n }
 
 // Data returns the input the scanner reads.
 func (s *Scanner) Data() []byte { return s.data }

@@ -230,3 +230,47 @@ func TestStringEveryByteAtEveryOffset(t *testing.T) {
 		}
 	}
 }
+
+func TestRowNames(t *testing.T) {
+	var names Names
+	row := func(in string) changelog.Row {
+		t.Helper()
+		s := New([]byte(in))
+		s.UseNames(&names)
+		r, err := s.Row()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	a, b := row(`{"id":1,"name":"x"}`), row(`{"id":2,"name":"y"}`)
+	if &a.Names[0] != &b.Names[0] || !reflect.DeepEqual(a.Names, []string{"id", "name"}) {
+		t.Errorf("rows with the same columns do not share their names: %q %q", a.Names, b.Names)
+	}
+	if cap(a.Names) != len(a.Names) {
+		t.Errorf("shared names have room to append into (cap %d)", cap(a.Names))
+	}
+	if c := row(`{"name":"z","id":3}`); !reflect.DeepEqual(c.Names, []string{"name", "id"}) || c.Values[1] != changelog.Number("3") {
+		t.Errorf("other order: %q %v", c.Names, c.Values)
+	}
+	if e := row(`{"i\u0064":4,"name":"w"}`); !reflect.DeepEqual(e.Names, []string{"id", "name"}) {
+		t.Errorf("escaped name: %q", e.Names)
+	}
+	s := New([]byte(`{"id":1,"id":2}`))
+	s.UseNames(&names)
+	if _, err := s.Row(); !errors.Is(err, ErrDuplicateColumn) {
+		t.Errorf("duplicate column with names: err = %v", err)
+	}
+	data := []byte(`{"id":5,"name":"v"}`)
+	if n := testing.AllocsPerRun(100, func() {
+		s := New(data)
+		s.UseNames(&names)
+		if _, err := s.Row(); err != nil {
+			t.Fatal(err)
+		}
+	}); n > 4 {
+		// The row's text, its values and the two boxed values; the names
+		// are shared.
+		t.Errorf("Row with known names: %v allocations, want at most 4", n)
+	}
+}
