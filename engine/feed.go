@@ -208,7 +208,20 @@ func (e *Engine) openKafka(ctx context.Context, dec format.Decoder, out chan<- d
 	if err != nil {
 		return nil, err
 	}
-	f.close = c.Close
+	f.close = func() {
+		// The last commits' offsets, synchronously, so that lag tools see
+		// where this instance stopped; then leave the group.
+		var last []changelog.Position
+		for part := range f.owned {
+			if pos, ok := e.Progress(part); ok && pos.Offset > 0 {
+				last = append(last, pos)
+			}
+		}
+		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		c.CommitOffsetsSync(cctx, last)
+		cancel()
+		c.Close()
+	}
 	f.size = func(d decoded) int64 { return d.end }
 	f.committed = c.CommitOffsets
 	keepGoing := e.deadLettering() && !e.cfg.Sink.TxnEnabled

@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"strconv"
 	"strings"
 	"sync"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/commit"
@@ -71,6 +73,31 @@ func kafkaPipeline(db *testdb.DB, brokers []string, group string, topics ...stri
 		SessionTimeout: 6 * time.Second}
 	cfg.Sink.FlushInterval = 50 * time.Millisecond
 	return cfg
+}
+
+// groupOffsets returns the offsets committed in Kafka for group.
+func groupOffsets(t *testing.T, brokers []string, group string) map[string]int64 {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	req := kmsg.NewPtrOffsetFetchRequest()
+	req.Group = group
+	resp, err := req.RequestWith(context.Background(), cl)
+	if err != nil {
+		t.Fatalf("fetch the offsets of group %s: %v", group, err)
+	}
+	out := map[string]int64{}
+	for _, tp := range resp.Topics {
+		for _, p := range tp.Partitions {
+			if p.Offset >= 0 {
+				out[kafka.PartitionName(tp.Topic, p.Partition)] = p.Offset
+			}
+		}
+	}
+	return out
 }
 
 // reached returns a commit hook and a channel closed once the committed
@@ -144,6 +171,10 @@ func TestKafkaSource(t *testing.T) {
 				if pos, _ := e.Progress(part); pos.Offset != end || pos.Seq != end-1 {
 					t.Errorf("progress of %s = %+v, want offset %d (seq %d)", part, pos, end, end-1)
 				}
+			}
+			// Kafka's committed offsets follow, for lag tools.
+			if got := groupOffsets(t, brokers, "g"); !maps.Equal(got, ends) {
+				t.Errorf("group g's committed offsets %v, want %v", got, ends)
 			}
 			// /status shows each owned partition in records, with the
 			// high watermark as its end: the lag is End - Committed.

@@ -210,3 +210,80 @@ func (p *proc) waitLogCount(msg string, n int) {
 		}
 	}
 }
+
+// TestKafkaPausedInstance freezes one of two instances (SIGSTOP) for longer
+// than the session timeout, so that the group gives its partitions to the
+// other, then lets it run again (SIGCONT). The frozen instance held read
+// and uncommitted records; when it wakes it must not commit them — it
+// stops with exit code 1, its partitions lost or its commit fenced — and
+// the final state must be exact, every event applied once.
+func TestKafkaPausedInstance(t *testing.T) {
+	db := testdb.Open(t, "postgres")
+	res := workload.Generate(workload.Spec{Orders: 600, Partitions: 2 * scalePartitions, Seed: 23, Events: true})
+	f := newFeed(t, res)
+	db.Exec(t, workload.Schema(db.Dialect)...)
+	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(scalePartitions, scaleTopics...),
+		kfake.GroupMinSessionTimeout(time.Second))
+	if err != nil {
+		t.Fatalf("start kfake: %v", err)
+	}
+	t.Cleanup(cluster.Close)
+	brokers := cluster.ListenAddrs()
+	producer, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(producer.Close)
+	const name = "paused"
+	cfg := writeKafkaConfig(t, t.TempDir(), name, db.URL, brokers)
+	complete := func() bool {
+		prog := progressRows(t, db, name)
+		for p, lines := range f.lines {
+			if prog[kafkaPartition(p)][0] != int64(len(lines)) {
+				return false
+			}
+		}
+		return true
+	}
+
+	produceLines(t, producer, f, 0, 0.3)
+	a := start(t, "run", "--config", cfg, "--log-level", "debug", "--http", "off")
+	b := start(t, "run", "--config", cfg, "--log-level", "debug", "--http", "off")
+	a.waitLog("partitions assigned")
+	b.waitLog("partitions assigned")
+	produceLines(t, producer, f, 0.3, 0.6)
+	a.waitCommits(a.Commits() + 1)
+	a.signal(syscall.SIGSTOP)
+	// While a is frozen, b takes its partitions and more records come.
+	b.waitLogCount("partitions assigned", 2)
+	produceLines(t, producer, f, 0.6, 1)
+	b.waitDone(complete)
+	a.signal(syscall.SIGCONT)
+	if code := a.wait(); code != 1 {
+		t.Fatalf("the instance woken after losing its partitions exited %d, want 1\nstderr:\n%s", code, tail(a.Stderr()))
+	}
+	if s := a.Stderr(); !strings.Contains(s, "were lost from the consumer group") && !strings.Contains(s, "fenced") {
+		t.Errorf("the woken instance's log says neither that its partitions were lost nor that it was fenced:\n%s", tail(s))
+	}
+	b.signal(syscall.SIGTERM)
+	if code := b.wait(); code != 0 {
+		t.Fatalf("b exited %d after SIGTERM\nstderr:\n%s", code, tail(b.Stderr()))
+	}
+	all := make([]int, len(f.lines))
+	for p := range all {
+		all[p] = len(f.lines[p])
+	}
+	state, events := f.prefixState(all)
+	for table, key := range map[string][]string{"orders": {"id"}, "order_items": {"order_id", "line_no"}} {
+		got, err := workload.ReadState(context.Background(), db.SQL, table, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := workload.Diff(table, state[table], got, 10); d != "" {
+			t.Errorf("final state differs:\n%s", d)
+		}
+	}
+	if got := count(t, db, "order_events"); got != events {
+		t.Errorf("order_events has %d rows, want exactly %d", got, events)
+	}
+}

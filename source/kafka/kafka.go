@@ -296,6 +296,28 @@ func (c *Consumer) Release() { c.cl.AllowRebalance() }
 // lag tools. It does not wait, and failures are only logged: txsink
 // resumes from the target, never from these offsets.
 func (c *Consumer) CommitOffsets(ctx context.Context, positions []changelog.Position) {
+	offs := kafkaOffsets(positions)
+	if len(offs) == 0 {
+		return
+	}
+	c.cl.CommitOffsets(ctx, offs, c.logCommit)
+}
+
+// CommitOffsetsSync is CommitOffsets, waiting for the brokers' answer (or
+// ctx), for a consumer about to close.
+func (c *Consumer) CommitOffsetsSync(ctx context.Context, positions []changelog.Position) {
+	if offs := kafkaOffsets(positions); len(offs) > 0 {
+		c.cl.CommitOffsetsSync(ctx, offs, c.logCommit)
+	}
+}
+
+func (c *Consumer) logCommit(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, _ *kmsg.OffsetCommitResponse, err error) {
+	if err != nil && !errors.Is(err, context.Canceled) {
+		c.log.Debug("committing offsets to kafka (for lag tools) failed", "err", err)
+	}
+}
+
+func kafkaOffsets(positions []changelog.Position) map[string]map[int32]kgo.EpochOffset {
 	offs := map[string]map[int32]kgo.EpochOffset{}
 	for _, p := range positions {
 		t, n, ok := ParsePartition(p.Partition)
@@ -307,14 +329,7 @@ func (c *Consumer) CommitOffsets(ctx context.Context, positions []changelog.Posi
 		}
 		offs[t][n] = kgo.EpochOffset{Epoch: -1, Offset: p.Offset}
 	}
-	if len(offs) == 0 {
-		return
-	}
-	c.cl.CommitOffsets(ctx, offs, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, _ *kmsg.OffsetCommitResponse, err error) {
-		if err != nil && !errors.Is(err, context.Canceled) {
-			c.log.Debug("committing offsets to kafka (for lag tools) failed", "err", err)
-		}
-	})
+	return offs
 }
 
 // Close leaves the group and closes the client. A Group's Revoked is

@@ -256,3 +256,22 @@ func TestRecordTooLarge(t *testing.T) {
 		}
 	}
 }
+
+// TestTopicRegex reads the topics whose whole name matches: "at" contains
+// a match of t.* but is not one.
+func TestTopicRegex(t *testing.T) {
+	brokers := cluster(t, kfake.SeedTopics(1, "t2", "other", "at"))
+	mk := func(topic, v string) *kgo.Record { return &kgo.Record{Topic: topic, Value: []byte(v)} }
+	produce(t, brokers, nil, mk("at", "no"), mk("other", "no"), mk("t2", "yes"), rec(1, "yes"))
+	c, err := kafka.Open(&config.Source{Brokers: brokers, TopicRegex: "t.*", Group: "g"}, &group{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	got := sorted(pollUntil(t, c, 2))
+	produce(t, brokers, nil, rec(0, "last"))
+	got = append(got, pollUntil(t, c, 1)...)
+	if want := "t/1:0=yes t2/0:0=yes t/0:0=last"; strings.Join(got, " ") != want {
+		t.Fatalf("polled %v, want %s", got, want)
+	}
+}
