@@ -33,6 +33,8 @@ type committer struct {
 type pendingUnit struct {
 	u      *commit.Unit
 	reason string
+	txns   int    // source transactions the unit commits (transaction mode)
+	done   func() // called on the committer's goroutine once u is committed
 }
 
 func newCommitter(ctx context.Context, e *Engine) *committer {
@@ -45,11 +47,13 @@ func (c *committer) loop() {
 	defer close(c.done)
 	for p := range c.units {
 		if c.failed() == nil {
-			if err := c.e.commitUnit(c.ctx, p.u, p.reason, 0); err != nil {
+			if err := c.e.commitUnit(c.ctx, p.u, p.reason, p.txns); err != nil {
 				c.mu.Lock()
 				c.err = err
 				c.mu.Unlock()
 				close(c.failCh)
+			} else if p.done != nil {
+				p.done()
 			}
 		}
 		c.idle.Done()
@@ -70,11 +74,15 @@ func (c *committer) failed() error {
 // Submit hands u to the committer, waiting while the previous unit is
 // being applied.
 func (c *committer) Submit(u *commit.Unit, reason string) error {
+	return c.submit(pendingUnit{u: u, reason: reason})
+}
+
+func (c *committer) submit(p pendingUnit) error {
 	if err := c.failed(); err != nil {
 		return err
 	}
 	c.idle.Add(1)
-	c.units <- pendingUnit{u, reason}
+	c.units <- p
 	return c.failed()
 }
 

@@ -116,7 +116,7 @@ func (e *Engine) Run(ctx context.Context, opts RunOptions) (err error) {
 	defer func() { e.feed = nil }()
 	var l loop = &plainLoop{e: e}
 	joined := e.cfg.Sink.TxnEnabled && e.cfg.Source.TransactionTopic != ""
-	if !e.cfg.Sink.TxnEnabled || joined {
+	{
 		// Commit on a goroutine of its own while the loop builds the
 		// next unit; every unit is still one transaction, in order.
 		e.async = newCommitter(applyCtx, e)
@@ -192,6 +192,10 @@ func (e *Engine) Run(ctx context.Context, opts RunOptions) (err error) {
 	if e.async != nil {
 		asyncFailed = e.async.Failed()
 	}
+	var wakeC <-chan struct{}
+	if w, ok := l.(interface{ wake() <-chan struct{} }); ok {
+		wakeC = w.wake()
+	}
 	for pending > 0 {
 		select {
 		case <-asyncFailed:
@@ -208,6 +212,11 @@ func (e *Engine) Run(ctx context.Context, opts RunOptions) (err error) {
 				return shutdown(err)
 			}
 		case <-timerC:
+			if err := l.tick(applyCtx); err != nil {
+				return shutdown(err)
+			}
+		case <-wakeC:
+			// A unit committed: the tick lets the next one go.
 			if err := l.tick(applyCtx); err != nil {
 				return shutdown(err)
 			}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"github.com/txsink/txsink/commit"
 	"github.com/txsink/txsink/format/native"
+	"sync/atomic"
 	"time"
 
 	"github.com/txsink/txsink/changelog"
@@ -27,6 +28,12 @@ type txnLoop struct {
 	// overrun is set while the buffer is full of open transactions, so the
 	// warning is logged once per episode.
 	overrun bool
+	// inflight is the plan handed to the committer and not yet advanced;
+	// committed is set (by the committer's goroutine) once it is
+	// committed, and wakeCh then wakes Run.
+	inflight  *txn.Plan
+	committed atomic.Bool
+	wakeCh    chan struct{}
 }
 
 type openTxn struct {
@@ -46,7 +53,7 @@ func (e *Engine) newTxnLoop() (*txnLoop, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sink: %w", err)
 	}
-	return &txnLoop{e: e, m: m, open: map[string]*openTxn{}}, nil
+	return &txnLoop{e: e, m: m, open: map[string]*openTxn{}, wakeCh: make(chan struct{}, 1)}, nil
 }
 
 // record steps every change of a record into the machine. A change that
@@ -150,24 +157,81 @@ func (l *txnLoop) deadline() (time.Time, bool) { return l.m.NextDeadline() }
 // target transaction. flush asks for every finished transaction now (end
 // of input, shutdown); open transactions are left out and read again after
 // a restart.
+//
+// While Run drives the loop, plans are committed on the committer's
+// goroutine: the loop reduces a plan into a unit, hands it over and goes
+// back to reading, and Advances the plan once the committer says it is
+// committed (wake). One plan is in flight at a time, as the machine
+// requires. Without a committer (the loop used on its own) commits are
+// synchronous.
 func (l *txnLoop) commitReady(ctx context.Context, flush bool) error {
 	for {
+		if l.inflight != nil {
+			if !l.committed.Load() {
+				if !flush && l.m.Pressure() != txn.PressureHard {
+					return nil // it commits while the loop reads on
+				}
+				// Wait returns once the committer has run signal, or
+				// with the unit's error.
+				if err := l.e.async.Wait(); err != nil {
+					return err
+				}
+			}
+			l.committed.Store(false)
+			l.m.Advance(l.inflight)
+			l.inflight = nil
+		}
+		if l.e.async != nil {
+			if err := l.e.async.failed(); err != nil {
+				return err
+			}
+		}
 		plan := l.m.Ready(l.e.clock.Now(), flush)
 		if plan == nil {
 			return nil
 		}
-		if err := l.commitPlan(ctx, plan); err != nil {
+		u, txns, err := l.unit(ctx, plan)
+		if err != nil {
 			return err
 		}
-		l.m.Advance(plan)
+		switch {
+		case u == nil:
+			l.m.Advance(plan)
+		case l.e.async == nil:
+			if err := l.e.commitUnit(ctx, u, plan.Reason.String(), txns); err != nil {
+				return err
+			}
+			l.m.Advance(plan)
+		default:
+			l.inflight = plan
+			if err := l.e.async.submit(pendingUnit{u: u, reason: plan.Reason.String(), txns: txns, done: l.signal}); err != nil {
+				return err
+			}
+		}
 	}
 }
 
-// commitPlan reduces a plan's changes per key and applies them, with the
-// plan's progress, in one target transaction. Under the dead-letter policy
-// a source transaction with a change that cannot be applied is quarantined
-// whole, in the same target transaction, and the others go on.
-func (l *txnLoop) commitPlan(ctx context.Context, plan *txn.Plan) error {
+// signal is called by the committer once the plan in flight is
+// committed.
+func (l *txnLoop) signal() {
+	l.committed.Store(true)
+	select {
+	case l.wakeCh <- struct{}{}:
+	default: // a wake-up is pending already
+	}
+}
+
+// wake fires when the plan in flight is committed, so that Run calls tick
+// and the machine can cut the next plan without waiting for a record.
+func (l *txnLoop) wake() <-chan struct{} { return l.wakeCh }
+
+// unit reduces a plan's changes per key into the unit that applies them,
+// with the plan's progress, in one target transaction, and returns it with
+// the number of source transactions it commits (nil: nothing to apply).
+// Under the dead-letter policy a source transaction with a change that
+// cannot be applied is quarantined whole, in the same unit, and the others
+// go on.
+func (l *txnLoop) unit(ctx context.Context, plan *txn.Plan) (*commit.Unit, int, error) {
 	e := l.e
 	buf := reduce.NewBuffer(e.cfg.Name)
 	now := e.clock.Now()
@@ -181,7 +245,7 @@ func (l *txnLoop) commitPlan(ctx context.Context, plan *txn.Plan) error {
 		start = end
 		if e.deadLettering() {
 			if bad, err := l.firstBad(ctx, buf, txnChanges); err != nil {
-				return err
+				return nil, 0, err
 			} else if bad != nil {
 				l.quarantine(buf, txnChanges, bad, now)
 				continue
@@ -195,7 +259,7 @@ func (l *txnLoop) commitPlan(ctx context.Context, plan *txn.Plan) error {
 			}
 			t, err := e.tableFor(ctx, c)
 			if err != nil {
-				return err
+				return nil, 0, err
 			}
 			if t == nil {
 				e.mu.Lock()
@@ -205,15 +269,15 @@ func (l *txnLoop) commitPlan(ctx context.Context, plan *txn.Plan) error {
 				continue
 			}
 			if err := buf.Add(t, c, now); err != nil {
-				return err
+				return nil, 0, err
 			}
 		}
 	}
 	u := buf.Take()
 	if u == nil {
-		return nil
+		return nil, 0, nil
 	}
-	return e.commitUnit(ctx, u, plan.Reason.String(), plan.Txns-len(u.DeadLetters))
+	return u, plan.Txns - len(u.DeadLetters), nil
 }
 
 // badChange is a change a transaction cannot be applied with.
