@@ -96,9 +96,10 @@ var ErrDuplicateColumn = errors.New("duplicate column")
 // The row does not share memory with the input. To keep allocations low,
 // the object's text is copied once into a string and the names and plain
 // string and number values are substrings of it; the copy is about the size
-// of the values, which live as long as the row anyway. With UseNames, the
-// names come from the Names instead: rows naming the same columns share
-// one slice, which no one may modify (see changelog.Row).
+// of the values, which live as long as the row anyway. The string and
+// number values are boxed in one allocation per row (see boxAt). With
+// UseNames, the names come from the Names instead: rows naming the same
+// columns share one slice, which no one may modify (see changelog.Row).
 //
 // An object that names a column twice is an error wrapping
 // ErrDuplicateColumn: encoding/json would keep the last value silently, and a
@@ -146,6 +147,27 @@ func (s *Scanner) Row() (changelog.Row, error) {
 		}
 	}
 	values := make([]changelog.Value, len(ms))
+	// The headers of the string and number values, boxed in place (see
+	// boxAt): filled first, then pointed to, never written again.
+	n := 0
+	for _, m := range ms {
+		if m.val.Kind == String || m.val.Kind == Number {
+			n++
+		}
+	}
+	hdrs := make([]string, n)
+	n = 0
+	for _, m := range ms {
+		switch m.val.Kind {
+		case Number:
+			hdrs[n] = img[m.val.Start-start : m.val.End-start]
+			n++
+		case String:
+			hdrs[n] = s.substr(img, start, m.val)
+			n++
+		}
+	}
+	n = 0
 	for i, m := range ms {
 		switch m.val.Kind {
 		case Null:
@@ -155,9 +177,11 @@ func (s *Scanner) Row() (changelog.Row, error) {
 		case False:
 			values[i] = false
 		case Number:
-			values[i] = changelog.Number(img[m.val.Start-start : m.val.End-start])
+			values[i] = boxAt(numberType, &hdrs[n])
+			n++
 		case String:
-			values[i] = s.substr(img, start, m.val)
+			values[i] = boxAt(stringType, &hdrs[n])
+			n++
 		case Object, Array:
 			values[i] = changelog.JSON(img[m.val.Start-start : m.val.End-start])
 		}
