@@ -383,14 +383,16 @@ var sinkSection = sectionDef{
 		"accepted too, and so is nesting (`buffer-flush: {max-rows: 1000}`).",
 	keys: []keyDef{{
 		name: "buffer-flush.max-rows", typ: typeInt, unit: "rows",
-		want:  "a whole number of rows, at least 1",
-		doc:   "Plain mode: commit once the buffer holds this many rows after per-key reduction. (In multi-table mode commits follow source transactions, `buffer-flush.interval` and `transaction.multi-table.buffer-size` instead.)",
+		want: "a whole number of rows, at least 1",
+		doc: "Plain mode: commit once the buffer holds this many rows after per-key reduction. Multi-table mode: commit " +
+			"once the finished source transactions not yet committed hold this many changes (whole transactions only, " +
+			"so a commit may hold more), without waiting for `buffer-flush.interval`.",
 		field: func(s any) any { return &s.(*Sink).FlushMaxRows },
 		check: atLeast(1),
 	}, {
 		name: "buffer-flush.max-bytes", typ: typeSize, unit: "bytes",
 		want:  "a size of at least 1 byte, such as 16MiB",
-		doc:   "Plain mode: commit once the buffered rows take this many bytes.",
+		doc:   "Plain mode: commit once the buffered rows take this many bytes. Multi-table mode: once the finished source transactions not yet committed take this many bytes.",
 		field: func(s any) any { return &s.(*Sink).FlushMaxBytes },
 		check: atLeast(1),
 	}, {

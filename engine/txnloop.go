@@ -49,6 +49,8 @@ func (e *Engine) newTxnLoop() (*txnLoop, error) {
 		MinSwitchBytes:     s.TxnMinSwitchBytes,
 		BufferSize:         s.TxnBufferSize,
 		MaxTxnBytes:        s.TxnMaxTxnBytes,
+		CommitChanges:      s.FlushMaxRows,
+		CommitBytes:        s.FlushMaxBytes,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("sink: %w", err)

@@ -45,6 +45,16 @@ type Config struct {
 	// is then bounded only by the heap, because an unfinished transaction can
 	// neither be committed nor dropped to make room.
 	MaxTxnBytes int64
+	// CommitChanges and CommitBytes cut a plan as soon as the finished
+	// transactions not yet committed hold that many changes or bytes
+	// (YAML "buffer-flush.max-rows" and "buffer-flush.max-bytes"): Ready
+	// then freezes every finished transaction, without waiting for
+	// MiniSwitchInterval, MinSwitchBytes or CommitInterval. Commits of a
+	// bounded size keep the target busy while the next plan is read, as in
+	// plain mode; a plan still holds whole transactions only. 0 turns a
+	// trigger off.
+	CommitChanges int
+	CommitBytes   int64
 }
 
 // DefaultConfig returns the seed's defaults with a one second commit
@@ -71,6 +81,10 @@ func (c Config) validate() error {
 		return fmt.Errorf("txn: sink.transaction.multi-table.buffer-size is %d; set it to at least 1 byte, such as 128MiB", c.BufferSize)
 	case c.MaxTxnBytes < 0:
 		return fmt.Errorf("txn: sink.transaction.multi-table.max-txn-bytes is %d; set it to 0 (unlimited) or more", c.MaxTxnBytes)
+	case c.CommitChanges < 0:
+		return fmt.Errorf("txn: sink.buffer-flush.max-rows is %d; set it to 0 (off) or more", c.CommitChanges)
+	case c.CommitBytes < 0:
+		return fmt.Errorf("txn: sink.buffer-flush.max-bytes is %d; set it to 0 (off) or more", c.CommitBytes)
 	}
 	return nil
 }

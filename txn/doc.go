@@ -37,7 +37,8 @@
 //
 // Committing: Ready cuts a Plan of ALL frozen chunks of ALL partitions when
 // CommitInterval has passed since the previous plan, when Bytes() reaches
-// BufferSize, or on an explicit flush. One plan is in flight at a time.
+// BufferSize, when the finished transactions reach CommitChanges or
+// CommitBytes (it then freezes them all first), or on an explicit flush. One plan is in flight at a time.
 // One partition's open transaction never holds back another's frozen
 // chunks. Per partition, plans follow source order.
 //

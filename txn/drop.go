@@ -49,8 +49,12 @@ func (m *Machine) Drop(name string) int {
 		n += len(changes)
 	}
 	forget(p.active)
+	m.doneChanges -= p.clean
+	m.doneBytes -= p.cleanBytes
 	for _, ck := range p.frozen {
 		forget(ck.changes)
+		m.doneChanges -= len(ck.changes)
+		m.doneBytes -= ck.bytes
 	}
 	m.frozen -= len(p.frozen)
 	if p.clean > 0 {

@@ -32,6 +32,9 @@ func TestDrop(t *testing.T) {
 	if got := m.Drop("a"); got != 4 {
 		t.Fatalf("Drop(a) = %d changes, want 4", got)
 	}
+	if m.doneChanges != 1 || m.doneBytes != 10 {
+		t.Fatalf("after Drop(a): %d finished changes (%d bytes) counted, want b's 1 (10)", m.doneChanges, m.doneBytes)
+	}
 	if m.Bytes() != 10 || m.OpenTxns() != 0 {
 		t.Fatalf("after Drop(a): %d bytes, %d open, want 10 and 0:\n%s", m.Bytes(), m.OpenTxns(), m.Describe())
 	}

@@ -102,14 +102,19 @@ type partition struct {
 // pure (no goroutines, clock, randomness or I/O) and not safe for
 // concurrent use: one engine goroutine drives it.
 type Machine struct {
-	cfg        Config
-	parts      []*partition // first-seen order; plans list partitions in it
-	byName     map[string]*partition
-	regions    map[regionKey]*Region
-	bytes      int64
-	frozen     int // frozen chunks not in the plan in flight
-	cleanParts int // partitions with clean > 0
-	now        time.Time
+	cfg     Config
+	parts   []*partition // first-seen order; plans list partitions in it
+	byName  map[string]*partition
+	regions map[regionKey]*Region
+	bytes   int64
+	frozen  int // frozen chunks not in the plan in flight
+	// doneChanges and doneBytes sum the finished transactions not in the
+	// plan in flight (frozen chunks and the clean parts of active chunks),
+	// for CommitChanges and CommitBytes.
+	doneChanges int
+	doneBytes   int64
+	cleanParts  int // partitions with clean > 0
+	now         time.Time
 	// lastCommit is when the last plan was cut; before the first one, the
 	// first instant the Machine was told of, so the first commit comes one
 	// interval after start and batches what arrived meanwhile (the seed's
@@ -195,6 +200,8 @@ func (m *Machine) Step(c changelog.Change, now time.Time) error {
 		if p.clean == 0 {
 			m.cleanParts++
 		}
+		m.doneChanges += len(p.active) - p.clean
+		m.doneBytes += p.openBytes
 		p.clean = len(p.active)
 		p.cleanBytes += p.openBytes
 		p.cleanTxns++
@@ -298,7 +305,10 @@ func (m *Machine) Tick(now time.Time) {
 // progress does not cover it.
 func (m *Machine) Ready(now time.Time, flush bool) *Plan {
 	m.Tick(now)
-	if flush && m.cleanParts > 0 {
+	// Enough finished transactions for a commit of CommitChanges or
+	// CommitBytes: freeze them all now, without waiting for the
+	// mini-switch interval, as a flush would.
+	if (flush || (m.inFlight == nil && m.sizeDue())) && m.cleanParts > 0 {
 		for _, p := range m.parts {
 			if p.clean > 0 {
 				m.freeze(p, now)
@@ -314,6 +324,8 @@ func (m *Machine) Ready(now time.Time, flush bool) *Plan {
 		reason = Flush
 	case m.bytes >= m.cfg.BufferSize:
 		reason = BufferFull
+	case m.sizeDue():
+		reason = Size
 	case m.cfg.CommitInterval > 0 && now.Sub(m.lastCommit) >= m.cfg.CommitInterval:
 		reason = Interval
 	default:
@@ -348,6 +360,8 @@ func (m *Machine) Ready(now time.Time, flush bool) *Plan {
 		pl.parts = append(pl.parts, planPart{p: p, chunks: len(p.frozen)})
 	}
 	m.frozen = 0
+	m.doneChanges -= len(pl.Changes)
+	m.doneBytes -= pl.Bytes
 	m.inFlight = pl
 	// The interval runs from cutting the plan, not from its commit, so a
 	// slow commit does not stretch the cadence.
@@ -428,6 +442,13 @@ func (m *Machine) Pressure() Pressure {
 	return PressureOverrun
 }
 
+// sizeDue reports whether the finished transactions not in flight reach
+// CommitChanges or CommitBytes.
+func (m *Machine) sizeDue() bool {
+	return (m.cfg.CommitChanges > 0 && m.doneChanges >= m.cfg.CommitChanges) ||
+		(m.cfg.CommitBytes > 0 && m.doneBytes >= m.cfg.CommitBytes)
+}
+
 // NextDeadline returns the earliest instant at which Tick or Ready has
 // something to do, so the engine can keep a single timer; ok is false when
 // nothing will happen until the next Step (or Advance). Before the deadline,
@@ -453,6 +474,9 @@ func (m *Machine) NextDeadline() (deadline time.Time, ok bool) {
 				set(p.lastEnd.Add(m.cfg.MiniSwitchInterval))
 			}
 		}
+	}
+	if m.inFlight == nil && m.sizeDue() {
+		set(m.now)
 	}
 	if m.inFlight == nil && m.frozen > 0 {
 		switch {

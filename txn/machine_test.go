@@ -39,6 +39,8 @@ func TestConfigValidation(t *testing.T) {
 		{Config{BufferSize: 1, MiniSwitchInterval: -1}, "mini-switch-interval-ms"},
 		{Config{}, "buffer-size"},
 		{Config{BufferSize: 1, MaxTxnBytes: -1}, "max-txn-bytes"},
+		{Config{BufferSize: 1, CommitChanges: -1}, "max-rows"},
+		{Config{BufferSize: 1, CommitBytes: -1}, "max-bytes"},
 	} {
 		if _, err := New(c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("New(%+v) = %v, want an error naming %s", c.cfg, err, c.want)

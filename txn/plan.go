@@ -20,9 +20,11 @@ const (
 	BufferFull
 	// Flush: the engine asked (end of input, shutdown).
 	Flush
+	// Size: the frozen transactions reached CommitChanges or CommitBytes.
+	Size
 )
 
-// String returns "interval", "buffer-full" or "flush".
+// String returns "interval", "buffer-full", "flush" or "size".
 func (r Reason) String() string {
 	switch r {
 	case Interval:
@@ -31,6 +33,8 @@ func (r Reason) String() string {
 		return "buffer-full"
 	case Flush:
 		return "flush"
+	case Size:
+		return "size"
 	}
 	return fmt.Sprintf("Reason(%d)", uint8(r))
 }

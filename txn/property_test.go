@@ -53,6 +53,8 @@ func runOps(t testing.TB, data []byte) {
 		MinSwitchBytes:     int64(data[2]%4) * 300,
 		BufferSize:         500 + int64(data[3]%8)*500,
 		MaxTxnBytes:        int64(data[4]%3) * 700, // 0 = unlimited
+		CommitChanges:      int(data[0]/8%4) * 3,   // 0 = off
+		CommitBytes:        int64(data[1]/8%3) * 250,
 	}
 	m, err := New(cfg)
 	if err != nil {
@@ -269,10 +271,28 @@ func (d *driver) frozenChunks() int {
 func (d *driver) check() {
 	var bytes int64
 	regions := map[regionKey]Region{}
+	// The finished changes not in the plan in flight, for CommitChanges.
+	done, doneBytes := 0, int64(0)
 	for _, name := range d.names {
 		p := d.m.byName[name]
 		var buffered []changelog.Change
 		if p != nil {
+			done += p.clean
+			doneBytes += p.cleanBytes
+			inFlight := 0
+			if f := d.m.inFlight; f != nil {
+				for _, pp := range f.parts {
+					if pp.p == p {
+						inFlight = pp.chunks
+					}
+				}
+			}
+			for i, ck := range p.frozen {
+				if i >= inFlight {
+					done += len(ck.changes)
+					doneBytes += ck.bytes
+				}
+			}
 			for _, ck := range p.frozen {
 				if len(ck.changes) == 0 || !ck.changes[len(ck.changes)-1].TxnEnd {
 					d.fatalf("%s: a frozen chunk does not end a source transaction", name)
@@ -309,6 +329,9 @@ func (d *driver) check() {
 	}
 	if d.m.Bytes() != bytes {
 		d.fatalf("Bytes() = %d, model %d", d.m.Bytes(), bytes)
+	}
+	if d.m.doneChanges != done || d.m.doneBytes != doneBytes {
+		d.fatalf("finished and not in flight: %d changes, %d bytes; model %d, %d", d.m.doneChanges, d.m.doneBytes, done, doneBytes)
 	}
 	got := d.m.Regions()
 	if len(got) != len(regions) {
