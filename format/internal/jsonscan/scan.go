@@ -102,18 +102,24 @@ func (s *Scanner) unexpected(what string) error {
 	return s.errf("unexpected " + strconv.QuoteRune(rune(s.data[s.pos])) + ", want " + what)
 }
 
-// skipSpace advances past white space. Records are mostly compact JSON, so
-// the first test (no byte above ' ' is white space) usually ends it.
-func (s *Scanner) skipSpace() {
-	d, i := s.data, s.pos
+// The scanning itself is done by functions of the input and an offset
+// (skipWS, scanString, scanNumber), which keep both in registers; the
+// methods load and store the scanner's position once per token.
+
+// skipWS returns the offset of the first byte at or after i that is not
+// white space. Records are mostly compact JSON, so the first test (no byte
+// above ' ' is white space) usually ends it.
+func skipWS(d []byte, i int) int {
 	for i < len(d) && d[i] <= ' ' {
 		if c := d[i]; c != ' ' && c != '\t' && c != '\n' && c != '\r' {
 			break
 		}
 		i++
 	}
-	s.pos = i
+	return i
 }
+
+func (s *Scanner) skipSpace() { s.pos = skipWS(s.data, s.pos) }
 
 // Peek returns the next byte that is not white space, without consuming
 // it, or 0 at the end of the input.
@@ -153,34 +159,39 @@ func (s *Scanner) BeginObject() error {
 // '}' that closes the object it consumes it and returns ok == false. The
 // member's value is read next, with Value or a more specific method.
 func (s *Scanner) NextKey(first bool) (key Token, ok bool, err error) {
-	s.skipSpace()
 	d := s.data
-	if s.pos >= len(d) {
+	i := skipWS(d, s.pos)
+	if i >= len(d) {
+		s.pos = i
 		return Token{}, false, s.unexpected("'\"' or '}'")
 	}
-	switch c := d[s.pos]; {
+	switch c := d[i]; {
 	case c == '}':
-		s.pos++
+		s.pos = i + 1
 		return Token{}, false, nil
 	case !first:
 		if c != ',' {
+			s.pos = i
 			return Token{}, false, s.unexpected("',' or '}'")
 		}
-		s.pos++
-		s.skipSpace()
+		i = skipWS(d, i+1)
 	}
-	if s.pos >= len(d) || d[s.pos] != '"' {
+	if i >= len(d) || d[i] != '"' {
+		s.pos = i
 		return Token{}, false, s.unexpected("'\"' (an object key)")
 	}
-	key, err = s.str()
-	if err != nil {
-		return Token{}, false, err
+	end, plain, bad := scanString(d, i+1)
+	if bad != "" {
+		s.pos = end
+		return Token{}, false, s.errf(bad)
 	}
-	s.skipSpace()
-	if s.pos >= len(d) || d[s.pos] != ':' {
+	key = Token{Kind: String, Start: i + 1, End: end, Plain: plain}
+	i = skipWS(d, end+1)
+	if i >= len(d) || d[i] != ':' {
+		s.pos = i
 		return Token{}, false, s.unexpected("':'")
 	}
-	s.pos++
+	s.pos = i + 1
 	return key, true, nil
 }
 
@@ -189,14 +200,21 @@ func (s *Scanner) NextKey(first bool) (key Token, ok bool, err error) {
 func (s *Scanner) Value() (Token, error) { return s.value(0) }
 
 func (s *Scanner) value(depth int) (Token, error) {
-	s.skipSpace()
-	if s.pos >= len(s.data) {
+	d := s.data
+	start := skipWS(d, s.pos)
+	s.pos = start
+	if start >= len(d) {
 		return Token{}, s.unexpected("a value")
 	}
-	start := s.pos
-	switch c := s.data[s.pos]; c {
+	switch c := d[start]; c {
 	case '"':
-		return s.str()
+		end, plain, bad := scanString(d, start+1)
+		if bad != "" {
+			s.pos = end
+			return Token{}, s.errf(bad)
+		}
+		s.pos = end + 1
+		return Token{Kind: String, Start: start + 1, End: end, Plain: plain}, nil
 	case '{':
 		if err := s.skipObject(depth + 1); err != nil {
 			return Token{}, err
@@ -215,7 +233,12 @@ func (s *Scanner) value(depth int) (Token, error) {
 		return s.literal("null", Null)
 	default:
 		if c == '-' || (c >= '0' && c <= '9') {
-			return s.number()
+			end, bad := scanNumber(d, start)
+			s.pos = end
+			if bad != "" {
+				return Token{}, s.errf(bad)
+			}
+			return Token{Kind: Number, Start: start, End: end}, nil
 		}
 		return Token{}, s.unexpected("a value")
 	}
@@ -279,13 +302,12 @@ func (s *Scanner) skipArray(depth int) error {
 	}
 }
 
-// str reads a string at s.pos (which holds '"') and checks its escapes.
-func (s *Scanner) str() (Token, error) {
-	s.pos++ // opening quote
-	start := s.pos
-	plain := true
-	d := s.data
-	i := s.pos
+// scanString scans the contents of a string from d[i], just past its
+// opening quote, and checks its escapes. It returns the offset of the
+// closing quote and whether the contents are plain (no escape: the value is
+// the text itself); on error, bad says what is wrong at offset end.
+func scanString(d []byte, i int) (end int, plain bool, bad string) {
+	plain = true
 	for i < len(d) {
 		// The common case: eight plain bytes at a time, then one table
 		// lookup per byte up to the first byte that needs a look.
@@ -306,30 +328,25 @@ func (s *Scanner) str() (Token, error) {
 		}
 		switch {
 		case c == '"':
-			s.pos = i + 1
-			return Token{Kind: String, Start: start, End: i, Plain: plain}, nil
+			return i, plain, ""
 		case c == '\\':
 			plain = false
 			if i+1 >= len(d) {
-				s.pos = i
-				return Token{}, s.errf("unterminated escape in string")
+				return i, false, "unterminated escape in string"
 			}
 			switch d[i+1] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				i += 2
 			case 'u':
 				if i+6 > len(d) || !isHex4(d[i+2:i+6]) {
-					s.pos = i
-					return Token{}, s.errf(`invalid \u escape in string`)
+					return i, false, `invalid \u escape in string`
 				}
 				i += 6
 			default:
-				s.pos = i
-				return Token{}, s.errf("invalid escape " + strconv.Quote(string(d[i:i+2])) + " in string")
+				return i, false, "invalid escape " + strconv.Quote(string(d[i:i+2])) + " in string"
 			}
 		case c < 0x20:
-			s.pos = i
-			return Token{}, s.errf("control character in string")
+			return i, false, "control character in string"
 		case c < utf8.RuneSelf:
 			i++
 		default:
@@ -337,14 +354,12 @@ func (s *Scanner) str() (Token, error) {
 			if r == utf8.RuneError && size == 1 {
 				// encoding/json would put U+FFFD in its place; txsink
 				// never changes a value silently, so the record is refused.
-				s.pos = i
-				return Token{}, s.errf(fmt.Sprintf("invalid UTF-8 byte 0x%02x in string", d[i]))
+				return i, false, fmt.Sprintf("invalid UTF-8 byte 0x%02x in string", d[i])
 			}
 			i += size
 		}
 	}
-	s.pos = i
-	return Token{}, s.errf("unterminated string")
+	return i, false, "unterminated string"
 }
 
 // special8 returns a mask whose lowest set bit is the high bit of the
@@ -377,48 +392,50 @@ func isHex4(b []byte) bool {
 	return true
 }
 
-// number reads a number per the JSON grammar:
-// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
-func (s *Scanner) number() (Token, error) {
-	d := s.data
-	start := s.pos
-	i := s.pos
+// scanNumber scans a number at d[i] per the JSON grammar
+// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? and returns the offset
+// just past it; on error, bad says what is wrong at offset end.
+func scanNumber(d []byte, i int) (end int, bad string) {
 	if d[i] == '-' {
 		i++
-	}
-	digits := func() bool {
-		j := i
-		for i < len(d) && d[i] >= '0' && d[i] <= '9' {
-			i++
-		}
-		return i > j
 	}
 	switch {
 	case i < len(d) && d[i] == '0':
 		i++
-	case !digits():
-		s.pos = i
-		return Token{}, s.errf("invalid number: want a digit")
+	case i < len(d) && isDigit(d[i]):
+		i = skipDigits(d, i+1)
+	default:
+		return i, "invalid number: want a digit"
 	}
 	if i < len(d) && d[i] == '.' {
 		i++
-		if !digits() {
-			s.pos = i
-			return Token{}, s.errf("invalid number: want a digit after '.'")
+		if i >= len(d) || !isDigit(d[i]) {
+			return i, "invalid number: want a digit after '.'"
 		}
+		i = skipDigits(d, i+1)
 	}
 	if i < len(d) && (d[i] == 'e' || d[i] == 'E') {
 		i++
 		if i < len(d) && (d[i] == '+' || d[i] == '-') {
 			i++
 		}
-		if !digits() {
-			s.pos = i
-			return Token{}, s.errf("invalid number: want a digit in the exponent")
+		if i >= len(d) || !isDigit(d[i]) {
+			return i, "invalid number: want a digit in the exponent"
 		}
+		i = skipDigits(d, i+1)
 	}
-	s.pos = i
-	return Token{Kind: Number, Start: start, End: i}, nil
+	return i, ""
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// skipDigits returns the offset of the first byte at or after i that is not
+// a digit.
+func skipDigits(d []byte, i int) int {
+	for i < len(d) && isDigit(d[i]) {
+		i++
+	}
+	return i
 }
 
 // Text returns the value of a String token (decoded) or the text of any
