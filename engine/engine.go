@@ -35,6 +35,7 @@ import (
 	"fmt"
 	"github.com/txsink/txsink/format"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"path/filepath"
 	"sort"
@@ -109,6 +110,14 @@ type Stats struct {
 	DeadLetters int64                    // records or source transactions quarantined (bad-input: dead-letter)
 	Started     time.Time
 	Bytes       int64 // bytes of source records read
+	// Tables counts the rows committed per target table.
+	Tables map[string]TableStats
+}
+
+// TableStats counts the rows committed to one target table, after
+// reduction.
+type TableStats struct {
+	Upserted, Deleted, Inserted int64
 }
 
 // Engine applies changes to one target. Add, Flush and Close must be called
@@ -178,7 +187,7 @@ func New(ctx context.Context, cfg *config.Config, opts ...Option) (*Engine, erro
 	for _, o := range opts {
 		o(e)
 	}
-	e.stats = Stats{Events: map[changelog.Kind]int64{}, Started: e.clock.Now()}
+	e.stats = Stats{Events: map[changelog.Kind]int64{}, Tables: map[string]TableStats{}, Started: e.clock.Now()}
 	e.state = StateStarting
 	e.parts = map[string]*PartitionStatus{}
 	if e.target == nil {
@@ -330,6 +339,7 @@ func (e *Engine) Stats() Stats {
 	for k, v := range e.stats.Events {
 		s.Events[k] = v
 	}
+	s.Tables = maps.Clone(e.stats.Tables)
 	return s
 }
 
@@ -487,6 +497,17 @@ func (e *Engine) commitUnit(ctx context.Context, u *commit.Unit, reason string, 
 	e.stats.Upserted += int64(up)
 	e.stats.Inserted += int64(in)
 	e.stats.Txns += int64(txns)
+	for _, b := range u.Batches {
+		ts := e.stats.Tables[b.Table.Name]
+		ts.Deleted += int64(len(b.Deletes))
+		for _, g := range b.Upserts {
+			ts.Upserted += int64(len(g.Rows))
+		}
+		for _, g := range b.Inserts {
+			ts.Inserted += int64(len(g.Rows))
+		}
+		e.stats.Tables[b.Table.Name] = ts
+	}
 	e.lastCommit = now
 	for _, p := range u.Progress {
 		ps := e.partLocked(p.Partition)

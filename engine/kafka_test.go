@@ -172,6 +172,9 @@ func TestKafkaSource(t *testing.T) {
 					t.Errorf("progress of %s = %+v, want offset %d (seq %d)", part, pos, end, end-1)
 				}
 			}
+			if got := e.Stats().Tables["order_events"]; got != (engine.TableStats{Inserted: int64(res.Events)}) {
+				t.Errorf("rows of order_events counted %+v, want %d inserted", got, res.Events)
+			}
 			// Kafka's committed offsets follow, for lag tools.
 			if got := groupOffsets(t, brokers, "g"); !maps.Equal(got, ends) {
 				t.Errorf("group g's committed offsets %v, want %v", got, ends)

@@ -7,7 +7,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -185,6 +187,14 @@ func summaryTable(name string, st engine.Stats, took time.Duration, runErr error
 	row("  upserted", st.Upserted, "")
 	row("  deleted", st.Deleted, "")
 	row("  inserted", st.Inserted, "into append-only tables")
+	if len(st.Tables) > 0 {
+		row("rows by table", "", "upserted / deleted / inserted")
+		names := slices.Sorted(maps.Keys(st.Tables))
+		for _, name := range names {
+			ts := st.Tables[name]
+			row("  "+name, ts.Upserted+ts.Deleted+ts.Inserted, fmt.Sprintf("%d / %d / %d", ts.Upserted, ts.Deleted, ts.Inserted))
+		}
+	}
 	ratio := "-"
 	if written > 0 {
 		ratio = fmt.Sprintf("%.2f", float64(events)/float64(written))
@@ -198,7 +208,7 @@ func summaryTable(name string, st engine.Stats, took time.Duration, runErr error
 		row("skipped", st.Skipped, "changes of unmatched tables")
 	}
 	if st.DeadLetters > 0 {
-		fmt.Fprintf(&b, ", %d dead-lettered (txsink dead-letters lists them)", st.DeadLetters)
+		row("dead-lettered", st.DeadLetters, "quarantined; txsink dead-letters lists them")
 	}
 	if st.Retries > 0 {
 		row("retries", st.Retries, "transient target errors")

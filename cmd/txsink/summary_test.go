@@ -20,7 +20,8 @@ import (
 func TestSummaryTable(t *testing.T) {
 	full := engine.Stats{
 		Events:   map[changelog.Kind]int64{changelog.Insert: 600, changelog.UpdateBefore: 200, changelog.UpdateAfter: 200, changelog.Delete: 100},
-		Upserted: 300, Deleted: 50, Inserted: 150, Commits: 7, Txns: 40, Retries: 2, Skipped: 3,
+		Upserted: 300, Deleted: 50, Inserted: 150, Commits: 7, Txns: 40, Retries: 2, Skipped: 3, DeadLetters: 4,
+		Tables: map[string]engine.TableStats{"orders": {Upserted: 200, Deleted: 30}, "order_items": {Upserted: 100, Deleted: 20}, "order_events": {Inserted: 150}},
 	}
 	tests := []struct {
 		name   string
@@ -42,6 +43,11 @@ func TestSummaryTable(t *testing.T) {
 				`^  rows written +500  after per-key reduction$`,
 				`^    upserted +300$`,
 				`^    inserted +150  into append-only tables$`,
+				`^  rows by table +upserted / deleted / inserted$`,
+				`^    order_events +150  0 / 0 / 150$`,
+				`^    order_items +120  100 / 20 / 0$`,
+				`^    orders +230  200 / 30 / 0$`,
+				`^  dead-lettered +4  quarantined; txsink dead-letters lists them$`,
 				`^  reduction ratio +2\.20  events per row written$`,
 				`^  commits +7  target transactions$`,
 				`^  source txns +40  committed whole$`,
@@ -57,7 +63,7 @@ func TestSummaryTable(t *testing.T) {
 			st:   engine.Stats{Events: map[changelog.Kind]int64{changelog.Insert: 1}},
 			took: time.Second, err: errors.New("bad input"),
 			want:   []string{`^p: stopped by an error \(above\) in 1s$`, `^  reduction ratio +-  `, `^  rows written +0 `},
-			absent: []string{"source txns", "retries", "skipped"},
+			absent: []string{"source txns", "retries", "skipped", "rows by table", "dead-lettered"},
 		},
 	}
 	for _, tt := range tests {
