@@ -8,10 +8,18 @@ import (
 	"github.com/txsink/txsink/changelog"
 )
 
-// member is one object member found by Row: the key and the value tokens.
+// member is one object member found by Row: where its key and value lie,
+// as offsets from the row's opening brace. It is kept small (20 bytes, not
+// the 64 of two Tokens) because Row keeps room for 32 on its stack, and
+// that room is zeroed on every call.
 type member struct {
-	key, val Token
+	kStart, kEnd, vStart, vEnd uint32
+	vKind                      Kind
+	kPlain, vPlain             bool
 }
+
+// maxRowBytes bounds the text of a row object, so member offsets fit.
+const maxRowBytes = 1<<32 - 1
 
 // Names interns the column-name lists of row images: rows that name the
 // same columns in the same order share one []string, instead of each
@@ -29,8 +37,9 @@ type Names struct {
 // tables or ever-changing columns.
 const maxNameLists = 64
 
-// find returns the list whose names are the keys of ms, nil if none.
-func (n *Names) find(data []byte, ms []member) []string {
+// find returns the list whose names are the keys of ms, nil if none. row is
+// the text the offsets of ms are from.
+func (n *Names) find(row []byte, ms []member) []string {
 	lists := n.p.Load()
 	if lists == nil {
 		return nil
@@ -41,7 +50,7 @@ next:
 			continue
 		}
 		for i := range ms {
-			if string(data[ms[i].key.Start:ms[i].key.End]) != l[i] {
+			if string(row[ms[i].kStart:ms[i].kEnd]) != l[i] {
 				continue next
 			}
 		}
@@ -51,23 +60,19 @@ next:
 }
 
 // add makes and keeps a list of the keys of ms, which are plain strings
-// of data naming distinct columns. The names share one allocation of their
+// of row naming distinct columns. The names share one allocation of their
 // own, so the list keeps no record's text alive.
-func (n *Names) add(data []byte, ms []member) []string {
-	size := 0
+func (n *Names) add(row []byte, ms []member) []string {
+	var buf []byte
 	for _, m := range ms {
-		size += m.key.End - m.key.Start
-	}
-	buf := make([]byte, 0, size)
-	for _, m := range ms {
-		buf = append(buf, data[m.key.Start:m.key.End]...)
+		buf = append(buf, row[m.kStart:m.kEnd]...)
 	}
 	all := string(buf)
 	l := make([]string, len(ms))
 	at := 0
 	for i, m := range ms {
-		l[i] = all[at : at+m.key.End-m.key.Start]
-		at += m.key.End - m.key.Start
+		l[i] = all[at : at+int(m.kEnd-m.kStart)]
+		at += int(m.kEnd - m.kStart)
 	}
 	old := n.p.Load()
 	var lists [][]string
@@ -123,53 +128,44 @@ func (s *Scanner) Row() (changelog.Row, error) {
 		if err != nil {
 			return changelog.Row{}, err
 		}
-		ms = append(ms, member{key, val})
+		if uint64(val.End-start) > maxRowBytes {
+			return changelog.Row{}, s.errf("row object longer than 4 GiB")
+		}
+		ms = append(ms, member{
+			kStart: uint32(key.Start - start), kEnd: uint32(key.End - start),
+			vStart: uint32(val.Start - start), vEnd: uint32(val.End - start),
+			vKind: val.Kind, kPlain: key.Plain, vPlain: val.Plain,
+		})
 	}
 	if len(ms) == 0 {
 		return changelog.Row{}, nil
 	}
-	img := string(s.data[start:s.pos])
+	text := s.data[start:s.pos]
+	img := string(text)
 	var names []string
 	if s.names != nil {
-		names = s.names.find(s.data, ms)
+		names = s.names.find(text, ms)
 	}
-	fresh := names == nil
-	if fresh {
+	if names == nil {
 		names = make([]string, len(ms))
 		for i, m := range ms {
-			names[i] = s.substr(img, start, m.key)
+			names[i] = substr(img, m.kStart, m.kEnd, m.kPlain)
 		}
 		if name, dup := Duplicate(names); dup {
 			return changelog.Row{}, fmt.Errorf("%w %q", ErrDuplicateColumn, name)
 		}
 		if s.names != nil && plainKeys(ms) {
-			names = s.names.add(s.data, ms)
+			names = s.names.add(text, ms)
 		}
 	}
 	values := make([]changelog.Value, len(ms))
 	// The headers of the string and number values, boxed in place (see
-	// boxAt): filled first, then pointed to, never written again.
-	n := 0
-	for _, m := range ms {
-		if m.val.Kind == String || m.val.Kind == Number {
-			n++
-		}
-	}
-	hdrs := make([]string, n)
-	n = 0
-	for _, m := range ms {
-		switch m.val.Kind {
-		case Number:
-			hdrs[n] = img[m.val.Start-start : m.val.End-start]
-			n++
-		case String:
-			hdrs[n] = s.substr(img, start, m.val)
-			n++
-		}
-	}
-	n = 0
+	// boxAt): each is written once, then pointed to, never written again.
+	// Nulls and booleans leave theirs unused, which costs less than
+	// counting them first.
+	hdrs := make([]string, len(ms))
 	for i, m := range ms {
-		switch m.val.Kind {
+		switch m.vKind {
 		case Null:
 			// nil
 		case True:
@@ -177,13 +173,13 @@ func (s *Scanner) Row() (changelog.Row, error) {
 		case False:
 			values[i] = false
 		case Number:
-			values[i] = boxAt(numberType, &hdrs[n])
-			n++
+			hdrs[i] = img[m.vStart:m.vEnd]
+			values[i] = boxAt(numberType, &hdrs[i])
 		case String:
-			values[i] = boxAt(stringType, &hdrs[n])
-			n++
+			hdrs[i] = substr(img, m.vStart, m.vEnd, m.vPlain)
+			values[i] = boxAt(stringType, &hdrs[i])
 		case Object, Array:
-			values[i] = changelog.JSON(img[m.val.Start-start : m.val.End-start])
+			values[i] = changelog.JSON(img[m.vStart:m.vEnd])
 		}
 	}
 	return changelog.Row{Names: names, Values: values}, nil
@@ -193,20 +189,20 @@ func (s *Scanner) Row() (changelog.Row, error) {
 // is its text in the input.
 func plainKeys(ms []member) bool {
 	for _, m := range ms {
-		if !m.key.Plain {
+		if !m.kPlain {
 			return false
 		}
 	}
 	return true
 }
 
-// substr returns the value of String token t, a substring of img (the copy
-// of the input from offset base) when t is plain.
-func (s *Scanner) substr(img string, base int, t Token) string {
-	if t.Plain {
-		return img[t.Start-base : t.End-base]
+// substr returns the value of the string whose contents are img[start:end]:
+// that substring itself when plain.
+func substr(img string, start, end uint32, plain bool) string {
+	if plain {
+		return img[start:end]
 	}
-	return Unescape(s.data[t.Start:t.End])
+	return Unescape([]byte(img[start:end]))
 }
 
 // Duplicate returns a name that occurs twice in names, if any. Rows are usually

@@ -453,9 +453,18 @@ func (s *Scanner) Text(t Token) string {
 // allocating.
 func (s *Scanner) Bytes(t Token) []byte {
 	if t.Kind == String && !t.Plain {
-		return []byte(Unescape(s.data[t.Start:t.End]))
+		return s.unescaped(t)
 	}
 	return s.data[t.Start:t.End]
+}
+
+// unescaped returns the decoded value of String token t. It is a function
+// of its own, never inlined, so that Bytes, on every key's path, is small
+// enough to inline.
+//
+//go:noinline
+func (s *Scanner) unescaped(t Token) []byte {
+	return []byte(Unescape(s.data[t.Start:t.End]))
 }
 
 // Equal reports whether the String token t holds exactly lit. It does not
