@@ -19,7 +19,9 @@
 //   - UNIQUE indexes besides the primary key;
 //   - server timeouts shorter than buffer-flush.interval;
 //   - case-insensitive collations on key columns;
-//   - signs of a second writer.
+//   - signs of a second writer;
+//   - for a Kafka source: that the brokers answer and have the topics, and
+//     that a transaction topic has one partition.
 package diagnose
 
 import (
@@ -106,8 +108,8 @@ type Report struct {
 	// Tables lists the tables entries' source patterns, sorted.
 	Tables []string
 	// Records and Changes count what was sampled; Files counts the
-	// source files read.
-	Records, Changes, Files int
+	// source files read, Partitions the Kafka partitions found.
+	Records, Changes, Files, Partitions int
 }
 
 // Count returns how many findings have severity s.
@@ -141,9 +143,13 @@ func (r *Report) Summary(cfg *config.Config) string {
 	if r.Count(Error) == 0 {
 		b.WriteString("configuration OK; ")
 	}
-	fmt.Fprintf(&b, "%s, %s, %s; target %s; tables %s; sampled %d records (%d changes) of %d files",
+	of := plural(r.Files, "file")
+	if cfg.Source.Type == config.SourceKafka {
+		of = plural(r.Partitions, "Kafka partition")
+	}
+	fmt.Fprintf(&b, "%s, %s, %s; target %s; tables %s; sampled %d records (%d changes) of %s",
 		plural(r.Count(Error), "error"), plural(r.Count(Warning), "warning"), plural(r.Count(Info), "info"),
-		cfg.Target.String(), strings.Join(r.Tables, ", "), r.Records, r.Changes, r.Files)
+		cfg.Target.String(), strings.Join(r.Tables, ", "), r.Records, r.Changes, of)
 	return b.String()
 }
 

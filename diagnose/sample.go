@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/txsink/txsink/changelog"
@@ -17,7 +18,9 @@ import (
 	"github.com/txsink/txsink/format"
 	"github.com/txsink/txsink/format/formats"
 	"github.com/txsink/txsink/schema"
+	"github.com/txsink/txsink/source"
 	"github.com/txsink/txsink/source/file"
+	"github.com/txsink/txsink/source/kafka"
 )
 
 // problem is one kind of trouble the sample shows at one place (a column
@@ -57,7 +60,10 @@ func (c *checker) badInput() Severity {
 // sample reads the first Options.Sample records of each source file and
 // checks every change they hold as a run would, without writing.
 func (c *checker) sample(ctx context.Context) error {
-	if c.opts.Sample <= 0 || c.cfg.Source.Type != "file" {
+	if c.cfg.Source.Type == config.SourceKafka {
+		return c.sampleKafka(ctx)
+	}
+	if c.opts.Sample <= 0 || c.cfg.Source.Type != config.SourceFile {
 		return nil
 	}
 	dec, err := formats.New(c.cfg.Source.Format, format.Options(c.cfg.Source.FormatOptions))
@@ -133,30 +139,94 @@ func (c *checker) sampleFile(ctx context.Context, dec format.Decoder, path strin
 			return nil
 		}
 		rec.Pos.Partition = part
-		c.report.Records++
-		changes, err := dec.Decode(rec.Data, rec.Pos)
-		if err != nil {
-			sev := c.badInput()
-			if c.cfg.Sink.TxnEnabled {
-				sev = Error // which transaction it belongs to is unknown
-			}
-			c.note("decode\x00"+part, rec.Pos, Finding{Severity: sev, Check: "source", Table: part,
-				Message: fmt.Sprintf("a record cannot be decoded as %s: %v.", c.cfg.Source.Format, err),
-				Fix:     "fix the record, or check that source.format names the records' format"})
-			continue
-		}
-		var declared []string
-		if sourceKeyed {
-			declared = declaredKey(rec.Data)
-		}
-		for i := range changes {
-			if err := c.checkChange(ctx, &changes[i], declared); err != nil {
-				return err
-			}
+		if err := c.sampleRecord(ctx, dec, rec, sourceKeyed); err != nil {
+			return err
 		}
 	}
 	return nil
 }
+
+// sampleRecord decodes one sampled record and checks its changes.
+func (c *checker) sampleRecord(ctx context.Context, dec format.Decoder, rec source.Record, sourceKeyed bool) error {
+	part := rec.Pos.Partition
+	c.report.Records++
+	changes, err := dec.Decode(rec.Data, rec.Pos)
+	if err != nil {
+		sev := c.badInput()
+		if c.cfg.Sink.TxnEnabled {
+			sev = Error // which transaction it belongs to is unknown
+		}
+		c.note("decode\x00"+part, rec.Pos, Finding{Severity: sev, Check: "source", Table: part,
+			Message: fmt.Sprintf("a record cannot be decoded as %s: %v.", c.cfg.Source.Format, err),
+			Fix:     "fix the record, or check that source.format names the records' format"})
+		return nil
+	}
+	var declared []string
+	if sourceKeyed {
+		declared = declaredKey(rec.Data)
+	}
+	for i := range changes {
+		if err := c.checkChange(ctx, &changes[i], declared); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sampleKafka asks the brokers for the source's topics, reports what is
+// missing or wrong with them, and samples each partition from where a run
+// would read next (the target's progress, else source.start), without
+// joining the consumer group.
+func (c *checker) sampleKafka(ctx context.Context) error {
+	src := &c.cfg.Source
+	dec, err := formats.New(src.Format, format.Options(src.FormatOptions))
+	if err != nil {
+		c.add(Finding{Severity: Error, Check: "source", Table: "source", Message: err.Error() + ".",
+			Fix: "correct source.format or source.format-options"})
+		return nil
+	}
+	sctx, cancel := context.WithTimeout(ctx, kafkaSampleTimeout)
+	defer cancel()
+	sourceKeyed := src.Format == "canal-json" || src.Format == "maxwell-json" || src.Format == "ogg-json"
+	topics, err := kafka.Sample(sctx, src, c.progress, c.opts.Sample, func(r source.Record) error {
+		return c.sampleRecord(ctx, dec, r, sourceKeyed)
+	})
+	if topics != nil {
+		c.report.Partitions = len(topics.Partitions)
+		for _, t := range topics.Missing {
+			c.add(Finding{Severity: Error, Check: "source", Table: t,
+				Message: fmt.Sprintf("the brokers have no topic %s; txsink run waits for it and reads nothing from it.", t),
+				Fix:     "create the topic (or start the CDC connector that writes it), or correct source.topics / source.transaction-topic"})
+		}
+		if src.TopicRegex != "" && len(topics.Partitions) == 0 {
+			c.add(Finding{Severity: Warning, Check: "source", Table: src.TopicRegex,
+				Message: "no topic matches source.topic-regex (whole names); txsink run reads nothing until one is created.",
+				Fix:     "correct source.topic-regex"})
+		}
+		if src.TransactionTopic != "" && topics.TransactionPartitions > 1 {
+			c.add(Finding{Severity: Error, Check: "source", Table: src.TransactionTopic,
+				Message: fmt.Sprintf("the transaction topic has %d partitions; its END events have a commit order only in one, and txsink run refuses it.", topics.TransactionPartitions),
+				Fix:     "let Debezium create the transaction topic (one partition), or recreate it with one partition"})
+		}
+	}
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case sctx.Err() != nil:
+		c.add(Finding{Severity: Warning, Check: "source", Table: strings.Join(src.Brokers, ","),
+			Message: fmt.Sprintf("sampling the topics took longer than %s and stopped; what was read is checked.", kafkaSampleTimeout),
+			Fix:     "check the brokers' health, or sample fewer records (--sample)"})
+	default:
+		c.add(Finding{Severity: Error, Check: "source", Table: strings.Join(src.Brokers, ","),
+			Message: fmt.Sprintf("the Kafka source cannot be read: %v.", err),
+			Fix:     "check source.brokers, the TLS and SASL settings, and that this host may reach the brokers"})
+	}
+	return nil
+}
+
+// kafkaSampleTimeout bounds how long check waits for the brokers.
+const kafkaSampleTimeout = 30 * time.Second
 
 // declaredKey returns the primary key a canal-json (pkNames),
 // maxwell-json (primary_key_columns) or ogg-json (primary_keys) message

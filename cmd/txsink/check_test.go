@@ -55,7 +55,7 @@ func TestCheckFindings(t *testing.T) {
 		if !strings.HasPrefix(lines[1], "error    shop.t -> ") || !strings.Contains(lines[1], "p0.jsonl:2") || !strings.Contains(lines[1], "column email") {
 			t.Errorf("second line is not the NULL error at p0.jsonl:2: %q", lines[1])
 		}
-		if want := "diag: 1 error, 1 warning, 0 info; "; !strings.HasPrefix(lines[2], want) || !strings.Contains(lines[2], "sampled 2 records (2 changes) of 1 files") {
+		if want := "diag: 1 error, 1 warning, 0 info; "; !strings.HasPrefix(lines[2], want) || !strings.Contains(lines[2], "sampled 2 records (2 changes) of 1 file") {
 			t.Errorf("summary %q, want it to start %q and count the sample", lines[2], want)
 		}
 		if !strings.Contains(stderr, "txsink check: 1 error:\n"+lines[1]) {

@@ -264,13 +264,17 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := newFlagSet("check", `txsink check --config pipeline.yaml [--sample N]
 
 Validates the configuration and checks it against the target and a sample of
-the source, without writing anything. It reports, one line per finding:
+the source, without writing anything. A file source is sampled from the start
+of each file; a Kafka source from where a run would read next in each
+partition (the target's progress, else source.start), without joining the
+consumer group. It reports, one line per finding:
 
   error    the run would stop or write wrong data: a target table that is
            missing or whose PRIMARY KEY disagrees with primary-key, a sampled
            change without its key columns, a sampled value its column cannot
            hold (too long, too many digits or fractional seconds, NULL into
-           NOT NULL, a column the table lacks)
+           NOT NULL, a column the table lacks), a Kafka topic the brokers
+           do not have, brokers that cannot be reached
   warning  it may: UNIQUE indexes besides the key, triggers, foreign keys
            checked row by row, server timeouts shorter than the interval
   info     worth knowing: case-insensitive key columns, cascading foreign
@@ -284,7 +288,7 @@ Examples:
   txsink check --config pipeline.yaml --sample 0       # the target only
   txsink check --config pipeline.yaml --sample 100000  # a bigger sample`, stderr)
 	cfgPath := fs.String("config", "", "pipeline configuration file (YAML); required")
-	sample := fs.Int("sample", diagnose.DefaultSample, "records to read from the start of each source file and check against the target; 0 reads none")
+	sample := fs.Int("sample", diagnose.DefaultSample, "records to read of each source file or Kafka partition and check against the target; 0 reads none")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

@@ -123,8 +123,11 @@ func Open(src *config.Source, g Group, log *slog.Logger) (*Consumer, error) {
 	if src.Start == config.StartLatest {
 		c.start = kgo.NewOffset().AtEnd()
 	}
-	opts := []kgo.Opt{
-		kgo.SeedBrokers(src.Brokers...),
+	opts, err := clientOpts(src)
+	if err != nil {
+		return nil, err
+	}
+	opts = append(opts,
 		kgo.ConsumerGroup(src.Group),
 		kgo.Balancers(balancer(src)),
 		kgo.DisableAutoCommit(),
@@ -152,7 +155,7 @@ func Open(src *config.Source, g Group, log *slog.Logger) (*Consumer, error) {
 		// a response may hold one record of max-record-bytes.
 		kgo.BrokerMaxReadBytes(int32(min(max(fetchMaxBytes, c.maxRecord)+(1<<20), 1<<30))),
 		kgo.ClientID("txsink"),
-	}
+	)
 	if src.TopicRegex != "" {
 		// Kafka matches the regular expression anywhere in the name; the
 		// config promises whole names.
@@ -171,16 +174,6 @@ func Open(src *config.Source, g Group, log *slog.Logger) (*Consumer, error) {
 
 	if src.SessionTimeout > 0 {
 		opts = append(opts, kgo.SessionTimeout(src.SessionTimeout), kgo.HeartbeatInterval(max(src.SessionTimeout/10, 100*time.Millisecond)))
-	}
-	tlsOpt, err := tlsConfig(src)
-	if err != nil {
-		return nil, err
-	}
-	if tlsOpt != nil {
-		opts = append(opts, kgo.DialTLSConfig(tlsOpt))
-	}
-	if m := Mechanism(src); m != nil {
-		opts = append(opts, kgo.SASL(m))
 	}
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {

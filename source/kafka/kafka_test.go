@@ -23,6 +23,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/txsink/txsink/config"
+	"github.com/txsink/txsink/source"
 	"github.com/txsink/txsink/source/kafka"
 )
 
@@ -273,5 +274,27 @@ func TestTopicRegex(t *testing.T) {
 	got = append(got, pollUntil(t, c, 1)...)
 	if want := "t/1:0=yes t2/0:0=yes t/0:0=last"; strings.Join(got, " ") != want {
 		t.Fatalf("polled %v, want %s", got, want)
+	}
+}
+
+// TestSample reads partitions from the given positions, or from their
+// start, without a group, and reports missing topics.
+func TestSample(t *testing.T) {
+	brokers := cluster(t)
+	produce(t, brokers, nil, rec(0, "a0"), rec(0, "a1"), rec(0, "a2"), rec(1, "b0"))
+	var got []string
+	src := &config.Source{Brokers: brokers, Topics: []string{"t", "nope"}, Group: "g"}
+	topics, err := kafka.Sample(context.Background(), src, map[string]int64{"t/0": 1}, 10, func(r source.Record) error {
+		got = append(got, r.Pos.String()+"="+string(r.Data))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "t/0:1=a1 t/0:2=a2 t/1:0=b0"; strings.Join(sorted(got), " ") != want {
+		t.Errorf("sampled %v, want %s", got, want)
+	}
+	if strings.Join(topics.Partitions, " ") != "t/0 t/1" || strings.Join(topics.Missing, " ") != "nope" {
+		t.Errorf("topics %+v", topics)
 	}
 }
