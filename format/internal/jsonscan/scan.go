@@ -308,25 +308,25 @@ func (s *Scanner) skipArray(depth int) error {
 // the text itself); on error, bad says what is wrong at offset end.
 func scanString(d []byte, i int) (end int, plain bool, bad string) {
 	plain = true
-	for i < len(d) {
+	for {
 		// The common case: eight plain bytes at a time, then one table
-		// lookup per byte up to the first byte that needs a look.
+		// lookup per byte for the tail, up to the first byte that needs a
+		// look; most strings end at that byte, their closing quote.
 		for i+8 <= len(d) {
 			if m := special8(binary.LittleEndian.Uint64(d[i:])); m != 0 {
 				i += bits.TrailingZeros64(m) >> 3
-				break
+				goto special
 			}
 			i += 8
 		}
-		if i == len(d) {
-			break
-		}
-		c := d[i]
-		if plainByte[c] {
+		for i < len(d) && plainByte[d[i]] {
 			i++
-			continue
 		}
-		switch {
+		if i == len(d) {
+			return i, false, "unterminated string"
+		}
+	special:
+		switch c := d[i]; {
 		case c == '"':
 			return i, plain, ""
 		case c == '\\':
@@ -347,9 +347,8 @@ func scanString(d []byte, i int) (end int, plain bool, bad string) {
 			}
 		case c < 0x20:
 			return i, false, "control character in string"
-		case c < utf8.RuneSelf:
-			i++
 		default:
+			// special8 flags every byte of a multi-byte sequence.
 			r, size := utf8.DecodeRune(d[i:])
 			if r == utf8.RuneError && size == 1 {
 				// encoding/json would put U+FFFD in its place; txsink
@@ -359,7 +358,6 @@ func scanString(d []byte, i int) (end int, plain bool, bad string) {
 			i += size
 		}
 	}
-	return i, false, "unterminated string"
 }
 
 // special8 returns a mask whose lowest set bit is the high bit of the
