@@ -815,9 +815,15 @@ func (g *groupSet) add(cols []string, row []any, pos changelog.Position, left in
 	g.groups = append(g.groups, commit.Group{Columns: cols, Rows: rows, Pos: ps})
 }
 
+// sameSlice reports whether a and b hold the same strings. Rows of one plan
+// share its column list, so the common case is one slice twice, told
+// without comparing the strings.
 func sameSlice(a, b []string) bool {
 	if len(a) != len(b) {
 		return false
+	}
+	if len(a) == 0 || &a[0] == &b[0] {
+		return true
 	}
 	for i := range a {
 		if a[i] != b[i] {
