@@ -59,12 +59,21 @@ func toString(col *schema.Column, v changelog.Value) (any, error) {
 	return sameOr(v, s), nil
 }
 
-// sameOr returns v itself when it is the string s, else s. Returning the
-// interface the caller passed, instead of the string it holds, saves
-// boxing the string again: an allocation per value.
+// sameOr returns s, reusing v's box when v holds the same text: v itself
+// when it is the string s, or v retyped when it is a Number with the text
+// s (see textOf). Returning the interface the caller passed, instead of
+// the string it holds, saves boxing the string again: an allocation per
+// value.
 func sameOr(v changelog.Value, s string) any {
-	if x, ok := v.(string); ok && x == s {
-		return v
+	switch x := v.(type) {
+	case string:
+		if x == s {
+			return v
+		}
+	case changelog.Number:
+		if string(x) == s {
+			return textOf(v)
+		}
 	}
 	return s
 }
@@ -137,7 +146,7 @@ func toJSON(col *schema.Column, v changelog.Value) (any, error) {
 		if !json.Valid([]byte(x)) {
 			return nil, newError(col, v, "is not a JSON number")
 		}
-		return string(x), nil
+		return textOf(v), nil
 	case bool:
 		return strconv.FormatBool(x), nil
 	case int64:
@@ -188,7 +197,7 @@ func toUnknown(col *schema.Column, v changelog.Value) (any, error) {
 	case string:
 		return v, nil
 	case changelog.Number:
-		return string(x), nil
+		return textOf(v), nil
 	case changelog.JSON:
 		return string(x), nil
 	case bool, []byte, int64, uint64, float64, time.Time:
