@@ -120,6 +120,7 @@ func BenchmarkPipeline(b *testing.B) {
 			buf := NewBuffer("bench")
 			b.ReportAllocs()
 			b.SetBytes(size / int64(len(recs)))
+			cpu0, cpuOK := cpuTime()
 			i := 0
 			for b.Loop() {
 				rec := recs[i%len(recs)]
@@ -145,6 +146,9 @@ func BenchmarkPipeline(b *testing.B) {
 				if buf.Rows() >= 5000 {
 					buf.Take()
 				}
+			}
+			if cpu1, ok := cpuTime(); ok && cpuOK {
+				b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op")
 			}
 		})
 	}
