@@ -1,0 +1,179 @@
+package mysql
+
+import (
+	"database/sql/driver"
+	"fmt"
+	"io"
+	"reflect"
+	"strconv"
+	"time"
+)
+
+// rowReader streams rows in the text format LOAD DATA reads with
+//
+//	FIELDS TERMINATED BY X'09' ENCLOSED BY '' ESCAPED BY X'5C' LINES TERMINATED BY X'0A'
+//
+// (tab between fields, newline after each row, backslash escapes, \N for
+// NULL). It encodes rows only as the driver asks for bytes, so a load of
+// any size holds about one network packet of text beside the rows
+// themselves, and needs no goroutine: the driver pulls from it on the
+// goroutine that runs the statement.
+type rowReader struct {
+	rows [][]any
+	next int    // the next row to encode
+	buf  []byte // encoded text not yet handed out, from off
+	off  int
+}
+
+func newRowReader(rows [][]any) *rowReader {
+	return &rowReader{rows: rows, buf: make([]byte, 0, 32<<10)}
+}
+
+// Read fills p with the next encoded rows. It tops its buffer up to at
+// least len(p) bytes first, so the driver sends full packets.
+func (r *rowReader) Read(p []byte) (int, error) {
+	if r.off > 0 {
+		n := copy(r.buf, r.buf[r.off:])
+		r.buf, r.off = r.buf[:n], 0
+	}
+	for len(r.buf) < len(p) && r.next < len(r.rows) {
+		var err error
+		if r.buf, err = appendRow(r.buf, r.rows[r.next]); err != nil {
+			return 0, fmt.Errorf("row %d: %w", r.next+1, err)
+		}
+		r.next++
+	}
+	if len(r.buf) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, r.buf)
+	r.off = n
+	return n, nil
+}
+
+// appendRow appends one row and its line terminator.
+func appendRow(b []byte, row []any) ([]byte, error) {
+	for i, v := range row {
+		if i > 0 {
+			b = append(b, '\t')
+		}
+		var err error
+		if b, err = appendField(b, v); err != nil {
+			return b, fmt.Errorf("field %d: %w", i+1, err)
+		}
+	}
+	return append(b, '\n'), nil
+}
+
+// appendField appends v as the statement path would send it (the
+// driver's client-side interpolation, see Bind), in LOAD DATA's text form:
+// integers and floats in the same digits, booleans as 1 and 0, date-times
+// in UTC (the session's zone) with their fractional digits and no
+// trailing zeros, strings and bytes unchanged but for the escapes, and
+// NULL as \N. Other Go types go through database/sql's own conversion
+// first, as they would on the way to the driver.
+func appendField(b []byte, v any) ([]byte, error) {
+	switch x := v.(type) {
+	case nil:
+		return append(b, '\\', 'N'), nil
+	case int64:
+		return strconv.AppendInt(b, x, 10), nil
+	case uint64:
+		return strconv.AppendUint(b, x, 10), nil
+	case string:
+		return appendEscaped(b, x), nil
+	case []byte:
+		return appendEscaped(b, x), nil
+	case float64:
+		return strconv.AppendFloat(b, x, 'g', -1, 64), nil
+	case bool:
+		if x {
+			return append(b, '1'), nil
+		}
+		return append(b, '0'), nil
+	case time.Time:
+		return appendDateTime(b, x.UTC())
+	}
+	cv, err := driver.DefaultParameterConverter.ConvertValue(v)
+	if err != nil {
+		return b, fmt.Errorf("value of type %T: %w", v, err)
+	}
+	if cv != nil && reflect.TypeOf(cv) == reflect.TypeOf(v) {
+		return b, fmt.Errorf("value of type %T has no LOAD DATA text form", v)
+	}
+	return appendField(b, cv)
+}
+
+// appendEscaped appends s with LOAD DATA's escapes for the bytes that
+// would end a field or a line, or start an escape: tab, newline, carriage
+// return, backslash, and NUL. Byte by byte is right for UTF-8 and for
+// binary data alike: no byte of a multibyte UTF-8 character is ASCII.
+func appendEscaped[S string | []byte](b []byte, s S) []byte {
+	start := 0
+	for i := 0; i < len(s); i++ {
+		var e byte
+		switch s[i] {
+		case '\\':
+			e = '\\'
+		case '\t':
+			e = 't'
+		case '\n':
+			e = 'n'
+		case '\r':
+			e = 'r'
+		case 0:
+			e = '0'
+		default:
+			continue
+		}
+		b = append(b, s[start:i]...)
+		b = append(b, '\\', e)
+		start = i + 1
+	}
+	return append(b, s[start:]...)
+}
+
+// appendDateTime writes t as the driver does: the date alone at midnight,
+// else the time of day, with as many fractional digits as are not zero.
+func appendDateTime(b []byte, t time.Time) ([]byte, error) {
+	year, month, day := t.Date()
+	if year < 1 || year > 9999 {
+		return b, fmt.Errorf("date-time %s: year is not in the range 1 to 9999", t.Format(time.RFC3339Nano))
+	}
+	b = appendDigits(b, year, 4)
+	b = append(b, '-')
+	b = appendDigits(b, int(month), 2)
+	b = append(b, '-')
+	b = appendDigits(b, day, 2)
+	hour, minute, sec := t.Clock()
+	nsec := t.Nanosecond()
+	if hour == 0 && minute == 0 && sec == 0 && nsec == 0 {
+		return b, nil
+	}
+	b = append(b, ' ')
+	b = appendDigits(b, hour, 2)
+	b = append(b, ':')
+	b = appendDigits(b, minute, 2)
+	b = append(b, ':')
+	b = appendDigits(b, sec, 2)
+	if nsec == 0 {
+		return b, nil
+	}
+	digits := 9
+	for nsec%10 == 0 {
+		nsec /= 10
+		digits--
+	}
+	b = append(b, '.')
+	return appendDigits(b, nsec, digits), nil
+}
+
+// appendDigits appends n (>= 0) in exactly width decimal digits.
+func appendDigits(b []byte, n, width int) []byte {
+	var d [9]byte
+	for i := width - 1; i >= 0; i-- {
+		d[i] = byte('0' + n%10)
+		n /= 10
+	}
+	return append(b, d[:width]...)
+}
