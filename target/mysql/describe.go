@@ -42,7 +42,7 @@ func (d *Dialect) Describe(ctx context.Context, q target.Querier, name string) (
 			SQLType:         colType,
 			Nullable:        nullable == "YES",
 			CaseInsensitive: strings.HasSuffix(collation, "_ci"),
-			Generated:       strings.Contains(strings.ToUpper(extra), "GENERATED"),
+			Generated:       generated(extra),
 		}
 		classify(&c, strings.ToLower(dataType), strings.ToLower(colType), charLen.Int64, int(prec.Int64), int(scale.Int64), int(dtPrec.Int64))
 		t.Columns = append(t.Columns, c)
@@ -151,4 +151,18 @@ func classify(c *schema.Column, dataType, colType string, charLen int64, prec, s
 	default:
 		c.Class = schema.Unknown
 	}
+}
+
+// generated reports whether an information_schema EXTRA value marks a
+// generated column: "VIRTUAL GENERATED" or "STORED GENERATED" on MySQL,
+// "VIRTUAL GENERATED"/"PERSISTENT GENERATED"/"STORED GENERATED" on MariaDB.
+// MySQL 8 also writes "DEFAULT_GENERATED" for a column whose DEFAULT is an
+// expression; that column is written like any other.
+func generated(extra string) bool {
+	for _, w := range strings.Fields(strings.ToUpper(extra)) {
+		if w == "GENERATED" {
+			return true
+		}
+	}
+	return false
 }

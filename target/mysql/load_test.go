@@ -191,8 +191,9 @@ func allTypesRows(n, salt int) [][]any {
 	blobs := []any{all, []byte{}, []byte(`\N`), []byte{0, '\\', '\t', '\n', 0xff}, nil}
 	decs := []any{"0", "-0.0000000001", "12345678901234567890.0123456789", "-99999999999999999999.9999999999", nil}
 	times := []any{
-		// Not 0001-01-01 00:00:00: that is time.Time's zero, which the
-		// driver sends as '0000-00-00' on the statement path.
+		// time.Time{} is 0001-01-01 00:00:00, which the driver would send
+		// as '0000-00-00'; Bind sends it as text.
+		time.Time{},
 		time.Date(2026, 11, 30, 23, 59, 59, 999999000, time.UTC), time.Date(1, 1, 1, 0, 0, 0, 1000, time.UTC),
 		time.Date(9999, 12, 31, 0, 0, 0, 1000, time.UTC), time.Date(2000, 2, 29, 12, 0, 0, 0, time.UTC), nil}
 	var rows [][]any

@@ -474,6 +474,15 @@ func (d *Dialect) ProgressAdvance(b *strings.Builder) {
 // byte slices as they are.
 func (d *Dialect) Bind(col *schema.Column, v any) any {
 	if t, ok := v.(time.Time); ok {
+		if t.IsZero() {
+			// The driver sends Go's zero time, 0001-01-01 00:00:00, as
+			// '0000-00-00', which strict mode refuses: a real first day of
+			// year 1 would be refused. Send it as text.
+			if col != nil && col.Class == schema.Date {
+				return "0001-01-01"
+			}
+			return "0001-01-01 00:00:00"
+		}
 		return t.UTC()
 	}
 	return v

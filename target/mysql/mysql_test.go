@@ -83,3 +83,19 @@ func TestTransient(t *testing.T) {
 		}
 	}
 }
+
+func TestGeneratedExtra(t *testing.T) {
+	for extra, want := range map[string]bool{
+		"":                     false,
+		"auto_increment":       false,
+		"VIRTUAL GENERATED":    true,
+		"STORED GENERATED":     true,
+		"PERSISTENT GENERATED": true,
+		"DEFAULT_GENERATED":    false, // MySQL 8: DEFAULT (expr)
+		"DEFAULT_GENERATED on update CURRENT_TIMESTAMP": false,
+	} {
+		if got := generated(extra); got != want {
+			t.Errorf("generated(%q) = %t, want %t", extra, got, want)
+		}
+	}
+}
