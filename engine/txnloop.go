@@ -170,7 +170,7 @@ func (l *txnLoop) commitReady(ctx context.Context, flush bool) error {
 	for {
 		if l.inflight != nil {
 			if !l.committed.Load() {
-				if !flush && l.m.Pressure() != txn.PressureHard {
+				if !flush && l.m.Pressure() != txn.PressureHard && !l.m.SizeDue() {
 					return nil // it commits while the loop reads on
 				}
 				// Wait returns once the committer has run signal, or

@@ -442,8 +442,13 @@ func (m *Machine) Pressure() Pressure {
 	return PressureOverrun
 }
 
-// sizeDue reports whether the finished transactions not in flight reach
-// CommitChanges or CommitBytes.
+// SizeDue reports whether the finished transactions not in the plan in
+// flight reach CommitChanges or CommitBytes: with no plan in flight, Ready
+// cuts one now. An engine that commits on another goroutine waits for the
+// plan in flight when SizeDue holds, rather than read on, so that commits
+// stay near that size and memory near two plans, as in plain mode.
+func (m *Machine) SizeDue() bool { return m.sizeDue() }
+
 func (m *Machine) sizeDue() bool {
 	return (m.cfg.CommitChanges > 0 && m.doneChanges >= m.cfg.CommitChanges) ||
 		(m.cfg.CommitBytes > 0 && m.doneBytes >= m.cfg.CommitBytes)
