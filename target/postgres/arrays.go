@@ -172,24 +172,13 @@ func (Dialect) AppendArray(dst []byte, col *schema.Column, tuples [][]any, i int
 		if n > 0 {
 			dst = append(dst, ',')
 		}
+		if out, ok := appendBare(dst, tuple[i]); ok {
+			dst = out
+			continue
+		}
 		switch v := tuple[i].(type) {
 		case nil:
 			dst = append(dst, "NULL"...)
-		case int64:
-			dst = strconv.AppendInt(dst, v, 10)
-		case uint64:
-			dst = strconv.AppendUint(dst, v, 10)
-		case float64:
-			// The shortest text that reads back as v; for a float4
-			// column v is a float32 value, and the nearest float32 to
-			// that text is v again.
-			dst = strconv.AppendFloat(dst, v, 'g', -1, 64)
-		case bool:
-			if v {
-				dst = append(dst, 't')
-			} else {
-				dst = append(dst, 'f')
-			}
 		case string:
 			dst = appendQuoted(dst, v)
 		case []byte:
@@ -207,6 +196,29 @@ func (Dialect) AppendArray(dst []byte, col *schema.Column, tuples [][]any, i int
 		}
 	}
 	return append(dst, '}')
+}
+
+// appendBare appends the text of v when it is a number or a boolean, whose
+// text needs no quoting or escaping in an array literal or in COPY, and
+// reports whether it was one.
+func appendBare(dst []byte, v any) ([]byte, bool) {
+	switch v := v.(type) {
+	case int64:
+		return strconv.AppendInt(dst, v, 10), true
+	case uint64:
+		return strconv.AppendUint(dst, v, 10), true
+	case float64:
+		// The shortest text that reads back as v; for a float4 column v
+		// is a float32 value, and the nearest float32 to that text is v
+		// again.
+		return strconv.AppendFloat(dst, v, 'g', -1, 64), true
+	case bool:
+		if v {
+			return append(dst, 't'), true
+		}
+		return append(dst, 'f'), true
+	}
+	return dst, false
 }
 
 // appendTime writes t the way Bind sends it: a timestamp without time zone

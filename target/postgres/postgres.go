@@ -3,8 +3,10 @@
 // the same way).
 //
 // Upserts are INSERT ... ON CONFLICT (key) DO UPDATE SET c = EXCLUDED.c;
-// deletes match a list of key tuples. Sessions run in UTC so TIMESTAMP
-// WITH TIME ZONE values read back as the instants written.
+// deletes match a list of key tuples. Groups of a hundred rows or more are
+// written with COPY inside the unit's transaction (Dialect.Load). Sessions
+// run in UTC so TIMESTAMP WITH TIME ZONE values read back as the instants
+// written.
 package postgres
 
 import (
