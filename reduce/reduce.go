@@ -324,8 +324,13 @@ type Buffer struct {
 	pipeline string
 	tables   []*tableState
 	byTable  map[*Table]*tableState
-	progress map[string]changelog.Position
-	partOrd  []string
+	// progress holds, per partition in first-seen order, the position of
+	// its last change; partIdx finds a partition's index, and last is the
+	// index touched last: a partition's changes come in runs, so most
+	// changes find theirs without hashing the partition's name.
+	progress []changelog.Position
+	partIdx  map[string]int
+	last     int
 	rows     int
 	bytes    int64
 	changes  int
@@ -337,7 +342,7 @@ type Buffer struct {
 
 // NewBuffer returns an empty buffer for the named pipeline.
 func NewBuffer(pipeline string) *Buffer {
-	return &Buffer{pipeline: pipeline, byTable: map[*Table]*tableState{}, progress: map[string]changelog.Position{}}
+	return &Buffer{pipeline: pipeline, byTable: map[*Table]*tableState{}, partIdx: map[string]int{}}
 }
 
 // state returns the buffer's state for t, taking the table's spare one
@@ -431,10 +436,17 @@ func (b *Buffer) touch(pos changelog.Position, now time.Time) {
 	if b.changes == 0 && len(b.progress) == 0 {
 		b.since = now
 	}
-	if _, ok := b.progress[pos.Partition]; !ok {
-		b.partOrd = append(b.partOrd, pos.Partition)
+	i := b.last
+	if i >= len(b.progress) || b.progress[i].Partition != pos.Partition {
+		var ok bool
+		if i, ok = b.partIdx[pos.Partition]; !ok {
+			i = len(b.progress)
+			b.partIdx[pos.Partition] = i
+			b.progress = append(b.progress, pos)
+		}
+		b.last = i
 	}
-	b.progress[pos.Partition] = pos
+	b.progress[i] = pos
 	b.changes++
 }
 
@@ -784,13 +796,11 @@ func (b *Buffer) Take() *commit.Unit {
 		ts.reset()
 		ts.t.spare.Store(ts)
 	}
-	for _, p := range b.partOrd {
-		u.Progress = append(u.Progress, b.progress[p])
-	}
+	u.Progress = append([]changelog.Position(nil), b.progress...)
 	clear(b.byTable)
-	clear(b.progress)
+	clear(b.partIdx)
 	clear(b.tables)
-	b.tables, b.partOrd = b.tables[:0], b.partOrd[:0]
+	b.tables, b.progress = b.tables[:0], b.progress[:0]
 	b.rows, b.bytes, b.changes, b.since, b.dead = 0, 0, 0, time.Time{}, nil
 	return u
 }
