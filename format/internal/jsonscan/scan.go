@@ -159,6 +159,30 @@ func (s *Scanner) BeginObject() error {
 // '}' that closes the object it consumes it and returns ok == false. The
 // member's value is read next, with Value or a more specific method.
 func (s *Scanner) NextKey(first bool) (key Token, ok bool, err error) {
+	// The fast path, for compact JSON: '}', or a key right after the ','
+	// (or the '{'), a plain or escaped string, and ':' right after it.
+	d, i := s.data, s.pos
+	if i < len(d) {
+		switch c := d[i]; {
+		case c == '}':
+			s.pos = i + 1
+			return Token{}, false, nil
+		case c == ',' && !first:
+			i++
+		}
+		if i < len(d) && d[i] == '"' && (i > s.pos || first) {
+			end, plain, bad := scanString(d, i+1)
+			if bad == "" && end+1 < len(d) && d[end+1] == ':' {
+				s.pos = end + 2
+				return Token{Kind: String, Start: i + 1, End: end, Plain: plain}, true, nil
+			}
+		}
+	}
+	return s.nextKey(first)
+}
+
+// nextKey is NextKey for any input: white space anywhere, and errors.
+func (s *Scanner) nextKey(first bool) (key Token, ok bool, err error) {
 	d := s.data
 	i := skipWS(d, s.pos)
 	if i >= len(d) {
