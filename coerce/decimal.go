@@ -119,6 +119,58 @@ func parseDecimal(s string) (d decimal, bad numberError) {
 	return d, ""
 }
 
+// fitsAsWritten is canonicalDecimal's fast path: it reports whether s is
+// plain decimal text already in canonical form ([-]digits[.digits], no
+// redundant leading zero, not a negative zero) whose digits fit the column
+// as written, so that s itself is the answer. It answers false whenever it
+// is not sure (a negative scale, a scale above the precision, or anything
+// but the plain form); parseDecimal then decides.
+func fitsAsWritten(s string, precision, scale int) bool {
+	maxInt, maxFrac := pgNumericMaxInt, pgNumericMaxScale
+	if precision > 0 {
+		maxInt, maxFrac = precision-scale, scale
+	}
+	if maxInt < 0 || maxFrac < 0 {
+		return false
+	}
+	i := 0
+	if len(s) > 0 && s[0] == '-' {
+		i = 1
+	}
+	start := i
+	for i < len(s) && isDigit(s[i]) {
+		i++
+	}
+	ints := i - start
+	switch {
+	case ints == 0:
+		return false
+	case s[start] == '0':
+		if ints > 1 {
+			return false // a redundant leading zero
+		}
+		ints = 0 // "0.x": no integer digit to count
+	}
+	fracs := 0
+	if i < len(s) && s[i] == '.' {
+		i++
+		j := i
+		for i < len(s) && isDigit(s[i]) {
+			i++
+		}
+		if fracs = i - j; fracs == 0 {
+			return false
+		}
+	}
+	if i != len(s) || ints > maxInt || fracs > maxFrac {
+		return false
+	}
+	if start == 1 && ints == 0 && strings.Trim(s[2:], "0.") == "" {
+		return false // a negative zero, which canonical form writes without its sign
+	}
+	return true
+}
+
 // isNonFinite reports whether s names NaN or an infinity, as strconv and
 // the databases spell them.
 func isNonFinite(s string) bool {
@@ -238,6 +290,9 @@ func (d *decimal) uint64Value() (uint64, bool) {
 // numeric limits) and returns its canonical text, or the reason it does not
 // fit.
 func canonicalDecimal(s string, precision, scale int) (string, string) {
+	if fitsAsWritten(s, precision, scale) {
+		return s, ""
+	}
 	d, bad := parseDecimal(s)
 	if bad != "" {
 		return "", string(bad)

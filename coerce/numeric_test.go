@@ -2,6 +2,7 @@ package coerce
 
 import (
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -359,4 +360,35 @@ func TestBool(t *testing.T) {
 		{col: col, in: 1.0, err: "Go type float64"},
 		{col: col, in: []byte{1}, err: "is binary data"},
 	})
+}
+
+// TestDecimalFastPath holds canonicalDecimal's fast path to the general
+// one: whatever it accepts as written, the general path (made to run by
+// an exponent, which the fast path never takes) turns into the same text.
+func TestDecimalFastPath(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	digits := func(n int) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = "0123456789"[rng.IntN(10)]
+		}
+		return string(b)
+	}
+	for range 20000 {
+		s := digits(rng.IntN(6))
+		if rng.IntN(2) == 0 {
+			s += "." + digits(rng.IntN(5))
+		}
+		if rng.IntN(3) == 0 {
+			s = "-" + s
+		}
+		for _, ps := range [][2]int{{10, 2}, {5, 0}, {3, 3}, {0, 0}, {4, 6}, {6, -2}} {
+			if !fitsAsWritten(s, ps[0], ps[1]) {
+				continue
+			}
+			if got, reason := canonicalDecimal(s+"e0", ps[0], ps[1]); reason != "" || got != s {
+				t.Fatalf("%q into (%d,%d): fast path keeps it, general path gives %q %q", s, ps[0], ps[1], got, reason)
+			}
+		}
+	}
 }
