@@ -64,8 +64,10 @@ type Decoder struct {
 	skipped atomic.Int64
 	// tables interns the tables records name.
 	tables jsonrecord.Tables
-	// names interns the column names of row images (see jsonscan.Names).
+	// names interns the column names of row images (see jsonscan.Names),
+	// and xids the transaction id a transaction's records repeat.
 	names jsonscan.Names
+	xids  jsonrecord.LastString
 }
 
 var _ format.Decoder = (*Decoder)(nil)
@@ -103,7 +105,7 @@ type record struct {
 	typ             string
 	data, old       changelog.Row
 	hasData, hasOld bool
-	xid             string
+	xid             []byte // a view of the record's text until decode interns it
 	commit          bool
 }
 
@@ -200,7 +202,10 @@ func (d *Decoder) decode(data []byte, r *record) ([]changelog.Change, error) {
 
 	cs := make([]changelog.Change, 1)
 	c := &cs[0]
-	c.Kind, c.Table, c.TxnID, c.TxnEnd = kind, r.tbl, r.xid, r.commit
+	c.Kind, c.Table, c.TxnEnd = kind, r.tbl, r.commit
+	if len(r.xid) > 0 {
+		c.TxnID = d.xids.Get(r.xid)
+	}
 	switch kind {
 	case changelog.Insert:
 		c.After = r.data
@@ -313,7 +318,7 @@ func readXid(s *jsonscan.Scanner, r *record) error {
 	}
 	switch tok.Kind {
 	case jsonscan.Number, jsonscan.String:
-		r.xid = s.Text(tok)
+		r.xid = s.Bytes(tok)
 		return nil
 	case jsonscan.Null:
 		return nil

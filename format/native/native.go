@@ -33,22 +33,28 @@
 package native
 
 import (
+	"bytes"
 	"strconv"
 	"strings"
 
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/format"
+	"github.com/txsink/txsink/format/internal/jsonrecord"
 	"github.com/txsink/txsink/format/internal/jsonscan"
 )
 
 // Name is the format's name in the pipeline config.
 const Name = "txsink-json"
 
-// Decoder decodes txsink-json lines. It has no state and is safe for
-// concurrent use.
+// Decoder decodes txsink-json lines. Its only state is what it interns
+// (column names, tables, transaction ids); it is safe for concurrent use.
 type Decoder struct {
-	// names interns the column names of row images (see jsonscan.Names).
-	names jsonscan.Names
+	// names interns the column names of row images (see jsonscan.Names),
+	// tables the tables lines name, and txns the transaction id a
+	// transaction's lines repeat.
+	names  jsonscan.Names
+	tables jsonrecord.Tables
+	txns   jsonrecord.LastString
 }
 
 var _ format.Decoder = (*Decoder)(nil)
@@ -88,7 +94,7 @@ func (e *recordError) Error() string { return e.reason }
 // Decode decodes one line. A blank line gives no change.
 func (d *Decoder) Decode(data []byte, pos changelog.Position) ([]changelog.Change, error) {
 	var c changelog.Change
-	empty, err := decode(data, &c, &d.names)
+	empty, err := d.decode(data, &c)
 	if err != nil {
 		fe := &format.Error{Pos: pos, Format: Name, Table: c.Table.String()}
 		if re, ok := err.(*recordError); ok {
@@ -106,9 +112,9 @@ func (d *Decoder) Decode(data []byte, pos changelog.Position) ([]changelog.Chang
 	return []changelog.Change{c}, nil
 }
 
-func decode(data []byte, c *changelog.Change, names *jsonscan.Names) (empty bool, err error) {
+func (d *Decoder) decode(data []byte, c *changelog.Change) (empty bool, err error) {
 	s := jsonscan.New(data)
-	s.UseNames(names)
+	s.UseNames(&d.names)
 	switch s.Peek() {
 	case 0:
 		return true, nil
@@ -143,7 +149,7 @@ func decode(data []byte, c *changelog.Change, names *jsonscan.Names) (empty bool
 			err = readOp(&s, c)
 		case s.Equal(key, "table"):
 			bit = fTable
-			err = readTable(&s, c)
+			err = readTable(&s, c, &d.tables)
 		case s.Equal(key, "row"):
 			bit = fRow
 			row, err = readRow(&s, "row", false)
@@ -153,7 +159,7 @@ func decode(data []byte, c *changelog.Change, names *jsonscan.Names) (empty bool
 			hasBefore = !bef.IsZero()
 		case s.Equal(key, "txn"):
 			bit = fTxn
-			err = readTxn(&s, c)
+			err = readTxn(&s, c, &d.txns)
 		case s.Equal(key, "txn_end"):
 			bit = fTxnEnd
 			err = readTxnEnd(&s, c)
@@ -224,7 +230,7 @@ func readOp(s *jsonscan.Scanner, c *changelog.Change) error {
 	return &recordError{reason: `"op" must be "+I", "+U", "-U" or "-D", not ` + got, hint: hintFields}
 }
 
-func readTable(s *jsonscan.Scanner, c *changelog.Change) error {
+func readTable(s *jsonscan.Scanner, c *changelog.Change, tables *jsonrecord.Tables) error {
 	tok, err := s.Value()
 	if err != nil {
 		return err
@@ -232,11 +238,17 @@ func readTable(s *jsonscan.Scanner, c *changelog.Change) error {
 	if tok.Kind != jsonscan.String {
 		return &recordError{reason: `"table" must be a string, not a ` + tok.Kind.String(), hint: hintFields}
 	}
-	t, err := ParseTable(s.Text(tok))
-	if err != nil {
-		return &recordError{reason: err.Error(), hint: `write the table as "namespace.name" or "name"`}
+	// Split as ParseTable does, on the record's bytes, so that a table seen
+	// before costs no allocation.
+	text := s.Bytes(tok)
+	ns, name, dotted := bytes.Cut(text, []byte("."))
+	if !dotted {
+		ns, name = nil, text
 	}
-	c.Table = t
+	if len(name) == 0 || (dotted && len(ns) == 0) {
+		return &recordError{reason: (&tableError{string(text)}).Error(), hint: `write the table as "namespace.name" or "name"`}
+	}
+	c.Table = tables.Intern(ns, name)
 	return nil
 }
 
@@ -287,14 +299,16 @@ func readRow(s *jsonscan.Scanner, field string, nullable bool) (changelog.Row, e
 	return changelog.Row{}, &recordError{reason: strconv.Quote(field) + " must be an object, not a " + tok.Kind.String(), hint: hintFields}
 }
 
-func readTxn(s *jsonscan.Scanner, c *changelog.Change) error {
+func readTxn(s *jsonscan.Scanner, c *changelog.Change, txns *jsonrecord.LastString) error {
 	tok, err := s.Value()
 	if err != nil {
 		return err
 	}
 	switch tok.Kind {
 	case jsonscan.String:
-		c.TxnID = s.Text(tok)
+		if b := s.Bytes(tok); len(b) > 0 {
+			c.TxnID = txns.Get(b)
+		}
 		return nil
 	case jsonscan.Null:
 		return nil
