@@ -138,9 +138,7 @@ func fitsAsWritten(s string, precision, scale int) bool {
 		i = 1
 	}
 	start := i
-	for i < len(s) && isDigit(s[i]) {
-		i++
-	}
+	i = skipDigits(s, i)
 	ints := i - start
 	switch {
 	case ints == 0:
@@ -153,11 +151,8 @@ func fitsAsWritten(s string, precision, scale int) bool {
 	}
 	fracs := 0
 	if i < len(s) && s[i] == '.' {
-		i++
-		j := i
-		for i < len(s) && isDigit(s[i]) {
-			i++
-		}
+		j := i + 1
+		i = skipDigits(s, j)
 		if fracs = i - j; fracs == 0 {
 			return false
 		}
@@ -181,6 +176,15 @@ func isNonFinite(s string) bool {
 }
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// skipDigits returns the offset of the first byte of s at or after i that
+// is not a digit.
+func skipDigits(s string, i int) int {
+	for i < len(s) && isDigit(s[i]) {
+		i++
+	}
+	return i
+}
 
 // ndigits returns the length of D.
 func (d *decimal) ndigits() int { return len(d.hi) + len(d.lo) }

@@ -169,11 +169,8 @@ func parseWall(s string, syntax string) (w wall, reason string) {
 	w.hour, w.min, w.sec = h, mi, sec
 	i := 19
 	if i < len(s) && s[i] == '.' {
-		i++
-		start := i
-		for i < len(s) && isDigit(s[i]) {
-			i++
-		}
+		start := i + 1
+		i = skipDigits(s, start)
 		if i == start {
 			return w, syntax
 		}
