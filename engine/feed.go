@@ -39,7 +39,7 @@ type feed struct {
 
 // openFiles starts one reader per configured path (each one partition),
 // from the stored progress on.
-func (e *Engine) openFiles(ctx context.Context, dec format.Decoder, out chan<- decoded) (*feed, error) {
+func (e *Engine) openFiles(ctx context.Context, dec format.Decoder, out chan<- []decoded) (*feed, error) {
 	f := &feed{done: make(chan error, len(e.cfg.Source.Paths)), loopDone: make(chan struct{})}
 	readers := make([]*file.Reader, 0, len(e.cfg.Source.Paths))
 	parts := make([]string, 0, len(e.cfg.Source.Paths))
@@ -201,7 +201,7 @@ const revokeDeadline = 50 * time.Second
 
 // openKafka joins the consumer group and starts the goroutine that polls
 // and decodes.
-func (e *Engine) openKafka(ctx context.Context, dec format.Decoder, out chan<- decoded) (*feed, error) {
+func (e *Engine) openKafka(ctx context.Context, dec format.Decoder, out chan<- []decoded) (*feed, error) {
 	f := &feed{done: make(chan error, 1), loopDone: make(chan struct{}), owned: map[string]bool{}}
 	g := &kafkaGroup{out: out, loopDone: f.loopDone}
 	c, err := kafka.Open(&e.cfg.Source, g, e.log)
@@ -233,32 +233,35 @@ func (e *Engine) openKafka(ctx context.Context, dec format.Decoder, out chan<- d
 // pollKafka polls and decodes until ctx is done or the source fails,
 // handing every polled record on before it lets a rebalance proceed, so
 // that ownership changes reach Run's loop in order with the records.
-func pollKafka(ctx context.Context, c *kafka.Consumer, dec format.Decoder, out chan<- decoded, keepGoing bool) error {
+func pollKafka(ctx context.Context, c *kafka.Consumer, dec format.Decoder, out chan<- []decoded, keepGoing bool) error {
+	bt := &batcher{out: out, batch: make([]decoded, 0, batchMax)}
 	for {
 		b, err := c.Poll(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			select {
-			case out <- decoded{err: err, fatal: true}:
-			case <-ctx.Done():
-			}
+			bt.add(decoded{err: err, fatal: true})
+			bt.flush(ctx)
 			return nil
 		}
 		for _, rec := range b.Records {
 			changes, derr := dec.Decode(rec.Data, rec.Pos)
-			d := decoded{pos: rec.Pos, size: len(rec.Data), raw: rec.Data, changes: changes, err: derr, end: b.Ends[rec.Pos.Partition]}
-			select {
-			case out <- d:
-			case <-ctx.Done():
-				c.Release()
-				return ctx.Err()
-			}
+			bt.add(decoded{pos: rec.Pos, size: len(rec.Data), raw: rec.Data, changes: changes, err: derr, end: b.Ends[rec.Pos.Partition]})
 			if derr != nil && !keepGoing {
+				bt.flush(ctx)
 				c.Release()
 				return nil
 			}
+			if bt.full() && !bt.flush(ctx) {
+				c.Release()
+				return ctx.Err()
+			}
+		}
+		// Everything polled is handed on before a rebalance may run.
+		if !bt.flush(ctx) {
+			c.Release()
+			return ctx.Err()
 		}
 		c.Release()
 	}
@@ -266,14 +269,14 @@ func pollKafka(ctx context.Context, c *kafka.Consumer, dec format.Decoder, out c
 
 // kafkaGroup hands the consumer's group callbacks to Run's loop.
 type kafkaGroup struct {
-	out      chan<- decoded
+	out      chan<- []decoded
 	loopDone <-chan struct{}
 }
 
 func (g *kafkaGroup) send(ctx context.Context, c *control) controlReply {
 	c.reply = make(chan controlReply, 1)
 	select {
-	case g.out <- decoded{ctl: c}:
+	case g.out <- []decoded{{ctl: c}}:
 	case <-g.loopDone:
 		return controlReply{err: errLoopStopped}
 	case <-ctx.Done():

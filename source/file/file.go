@@ -315,6 +315,18 @@ func (r *Reader) Next(ctx context.Context) (Record, error) {
 	}
 }
 
+// Buffered reports whether Next can return the next line from what it has
+// read already, without reading the input (which may wait: a followed
+// file at its end, a pipe). Callers that batch records send their batch
+// when it is false.
+func (r *Reader) Buffered() bool {
+	if r.err != nil {
+		return false
+	}
+	b, _ := r.br.Peek(r.br.Buffered())
+	return bytes.IndexByte(b, '\n') >= 0
+}
+
 // consume accounts for one line (with its terminator if terminated) and
 // returns it as a record unless it is blank. owned says the caller hands
 // line over; otherwise it points into the read buffer and is copied.

@@ -642,3 +642,29 @@ func BenchmarkNext(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*lines), "ns/record")
 }
+
+// TestBuffered says whether the next line is in the read buffer already:
+// true between the lines of a small file once it is read in, false before
+// the first read, at a line without its terminator, and at the end.
+func TestBuffered(t *testing.T) {
+	path := writeFile(t, "a\nbb\nccc")
+	r := open(t, path, changelog.Position{}, false)
+	if r.Buffered() {
+		t.Error("Buffered before anything was read")
+	}
+	var got []bool
+	for {
+		if _, err := r.Next(context.Background()); err != nil {
+			if err != io.EOF {
+				t.Fatal(err)
+			}
+			break
+		}
+		got = append(got, r.Buffered())
+	}
+	// After "a": "bb\n" is buffered; after "bb": only "ccc" without its
+	// terminator; after "ccc": the end.
+	if want := []bool{true, false, false}; !slices.Equal(got, want) {
+		t.Errorf("Buffered after each record = %v, want %v", got, want)
+	}
+}
