@@ -201,7 +201,7 @@ func runBench(ctx context.Context, o *benchOptions, stderr io.Writer) (*benchRes
 		}
 	}
 
-	fmt.Fprintf(stderr, "txsink bench: generating %s workload (%d orders, %d partitions) as Debezium JSON in %s\n", o.workload, o.orders, o.partitions, o.dir)
+	fmt.Fprintf(stderr, "txsink bench: generating %s workload (%d orders, %s) as Debezium JSON in %s\n", o.workload, o.orders, countOf(o.partitions, "partition"), o.dir)
 	paths, final, err := writeBenchWorkload(o, r)
 	if err != nil {
 		return nil, err
@@ -790,7 +790,7 @@ func (r *benchResult) print(w io.Writer) {
 	bulkPerSec := float64(r.finalRows) / r.bulkTook.Seconds()
 	o := r.opts
 	tw := &tableWriter{}
-	tw.row("workload", fmt.Sprintf("%s, %d orders, %d partitions, %s mode, flush %d rows", o.workload, o.orders, o.partitions, o.mode, o.flushRows))
+	tw.row("workload", fmt.Sprintf("%s, %d orders, %s, %s mode, flush %d rows", o.workload, o.orders, countOf(o.partitions, "partition"), o.mode, o.flushRows))
 	tw.row("target", fmt.Sprintf("%s (%s)", r.dialect, config.RedactURL(o.target)))
 	tw.row("input", fmt.Sprintf("%d events (%d Debezium records, %d transactions, %.1f MiB)", r.events, r.records, r.txns, float64(r.inputBytes)/(1<<20)))
 	tw.row("written", fmt.Sprintf("%d rows (%d upserted, %d deleted, %d inserted); %d final rows", written, r.upserted, r.deleted, r.inserted, r.finalRows))
@@ -850,4 +850,12 @@ func (t *tableWriter) write(w io.Writer) {
 	for i, l := range t.labels {
 		fmt.Fprintf(w, "  %s%s  %s\n", l, strings.Repeat(" ", width-utf8.RuneCountInString(l)), t.values[i])
 	}
+}
+
+// countOf writes n things, singular for one: "1 partition", "8 partitions".
+func countOf(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }
