@@ -46,7 +46,6 @@
 package maxwell
 
 import (
-	"errors"
 	"strconv"
 	"sync/atomic"
 
@@ -250,10 +249,10 @@ func readRecord(s *jsonscan.Scanner, r *record) error {
 			err = readCommit(s, r)
 		case "data":
 			bit = fData
-			r.data, r.hasData, err = readImage(s, "data")
+			r.data, r.hasData, err = jsonrecord.ReadObject(s, "data", hintMalformed)
 		case "old":
 			bit = fOld
-			r.old, r.hasOld, err = readImage(s, "old")
+			r.old, r.hasOld, err = jsonrecord.ReadObject(s, "old", hintMalformed)
 		default:
 			_, err = s.Value()
 		}
@@ -265,26 +264,6 @@ func readRecord(s *jsonscan.Scanner, r *record) error {
 		}
 		r.seen |= bit
 	}
-}
-
-// readImage reads a row image: an object, or null (ok false).
-func readImage(s *jsonscan.Scanner, field string) (row changelog.Row, ok bool, err error) {
-	switch s.Peek() {
-	case '{':
-		row, err = s.Row()
-		if errors.Is(err, jsonscan.ErrDuplicateColumn) {
-			return row, false, &recordError{Reason: strconv.Quote(field) + ": " + err.Error(), Hint: hintMalformed}
-		}
-		return row, err == nil, err
-	case 'n':
-		_, err = s.Value() // checks the literal
-		return row, false, err
-	}
-	tok, err := s.Value()
-	if err != nil {
-		return row, false, err
-	}
-	return row, false, &recordError{Reason: strconv.Quote(field) + " must be an object or null, not a " + tok.Kind.String(), Hint: hintMalformed}
 }
 
 // readType reads "type". The row types are stored as constants, so

@@ -171,14 +171,29 @@ func ReadName(s *jsonscan.Scanner, field, hint string) ([]byte, error) {
 // ReadImage reads a row image: an object with at least one column, or null
 // (ok false).
 func ReadImage(s *jsonscan.Scanner, field, hint string) (row changelog.Row, ok bool, err error) {
+	row, ok, err = readObject(s, field, " image", hint)
+	if ok && row.IsZero() {
+		return row, false, &Error{Reason: strconv.Quote(field) + " image has no columns", Hint: hint}
+	}
+	return row, ok, err
+}
+
+// ReadObject reads an object as a row, or null (ok false). Unlike
+// ReadImage it takes an empty object: formats whose records carry an
+// object field before saying whether they are row events (Maxwell's "old"
+// on a DDL record) judge emptiness once they know.
+func ReadObject(s *jsonscan.Scanner, field, hint string) (row changelog.Row, ok bool, err error) {
+	return readObject(s, field, "", hint)
+}
+
+// readObject is ReadObject; what names the field in a refusal is its
+// quoted name followed by what.
+func readObject(s *jsonscan.Scanner, field, what, hint string) (row changelog.Row, ok bool, err error) {
 	switch s.Peek() {
 	case '{':
 		row, err = s.Row()
 		if errors.Is(err, jsonscan.ErrDuplicateColumn) {
-			return row, false, &Error{Reason: strconv.Quote(field) + " image: " + err.Error(), Hint: hint}
-		}
-		if err == nil && row.IsZero() {
-			return row, false, &Error{Reason: strconv.Quote(field) + " image has no columns", Hint: hint}
+			return row, false, &Error{Reason: strconv.Quote(field) + what + ": " + err.Error(), Hint: hint}
 		}
 		return row, err == nil, err
 	case 'n':
