@@ -122,6 +122,10 @@ var formats = formatsreg.Names()
 // topicName matches a valid Kafka topic name.
 var topicName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,249}$`)
 
+// ValidTopic reports whether s is a valid Kafka topic name: 1 to 249
+// letters, digits, '.', '_' or '-'.
+func ValidTopic(s string) bool { return topicName.MatchString(s) }
+
 var namePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
 
 var topSection = sectionDef{

@@ -124,7 +124,7 @@ func (c *checker) sampleFile(ctx context.Context, dec format.Decoder, path strin
 	}
 	defer r.Close()
 	c.report.Files++
-	sourceKeyed := c.cfg.Source.Format == "canal-json" || c.cfg.Source.Format == "maxwell-json" || c.cfg.Source.Format == "ogg-json"
+	sourceKeyed := c.sourceKeyed()
 	for n := 0; n < c.opts.Sample; n++ {
 		rec, err := r.Next(ctx)
 		if errors.Is(err, io.EOF) {
@@ -187,7 +187,7 @@ func (c *checker) sampleKafka(ctx context.Context) error {
 	}
 	sctx, cancel := context.WithTimeout(ctx, kafkaSampleTimeout)
 	defer cancel()
-	sourceKeyed := src.Format == "canal-json" || src.Format == "maxwell-json" || src.Format == "ogg-json"
+	sourceKeyed := c.sourceKeyed()
 	topics, err := kafka.Sample(sctx, src, c.progress, c.opts.Sample, func(r source.Record) error {
 		return c.sampleRecord(ctx, dec, r, sourceKeyed)
 	})
@@ -227,6 +227,16 @@ func (c *checker) sampleKafka(ctx context.Context) error {
 
 // kafkaSampleTimeout bounds how long check waits for the brokers.
 const kafkaSampleTimeout = 30 * time.Second
+
+// sourceKeyed reports whether the format's messages declare their table's
+// primary key (see declaredKey).
+func (c *checker) sourceKeyed() bool {
+	switch c.cfg.Source.Format {
+	case "canal-json", "maxwell-json", "ogg-json":
+		return true
+	}
+	return false
+}
 
 // declaredKey returns the primary key a canal-json (pkNames),
 // maxwell-json (primary_key_columns) or ogg-json (primary_keys) message

@@ -3,7 +3,6 @@ package txn
 import (
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/txsink/txsink/changelog"
 )
@@ -244,11 +243,4 @@ func (j *Joiner) pop(q *queue) JoinRecord {
 	}
 	j.bytes -= r.bytes
 	return r
-}
-
-// Partitions lists the partitions the Joiner has seen, sorted.
-func (j *Joiner) Partitions() []string {
-	out := slices.Clone(j.order)
-	slices.Sort(out)
-	return out
 }

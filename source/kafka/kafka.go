@@ -59,15 +59,11 @@ func ParsePartition(name string) (topic string, partition int32, ok bool) {
 		return "", 0, false
 	}
 	n, err := strconv.ParseInt(name[i+1:], 10, 32)
-	if err != nil || n < 0 || !validTopic(name[:i]) {
+	if err != nil || n < 0 || !config.ValidTopic(name[:i]) {
 		return "", 0, false
 	}
 	return name[:i], int32(n), true
 }
-
-var topicPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,249}$`)
-
-func validTopic(s string) bool { return topicPattern.MatchString(s) }
 
 // Group is told of the consumer's assignment changes. franz-go calls it
 // from its group goroutine, never concurrently with itself, and never
