@@ -617,12 +617,17 @@ func (e *Engine) setState(st State, err error) {
 // when known (-1 otherwise).
 func (e *Engine) noteRead(part string, offset, size int64) {
 	e.mu.Lock()
+	e.noteReadLocked(part, offset, size)
+	e.mu.Unlock()
+}
+
+// noteReadLocked is noteRead with e.mu held.
+func (e *Engine) noteReadLocked(part string, offset, size int64) {
 	ps := e.partLocked(part)
 	ps.Read = max(ps.Read, offset)
 	if size >= 0 {
 		ps.End = size
 	}
-	e.mu.Unlock()
 }
 
 // noteBuffer records what the buffer holds, for Status.

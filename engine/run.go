@@ -177,19 +177,29 @@ func (e *Engine) Run(ctx context.Context, opts RunOptions) (err error) {
 			// new owner reads it from the stored progress.
 			return nil
 		}
-		if opts.Progress != nil {
-			opts.Progress.Read(int64(d.size))
-		}
-		e.mu.Lock()
-		e.stats.Bytes += int64(d.size)
-		e.mu.Unlock()
-		if d.pos.Partition != "" {
-			e.noteRead(d.pos.Partition, d.pos.Offset, src.size(d))
-		}
 		if d.err != nil && (d.fatal || !(e.deadLettering() && !e.cfg.Sink.TxnEnabled)) {
 			return d.err
 		}
 		return l.record(applyCtx, d)
+	}
+	// account records what a batch read, under one lock: the bytes, and
+	// each partition's read position and end.
+	account := func(ds []decoded) {
+		var n int64
+		e.mu.Lock()
+		for i := range ds {
+			d := &ds[i]
+			if d.ctl != nil || d.pos.Partition == "" || (src.owned != nil && !src.owned[d.pos.Partition]) {
+				continue
+			}
+			n += int64(d.size)
+			e.noteReadLocked(d.pos.Partition, d.pos.Offset, src.size(*d))
+		}
+		e.stats.Bytes += n
+		e.mu.Unlock()
+		if opts.Progress != nil && n > 0 {
+			opts.Progress.Read(n)
+		}
 	}
 	var asyncFailed <-chan struct{}
 	if e.async != nil {
@@ -211,6 +221,7 @@ func (e *Engine) Run(ctx context.Context, opts RunOptions) (err error) {
 				return shutdown(err)
 			}
 		case ds := <-out:
+			account(ds)
 			for _, d := range ds {
 				if err := take(d); err != nil {
 					return shutdown(err)
@@ -230,7 +241,9 @@ func (e *Engine) Run(ctx context.Context, opts RunOptions) (err error) {
 	}
 	// Every reader is done; take what they queued.
 	for len(out) > 0 {
-		for _, d := range <-out {
+		ds := <-out
+		account(ds)
+		for _, d := range ds {
 			if err := take(d); err != nil {
 				return shutdown(err)
 			}
