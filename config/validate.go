@@ -120,18 +120,15 @@ func (v *validator) keys(sec any, def *sectionDef, path string) {
 		}
 		key := v.spelling(def, path, k)
 		p := k.field(sec)
-		if k.only != "" && k.only != v.sourceType {
-			// A missing source.type is reported already; the keys of the
-			// common kind still say what else is missing.
-			if v.sourceType == "" && k.only == SourceFile {
-				goto own
-			}
+		// A missing source.type is reported already; the keys of the
+		// common kind (file) still say what else is missing.
+		applies := k.only == "" || k.only == v.sourceType || (v.sourceType == "" && k.only == SourceFile)
+		if !applies {
 			if slices.Contains(sourceTypes, v.sourceType) && !isZero(p) {
 				v.add(key, fmt.Sprintf("applies to source.type %s only, and this source is %s; remove it", k.only, v.sourceType))
 			}
 			continue
 		}
-	own:
 		if k.required && isZero(p) {
 			state := "missing"
 			if _, ok := v.lines[key]; ok {
