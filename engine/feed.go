@@ -172,7 +172,9 @@ func (e *Engine) revoke(ctx context.Context, l loop, parts []string) error {
 	if err := l.finish(ctx); err != nil {
 		return fmt.Errorf("committing before giving up partitions %v: %w", parts, err)
 	}
-	dropped := 0
+	// What was read and not committed, to be read again by the new owner:
+	// changes of unfinished transactions, or (joined) whole transactions.
+	dropped, unit := 0, "changes"
 	switch l := l.(type) {
 	case *txnLoop:
 		for _, p := range parts {
@@ -180,7 +182,7 @@ func (e *Engine) revoke(ctx context.Context, l loop, parts []string) error {
 		}
 		e.noteBuffer(l.m.Bytes(), l.m.OpenTxns())
 	case *joinLoop:
-		dropped = l.j.Open()
+		dropped, unit = l.j.Open(), "transactions"
 		if err := l.revoked(parts, e.feed.owned); err != nil {
 			return err
 		}
@@ -191,7 +193,7 @@ func (e *Engine) revoke(ctx context.Context, l loop, parts []string) error {
 		delete(e.parts, p)
 	}
 	e.mu.Unlock()
-	e.log.Info("partitions revoked", "partitions", parts, "dropped_open_changes", dropped)
+	e.log.Info("partitions revoked", "partitions", parts, "dropped", dropped, "dropped_unit", unit)
 	return nil
 }
 
