@@ -202,13 +202,25 @@ func BenchmarkDecode(b *testing.B) {
 	// an order and its items: BEGIN, the inserts, END; decoded in turn
 	// by one decoder, as a partition's records are.
 	b.Run("bench-insert-txn", func(b *testing.B) {
-		benchmarkDecode(b, []byte(`{"status":"BEGIN","id":"t1","event_count":null,"data_collections":null,"ts_ms":1767225600000}`),
-			[]byte(`{"before":null,"after":{"id":1,"customer":"Linus","status":"NEW","amount":969.60,"created_at":"2026-11-01 08:00:00.000","note":null},"source":{"version":"2.7.3.Final","connector":"mysql","name":"bench","ts_ms":1767225600000,"snapshot":"false","db":"shop","sequence":null,"table":"orders","server_id":1,"gtid":null,"file":"binlog.000001","pos":4711,"row":0,"thread":7,"query":null},"op":"c","ts_ms":1767225600000,"transaction":{"id":"t1","total_order":1,"data_collection_order":1}}`),
-			[]byte(`{"before":null,"after":{"order_id":1,"line_no":1,"sku":"SKU-15113","qty":3,"price":7.14},"source":{"version":"2.7.3.Final","connector":"mysql","name":"bench","ts_ms":1767225600000,"snapshot":"false","db":"shop","sequence":null,"table":"order_items","server_id":1,"gtid":null,"file":"binlog.000001","pos":4711,"row":0,"thread":7,"query":null},"op":"c","ts_ms":1767225600000,"transaction":{"id":"t1","total_order":2,"data_collection_order":2}}`),
-			[]byte(`{"before":null,"after":{"order_id":1,"line_no":2,"sku":"SKU-64442","qty":3,"price":183.76},"source":{"version":"2.7.3.Final","connector":"mysql","name":"bench","ts_ms":1767225600000,"snapshot":"false","db":"shop","sequence":null,"table":"order_items","server_id":1,"gtid":null,"file":"binlog.000001","pos":4711,"row":0,"thread":7,"query":null},"op":"c","ts_ms":1767225600000,"transaction":{"id":"t1","total_order":3,"data_collection_order":3}}`),
-			[]byte(`{"status":"END","id":"t1","event_count":3,"data_collections":null,"ts_ms":1767225600000}`))
+		benchmarkDecode(b, benchBegin, benchOrderInsert, benchItemInsert1, benchItemInsert2, benchEnd)
 	})
+	// Each kind of the bench's records alone, so that allocs/op (rounded
+	// down to a whole number per op) is exact for each.
+	b.Run("bench-begin", func(b *testing.B) { benchmarkDecode(b, benchBegin) })
+	b.Run("bench-orders-insert", func(b *testing.B) { benchmarkDecode(b, benchOrderInsert) })
+	b.Run("bench-items-insert", func(b *testing.B) { benchmarkDecode(b, benchItemInsert1) })
+	b.Run("bench-end", func(b *testing.B) { benchmarkDecode(b, benchEnd) })
 	b.Run("bench-update", func(b *testing.B) {
 		benchmarkDecode(b, []byte(`{"before":{"id":4831,"customer":"c512","status":"NEW","amount":945.55,"created_at":"2026-11-01 09:20:30.000","note":null},"after":{"id":4831,"customer":"c512","status":"PAID","amount":945.55,"created_at":"2026-11-01 09:20:30.000","note":null},"source":{"version":"2.7.3.Final","connector":"mysql","name":"bench","ts_ms":1767225600000,"snapshot":"false","db":"shop","sequence":null,"table":"orders","server_id":1,"gtid":null,"file":"binlog.000001","pos":4711,"row":0,"thread":7,"query":null},"op":"u","ts_ms":1767225600000,"transaction":{"id":"t1000","total_order":1,"data_collection_order":1}}`))
 	})
 }
+
+// The records txsink bench writes (see cmd/txsink/bench.go): a transaction's
+// BEGIN and END and the inserts of an order and its items.
+var (
+	benchBegin       = []byte(`{"status":"BEGIN","id":"t1","event_count":null,"data_collections":null,"ts_ms":1767225600000}`)
+	benchOrderInsert = []byte(`{"before":null,"after":{"id":1,"customer":"Linus","status":"NEW","amount":969.60,"created_at":"2026-11-01 08:00:00.000","note":null},"source":{"version":"2.7.3.Final","connector":"mysql","name":"bench","ts_ms":1767225600000,"snapshot":"false","db":"shop","sequence":null,"table":"orders","server_id":1,"gtid":null,"file":"binlog.000001","pos":4711,"row":0,"thread":7,"query":null},"op":"c","ts_ms":1767225600000,"transaction":{"id":"t1","total_order":1,"data_collection_order":1}}`)
+	benchItemInsert1 = []byte(`{"before":null,"after":{"order_id":1,"line_no":1,"sku":"SKU-15113","qty":3,"price":7.14},"source":{"version":"2.7.3.Final","connector":"mysql","name":"bench","ts_ms":1767225600000,"snapshot":"false","db":"shop","sequence":null,"table":"order_items","server_id":1,"gtid":null,"file":"binlog.000001","pos":4711,"row":0,"thread":7,"query":null},"op":"c","ts_ms":1767225600000,"transaction":{"id":"t1","total_order":2,"data_collection_order":2}}`)
+	benchItemInsert2 = []byte(`{"before":null,"after":{"order_id":1,"line_no":2,"sku":"SKU-64442","qty":3,"price":183.76},"source":{"version":"2.7.3.Final","connector":"mysql","name":"bench","ts_ms":1767225600000,"snapshot":"false","db":"shop","sequence":null,"table":"order_items","server_id":1,"gtid":null,"file":"binlog.000001","pos":4711,"row":0,"thread":7,"query":null},"op":"c","ts_ms":1767225600000,"transaction":{"id":"t1","total_order":3,"data_collection_order":3}}`)
+	benchEnd         = []byte(`{"status":"END","id":"t1","event_count":3,"data_collections":null,"ts_ms":1767225600000}`)
+)
