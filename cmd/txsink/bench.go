@@ -64,6 +64,7 @@ Generates a workload as Debezium JSON files, applies it with the same engine
 database's own bulk path (MariaDB/MySQL LOAD DATA LOCAL INFILE, PostgreSQL
 COPY, SQLite one transaction of prepared INSERTs) into empty copies of the
 tables, and prints: input events/s, rows written/s, bulk rows/s and the ratio,
+txsink's CPU time (a steadier figure than wall time on a shared machine),
 peak RSS of the run, commits and commit latency p50/p99. It also checks the
 target holds exactly the workload's final state.
 
@@ -154,6 +155,7 @@ type benchResult struct {
 	inputBytes           int64
 	txns                 int64
 	run                  time.Duration
+	cpu                  time.Duration // CPU time of the run; -1 when unknown
 	upserted, deleted    int64
 	inserted, commits    int64
 	finalRows            int64
@@ -249,9 +251,14 @@ func runBench(ctx context.Context, o *benchOptions, stderr io.Writer) (*benchRes
 		r.profile = o.cpuProfile
 	}
 	fmt.Fprintf(stderr, "txsink bench: applying %d events to %s\n", r.events, cfg.Target.String())
+	cpu0, cpuOK := processCPU()
 	start := time.Now()
 	runErr := e.Run(ctx, engine.RunOptions{})
 	r.run = time.Since(start)
+	r.cpu = -1
+	if cpu1, ok := processCPU(); ok && cpuOK {
+		r.cpu = cpu1 - cpu0
+	}
 	if o.cpuProfile != "" {
 		pprof.StopCPUProfile()
 	}
@@ -795,6 +802,13 @@ func (r *benchResult) print(w io.Writer) {
 	tw.row("input", fmt.Sprintf("%d events (%d Debezium records, %d transactions, %.1f MiB)", r.events, r.records, r.txns, float64(r.inputBytes)/(1<<20)))
 	tw.row("written", fmt.Sprintf("%d rows (%d upserted, %d deleted, %d inserted); %d final rows", written, r.upserted, r.deleted, r.inserted, r.finalRows))
 	tw.row("txsink run", fmt.Sprintf("%s", r.run.Round(time.Millisecond)))
+	if r.cpu >= 0 {
+		cpu := fmt.Sprintf("%s (%.2f cores; %.2f µs per event)", r.cpu.Round(time.Millisecond), r.cpu.Seconds()/secs, float64(r.cpu.Microseconds())/float64(max(r.events, 1)))
+		if r.dialect == "sqlite" {
+			cpu += ", SQLite's own work included"
+		}
+		tw.row("txsink CPU", cpu)
+	}
 	tw.row("input events/s", fmt.Sprintf("%.0f", eventsPerSec))
 	tw.row("rows written/s", fmt.Sprintf("%.0f", rowsPerSec))
 	tw.row("bulk load", fmt.Sprintf("%.0f rows/s (%s of %d rows in %s)", bulkPerSec, r.bulkMethod, r.finalRows, r.bulkTook.Round(time.Millisecond)))
