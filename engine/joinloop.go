@@ -43,13 +43,14 @@ func (l *joinLoop) record(ctx context.Context, d decoded) error {
 	if err := l.j.Add(d.pos, d.changes); err != nil {
 		return err
 	}
-	now := l.e.clock.Now()
+	now := l.e.now()
 	for g := l.j.Next(); g != nil; g = l.j.Next() {
 		for _, r := range g.Records {
+			if l.e.Applied(r.Pos) {
+				continue
+			}
 			if len(r.Changes) == 0 {
-				if !l.e.Applied(r.Pos) {
-					l.e.buf.Skip(r.Pos, now)
-				}
+				l.e.buf.Skip(r.Pos, now)
 				continue
 			}
 			for i := range r.Changes {
@@ -63,7 +64,6 @@ func (l *joinLoop) record(ctx context.Context, d decoded) error {
 			return err
 		}
 	}
-	l.note()
 	return nil
 }
 

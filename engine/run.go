@@ -201,6 +201,23 @@ func (e *Engine) Run(ctx context.Context, opts RunOptions) (err error) {
 			opts.Progress.Read(n)
 		}
 	}
+	// takeBatch takes one batch of records at one reading of the clock,
+	// and publishes what it read and buffered once.
+	takeBatch := func(ds []decoded) error {
+		account(ds)
+		e.batchAt = e.clock.Now()
+		defer func() {
+			e.batchAt = time.Time{}
+			e.foldEvents()
+			l.note()
+		}()
+		for _, d := range ds {
+			if err := take(d); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	var asyncFailed <-chan struct{}
 	if e.async != nil {
 		asyncFailed = e.async.Failed()
@@ -221,11 +238,8 @@ func (e *Engine) Run(ctx context.Context, opts RunOptions) (err error) {
 				return shutdown(err)
 			}
 		case ds := <-out:
-			account(ds)
-			for _, d := range ds {
-				if err := take(d); err != nil {
-					return shutdown(err)
-				}
+			if err := takeBatch(ds); err != nil {
+				return shutdown(err)
 			}
 		case <-timerC:
 			if err := l.tick(applyCtx); err != nil {
@@ -241,12 +255,8 @@ func (e *Engine) Run(ctx context.Context, opts RunOptions) (err error) {
 	}
 	// Every reader is done; take what they queued.
 	for len(out) > 0 {
-		ds := <-out
-		account(ds)
-		for _, d := range ds {
-			if err := take(d); err != nil {
-				return shutdown(err)
-			}
+		if err := takeBatch(<-out); err != nil {
+			return shutdown(err)
 		}
 	}
 	return shutdown(nil)
@@ -265,6 +275,8 @@ type loop interface {
 	// finish commits what can be committed at the end of input or on
 	// shutdown.
 	finish(ctx context.Context) error
+	// note publishes what the loop buffers, for Status.
+	note()
 }
 
 // plainLoop is the per-key buffer without transaction mode: each change is
@@ -272,19 +284,19 @@ type loop interface {
 type plainLoop struct{ e *Engine }
 
 func (l *plainLoop) record(ctx context.Context, d decoded) error {
-	err := l.e.addDecoded(ctx, d)
-	l.e.noteBuffer(l.e.buf.Bytes(), 0)
-	return err
+	return l.e.addDecoded(ctx, d)
 }
+
+func (l *plainLoop) note() { l.e.noteBuffer(l.e.buf.Bytes(), 0) }
 func (l *plainLoop) tick(ctx context.Context) error {
 	err := l.e.MaybeFlush(ctx)
-	l.e.noteBuffer(l.e.buf.Bytes(), 0)
+	l.note()
 	return err
 }
 
 func (l *plainLoop) finish(ctx context.Context) error {
 	err := l.e.Flush(ctx)
-	l.e.noteBuffer(l.e.buf.Bytes(), 0)
+	l.note()
 	return err
 }
 
@@ -301,6 +313,10 @@ func (e *Engine) addDecoded(ctx context.Context, d decoded) error {
 	}
 	if len(d.changes) == 0 {
 		return e.Consumed(ctx, d.pos)
+	}
+	if e.Applied(d.pos) {
+		// Every change of a record carries the record's position.
+		return nil
 	}
 	if e.deadLettering() {
 		// The record's changes go in all or none: check them first.

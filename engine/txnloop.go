@@ -81,11 +81,10 @@ func (l *txnLoop) record(ctx context.Context, d decoded) error {
 				return err
 			}
 		}
-		if err := l.m.Step(c, l.e.clock.Now()); err != nil && !errors.Is(err, txn.ErrBackPressure) {
+		if err := l.m.Step(c, l.e.now()); err != nil && !errors.Is(err, txn.ErrBackPressure) {
 			return err
 		}
 	}
-	l.e.noteBuffer(l.m.Bytes(), l.m.OpenTxns())
 	if l.m.Pressure() == txn.PressureOverrun {
 		if !l.overrun {
 			l.e.log.Warn("the transaction buffer is full of open source transactions; reading on until one ends (set transaction.multi-table.max-txn-bytes to bound them)",
@@ -121,9 +120,7 @@ func (l *txnLoop) check(ctx context.Context, c *changelog.Change, lastOfRecord b
 		return nil
 	}
 	e := l.e
-	e.mu.Lock()
-	e.stats.Events[c.Kind]++
-	e.mu.Unlock()
+	e.countEvent(c.Kind)
 	e.hookChange(c)
 	if _, err := e.tableFor(ctx, c); err != nil && !(e.deadLettering() && isBadInput(err)) {
 		// Under the dead-letter policy the transaction is quarantined
@@ -141,15 +138,17 @@ func (l *txnLoop) check(ctx context.Context, c *changelog.Change, lastOfRecord b
 	return nil
 }
 
+func (l *txnLoop) note() { l.e.noteBuffer(l.m.Bytes(), l.m.OpenTxns()) }
+
 func (l *txnLoop) tick(ctx context.Context) error {
 	err := l.commitReady(ctx, false)
-	l.e.noteBuffer(l.m.Bytes(), l.m.OpenTxns())
+	l.note()
 	return err
 }
 
 func (l *txnLoop) finish(ctx context.Context) error {
 	err := l.commitReady(ctx, true)
-	l.e.noteBuffer(l.m.Bytes(), l.m.OpenTxns())
+	l.note()
 	return err
 }
 
@@ -188,7 +187,7 @@ func (l *txnLoop) commitReady(ctx context.Context, flush bool) error {
 				return err
 			}
 		}
-		plan := l.m.Ready(l.e.clock.Now(), flush)
+		plan := l.m.Ready(l.e.now(), flush)
 		if plan == nil {
 			return nil
 		}
