@@ -226,6 +226,7 @@ func runBench(ctx context.Context, o *benchOptions, stderr io.Writer) (*benchRes
 		_, _ = db.ExecContext(context.WithoutCancel(ctx), "DELETE FROM txsink_progress WHERE pipeline = "+placeholder1(r.dialect), cfg.Name)
 	}()
 
+	tuneGC(&cfg) // as txsink run does
 	lat := &latencyHook{}
 	e, err := engine.New(ctx, &cfg, engine.WithBaseDir(o.dir), engine.WithHooks(lat))
 	if err != nil {

@@ -70,6 +70,7 @@ Examples:
 		return err
 	}
 	baseDir := configDir(*cfgPath)
+	tuneGC(cfg)
 	if cfg.Source.Type == config.SourceKafka {
 		log.Info("starting", "pipeline", cfg.Name, "target", cfg.Target.String(), "format", cfg.Source.Format,
 			"brokers", cfg.Source.Brokers, "group", cfg.Source.Group, "topics", cmp.Or(strings.Join(cfg.Source.Topics, ","), cfg.Source.TopicRegex))

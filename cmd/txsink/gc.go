@@ -1,0 +1,49 @@
+package main
+
+import (
+	"os"
+	"runtime/debug"
+
+	"github.com/txsink/txsink/config"
+)
+
+// gcPercent is the garbage collector's GOGC for a pipeline run. txsink
+// allocates quickly (decoded records) and keeps little (its buffers), so
+// at Go's default of 100 the collector ran often over a small heap: 200
+// took 15-20% less CPU per event in txsink bench, for about 10 MiB more
+// peak RSS.
+const gcPercent = 200
+
+// gcHeadroom is what the memory limit allows beyond the configured buffer:
+// in-flight records, the unit being committed, the runtime's own. The
+// rest of the promised buffer + 64 MiB is left to what is not Go's heap
+// (the binary, an embedded SQLite).
+const gcHeadroom = 48 << 20
+
+// tuneGC sets the collector for running cfg's pipeline: GOGC 200 with a
+// soft memory limit of the configured buffer plus gcHeadroom, so the
+// cheaper collection never costs the memory bound. GOGC or GOMEMLIMIT in
+// the environment win: then it changes nothing.
+func tuneGC(cfg *config.Config) {
+	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	debug.SetGCPercent(gcPercent)
+	debug.SetMemoryLimit(bufferBudget(cfg) + gcHeadroom)
+}
+
+// bufferBudget is the memory cfg lets txsink buffer: the flush buffer; in
+// transaction mode the transaction buffer; with a Debezium transaction
+// topic also the joiner, which holds up to twice the transaction buffer,
+// in front of the flush buffer.
+func bufferBudget(cfg *config.Config) int64 {
+	s := cfg.Sink
+	switch {
+	case s.TxnEnabled && cfg.Source.TransactionTopic != "":
+		return 2*s.TxnBufferSize + s.FlushMaxBytes
+	case s.TxnEnabled:
+		return s.TxnBufferSize
+	default:
+		return s.FlushMaxBytes
+	}
+}
