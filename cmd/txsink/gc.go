@@ -33,16 +33,16 @@ func tuneGC(cfg *config.Config) {
 }
 
 // bufferBudget is the memory cfg lets txsink buffer: the flush buffer; in
-// transaction mode the transaction buffer; with a Debezium transaction
-// topic also the joiner, which holds up to twice the transaction buffer,
-// in front of the flush buffer.
+// transaction mode the transaction buffer, where reading stops at twice
+// its size; with a Debezium transaction topic the joiner, which holds up
+// to twice the transaction buffer, in front of the flush buffer.
 func bufferBudget(cfg *config.Config) int64 {
 	s := cfg.Sink
 	switch {
 	case s.TxnEnabled && cfg.Source.TransactionTopic != "":
 		return 2*s.TxnBufferSize + s.FlushMaxBytes
 	case s.TxnEnabled:
-		return s.TxnBufferSize
+		return 2 * s.TxnBufferSize
 	default:
 		return s.FlushMaxBytes
 	}

@@ -16,7 +16,7 @@ func TestBufferBudget(t *testing.T) {
 		want  int64
 	}{
 		{"plain: the flush buffer", false, "", 16 << 20},
-		{"transaction mode: the transaction buffer", true, "", 128 << 20},
+		{"transaction mode: twice the transaction buffer", true, "", 2 * 128 << 20},
 		{"transaction topic: the joiner and the flush buffer", true, "dbz.transaction", 2*128<<20 + 16<<20},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
