@@ -379,7 +379,17 @@ func (b *batcher) flush(ctx context.Context) bool {
 func readPartition(ctx context.Context, r *file.Reader, part string, dec format.Decoder, out chan<- []decoded, keepGoing bool) error {
 	b := &batcher{out: out, batch: make([]decoded, 0, batchMax)}
 	for {
-		rec, err := r.Next(ctx)
+		// Decoded changes never point into the record (format.Decoder's
+		// contract), so the line is borrowed from the reader's buffer,
+		// except under the dead-letter policy, which may store the record
+		// as read.
+		var rec file.Record
+		var err error
+		if keepGoing {
+			rec, err = r.Next(ctx)
+		} else {
+			rec, err = r.NextBorrowed(ctx)
+		}
 		if errors.Is(err, io.EOF) {
 			b.flush(ctx)
 			return nil
@@ -401,7 +411,11 @@ func readPartition(ctx context.Context, r *file.Reader, part string, dec format.
 		// Every change of a multi-row record carries the record's
 		// position: progress moves past a record only once all its rows
 		// are applied, because they share one commit.
-		b.add(decoded{pos: rec.Pos, size: len(rec.Data), raw: rec.Data, changes: changes, err: derr})
+		d := decoded{pos: rec.Pos, size: len(rec.Data), changes: changes, err: derr}
+		if keepGoing {
+			d.raw = rec.Data
+		}
+		b.add(d)
 		if derr != nil && !keepGoing {
 			b.flush(ctx)
 			return nil

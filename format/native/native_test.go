@@ -370,3 +370,32 @@ func BenchmarkAppend(b *testing.B) {
 		}
 	}
 }
+
+// TestDecodeDoesNotRetainInput: the file source lends its read buffer to
+// Decode and Kafka clients reuse theirs, so a change must not alias the
+// record.
+func TestDecodeDoesNotRetainInput(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "orders.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := newDecoder(t)
+	for i, line := range bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n")) {
+		pos := changelog.Position{Partition: "orders.jsonl", Seq: int64(i + 1)}
+		want, err := d.Decode(line, pos)
+		if err != nil {
+			t.Fatalf("line %d: %v", i+1, err)
+		}
+		buf := bytes.Clone(line)
+		got, err := d.Decode(buf, pos)
+		if err != nil {
+			t.Fatalf("line %d: %v", i+1, err)
+		}
+		for j := range buf {
+			buf[j] = 'x'
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("line %d changed with the input buffer:\n got %#v\nwant %#v", i+1, got, want)
+		}
+	}
+}

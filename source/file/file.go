@@ -252,7 +252,16 @@ func newReader(name string, in io.Reader, start changelog.Position) *Reader {
 //
 // Any other error is permanent (a line over MaxRecordBytes, a file changed
 // under the Reader, a read error): Next returns it from then on.
-func (r *Reader) Next(ctx context.Context) (Record, error) {
+func (r *Reader) Next(ctx context.Context) (Record, error) { return r.next(ctx, false) }
+
+// NextBorrowed is Next, except that the record's Data may point into the
+// Reader's buffer: it is valid only until the next call to Next or
+// NextBorrowed. A caller done with each record before reading the next
+// (one that decodes it into values of their own) saves a copy of every
+// line, a tenth of txsink's CPU on a large file.
+func (r *Reader) NextBorrowed(ctx context.Context) (Record, error) { return r.next(ctx, true) }
+
+func (r *Reader) next(ctx context.Context, borrow bool) (Record, error) {
 	if r.err != nil {
 		return Record{}, r.err
 	}
@@ -272,8 +281,9 @@ func (r *Reader) Next(ctx context.Context) (Record, error) {
 			return Record{}, r.tooLong(len(r.acc) + len(line))
 		}
 		if err == nil && len(r.acc) == 0 {
-			// The whole line is in the read buffer: copy it out once.
-			if rec, ok, err := r.consume(line, true, false); ok || err != nil {
+			// The whole line is in the read buffer: copy it out once,
+			// unless the caller borrows it.
+			if rec, ok, err := r.consume(line, true, borrow); ok || err != nil {
 				return rec, err
 			}
 			continue
@@ -328,9 +338,10 @@ func (r *Reader) Buffered() bool {
 }
 
 // consume accounts for one line (with its terminator if terminated) and
-// returns it as a record unless it is blank. owned says the caller hands
-// line over; otherwise it points into the read buffer and is copied.
-func (r *Reader) consume(line []byte, terminated, owned bool) (Record, bool, error) {
+// returns it as a record unless it is blank. keep says the record may
+// hold line as it is (the caller hands it over, or the record is
+// borrowed); otherwise it points into the read buffer and is copied.
+func (r *Reader) consume(line []byte, terminated, keep bool) (Record, bool, error) {
 	r.offset += int64(len(line))
 	data := line
 	if terminated {
@@ -354,7 +365,7 @@ func (r *Reader) consume(line []byte, terminated, owned bool) (Record, bool, err
 	if blank(data) {
 		return Record{}, false, nil
 	}
-	if !owned {
+	if !keep {
 		data = bytes.Clone(data)
 	}
 	return Record{Data: data, Pos: changelog.Position{Partition: r.name, Offset: r.offset, Seq: r.seq}}, true, nil

@@ -66,9 +66,16 @@ func open(t *testing.T, path string, start changelog.Position, follow bool) *Rea
 // readAll reads records until io.EOF, checking every Position names path.
 func readAll(t *testing.T, r *Reader, partition string) []rec {
 	t.Helper()
+	return readAllWith(t, r.Next, partition)
+}
+
+// readAllWith is readAll with next for Reader.Next: toRec copies each
+// record before the next call, as a borrower must.
+func readAllWith(t *testing.T, next func(context.Context) (Record, error), partition string) []rec {
+	t.Helper()
 	var got []rec
 	for {
-		rc, err := r.Next(context.Background())
+		rc, err := next(context.Background())
 		if err == io.EOF {
 			return got
 		}
@@ -99,22 +106,30 @@ func TestNext(t *testing.T) {
 		{"inner whitespace kept", " {} \n", []rec{{" {} ", 5, 1}}},
 		{"bare carriage return inside a line", "a\rb\n", []rec{{"a\rb", 4, 1}}},
 		{"unicode", "é\n日本\n", []rec{{"é", 3, 1}, {"日本", 10, 2}}},
+		{"a line longer than the read buffer", "a\n" + strings.Repeat("x", bufferSize+10) + "\nb\n",
+			[]rec{{"a", 2, 1}, {strings.Repeat("x", bufferSize+10), int64(bufferSize + 13), 2}, {"b", int64(bufferSize + 15), 3}}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			path := writeFile(t, tt.content)
-			r := open(t, path, changelog.Position{}, false)
-			if got := readAll(t, r, path); !slices.Equal(got, tt.want) {
-				t.Errorf("records\n got %v\nwant %v", got, tt.want)
-			}
-			if r.Size() != int64(len(tt.content)) {
-				t.Errorf("Size = %d, want %d", r.Size(), len(tt.content))
-			}
-			// The end is sticky.
-			if _, err := r.Next(context.Background()); err != io.EOF {
-				t.Errorf("Next after the end = %v, want io.EOF", err)
-			}
-		})
+		for _, borrow := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/borrow=%v", tt.name, borrow), func(t *testing.T) {
+				path := writeFile(t, tt.content)
+				r := open(t, path, changelog.Position{}, false)
+				next := r.Next
+				if borrow {
+					next = r.NextBorrowed
+				}
+				if got := readAllWith(t, next, path); !slices.Equal(got, tt.want) {
+					t.Errorf("records\n got %.200v\nwant %.200v", got, tt.want)
+				}
+				if r.Size() != int64(len(tt.content)) {
+					t.Errorf("Size = %d, want %d", r.Size(), len(tt.content))
+				}
+				// The end is sticky.
+				if _, err := next(context.Background()); err != io.EOF {
+					t.Errorf("Next after the end = %v, want io.EOF", err)
+				}
+			})
+		}
 	}
 }
 
