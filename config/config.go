@@ -227,7 +227,11 @@ const MiniSwitchAuto time.Duration = -1
 // too), for example "buffer-flush.max-rows".
 type Sink struct {
 	// FlushMaxRows flushes a table's buffer once it holds this many rows
-	// (YAML "buffer-flush.max-rows"). Default 5000; at least 1.
+	// (YAML "buffer-flush.max-rows"). Default 5000; at least 1. In
+	// multi-table mode it counts the row changes of the finished source
+	// transactions not yet committed, an update once (as plain mode counts
+	// it) and an END event not at all, but before per-key reduction
+	// (txn.Config.CommitChanges).
 	FlushMaxRows int
 	// FlushMaxBytes flushes once buffered changes take this many bytes
 	// (YAML "buffer-flush.max-bytes"). Default 16 MiB; at least 1.

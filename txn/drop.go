@@ -49,11 +49,11 @@ func (m *Machine) Drop(name string) int {
 		n += len(changes)
 	}
 	forget(p.active)
-	m.doneChanges -= p.clean
+	m.doneRows -= p.cleanRows
 	m.doneBytes -= p.cleanBytes
 	for _, ck := range p.frozen {
 		forget(ck.changes)
-		m.doneChanges -= len(ck.changes)
+		m.doneRows -= ck.rows
 		m.doneBytes -= ck.bytes
 	}
 	m.frozen -= len(p.frozen)

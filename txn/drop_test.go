@@ -13,30 +13,33 @@ func TestDrop(t *testing.T) {
 		t.Fatal(err)
 	}
 	seq := map[string]int64{}
-	step := func(part, txn string, end bool) {
+	step := func(part, txn string, kind changelog.Kind, end bool) {
 		t.Helper()
 		seq[part]++
-		c := changelog.Change{Kind: changelog.Insert, Table: changelog.Table{Name: "t_" + part},
+		c := changelog.Change{Kind: kind, Table: changelog.Table{Name: "t_" + part},
 			Pos: changelog.Position{Partition: part, Offset: seq[part], Seq: seq[part]}, TxnID: txn, TxnEnd: end, Size: 10}
 		if err := m.Step(c, t0); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// a: a frozen transaction (the first end switches), a finished one
-	// not frozen, and an open one; b: one finished transaction.
-	step("a", "a1", true)
-	step("a", "a2", false)
-	step("a", "a2", true)
-	step("a", "a3", false)
-	step("b", "b1", true)
-	if got := m.Drop("a"); got != 4 {
-		t.Fatalf("Drop(a) = %d changes, want 4", got)
+	// not frozen, and an open one; b: one finished transaction, an update,
+	// which is 2 changes but 1 row for CommitChanges.
+	step("a", "a1", changelog.UpdateBefore, false)
+	step("a", "a1", changelog.UpdateAfter, true)
+	step("a", "a2", changelog.Insert, false)
+	step("a", "a2", changelog.EndTxn, true)
+	step("a", "a3", changelog.Insert, false)
+	step("b", "b1", changelog.UpdateBefore, false)
+	step("b", "b1", changelog.UpdateAfter, true)
+	if got := m.Drop("a"); got != 5 {
+		t.Fatalf("Drop(a) = %d changes, want 5", got)
 	}
-	if m.doneChanges != 1 || m.doneBytes != 10 {
-		t.Fatalf("after Drop(a): %d finished changes (%d bytes) counted, want b's 1 (10)", m.doneChanges, m.doneBytes)
+	if m.doneRows != 1 || m.doneBytes != 20 {
+		t.Fatalf("after Drop(a): %d finished rows (%d bytes) counted, want b's 1 (20)", m.doneRows, m.doneBytes)
 	}
-	if m.Bytes() != 10 || m.OpenTxns() != 0 {
-		t.Fatalf("after Drop(a): %d bytes, %d open, want 10 and 0:\n%s", m.Bytes(), m.OpenTxns(), m.Describe())
+	if m.Bytes() != 20 || m.OpenTxns() != 0 {
+		t.Fatalf("after Drop(a): %d bytes, %d open, want 20 and 0:\n%s", m.Bytes(), m.OpenTxns(), m.Describe())
 	}
 	for _, r := range m.Regions() {
 		if r.Partition == "a" {
@@ -44,7 +47,7 @@ func TestDrop(t *testing.T) {
 		}
 	}
 	plan := m.Ready(t0, true)
-	if plan == nil || len(plan.Changes) != 1 || plan.Changes[0].Pos.Partition != "b" {
+	if plan == nil || len(plan.Changes) != 2 || plan.Changes[0].Pos.Partition != "b" || m.doneRows != 0 {
 		t.Fatalf("plan after Drop(a): %s", plan.Describe())
 	}
 	defer func() {

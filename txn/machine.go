@@ -74,22 +74,35 @@ type regionKey struct {
 // chunk is a frozen run of whole source transactions of one partition.
 type chunk struct {
 	changes []changelog.Change
+	rows    int // the changes that are rows (isRow), for CommitChanges
 	bytes   int64
 	txns    int
+}
+
+// isRow reports whether c counts towards Config.CommitChanges: whether it
+// can become a row write. An UpdateBefore does not, because its
+// UpdateAfter is the row (reduce ignores -U, and plain mode's max-rows
+// counts an update once); nor does an EndTxn, which carries no row.
+func isRow(c *changelog.Change) bool {
+	return c.Kind != changelog.UpdateBefore && c.Kind != changelog.EndTxn
 }
 
 // partition is the state of one source partition.
 //
 // Invariant: active[:clean] are whole finished source transactions that
 // have not frozen yet (the seed's clean part of the active chunk);
-// active[clean:] is the open transaction, if any. frozen holds chunks in
-// source order; when a plan is in flight its first chunks belong to it.
+// active[clean:] is the open transaction, if any; cleanRows and openRows
+// count the changes of each part that are rows (isRow). frozen holds
+// chunks in source order; when a plan is in flight its first chunks belong
+// to it.
 type partition struct {
 	name       string
 	active     []changelog.Change
 	clean      int
+	cleanRows  int
 	cleanBytes int64
 	cleanTxns  int
+	openRows   int
 	openBytes  int64
 	openID     string    // TxnID of the open transaction, "" if unknown
 	lastEnd    time.Time // when active[clean-1] (a transaction end) arrived
@@ -108,13 +121,14 @@ type Machine struct {
 	regions map[regionKey]*Region
 	bytes   int64
 	frozen  int // frozen chunks not in the plan in flight
-	// doneChanges and doneBytes sum the finished transactions not in the
+	// doneRows and doneBytes sum the finished transactions not in the
 	// plan in flight (frozen chunks and the clean parts of active chunks),
-	// for CommitChanges and CommitBytes.
-	doneChanges int
-	doneBytes   int64
-	cleanParts  int // partitions with clean > 0
-	now         time.Time
+	// for CommitChanges and CommitBytes. doneRows counts rows (isRow), not
+	// changes: an update is one row, as in plain mode.
+	doneRows   int
+	doneBytes  int64
+	cleanParts int // partitions with clean > 0
+	now        time.Time
 	// lastCommit is when the last plan was cut; before the first one, the
 	// first instant the Machine was told of, so the first commit comes one
 	// interval after start and batches what arrived meanwhile (the seed's
@@ -182,6 +196,9 @@ func (m *Machine) Step(c changelog.Change, now time.Time) error {
 	}
 	m.observe(now)
 	p.active = append(p.active, c)
+	if isRow(&c) {
+		p.openRows++
+	}
 	p.openBytes += size
 	m.bytes += size
 	if p.openID == "" {
@@ -200,12 +217,13 @@ func (m *Machine) Step(c changelog.Change, now time.Time) error {
 		if p.clean == 0 {
 			m.cleanParts++
 		}
-		m.doneChanges += len(p.active) - p.clean
+		m.doneRows += p.openRows
 		m.doneBytes += p.openBytes
 		p.clean = len(p.active)
+		p.cleanRows += p.openRows
 		p.cleanBytes += p.openBytes
 		p.cleanTxns++
-		p.openBytes = 0
+		p.openRows, p.openBytes = 0, 0
 		p.openID = ""
 		p.lastEnd = now
 		if m.switchAtEnd(p, now) {
@@ -245,7 +263,7 @@ func (m *Machine) switchAtEnd(p *partition, now time.Time) bool {
 // freeze moves p's finished transactions (active[:clean]) into a new frozen
 // chunk; the open transaction, if any, stays active.
 func (m *Machine) freeze(p *partition, now time.Time) {
-	ck := chunk{changes: p.active[:p.clean:p.clean], bytes: p.cleanBytes, txns: p.cleanTxns}
+	ck := chunk{changes: p.active[:p.clean:p.clean], rows: p.cleanRows, bytes: p.cleanBytes, txns: p.cleanTxns}
 	tail := p.active[p.clean:]
 	// The chunk keeps the old array; the open tail moves to a new one, so
 	// appends never write into a chunk and a committed chunk's array is not
@@ -258,7 +276,7 @@ func (m *Machine) freeze(p *partition, now time.Time) {
 	p.frozen = append(p.frozen, ck)
 	m.frozen++
 	m.cleanParts--
-	p.clean, p.cleanBytes, p.cleanTxns = 0, 0, 0
+	p.clean, p.cleanRows, p.cleanBytes, p.cleanTxns = 0, 0, 0, 0
 	p.lastSwitch, p.switched = now, true
 }
 
@@ -305,7 +323,7 @@ func (m *Machine) Tick(now time.Time) {
 // progress does not cover it.
 func (m *Machine) Ready(now time.Time, flush bool) *Plan {
 	m.Tick(now)
-	// Enough finished transactions for a commit of CommitChanges or
+	// Enough finished transactions for a commit of CommitChanges rows or
 	// CommitBytes: freeze them all now, without waiting for the
 	// mini-switch interval, as a flush would.
 	if (flush || (m.inFlight == nil && m.sizeDue())) && m.cleanParts > 0 {
@@ -331,13 +349,14 @@ func (m *Machine) Ready(now time.Time, flush bool) *Plan {
 	default:
 		return nil
 	}
-	n := 0
+	n, rows := 0, 0
 	parts := 0
 	for _, p := range m.parts {
 		if len(p.frozen) > 0 {
 			parts++
 			for _, ck := range p.frozen {
 				n += len(ck.changes)
+				rows += ck.rows
 			}
 		}
 	}
@@ -360,7 +379,7 @@ func (m *Machine) Ready(now time.Time, flush bool) *Plan {
 		pl.parts = append(pl.parts, planPart{p: p, chunks: len(p.frozen)})
 	}
 	m.frozen = 0
-	m.doneChanges -= len(pl.Changes)
+	m.doneRows -= rows
 	m.doneBytes -= pl.Bytes
 	m.inFlight = pl
 	// The interval runs from cutting the plan, not from its commit, so a
@@ -443,14 +462,14 @@ func (m *Machine) Pressure() Pressure {
 }
 
 // SizeDue reports whether the finished transactions not in the plan in
-// flight reach CommitChanges or CommitBytes: with no plan in flight, Ready
-// cuts one now. An engine that commits on another goroutine waits for the
+// flight reach CommitChanges rows or CommitBytes: with no plan in flight,
+// Ready cuts one now. An engine that commits on another goroutine waits for the
 // plan in flight when SizeDue holds, rather than read on, so that commits
 // stay near that size and memory near two plans, as in plain mode.
 func (m *Machine) SizeDue() bool { return m.sizeDue() }
 
 func (m *Machine) sizeDue() bool {
-	return (m.cfg.CommitChanges > 0 && m.doneChanges >= m.cfg.CommitChanges) ||
+	return (m.cfg.CommitChanges > 0 && m.doneRows >= m.cfg.CommitChanges) ||
 		(m.cfg.CommitBytes > 0 && m.doneBytes >= m.cfg.CommitBytes)
 }
 

@@ -2,6 +2,7 @@ package txn
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -59,4 +60,74 @@ func TestAdvanceRefusesAForeignPlan(t *testing.T) {
 		}
 	}()
 	m.Advance(&Plan{})
+}
+
+// TestCommitChangesCountsRows: CommitChanges (buffer-flush.max-rows)
+// counts the changes that can become a row write, as plain mode counts
+// rows: an update (-U, +U) is one row and a transaction's END marker none.
+// Each case steps one partition's transactions with every timer far off,
+// so only the size trigger can cut a plan.
+func TestCommitChangesCountsRows(t *testing.T) {
+	const (
+		ins = changelog.Insert
+		ub  = changelog.UpdateBefore
+		ua  = changelog.UpdateAfter
+		del = changelog.Delete
+		end = changelog.EndTxn
+	)
+	for _, tc := range []struct {
+		name string
+		txns [][]changelog.Kind // the last change of each ends its transaction
+		max  int                // CommitChanges
+		rows int                // rows counted once every transaction ended
+	}{
+		{"an insert is one row", [][]changelog.Kind{{ins}}, 1, 1},
+		{"an update is one row", [][]changelog.Kind{{ub, ua}}, 1, 1},
+		{"an update is not two rows", [][]changelog.Kind{{ub, ua}}, 2, 1},
+		{"a lone after image is one row", [][]changelog.Kind{{ua}}, 1, 1},
+		{"a delete is one row", [][]changelog.Kind{{del}}, 1, 1},
+		{"an END marker counts zero", [][]changelog.Kind{{ins, end}}, 2, 1},
+		{"an update and its END are one row", [][]changelog.Kind{{ub, ua, end}}, 2, 1},
+		{"an empty transaction counts zero", [][]changelog.Kind{{end}}, 1, 0},
+		{"rows add up over transactions", [][]changelog.Kind{{ub, ua, end}, {ins, del, end}, {ub, ua}}, 4, 4},
+		{"below the limit over transactions", [][]changelog.Kind{{ub, ua, end}, {ub, ua, end}, {ub, ua, end}}, 4, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := New(Config{CommitInterval: time.Hour, MiniSwitchInterval: time.Hour, BufferSize: 1 << 20, CommitChanges: tc.max})
+			if err != nil {
+				t.Fatal(err)
+			}
+			seq := int64(0)
+			for i, kinds := range tc.txns {
+				for j, k := range kinds {
+					seq++
+					c := changelog.Change{Kind: k, Table: changelog.Table{Name: "orders"}, TxnID: fmt.Sprint("t", i),
+						Pos: changelog.Position{Partition: "p0", Offset: seq, Seq: seq}, TxnEnd: j == len(kinds)-1, Size: 10}
+					if err := m.Step(c, t0); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			if m.doneRows != tc.rows {
+				t.Fatalf("%d rows counted, want %d:\n%s", m.doneRows, tc.rows, m.Describe())
+			}
+			due := tc.rows >= tc.max
+			if m.SizeDue() != due {
+				t.Fatalf("SizeDue() = %v at %d rows with CommitChanges %d", m.SizeDue(), tc.rows, tc.max)
+			}
+			plan := m.Ready(t0, false)
+			if (plan != nil) != due || (plan != nil && plan.Reason != Size) {
+				t.Fatalf("Ready at %d rows with CommitChanges %d: %s", tc.rows, tc.max, plan.Describe())
+			}
+			if plan == nil {
+				plan = m.Ready(t0, true)
+			}
+			if plan == nil || len(plan.Changes) != int(seq) {
+				t.Fatalf("the plan does not hold every change: %s", plan.Describe())
+			}
+			if m.doneRows != 0 || m.doneBytes != 0 {
+				t.Fatalf("after the plan was cut: %d rows, %d bytes still counted", m.doneRows, m.doneBytes)
+			}
+		})
+	}
 }

@@ -20,7 +20,8 @@ const (
 	BufferFull
 	// Flush: the engine asked (end of input, shutdown).
 	Flush
-	// Size: the frozen transactions reached CommitChanges or CommitBytes.
+	// Size: the finished transactions reached CommitChanges rows or
+	// CommitBytes.
 	Size
 )
 

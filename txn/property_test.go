@@ -19,6 +19,9 @@ import (
 //     duplicates); its Progress, Txns and Bytes agree with its Changes;
 //   - per partition, committed ++ in flight ++ frozen ++ active == input;
 //   - Bytes() and Regions() equal the sum over what is buffered;
+//   - the rows and bytes counted for CommitChanges and CommitBytes equal
+//     the finished transactions stepped and not yet in a plan, where a row
+//     is any change but an UpdateBefore or an EndTxn marker;
 //   - NextDeadline is exact: before it Ready does nothing, at it something;
 //   - back-pressure never deadlocks: PressureHard with no plan in flight
 //     means Ready returns a plan;
@@ -71,7 +74,12 @@ func runOps(t testing.TB, data []byte) {
 		switch op := ops[i] % 10; {
 		case op < 5: // step (half of all operations)
 			i++
-			d.step(d.names[int(ops[i-1]>>4)%len(d.names)], int(arg>>2)*8, arg&3 == 0, arg&0x80 != 0 && arg&0x40 != 0)
+			end := arg&3 == 0
+			kind := stepKinds[int(ops[i-1]/10)%len(stepKinds)]
+			if end && arg&0x20 != 0 {
+				kind = changelog.EndTxn // a Debezium END marker
+			}
+			d.step(d.names[int(ops[i-1]>>4)%len(d.names)], kind, int(arg>>2)*8, end, arg&0x80 != 0 && arg&0x40 != 0)
 		case op < 7:
 			i++
 			d.now = d.now.Add(time.Duration(arg) * 5 * time.Millisecond)
@@ -89,7 +97,7 @@ func runOps(t testing.TB, data []byte) {
 	// Close every open transaction, then flush until nothing is left.
 	for _, p := range d.names {
 		if d.open[p] > 0 || (len(d.input[p]) > 0 && !d.input[p][len(d.input[p])-1].TxnEnd) {
-			d.step(p, 0, true, false)
+			d.step(p, changelog.EndTxn, 0, true, false)
 		}
 	}
 	d.advance()
@@ -116,13 +124,24 @@ func runOps(t testing.TB, data []byte) {
 	}
 }
 
-// step steps one change of partition p; end closes its transaction.
-func (d *driver) step(p string, size int, end, noID bool) {
+// stepKinds are the kinds of the row changes the driver steps, inserts
+// twice as often as the others.
+var stepKinds = []changelog.Kind{changelog.Insert, changelog.Insert, changelog.UpdateBefore, changelog.UpdateAfter, changelog.Delete}
+
+// modelRow is the model's own word on what CommitChanges counts: every
+// change but an update's before image and a transaction END marker.
+func modelRow(k changelog.Kind) bool {
+	return k == changelog.Insert || k == changelog.UpdateAfter || k == changelog.Delete
+}
+
+// step steps one change of kind k of partition p; end closes its
+// transaction.
+func (d *driver) step(p string, k changelog.Kind, size int, end, noID bool) {
 	if d.open[p] == 0 && (len(d.input[p]) == 0 || d.input[p][len(d.input[p])-1].TxnEnd) {
 		d.txn[p]++
 	}
 	seq := int64(len(d.input[p]) + 1)
-	c := changelog.Change{Kind: changelog.Insert, Table: changelog.Table{Name: fmt.Sprint("t", seq%3)},
+	c := changelog.Change{Kind: k, Table: changelog.Table{Name: fmt.Sprint("t", seq%3)},
 		Pos: changelog.Position{Partition: p, Offset: seq, Seq: seq}, Size: size, TxnEnd: end}
 	if !noID {
 		c.TxnID = fmt.Sprintf("%s-%d", p, d.txn[p])
@@ -271,28 +290,24 @@ func (d *driver) frozenChunks() int {
 func (d *driver) check() {
 	var bytes int64
 	regions := map[regionKey]Region{}
-	// The finished changes not in the plan in flight, for CommitChanges.
-	done, doneBytes := 0, int64(0)
+	// The finished transactions not in any plan cut so far, from the
+	// model alone: the rows and bytes CommitChanges and CommitBytes count.
+	doneRows, doneBytes := 0, int64(0)
 	for _, name := range d.names {
+		in := d.input[name]
+		finished := len(in)
+		for finished > 0 && !in[finished-1].TxnEnd {
+			finished--
+		}
+		for _, c := range in[d.cut[name]:finished] {
+			if modelRow(c.Kind) {
+				doneRows++
+			}
+			doneBytes += int64(c.Size)
+		}
 		p := d.m.byName[name]
 		var buffered []changelog.Change
 		if p != nil {
-			done += p.clean
-			doneBytes += p.cleanBytes
-			inFlight := 0
-			if f := d.m.inFlight; f != nil {
-				for _, pp := range f.parts {
-					if pp.p == p {
-						inFlight = pp.chunks
-					}
-				}
-			}
-			for i, ck := range p.frozen {
-				if i >= inFlight {
-					done += len(ck.changes)
-					doneBytes += ck.bytes
-				}
-			}
 			for _, ck := range p.frozen {
 				if len(ck.changes) == 0 || !ck.changes[len(ck.changes)-1].TxnEnd {
 					d.fatalf("%s: a frozen chunk does not end a source transaction", name)
@@ -330,8 +345,12 @@ func (d *driver) check() {
 	if d.m.Bytes() != bytes {
 		d.fatalf("Bytes() = %d, model %d", d.m.Bytes(), bytes)
 	}
-	if d.m.doneChanges != done || d.m.doneBytes != doneBytes {
-		d.fatalf("finished and not in flight: %d changes, %d bytes; model %d, %d", d.m.doneChanges, d.m.doneBytes, done, doneBytes)
+	if d.m.doneRows != doneRows || d.m.doneBytes != doneBytes {
+		d.fatalf("finished and not in a plan: %d rows, %d bytes; model %d, %d", d.m.doneRows, d.m.doneBytes, doneRows, doneBytes)
+	}
+	if due := (d.m.cfg.CommitChanges > 0 && doneRows >= d.m.cfg.CommitChanges) ||
+		(d.m.cfg.CommitBytes > 0 && doneBytes >= d.m.cfg.CommitBytes); d.m.SizeDue() != due {
+		d.fatalf("SizeDue() = %v with %d rows, %d bytes finished; model %v", d.m.SizeDue(), doneRows, doneBytes, due)
 	}
 	got := d.m.Regions()
 	if len(got) != len(regions) {
