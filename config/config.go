@@ -231,7 +231,7 @@ type Sink struct {
 	// multi-table mode it counts the row changes of the finished source
 	// transactions not yet committed, an update once (as plain mode counts
 	// it) and an END event not at all, but before per-key reduction
-	// (txn.Config.CommitChanges).
+	// (txn.Config.CommitRows).
 	FlushMaxRows int
 	// FlushMaxBytes flushes once buffered changes take this many bytes
 	// (YAML "buffer-flush.max-bytes"). Default 16 MiB; at least 1.

@@ -49,7 +49,7 @@ func (e *Engine) newTxnLoop() (*txnLoop, error) {
 		MinSwitchBytes:     s.TxnMinSwitchBytes,
 		BufferSize:         s.TxnBufferSize,
 		MaxTxnBytes:        s.TxnMaxTxnBytes,
-		CommitChanges:      s.FlushMaxRows,
+		CommitRows:         s.FlushMaxRows,
 		CommitBytes:        s.FlushMaxBytes,
 	})
 	if err != nil {

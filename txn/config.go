@@ -45,7 +45,7 @@ type Config struct {
 	// is then bounded only by the heap, because an unfinished transaction can
 	// neither be committed nor dropped to make room.
 	MaxTxnBytes int64
-	// CommitChanges and CommitBytes cut a plan as soon as the finished
+	// CommitRows and CommitBytes cut a plan as soon as the finished
 	// transactions not yet committed hold that many rows or bytes (YAML
 	// "buffer-flush.max-rows" and "buffer-flush.max-bytes"): Ready then
 	// freezes every finished transaction, without waiting for
@@ -54,7 +54,7 @@ type Config struct {
 	// plain mode; a plan still holds whole transactions only. 0 turns a
 	// trigger off.
 	//
-	// CommitChanges counts row changes, the changes that can become a row
+	// CommitRows counts row changes, the changes that can become a row
 	// write: an insert, an update's UpdateAfter and a delete count one
 	// each, while an UpdateBefore (its UpdateAfter is the row) and an
 	// EndTxn marker (no row) count zero. So an update is one row, as in
@@ -65,8 +65,8 @@ type Config struct {
 	// a plan still reduce to one write, so a plan can write fewer rows than
 	// it counted, and a workload that changes keys repeatedly still commits
 	// more often than in plain mode, which counts after reduction.
-	CommitChanges int
-	CommitBytes   int64
+	CommitRows  int
+	CommitBytes int64
 }
 
 // DefaultConfig returns the seed's defaults with a one second commit
@@ -93,8 +93,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("txn: sink.transaction.multi-table.buffer-size is %d; set it to at least 1 byte, such as 128MiB", c.BufferSize)
 	case c.MaxTxnBytes < 0:
 		return fmt.Errorf("txn: sink.transaction.multi-table.max-txn-bytes is %d; set it to 0 (unlimited) or more", c.MaxTxnBytes)
-	case c.CommitChanges < 0:
-		return fmt.Errorf("txn: sink.buffer-flush.max-rows is %d; set it to 0 (off) or more", c.CommitChanges)
+	case c.CommitRows < 0:
+		return fmt.Errorf("txn: sink.buffer-flush.max-rows is %d; set it to 0 (off) or more", c.CommitRows)
 	case c.CommitBytes < 0:
 		return fmt.Errorf("txn: sink.buffer-flush.max-bytes is %d; set it to 0 (off) or more", c.CommitBytes)
 	}

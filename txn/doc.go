@@ -37,13 +37,13 @@
 //
 // Committing: Ready cuts a Plan of ALL frozen chunks of ALL partitions when
 // CommitInterval has passed since the previous plan, when Bytes() reaches
-// BufferSize, when the finished transactions reach CommitChanges rows or
+// BufferSize, when the finished transactions reach CommitRows rows or
 // CommitBytes (it then freezes them all first), or on an explicit flush.
 // One plan is in flight at a time. One partition's open transaction never
 // holds back another's frozen chunks. Per partition, plans follow source
 // order.
 //
-// Rows, for CommitChanges, are the changes that can become a row write:
+// Rows, for CommitRows, are the changes that can become a row write:
 // an UpdateBefore is not one (its UpdateAfter is the row) and neither is
 // an EndTxn marker. An update thus counts once, as in plain mode, where
 // buffer-flush.max-rows counts buffered rows. The count is taken before

@@ -24,7 +24,7 @@ func TestDrop(t *testing.T) {
 	}
 	// a: a frozen transaction (the first end switches), a finished one
 	// not frozen, and an open one; b: one finished transaction, an update,
-	// which is 2 changes but 1 row for CommitChanges.
+	// which is 2 changes but 1 row for CommitRows.
 	step("a", "a1", changelog.UpdateBefore, false)
 	step("a", "a1", changelog.UpdateAfter, true)
 	step("a", "a2", changelog.Insert, false)

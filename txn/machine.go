@@ -74,12 +74,12 @@ type regionKey struct {
 // chunk is a frozen run of whole source transactions of one partition.
 type chunk struct {
 	changes []changelog.Change
-	rows    int // the changes that are rows (isRow), for CommitChanges
+	rows    int // the changes that are rows (isRow), for CommitRows
 	bytes   int64
 	txns    int
 }
 
-// isRow reports whether c counts towards Config.CommitChanges: whether it
+// isRow reports whether c counts towards Config.CommitRows: whether it
 // can become a row write. An UpdateBefore does not, because its
 // UpdateAfter is the row (reduce ignores -U, and plain mode's max-rows
 // counts an update once); nor does an EndTxn, which carries no row.
@@ -123,7 +123,7 @@ type Machine struct {
 	frozen  int // frozen chunks not in the plan in flight
 	// doneRows and doneBytes sum the finished transactions not in the
 	// plan in flight (frozen chunks and the clean parts of active chunks),
-	// for CommitChanges and CommitBytes. doneRows counts rows (isRow), not
+	// for CommitRows and CommitBytes. doneRows counts rows (isRow), not
 	// changes: an update is one row, as in plain mode.
 	doneRows   int
 	doneBytes  int64
@@ -323,7 +323,7 @@ func (m *Machine) Tick(now time.Time) {
 // progress does not cover it.
 func (m *Machine) Ready(now time.Time, flush bool) *Plan {
 	m.Tick(now)
-	// Enough finished transactions for a commit of CommitChanges rows or
+	// Enough finished transactions for a commit of CommitRows rows or
 	// CommitBytes: freeze them all now, without waiting for the
 	// mini-switch interval, as a flush would.
 	if (flush || (m.inFlight == nil && m.sizeDue())) && m.cleanParts > 0 {
@@ -462,14 +462,14 @@ func (m *Machine) Pressure() Pressure {
 }
 
 // SizeDue reports whether the finished transactions not in the plan in
-// flight reach CommitChanges rows or CommitBytes: with no plan in flight,
+// flight reach CommitRows rows or CommitBytes: with no plan in flight,
 // Ready cuts one now. An engine that commits on another goroutine waits for the
 // plan in flight when SizeDue holds, rather than read on, so that commits
 // stay near that size and memory near two plans, as in plain mode.
 func (m *Machine) SizeDue() bool { return m.sizeDue() }
 
 func (m *Machine) sizeDue() bool {
-	return (m.cfg.CommitChanges > 0 && m.doneRows >= m.cfg.CommitChanges) ||
+	return (m.cfg.CommitRows > 0 && m.doneRows >= m.cfg.CommitRows) ||
 		(m.cfg.CommitBytes > 0 && m.doneBytes >= m.cfg.CommitBytes)
 }
 

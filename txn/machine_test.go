@@ -40,7 +40,7 @@ func TestConfigValidation(t *testing.T) {
 		{Config{BufferSize: 1, MiniSwitchInterval: -1}, "mini-switch-interval-ms"},
 		{Config{}, "buffer-size"},
 		{Config{BufferSize: 1, MaxTxnBytes: -1}, "max-txn-bytes"},
-		{Config{BufferSize: 1, CommitChanges: -1}, "max-rows"},
+		{Config{BufferSize: 1, CommitRows: -1}, "max-rows"},
 		{Config{BufferSize: 1, CommitBytes: -1}, "max-bytes"},
 	} {
 		if _, err := New(c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
@@ -62,12 +62,12 @@ func TestAdvanceRefusesAForeignPlan(t *testing.T) {
 	m.Advance(&Plan{})
 }
 
-// TestCommitChangesCountsRows: CommitChanges (buffer-flush.max-rows)
+// TestCommitRowsCountsRows: CommitRows (buffer-flush.max-rows)
 // counts the changes that can become a row write, as plain mode counts
 // rows: an update (-U, +U) is one row and a transaction's END marker none.
 // Each case steps one partition's transactions with every timer far off,
 // so only the size trigger can cut a plan.
-func TestCommitChangesCountsRows(t *testing.T) {
+func TestCommitRowsCountsRows(t *testing.T) {
 	const (
 		ins = changelog.Insert
 		ub  = changelog.UpdateBefore
@@ -78,7 +78,7 @@ func TestCommitChangesCountsRows(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		txns [][]changelog.Kind // the last change of each ends its transaction
-		max  int                // CommitChanges
+		max  int                // CommitRows
 		rows int                // rows counted once every transaction ended
 	}{
 		{"an insert is one row", [][]changelog.Kind{{ins}}, 1, 1},
@@ -93,7 +93,7 @@ func TestCommitChangesCountsRows(t *testing.T) {
 		{"below the limit over transactions", [][]changelog.Kind{{ub, ua, end}, {ub, ua, end}, {ub, ua, end}}, 4, 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m, err := New(Config{CommitInterval: time.Hour, MiniSwitchInterval: time.Hour, BufferSize: 1 << 20, CommitChanges: tc.max})
+			m, err := New(Config{CommitInterval: time.Hour, MiniSwitchInterval: time.Hour, BufferSize: 1 << 20, CommitRows: tc.max})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -113,11 +113,11 @@ func TestCommitChangesCountsRows(t *testing.T) {
 			}
 			due := tc.rows >= tc.max
 			if m.SizeDue() != due {
-				t.Fatalf("SizeDue() = %v at %d rows with CommitChanges %d", m.SizeDue(), tc.rows, tc.max)
+				t.Fatalf("SizeDue() = %v at %d rows with CommitRows %d", m.SizeDue(), tc.rows, tc.max)
 			}
 			plan := m.Ready(t0, false)
 			if (plan != nil) != due || (plan != nil && plan.Reason != Size) {
-				t.Fatalf("Ready at %d rows with CommitChanges %d: %s", tc.rows, tc.max, plan.Describe())
+				t.Fatalf("Ready at %d rows with CommitRows %d: %s", tc.rows, tc.max, plan.Describe())
 			}
 			if plan == nil {
 				plan = m.Ready(t0, true)

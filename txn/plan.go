@@ -20,7 +20,7 @@ const (
 	BufferFull
 	// Flush: the engine asked (end of input, shutdown).
 	Flush
-	// Size: the finished transactions reached CommitChanges rows or
+	// Size: the finished transactions reached CommitRows rows or
 	// CommitBytes.
 	Size
 )

@@ -19,7 +19,7 @@ import (
 //     duplicates); its Progress, Txns and Bytes agree with its Changes;
 //   - per partition, committed ++ in flight ++ frozen ++ active == input;
 //   - Bytes() and Regions() equal the sum over what is buffered;
-//   - the rows and bytes counted for CommitChanges and CommitBytes equal
+//   - the rows and bytes counted for CommitRows and CommitBytes equal
 //     the finished transactions stepped and not yet in a plan, where a row
 //     is any change but an UpdateBefore or an EndTxn marker;
 //   - NextDeadline is exact: before it Ready does nothing, at it something;
@@ -56,7 +56,7 @@ func runOps(t testing.TB, data []byte) {
 		MinSwitchBytes:     int64(data[2]%4) * 300,
 		BufferSize:         500 + int64(data[3]%8)*500,
 		MaxTxnBytes:        int64(data[4]%3) * 700, // 0 = unlimited
-		CommitChanges:      int(data[0]/8%4) * 3,   // 0 = off
+		CommitRows:         int(data[0]/8%4) * 3,   // 0 = off
 		CommitBytes:        int64(data[1]/8%3) * 250,
 	}
 	m, err := New(cfg)
@@ -128,7 +128,7 @@ func runOps(t testing.TB, data []byte) {
 // twice as often as the others.
 var stepKinds = []changelog.Kind{changelog.Insert, changelog.Insert, changelog.UpdateBefore, changelog.UpdateAfter, changelog.Delete}
 
-// modelRow is the model's own word on what CommitChanges counts: every
+// modelRow is the model's own word on what CommitRows counts: every
 // change but an update's before image and a transaction END marker.
 func modelRow(k changelog.Kind) bool {
 	return k == changelog.Insert || k == changelog.UpdateAfter || k == changelog.Delete
@@ -291,7 +291,7 @@ func (d *driver) check() {
 	var bytes int64
 	regions := map[regionKey]Region{}
 	// The finished transactions not in any plan cut so far, from the
-	// model alone: the rows and bytes CommitChanges and CommitBytes count.
+	// model alone: the rows and bytes CommitRows and CommitBytes count.
 	doneRows, doneBytes := 0, int64(0)
 	for _, name := range d.names {
 		in := d.input[name]
@@ -348,7 +348,7 @@ func (d *driver) check() {
 	if d.m.doneRows != doneRows || d.m.doneBytes != doneBytes {
 		d.fatalf("finished and not in a plan: %d rows, %d bytes; model %d, %d", d.m.doneRows, d.m.doneBytes, doneRows, doneBytes)
 	}
-	if due := (d.m.cfg.CommitChanges > 0 && doneRows >= d.m.cfg.CommitChanges) ||
+	if due := (d.m.cfg.CommitRows > 0 && doneRows >= d.m.cfg.CommitRows) ||
 		(d.m.cfg.CommitBytes > 0 && doneBytes >= d.m.cfg.CommitBytes); d.m.SizeDue() != due {
 		d.fatalf("SizeDue() = %v with %d rows, %d bytes finished; model %v", d.m.SizeDue(), doneRows, doneBytes, due)
 	}
