@@ -171,11 +171,23 @@ func ReadName(s *jsonscan.Scanner, field, hint string) ([]byte, error) {
 // ReadImage reads a row image: an object with at least one column, or null
 // (ok false).
 func ReadImage(s *jsonscan.Scanner, field, hint string) (row changelog.Row, ok bool, err error) {
-	row, ok, err = readObject(s, field, " image", hint)
-	if ok && row.IsZero() {
-		return row, false, &Error{Reason: strconv.Quote(field) + " image has no columns", Hint: hint}
+	var rs jsonscan.Rows
+	var p jsonscan.Pending
+	if ok, err = ScanImage(s, &rs, &p, field, hint); !ok {
+		return changelog.Row{}, false, err
 	}
-	return row, ok, err
+	return rs.Row(s.Data(), &p), true, nil
+}
+
+// ScanImage is ReadImage for a decoder that builds the rows of a record
+// together once it has read the record (see jsonscan.Rows): it reads and
+// checks the image, with ReadImage's errors, into *p, to be built.
+func ScanImage(s *jsonscan.Scanner, rs *jsonscan.Rows, p *jsonscan.Pending, field, hint string) (ok bool, err error) {
+	ok, err = scanObject(s, rs, p, field, " image", hint)
+	if ok && p.Len() == 0 {
+		return false, &Error{Reason: strconv.Quote(field) + " image has no columns", Hint: hint}
+	}
+	return ok, err
 }
 
 // ReadObject reads an object as a row, or null (ok false). Unlike
@@ -183,26 +195,31 @@ func ReadImage(s *jsonscan.Scanner, field, hint string) (row changelog.Row, ok b
 // object field before saying whether they are row events (Maxwell's "old"
 // on a DDL record) judge emptiness once they know.
 func ReadObject(s *jsonscan.Scanner, field, hint string) (row changelog.Row, ok bool, err error) {
-	return readObject(s, field, "", hint)
+	var rs jsonscan.Rows
+	var p jsonscan.Pending
+	if ok, err = scanObject(s, &rs, &p, field, "", hint); !ok {
+		return changelog.Row{}, false, err
+	}
+	return rs.Row(s.Data(), &p), true, nil
 }
 
-// readObject is ReadObject; what names the field in a refusal is its
-// quoted name followed by what.
-func readObject(s *jsonscan.Scanner, field, what, hint string) (row changelog.Row, ok bool, err error) {
+// scanObject scans an object as a row into rs and *p, or null (ok false);
+// what names the field in a refusal is its quoted name followed by what.
+func scanObject(s *jsonscan.Scanner, rs *jsonscan.Rows, p *jsonscan.Pending, field, what, hint string) (ok bool, err error) {
 	switch s.Peek() {
 	case '{':
-		row, err = s.Row()
+		err = s.ScanRow(rs, p)
 		if errors.Is(err, jsonscan.ErrDuplicateColumn) {
-			return row, false, &Error{Reason: strconv.Quote(field) + what + ": " + err.Error(), Hint: hint}
+			return false, &Error{Reason: strconv.Quote(field) + what + ": " + err.Error(), Hint: hint}
 		}
-		return row, err == nil, err
+		return err == nil, err
 	case 'n':
 		_, err = s.Value() // checks the literal
-		return row, false, err
+		return false, err
 	}
 	tok, err := s.Value()
 	if err != nil {
-		return row, false, err
+		return false, err
 	}
-	return row, false, &Error{Reason: strconv.Quote(field) + " must be an object or null, not a " + tok.Kind.String(), Hint: hint}
+	return false, &Error{Reason: strconv.Quote(field) + " must be an object or null, not a " + tok.Kind.String(), Hint: hint}
 }

@@ -4,14 +4,15 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/txsink/txsink/changelog"
 )
 
-// member is one object member found by Row: where its key and value lie,
-// as offsets from the row's opening brace. It is kept small (20 bytes, not
-// the 64 of two Tokens) because Row keeps room for 32 on its stack, and
-// that room is zeroed on every call.
+// member is one object member found by ScanRow: where its key and value
+// lie, as offsets from the row's opening brace. It is kept small (20 bytes,
+// not the 64 of two Tokens) because Rows keeps room for 32 on its user's
+// stack, and that room is zeroed on every call.
 type member struct {
 	kStart, kEnd, vStart, vEnd uint32
 	vKind                      Kind
@@ -59,21 +60,33 @@ next:
 	return nil
 }
 
-// add makes and keeps a list of the keys of ms, which are plain strings
-// of row naming distinct columns. The names share one allocation of their
-// own, so the list keeps no record's text alive.
-func (n *Names) add(row []byte, ms []member) []string {
+// newNames returns the decoded keys of ms, members of row, as a list
+// whose plain names share one allocation of their own, so that the list
+// keeps no record's text alive.
+func newNames(row []byte, ms []member) []string {
 	var buf []byte
 	for _, m := range ms {
-		buf = append(buf, row[m.kStart:m.kEnd]...)
+		if m.kPlain {
+			buf = append(buf, row[m.kStart:m.kEnd]...)
+		}
 	}
 	all := string(buf)
 	l := make([]string, len(ms))
 	at := 0
 	for i, m := range ms {
-		l[i] = all[at : at+int(m.kEnd-m.kStart)]
-		at += int(m.kEnd - m.kStart)
+		if !m.kPlain {
+			l[i] = Unescape(row[m.kStart:m.kEnd])
+			continue
+		}
+		n := int(m.kEnd - m.kStart)
+		l[i] = all[at : at+n]
+		at += n
 	}
+	return l
+}
+
+// keep adds l, a list of distinct names, to the lists find looks in.
+func (n *Names) keep(l []string) {
 	old := n.p.Load()
 	var lists [][]string
 	if old != nil && len(*old) < maxNameLists {
@@ -81,7 +94,6 @@ func (n *Names) add(row []byte, ms []member) []string {
 	}
 	lists = append(lists, l)
 	n.p.Store(&lists)
-	return l
 }
 
 // ErrDuplicateColumn is wrapped by the error Row returns for an object that
@@ -99,72 +111,254 @@ var ErrDuplicateColumn = errors.New("duplicate column")
 //	object, array changelog.JSON, a copy of the raw text
 //
 // The row does not share memory with the input. To keep allocations low,
-// the object's text is copied once into a string and the names and plain
-// string and number values are substrings of it; the copy is about the size
-// of the values, which live as long as the row anyway. The string and
-// number values are boxed in one allocation per row (see boxAt). With
-// UseNames, the names come from the Names instead: rows naming the same
-// columns share one slice, which no one may modify (see changelog.Row).
+// the object's text is copied once into a string and the plain string
+// and number values are substrings of it; the copy is about the size
+// of the values, which live as long as the row anyway. The values and
+// the headers they point to share one allocation (see build). With
+// UseNames, the names come from the Names: rows naming the same columns
+// share one slice, which no one may modify (see changelog.Row).
 //
 // An object that names a column twice is an error wrapping
 // ErrDuplicateColumn: encoding/json would keep the last value silently, and a
 // row with an ambiguous column must not reach a database.
-func (s *Scanner) Row() (changelog.Row, error) {
+//
+// Row is ScanRow and Rows.Row in one; a decoder that builds a change from
+// several images uses those, to build them together.
+func (s *Scanner) Row() (row changelog.Row, err error) {
+	var rs Rows
+	var p Pending
+	if err := s.ScanRow(&rs, &p); err != nil {
+		return row, err
+	}
+	rs.build(s.data, &p, &row)
+	return row, nil
+}
+
+// Rows holds the members of the row objects ScanRow found, so that the
+// rows can be built after they are read: once a decoder has read a whole
+// record, it knows which of them it needs. A decoder keeps one on its
+// stack for each record; the zero Rows is ready. Nothing built from it
+// refers to it.
+type Rows struct {
+	n   int // members so far
+	buf [32]member
+	// more holds the members past len(buf); a record whose rows have
+	// that many columns is rare and large, and pays an allocation.
+	more []member
+}
+
+// Pending is a row object ScanRow has read and checked, not yet built. It
+// holds offsets into the input and into its Rows, no pointers to either,
+// so a decoder can keep it anywhere without moving them to the heap.
+type Pending struct {
+	start, end int      // the object's text: input[start:end]
+	lo, hi     int      // its members: the Rows' lo to hi
+	names      []string // its column names, nil for an empty object
+}
+
+// Len returns the number of columns of the row.
+func (p *Pending) Len() int { return p.hi - p.lo }
+
+// next returns room for one more member.
+func (rs *Rows) next() *member {
+	rs.n++
+	if rs.n <= len(rs.buf) {
+		return &rs.buf[rs.n-1]
+	}
+	rs.more = append(rs.more, member{})
+	return &rs.more[len(rs.more)-1]
+}
+
+// members returns the members of p, a copy when they straddle buf and
+// more.
+func (rs *Rows) members(p *Pending) []member {
+	switch n := len(rs.buf); {
+	case p.hi <= n:
+		return rs.buf[p.lo:p.hi]
+	case p.lo >= n:
+		return rs.more[p.lo-n : p.hi-n]
+	default:
+		return append(append([]member(nil), rs.buf[p.lo:]...), rs.more[:p.hi-n]...)
+	}
+}
+
+// ScanRow reads and checks a JSON object of column values, as Row does,
+// keeps its members in rs and sets *p to the row, for Rows.Row or
+// Rows.Change to build. The errors are Row's, at the same points of the
+// input: a duplicate column is refused before anything after the object is
+// read.
+//
+// Structs here are written in place, field by field, rather than built and
+// copied (a member into rs, the row into *p): the compiler copies a struct
+// with wide loads of the narrower stores that built it, which stall the
+// processor, and Row spent a third of its own time on that.
+func (s *Scanner) ScanRow(rs *Rows, p *Pending) error {
 	if err := s.BeginObject(); err != nil {
-		return changelog.Row{}, err
+		return err
 	}
 	start := s.pos - 1
-	var buf [32]member
-	ms := buf[:0]
+	p.start, p.lo, p.names = start, rs.n, nil
 	for first := true; ; first = false {
 		key, ok, err := s.NextKey(first)
 		if err != nil {
-			return changelog.Row{}, err
+			return err
 		}
 		if !ok {
 			break
 		}
 		val, err := s.value(0)
 		if err != nil {
-			return changelog.Row{}, err
+			return err
 		}
 		if uint64(val.End-start) > maxRowBytes {
-			return changelog.Row{}, s.errf("row object longer than 4 GiB")
+			return s.errf("row object longer than 4 GiB")
 		}
-		ms = append(ms, member{
-			kStart: uint32(key.Start - start), kEnd: uint32(key.End - start),
-			vStart: uint32(val.Start - start), vEnd: uint32(val.End - start),
-			vKind: val.Kind, kPlain: key.Plain, vPlain: val.Plain,
-		})
+		m := rs.next()
+		m.kStart, m.kEnd = uint32(key.Start-start), uint32(key.End-start)
+		m.vStart, m.vEnd = uint32(val.Start-start), uint32(val.End-start)
+		m.vKind, m.kPlain, m.vPlain = val.Kind, key.Plain, val.Plain
 	}
-	if len(ms) == 0 {
-		return changelog.Row{}, nil
+	p.end, p.hi = s.pos, rs.n
+	if p.hi == p.lo {
+		return nil
 	}
-	text := s.data[start:s.pos]
-	img := string(text)
-	var names []string
+	text, ms := s.data[start:s.pos], rs.members(p)
 	if s.names != nil {
-		names = s.names.find(text, ms)
+		p.names = s.names.find(text, ms)
 	}
-	if names == nil {
-		names = make([]string, len(ms))
-		for i, m := range ms {
-			names[i] = substr(img, m.kStart, m.kEnd, m.kPlain)
-		}
-		if name, dup := Duplicate(names); dup {
-			return changelog.Row{}, fmt.Errorf("%w %q", ErrDuplicateColumn, name)
+	if p.names == nil {
+		p.names = newNames(text, ms)
+		if name, dup := Duplicate(p.names); dup {
+			return fmt.Errorf("%w %q", ErrDuplicateColumn, name)
 		}
 		if s.names != nil && plainKeys(ms) {
-			names = s.names.add(text, ms)
+			s.names.keep(p.names)
 		}
 	}
-	values := make([]changelog.Value, len(ms))
-	// The headers of the string and number values, boxed in place (see
-	// boxAt): each is written once, then pointed to, never written again.
-	// Nulls and booleans leave theirs unused, which costs less than
-	// counting them first.
-	hdrs := make([]string, len(ms))
-	for i, m := range ms {
+	return nil
+}
+
+// Row builds the row p, which a scanner of data read into rs.
+func (rs *Rows) Row(data []byte, p *Pending) (row changelog.Row) {
+	rs.build(data, p, &row)
+	return row
+}
+
+// build makes the row p, which a scanner of data read into rs, into *row.
+func (rs *Rows) build(data []byte, p *Pending, row *changelog.Row) {
+	if p.Len() > 0 {
+		_, values, hdrs := alloc[struct{}](p.Len())
+		rs.fill(data, p, nil, values, hdrs, row, nil)
+	}
+}
+
+// Change returns one change whose Before and After are the rows before and
+// after (nil for none), which a scanner of data read into rs. The change,
+// the values of both rows and the headers they point to are one
+// allocation, and the rows' text is one more when the two lie close
+// together in data (as Debezium's "before" and "after" do): a decoder pays
+// two allocations per record instead of one for the change and two or
+// three per row. The caller fills in the rest of the change.
+func (rs *Rows) Change(data []byte, before, after *Pending) []changelog.Change {
+	c, values, hdrs := alloc[[1]changelog.Change](pendingLen(before) + pendingLen(after))
+	rs.fill(data, before, after, values, hdrs, &c[0].Before, &c[0].After)
+	return c[:]
+}
+
+// fill makes the rows a and b (nil, or empty, for none) into *ra and *rb,
+// with values and hdrs, as long as both rows together, as their storage.
+func (rs *Rows) fill(data []byte, a, b *Pending, values []changelog.Value, hdrs []string, ra, rb *changelog.Row) {
+	na, nb := pendingLen(a), pendingLen(b)
+	ta, tb := rowTexts(data, a, b)
+	if na > 0 {
+		rs.fillRow(a, ta, values[:na:na], hdrs[:na], ra)
+	}
+	if nb > 0 {
+		rs.fillRow(b, tb, values[na:], hdrs[na:], rb)
+	}
+}
+
+// alloc returns a new C and room for n values and their headers, all in
+// one allocation when n is at most 64 (see block). Past that, a row is
+// wide enough for two more allocations not to matter. The sizes step by a
+// half, so a record wastes at most a third of the room for its values.
+func alloc[C any](n int) (*C, []changelog.Value, []string) {
+	switch {
+	case n <= 2:
+		return block[C, [2]changelog.Value, [2]string](n)
+	case n <= 4:
+		return block[C, [4]changelog.Value, [4]string](n)
+	case n <= 6:
+		return block[C, [6]changelog.Value, [6]string](n)
+	case n <= 8:
+		return block[C, [8]changelog.Value, [8]string](n)
+	case n <= 12:
+		return block[C, [12]changelog.Value, [12]string](n)
+	case n <= 16:
+		return block[C, [16]changelog.Value, [16]string](n)
+	case n <= 24:
+		return block[C, [24]changelog.Value, [24]string](n)
+	case n <= 32:
+		return block[C, [32]changelog.Value, [32]string](n)
+	case n <= 48:
+		return block[C, [48]changelog.Value, [48]string](n)
+	case n <= 64:
+		return block[C, [64]changelog.Value, [64]string](n)
+	}
+	return new(C), make([]changelog.Value, n), make([]string, n)
+}
+
+// block returns a new C and the first n of the values V and headers H
+// (arrays of changelog.Value and string of one length, at least n) of one
+// new struct: one allocation where three would be made separately.
+func block[C, V, H any](n int) (*C, []changelog.Value, []string) {
+	b := new(struct {
+		c C
+		v V
+		h H
+	})
+	return &b.c, unsafe.Slice((*changelog.Value)(unsafe.Pointer(&b.v)), n), unsafe.Slice((*string)(unsafe.Pointer(&b.h)), n)
+}
+
+func pendingLen(p *Pending) int {
+	if p == nil {
+		return 0
+	}
+	return p.Len()
+}
+
+// maxTextGap is how many bytes between two rows' texts rowTexts copies to
+// make the two one allocation.
+const maxTextGap = 64
+
+// rowTexts returns copies of the texts of a and b (nil, or empty, for
+// none): substrings of one copy when they lie within maxTextGap of each
+// other.
+func rowTexts(data []byte, a, b *Pending) (ta, tb string) {
+	switch na, nb := pendingLen(a), pendingLen(b); {
+	case na == 0 && nb == 0:
+		return "", ""
+	case nb == 0:
+		return string(data[a.start:a.end]), ""
+	case na == 0:
+		return "", string(data[b.start:b.end])
+	}
+	lo, hi := min(a.start, b.start), max(a.end, b.end)
+	if hi-lo-(a.end-a.start)-(b.end-b.start) > maxTextGap {
+		return string(data[a.start:a.end]), string(data[b.start:b.end])
+	}
+	all := string(data[lo:hi])
+	return all[a.start-lo : a.end-lo], all[b.start-lo : b.end-lo]
+}
+
+// fillRow makes the row p, whose text is img, into *row, with values and
+// hdrs as its storage.
+func (rs *Rows) fillRow(p *Pending, img string, values []changelog.Value, hdrs []string, row *changelog.Row) {
+	// The headers of the string and number values, boxed in place
+	// (see boxAt): each is written once, then pointed to, never written
+	// again. Nulls and booleans leave theirs unused, which costs less
+	// than counting them first.
+	for i, m := range rs.members(p) {
 		switch m.vKind {
 		case Null:
 			// nil
@@ -182,7 +376,7 @@ func (s *Scanner) Row() (changelog.Row, error) {
 			values[i] = changelog.JSON(img[m.vStart:m.vEnd])
 		}
 	}
-	return changelog.Row{Names: names, Values: values}, nil
+	row.Names, row.Values = p.names, values
 }
 
 // plainKeys reports whether every key of ms is a plain string, whose name
