@@ -110,9 +110,12 @@ const (
 
 // envelope is what a record's fields said, gathered in one pass.
 type envelope struct {
-	seen          uint16
-	op            string
-	before, after changelog.Row
+	seen uint16
+	op   string
+	// before and after are the row images, read and checked; the change
+	// is built with them once the whole record is read (see
+	// jsonscan.Rows.Change).
+	before, after jsonscan.Pending
 	hasBefore     bool // "before" is an object (not null, not absent)
 	hasAfter      bool
 	table         changelog.Table
@@ -170,6 +173,7 @@ func (d *Decoder) Decode(data []byte, pos changelog.Position) ([]changelog.Chang
 func (d *Decoder) decode(data []byte, top *envelope) ([]changelog.Change, error) {
 	s := jsonscan.New(data)
 	s.UseNames(&d.names)
+	var rs jsonscan.Rows
 	if c := s.Peek(); c != '{' {
 		tok, err := s.Value()
 		if err != nil {
@@ -177,7 +181,7 @@ func (d *Decoder) decode(data []byte, top *envelope) ([]changelog.Change, error)
 		}
 		return nil, &recordError{Reason: "record is a JSON " + tok.Kind.String() + ", not an object", Hint: hintJSON}
 	}
-	if err := d.readEnvelope(&s, top, true); err != nil {
+	if err := d.readEnvelope(&s, &rs, top, true); err != nil {
 		return nil, err
 	}
 	if err := s.End(); err != nil {
@@ -247,9 +251,7 @@ func (d *Decoder) decode(data []byte, top *envelope) ([]changelog.Change, error)
 		return nil, &recordError{Reason: `"source" has no "table"`, Hint: hintSource}
 	}
 
-	cs := make([]changelog.Change, 1)
-	c := &cs[0]
-	c.Kind, c.Table, c.TxnID = kind, e.table, d.txnKey(e.txnID)
+	var before, after *jsonscan.Pending
 	switch kind {
 	case changelog.Insert, changelog.UpdateAfter:
 		if !e.hasAfter {
@@ -258,7 +260,7 @@ func (d *Decoder) decode(data []byte, top *envelope) ([]changelog.Change, error)
 				Hint:   `Debezium writes the new row in "after" for ops c, r and u; the record is incomplete, check for transforms that drop it`,
 			}
 		}
-		c.After = e.after
+		after = &e.after
 		if kind == changelog.UpdateAfter {
 			if !e.hasBefore && !d.allowMissingBefore {
 				return nil, &recordError{
@@ -268,7 +270,9 @@ func (d *Decoder) decode(data []byte, top *envelope) ([]changelog.Change, error)
 						"if the key columns of this table never change, set the format option " + OptionAllowMissingBefore + `: "true" instead`,
 				}
 			}
-			c.Before = e.before
+			if e.hasBefore {
+				before = &e.before
+			}
 		}
 	case changelog.Delete:
 		if !e.hasBefore {
@@ -278,8 +282,11 @@ func (d *Decoder) decode(data []byte, top *envelope) ([]changelog.Change, error)
 					"or set REPLICA IDENTITY FULL (ALTER TABLE " + e.table.String() + " REPLICA IDENTITY FULL)",
 			}
 		}
-		c.Before = e.before
+		before = &e.before
 	}
+	cs := rs.Change(data, before, after)
+	c := &cs[0]
+	c.Kind, c.Table, c.TxnID = kind, e.table, d.txnKey(e.txnID)
 	if top.schema != nil && e == top.payload {
 		if err := convertImage(&top.schema.before, &c.Before, "before"); err != nil {
 			return nil, err
@@ -313,7 +320,7 @@ func opName(op string) string {
 // readEnvelope reads the object at the scanner into e, in one pass. At the
 // top level it also reads the Connect wrapper's "schema" and "payload"; the
 // payload is read as an envelope of its own.
-func (d *Decoder) readEnvelope(s *jsonscan.Scanner, e *envelope, top bool) error {
+func (d *Decoder) readEnvelope(s *jsonscan.Scanner, rs *jsonscan.Rows, e *envelope, top bool) error {
 	if err := s.BeginObject(); err != nil {
 		return err
 	}
@@ -329,10 +336,10 @@ func (d *Decoder) readEnvelope(s *jsonscan.Scanner, e *envelope, top bool) error
 		switch k := string(s.Bytes(key)); {
 		case k == "before":
 			bit = fBefore
-			e.before, e.hasBefore, err = jsonrecord.ReadImage(s, "before", hintMalformed)
+			e.hasBefore, err = jsonrecord.ScanImage(s, rs, &e.before, "before", hintMalformed)
 		case k == "after":
 			bit = fAfter
-			e.after, e.hasAfter, err = jsonrecord.ReadImage(s, "after", hintMalformed)
+			e.hasAfter, err = jsonrecord.ScanImage(s, rs, &e.after, "after", hintMalformed)
 		case k == "op":
 			bit = fOp
 			err = readOp(s, e)
@@ -358,7 +365,7 @@ func (d *Decoder) readEnvelope(s *jsonscan.Scanner, e *envelope, top bool) error
 			err = d.readSchema(s, e)
 		case top && k == "payload":
 			bit = fPayload
-			err = d.readPayload(s, e)
+			err = d.readPayload(s, rs, e)
 		default:
 			_, err = s.Value()
 		}
@@ -550,11 +557,11 @@ func (d *Decoder) readSchema(s *jsonscan.Scanner, e *envelope) error {
 	return &recordError{Reason: `"schema" must be an object or null, not a ` + tok.Kind.String(), Hint: hintMalformed}
 }
 
-func (d *Decoder) readPayload(s *jsonscan.Scanner, e *envelope) error {
+func (d *Decoder) readPayload(s *jsonscan.Scanner, rs *jsonscan.Rows, e *envelope) error {
 	switch s.Peek() {
 	case '{':
 		e.payload = &envelope{}
-		return d.readEnvelope(s, e.payload, false)
+		return d.readEnvelope(s, rs, e.payload, false)
 	case 'n':
 		_, err := s.Value()
 		e.payloadNull = err == nil
