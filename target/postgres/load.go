@@ -26,14 +26,15 @@ var _ target.Loader = Dialect{}
 // inside its transaction:
 //
 //   - Insert (append-only tables): COPY straight into the table.
-//   - Upsert, direct: SAVEPOINT, COPY straight into the table, RELEASE. When
-//     no row's key exists yet — every insert-only workload — that is the
-//     upsert's whole effect, at COPY's speed: COPY batches heap and index
-//     insertions, which no INSERT does, and costs the server half the CPU
-//     of the array statement per row. A key that exists makes the COPY
-//     fail with unique_violation at that row; the load rolls back to the
-//     savepoint, keeping nothing of the attempt, and the group goes on by
-//     one of the next two paths.
+//   - Upsert, direct: SAVEPOINT, COPY straight into the table, RELEASE, all
+//     in one query and so one round trip. When no row's key exists yet —
+//     every insert-only workload — that is the upsert's whole effect, at
+//     COPY's speed: COPY batches heap and index insertions, which no INSERT
+//     does, and costs the server half the CPU of the array statement per
+//     row. A key that exists makes the COPY fail with unique_violation at
+//     that row, and the server skips the rest of the query; the load rolls
+//     back to the savepoint, keeping nothing of the attempt, and the group
+//     goes on by one of the next two paths.
 //   - Upsert over existing keys, when the array statement can write the
 //     group: Load declines it and Apply runs that statement. Measured, it
 //     costs the server no more than the staged merge below (within 10%
@@ -134,6 +135,7 @@ type tableState struct {
 // groupState holds the statements for one table and column list.
 type groupState struct {
 	copyDirect  string // COPY "ns"."t" ("a","b") FROM STDIN
+	copyUnder   string // copyDirect between SAVEPOINT and RELEASE SAVEPOINT
 	createStage string // CREATE TEMP TABLE IF NOT EXISTS "txsink_stage_N" (...) ON COMMIT DELETE ROWS
 	stage       string // pg_temp."txsink_stage_N"; "" when the group cannot be staged
 	copyStage   string // COPY pg_temp."txsink_stage_N" FROM STDIN
@@ -191,10 +193,14 @@ func (d Dialect) load(ctx context.Context, pc *pgconn.PgConn, tx *sql.Tx, ts *ta
 	var b strings.Builder
 	if ts.tryDirect() {
 		loads.direct.Add(1)
-		err := copyRows(ctx, pc, "SAVEPOINT "+savepoint+"; "+g.copyDirect, req)
+		// The savepoint, the COPY and the release go in one query, one
+		// round trip: the server runs the RELEASE only if the COPY
+		// succeeded (an error skips the rest of a query string), and
+		// leaves the savepoint for the rollback below otherwise.
+		err := copyRows(ctx, pc, g.copyUnder, req)
 		if err == nil {
 			ts.backoff = 0
-			return true, exec(ctx, pc, "RELEASE SAVEPOINT "+savepoint)
+			return true, nil
 		}
 		if !isUniqueViolation(err) {
 			return false, err
@@ -314,6 +320,7 @@ func (d Dialect) group(pc *pgconn.PgConn, ts *tableState, req *target.LoadReques
 	}
 	tbl := target.QuotedTable(d, req.Table)
 	g := &groupState{copyDirect: "COPY " + tbl + " (" + list + ") FROM STDIN", arrays: true}
+	g.copyUnder = "SAVEPOINT " + savepoint + "; " + g.copyDirect + "; RELEASE SAVEPOINT " + savepoint
 	for _, c := range req.Columns {
 		if _, ok := arrayType(c); !ok {
 			g.arrays = false
