@@ -333,37 +333,44 @@ func (d *Decoder) readEnvelope(s *jsonscan.Scanner, rs *jsonscan.Rows, e *envelo
 			return nil
 		}
 		var bit uint16
-		switch k := string(s.Bytes(key)); {
-		case k == "before":
+		// The switch is on the conversion itself, not on a variable
+		// holding it, so the compiler compares the bytes in place
+		// instead of copying the key into a string first.
+		name := s.Bytes(key)
+		if !top && (string(name) == "schema" || string(name) == "payload") {
+			name = nil // the Connect wrapper's fields, inside the payload: someone else's
+		}
+		switch string(name) {
+		case "before":
 			bit = fBefore
 			e.hasBefore, err = jsonrecord.ScanImage(s, rs, &e.before, "before", hintMalformed)
-		case k == "after":
+		case "after":
 			bit = fAfter
 			e.hasAfter, err = jsonrecord.ScanImage(s, rs, &e.after, "after", hintMalformed)
-		case k == "op":
+		case "op":
 			bit = fOp
 			err = readOp(s, e)
-		case k == "source":
+		case "source":
 			bit = fSource
 			err = readSource(s, e, &d.tables)
-		case k == "transaction":
+		case "transaction":
 			bit = fTransaction
 			err = readTransaction(s, e)
-		case k == "status":
+		case "status":
 			bit = fStatus
 			if e.status, err = readStatus(s); err == nil {
 				e.boundary = e.status == "BEGIN" || e.status == "END"
 			}
-		case k == "id":
+		case "id":
 			// Only boundary events have a top-level id; on any other
 			// record it is someone else's field and is passed over.
 			e.boundaryID, err = scalarBytes(s)
-		case k == "event_count":
+		case "event_count":
 			e.eventCount, err = scalarBytes(s)
-		case top && k == "schema":
+		case "schema":
 			bit = fSchema
 			err = d.readSchema(s, e)
-		case top && k == "payload":
+		case "payload":
 			bit = fPayload
 			err = d.readPayload(s, rs, e)
 		default:
@@ -410,7 +417,7 @@ func readOp(s *jsonscan.Scanner, e *envelope) error {
 	}
 	switch tok.Kind {
 	case jsonscan.String:
-		switch op := string(s.Bytes(tok)); op {
+		switch string(s.Bytes(tok)) {
 		case "c":
 			e.op = "c"
 		case "r":
