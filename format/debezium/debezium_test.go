@@ -591,20 +591,34 @@ func TestTxnKey(t *testing.T) {
 
 // TestDecodeAllocations guards the interning of tables, column names and
 // transaction ids, and the building of a change with its rows in one
-// allocation: once a decoder has seen them, an insert costs the change with
-// its row's values and the headers they point to, and the row's text,
-// whatever the row's width.
+// allocation: once a decoder has seen them, an insert or an update costs
+// the change with its rows' values and the headers they point to, and the
+// rows' text, whatever the rows' width; a transaction's END costs its
+// change, and its BEGIN nothing.
 func TestDecodeAllocations(t *testing.T) {
-	d := newDecoder(t, nil)
-	rec := []byte(`{"before":null,"after":{"id":1,"customer":"Linus","status":"NEW","amount":969.60,"created_at":"2026-11-01 08:00:00.000","note":null},` +
-		`"source":{"version":"2.7.3.Final","connector":"mysql","db":"shop","table":"orders","pos":4711},"op":"c","ts_ms":1767225600000,` +
-		`"transaction":{"id":"t1","total_order":1,"data_collection_order":1}}`)
-	decodeOne(t, d, rec)
-	if n := testing.AllocsPerRun(100, func() {
+	const source = `"source":{"version":"2.7.3.Final","connector":"mysql","db":"shop","table":"orders","pos":4711},`
+	const row = `{"id":1,"customer":"Linus","status":"NEW","amount":969.60,"created_at":"2026-11-01 08:00:00.000","note":null}`
+	for _, tc := range []struct {
+		name string
+		rec  string
+		want float64
+	}{
+		{"insert", `{"before":null,"after":` + row + `,` + source + `"op":"c","ts_ms":1767225600000,"transaction":{"id":"t1","total_order":1,"data_collection_order":1}}`, 2},
+		{"update", `{"before":` + row + `,"after":` + row + `,` + source + `"op":"u","ts_ms":1767225600000,"transaction":{"id":"t1","total_order":1,"data_collection_order":1}}`, 2},
+		{"begin", `{"status":"BEGIN","id":"t1","event_count":null,"data_collections":null,"ts_ms":1767225600000}`, 0},
+		{"end", `{"status":"END","id":"t1","event_count":3,"data_collections":null,"ts_ms":1767225600000}`, 1},
+	} {
+		d := newDecoder(t, nil)
+		rec := []byte(tc.rec)
 		if _, err := d.Decode(rec, testPos); err != nil {
 			t.Fatal(err)
 		}
-	}); n != 2 {
-		t.Errorf("decoding a known table's insert allocates %v times, want 2", n)
+		if n := testing.AllocsPerRun(100, func() {
+			if _, err := d.Decode(rec, testPos); err != nil {
+				t.Fatal(err)
+			}
+		}); n != tc.want {
+			t.Errorf("decoding a known table's %s allocates %v times, want %v", tc.name, n, tc.want)
+		}
 	}
 }
