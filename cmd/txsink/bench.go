@@ -29,17 +29,19 @@ import (
 )
 
 // benchTables are the workload tables the bench writes, each created with
-// the prefix benchPrefix in the target (and benchBulkPrefix for the bulk
-// load it is compared with), so it never touches tables of the user's.
+// a prefix of the run's own in the target (see benchPrefixes), so it never
+// touches tables of the user's, nor those of another bench running against
+// the same database.
 var benchTables = []struct{ name, order string }{
 	{"orders", "id"},
 	{"order_items", "order_id, line_no"},
 }
 
-const (
-	benchPrefix     = "txsink_bench_"
-	benchBulkPrefix = "txsink_bulk_"
-)
+// benchPrefixes returns the table prefixes of one run: its tables for
+// txsink, and their copies for the bulk load, both marked with run.
+func benchPrefixes(run string) (bench, bulk string) {
+	return "txsink_bench_" + run + "_", "txsink_bulk_" + run + "_"
+}
 
 // benchOptions are the bench command's flags.
 type benchOptions struct {
@@ -76,8 +78,10 @@ Workloads:
                 quantity changes, cancellations) over --partitions (default
                 8), in transaction mode (sink.transaction.multi-table.enabled)
 
-The bench creates and drops its own tables (txsink_bench_*, txsink_bulk_*)
-in the target; it writes progress rows under a pipeline name of its own.
+The bench creates its own tables in the target, named for the run
+(txsink_bench_<run>_*, txsink_bulk_<run>_*) so that benches can run side by
+side, and drops them at the end (--keep leaves them); it writes progress
+rows under a pipeline name of its own, and removes them.
 
 Examples:
   txsink bench --workload insert-only --orders 1000000 --target 'mysql://txsink:txsink@127.0.0.1:3306/test'
@@ -151,7 +155,8 @@ Examples:
 type benchResult struct {
 	opts                 *benchOptions
 	dialect              string
-	events, records      int64 // row changes; all records (BEGIN/END included)
+	prefix, bulkPrefix   string // of the run's tables (benchPrefixes)
+	events, records      int64  // row changes; all records (BEGIN/END included)
 	inputBytes           int64
 	txns                 int64
 	run                  time.Duration
@@ -182,17 +187,19 @@ func runBench(ctx context.Context, o *benchOptions, stderr io.Writer) (*benchRes
 	if schemaDialect == "mariadb" {
 		schemaDialect = "mysql"
 	}
-	if err := dropBenchTables(ctx, db); err != nil {
-		return nil, err
-	}
+	run := strconv.FormatInt(time.Now().UnixNano(), 36)
+	r.prefix, r.bulkPrefix = benchPrefixes(run)
 	if !o.keep {
 		defer func() {
-			// The bench's own tables only; an error here leaves tables a
-			// later run drops anyway.
-			_ = dropBenchTables(context.WithoutCancel(ctx), db)
+			// The run's own tables only.
+			if err := dropBenchTables(context.WithoutCancel(ctx), db, r.prefix, r.bulkPrefix); err != nil {
+				fmt.Fprintf(stderr, "txsink bench: %v; drop the tables %s* and %s* by hand\n", err, r.prefix, r.bulkPrefix)
+			}
 		}()
+	} else {
+		defer fmt.Fprintf(stderr, "txsink bench: kept the tables %s* and %s*\n", r.prefix, r.bulkPrefix)
 	}
-	for _, prefix := range []string{benchPrefix, benchBulkPrefix} {
+	for _, prefix := range []string{r.prefix, r.bulkPrefix} {
 		for _, st := range workload.SchemaPrefixed(schemaDialect, prefix) {
 			if strings.Contains(st, prefix+"order_events") {
 				continue
@@ -210,11 +217,11 @@ func runBench(ctx context.Context, o *benchOptions, stderr io.Writer) (*benchRes
 	}
 
 	cfg := config.Default()
-	cfg.Name = fmt.Sprintf("txsink-bench-%d", time.Now().UnixNano())
+	cfg.Name = "txsink-bench-" + run
 	cfg.Source = config.Source{Type: "file", Paths: paths, Format: "debezium-json"}
 	cfg.Target = config.Target{URL: o.target}
 	for _, t := range benchTables {
-		cfg.Tables = append(cfg.Tables, config.Table{Source: "shop." + t.name, Target: benchPrefix + t.name})
+		cfg.Tables = append(cfg.Tables, config.Table{Source: "shop." + t.name, Target: r.prefix + t.name})
 	}
 	cfg.Sink.FlushMaxRows = o.flushRows
 	cfg.Sink.TxnEnabled = o.mode == "transaction"
@@ -521,8 +528,8 @@ func peakRSS() int64 {
 	return -1
 }
 
-func dropBenchTables(ctx context.Context, db *sql.DB) error {
-	for _, prefix := range []string{benchPrefix, benchBulkPrefix} {
+func dropBenchTables(ctx context.Context, db *sql.DB, prefixes ...string) error {
+	for _, prefix := range prefixes {
 		for _, t := range benchTables {
 			if _, err := db.ExecContext(ctx, "DROP TABLE IF EXISTS "+prefix+t.name); err != nil {
 				return fmt.Errorf("drop bench table %s: %w", prefix+t.name, err)
@@ -543,7 +550,7 @@ func placeholder1(dialect string) string {
 func (r *benchResult) check(ctx context.Context, db *sql.DB, final workload.Digest) error {
 	var diffs []string
 	for _, t := range benchTables {
-		got, err := workload.ReadDigest(ctx, db, benchPrefix+t.name)
+		got, err := workload.ReadDigest(ctx, db, r.prefix+t.name)
 		if err != nil {
 			return err
 		}
@@ -563,20 +570,20 @@ func (r *benchResult) check(ctx context.Context, db *sql.DB, final workload.Dige
 func (r *benchResult) bulkLoad(ctx context.Context, db *sql.DB) error {
 	for _, t := range benchTables {
 		path := filepath.Join(r.opts.dir, "bulk-"+t.name+".tsv")
-		cols, rows, err := dumpTable(ctx, db, benchPrefix+t.name, t.order, path)
+		cols, rows, err := dumpTable(ctx, db, r.prefix+t.name, t.order, path)
 		if err != nil {
 			return err
 		}
 		r.finalRows += rows
-		took, method, err := loadTable(ctx, db, r.dialect, benchBulkPrefix+t.name, cols, path)
+		took, method, err := loadTable(ctx, db, r.dialect, r.bulkPrefix+t.name, cols, path)
 		if err != nil {
 			return err
 		}
 		r.bulkTook += took
 		r.bulkMethod = method
 		var n int64
-		if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+benchBulkPrefix+t.name).Scan(&n); err != nil {
-			return fmt.Errorf("count %s: %w", benchBulkPrefix+t.name, err)
+		if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+r.bulkPrefix+t.name).Scan(&n); err != nil {
+			return fmt.Errorf("count %s: %w", r.bulkPrefix+t.name, err)
 		}
 		if n != rows {
 			return fmt.Errorf("bulk load of %s loaded %d rows of %d", t.name, n, rows)

@@ -3,7 +3,10 @@ package main
 import (
 	"bytes"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/txsink/txsink/internal/testdb"
 )
 
 // TestBenchSQLite runs each bench workload, tiny, on SQLite and checks that
@@ -25,6 +28,45 @@ func TestBenchSQLite(t *testing.T) {
 			}
 			if strings.Contains(out.String(), "NaN") || strings.Contains(out.String(), "Inf") {
 				t.Errorf("a figure is not a number:\n%s", out.String())
+			}
+		})
+	}
+}
+
+// TestBenchSideBySide runs two benches at once against one database: each
+// writes tables of its own, so both verify their final state, and neither
+// leaves a table behind.
+func TestBenchSideBySide(t *testing.T) {
+	for _, dialect := range []string{"mysql", "postgres"} {
+		t.Run(dialect, func(t *testing.T) {
+			db := testdb.Open(t, dialect)
+			var wg sync.WaitGroup
+			outs := make([]bytes.Buffer, 2)
+			codes := make([]int, 2)
+			for i := range 2 {
+				wg.Go(func() {
+					var errOut bytes.Buffer
+					codes[i] = run([]string{"bench", "--workload", "update-heavy", "--orders", "300", "--target", db.URL, "--dir", t.TempDir()}, &outs[i], &errOut)
+					outs[i].Write(errOut.Bytes())
+				})
+			}
+			wg.Wait()
+			for i := range 2 {
+				if codes[i] != 0 || !strings.Contains(outs[i].String(), "verified: the target equals") {
+					t.Errorf("bench %d: exit %d\n%s", i, codes[i], outs[i].String())
+				}
+			}
+			var left int
+			schema := "DATABASE()"
+			if dialect == "postgres" {
+				schema = "current_schema()"
+			}
+			q := "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = " + schema + " AND table_name LIKE 'txsink\\_b%'"
+			if err := db.SQL.QueryRow(q).Scan(&left); err != nil {
+				t.Fatal(err)
+			}
+			if left != 0 {
+				t.Errorf("%d bench tables left behind", left)
 			}
 		})
 	}
