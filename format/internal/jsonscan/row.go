@@ -280,28 +280,50 @@ func (rs *Rows) fill(data []byte, a, b *Pending, values []changelog.Value, hdrs 
 
 // alloc returns a new C and room for n values and their headers, all in
 // one allocation when n is at most 64 (see block). Past that, a row is
-// wide enough for two more allocations not to matter. The sizes step by a
-// half, so a record wastes at most a third of the room for its values.
+// wide enough for two more allocations not to matter. The sizes step by
+// one up to 8, then by an eighth of the size, so a record wastes at most
+// an eighth of the room for its values: what a record holds stays in
+// memory until its change is applied, and costs the collector in bytes.
 func alloc[C any](n int) (*C, []changelog.Value, []string) {
 	switch {
+	case n <= 1:
+		return block[C, [1]changelog.Value, [1]string](n)
 	case n <= 2:
 		return block[C, [2]changelog.Value, [2]string](n)
+	case n <= 3:
+		return block[C, [3]changelog.Value, [3]string](n)
 	case n <= 4:
 		return block[C, [4]changelog.Value, [4]string](n)
+	case n <= 5:
+		return block[C, [5]changelog.Value, [5]string](n)
 	case n <= 6:
 		return block[C, [6]changelog.Value, [6]string](n)
+	case n <= 7:
+		return block[C, [7]changelog.Value, [7]string](n)
 	case n <= 8:
 		return block[C, [8]changelog.Value, [8]string](n)
+	case n <= 10:
+		return block[C, [10]changelog.Value, [10]string](n)
 	case n <= 12:
 		return block[C, [12]changelog.Value, [12]string](n)
+	case n <= 14:
+		return block[C, [14]changelog.Value, [14]string](n)
 	case n <= 16:
 		return block[C, [16]changelog.Value, [16]string](n)
+	case n <= 20:
+		return block[C, [20]changelog.Value, [20]string](n)
 	case n <= 24:
 		return block[C, [24]changelog.Value, [24]string](n)
+	case n <= 28:
+		return block[C, [28]changelog.Value, [28]string](n)
 	case n <= 32:
 		return block[C, [32]changelog.Value, [32]string](n)
+	case n <= 40:
+		return block[C, [40]changelog.Value, [40]string](n)
 	case n <= 48:
 		return block[C, [48]changelog.Value, [48]string](n)
+	case n <= 56:
+		return block[C, [56]changelog.Value, [56]string](n)
 	case n <= 64:
 		return block[C, [64]changelog.Value, [64]string](n)
 	}
