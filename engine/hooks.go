@@ -10,9 +10,13 @@ import (
 // below; WithHooks installs them. Observability adapters (package metrics)
 // are hooks, so the engine knows nothing of Prometheus.
 //
-// Hooks are called synchronously on the engine's goroutine, in the order
-// they were installed. They must be quick and must not call back into the
-// Engine (Status, which takes a lock of its own, is the exception).
+// Hooks are called synchronously, in the order they were installed, and
+// calls of one method never overlap: OnChange on the goroutine that adds
+// changes (Run's loop), OnCommit and OnRetry on the goroutine that commits
+// (while Run runs, its committer, so they may run at the same time as
+// OnChange), OnStop once at the end. They must be quick and must not call
+// back into the Engine (Status, which takes a lock of its own, is the
+// exception).
 type Hook any
 
 // HookChange is told of every change read, before it is buffered: the

@@ -25,6 +25,7 @@ import (
 	"github.com/txsink/txsink/config"
 	"github.com/txsink/txsink/engine"
 	"github.com/txsink/txsink/internal/workload"
+	"github.com/txsink/txsink/metrics"
 	"github.com/txsink/txsink/target/connect"
 )
 
@@ -235,7 +236,9 @@ func runBench(ctx context.Context, o *benchOptions, stderr io.Writer) (*benchRes
 
 	tuneGC(&cfg) // as txsink run does
 	lat := &latencyHook{}
-	e, err := engine.New(ctx, &cfg, engine.WithBaseDir(o.dir), engine.WithHooks(lat))
+	// The metrics are the hooks txsink run installs: they count every
+	// change, so the bench pays for them too.
+	e, err := engine.New(ctx, &cfg, engine.WithBaseDir(o.dir), engine.WithHooks(metrics.New(&cfg), lat))
 	if err != nil {
 		return nil, err
 	}
