@@ -53,6 +53,7 @@ type benchOptions struct {
 	changesPerKey int
 	mode          string
 	flushRows     int
+	flushMiB      int
 	dir           string
 	keep          bool
 	verify        bool
@@ -96,6 +97,7 @@ Examples:
 	fs.IntVar(&o.changesPerKey, "changes-per-key", 12, "update-heavy: changes per key (at least 10)")
 	fs.StringVar(&o.mode, "mode", "", "plain or transaction (default: transaction for txn, plain otherwise)")
 	fs.IntVar(&o.flushRows, "flush-rows", 5000, "sink buffer-flush.max-rows")
+	fs.IntVar(&o.flushMiB, "flush-mib", 16, "sink buffer-flush.max-bytes, in MiB (txsink run's memory limit follows it)")
 	fs.StringVar(&o.dir, "dir", "", "folder for the changelog files (default: a temporary folder, removed afterwards)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the bench tables in the target")
 	fs.BoolVar(&o.verify, "verify", true, "check the target against the workload's final state")
@@ -125,8 +127,8 @@ Examples:
 	default:
 		return usageError{msg: fmt.Sprintf("--mode %q: want plain or transaction", o.mode)}
 	}
-	if o.orders < 1 || o.partitions < 1 || o.flushRows < 1 {
-		return usageError{msg: "--orders, --partitions and --flush-rows must be at least 1"}
+	if o.orders < 1 || o.partitions < 1 || o.flushRows < 1 || o.flushMiB < 1 {
+		return usageError{msg: "--orders, --partitions, --flush-rows and --flush-mib must be at least 1"}
 	}
 	if o.dir == "" {
 		d, err := os.MkdirTemp("", "txsink-bench-")
@@ -225,6 +227,7 @@ func runBench(ctx context.Context, o *benchOptions, stderr io.Writer) (*benchRes
 		cfg.Tables = append(cfg.Tables, config.Table{Source: "shop." + t.name, Target: r.prefix + t.name})
 	}
 	cfg.Sink.FlushMaxRows = o.flushRows
+	cfg.Sink.FlushMaxBytes = int64(o.flushMiB) << 20
 	cfg.Sink.TxnEnabled = o.mode == "transaction"
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -808,7 +811,7 @@ func (r *benchResult) print(w io.Writer) {
 	bulkPerSec := float64(r.finalRows) / r.bulkTook.Seconds()
 	o := r.opts
 	tw := &tableWriter{}
-	tw.row("workload", fmt.Sprintf("%s, %d orders, %s, %s mode, flush %d rows", o.workload, o.orders, countOf(o.partitions, "partition"), o.mode, o.flushRows))
+	tw.row("workload", fmt.Sprintf("%s, %d orders, %s, %s mode, flush %d rows or %d MiB", o.workload, o.orders, countOf(o.partitions, "partition"), o.mode, o.flushRows, o.flushMiB))
 	tw.row("target", fmt.Sprintf("%s (%s)", r.dialect, config.RedactURL(o.target)))
 	tw.row("input", fmt.Sprintf("%d events (%d Debezium records, %d transactions, %.1f MiB)", r.events, r.records, r.txns, float64(r.inputBytes)/(1<<20)))
 	tw.row("written", fmt.Sprintf("%d rows (%d upserted, %d deleted, %d inserted); %d final rows", written, r.upserted, r.deleted, r.inserted, r.finalRows))
