@@ -24,6 +24,7 @@ import (
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/config"
 	"github.com/txsink/txsink/engine"
+	"github.com/txsink/txsink/internal/bulktext"
 	"github.com/txsink/txsink/internal/workload"
 	"github.com/txsink/txsink/metrics"
 	"github.com/txsink/txsink/target/connect"
@@ -669,23 +670,7 @@ func appendBulkText(b []byte, v any) []byte {
 	default:
 		s = fmt.Sprint(x)
 	}
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch r {
-		case '\\':
-			b = append(b, `\\`...)
-		case '\t':
-			b = append(b, `\t`...)
-		case '\n':
-			b = append(b, `\n`...)
-		case '\r':
-			b = append(b, `\r`...)
-		default:
-			b = append(b, s[i:i+size]...)
-		}
-		i += size
-	}
-	return b
+	return bulktext.AppendEscaped(b, s, false)
 }
 
 // loadTable loads the dump at path into table with the dialect's bulk

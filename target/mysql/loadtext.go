@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strconv"
 	"time"
+
+	"github.com/txsink/txsink/internal/bulktext"
 )
 
 // rowReader streams rows in the text format LOAD DATA reads with
@@ -81,9 +83,9 @@ func appendField(b []byte, v any) ([]byte, error) {
 	case uint64:
 		return strconv.AppendUint(b, x, 10), nil
 	case string:
-		return appendEscaped(b, x), nil
+		return bulktext.AppendEscaped(b, x, true), nil
 	case []byte:
-		return appendEscaped(b, x), nil
+		return bulktext.AppendEscaped(b, x, true), nil
 	case float64:
 		return strconv.AppendFloat(b, x, 'g', -1, 64), nil
 	case bool:
@@ -102,35 +104,6 @@ func appendField(b []byte, v any) ([]byte, error) {
 		return b, fmt.Errorf("value of type %T has no LOAD DATA text form", v)
 	}
 	return appendField(b, cv)
-}
-
-// appendEscaped appends s with LOAD DATA's escapes for the bytes that
-// would end a field or a line, or start an escape: tab, newline, carriage
-// return, backslash, and NUL. Byte by byte is right for UTF-8 and for
-// binary data alike: no byte of a multibyte UTF-8 character is ASCII.
-func appendEscaped[S string | []byte](b []byte, s S) []byte {
-	start := 0
-	for i := 0; i < len(s); i++ {
-		var e byte
-		switch s[i] {
-		case '\\':
-			e = '\\'
-		case '\t':
-			e = 't'
-		case '\n':
-			e = 'n'
-		case '\r':
-			e = 'r'
-		case 0:
-			e = '0'
-		default:
-			continue
-		}
-		b = append(b, s[start:i]...)
-		b = append(b, '\\', e)
-		start = i + 1
-	}
-	return append(b, s[start:]...)
 }
 
 // appendDateTime writes t as the driver does: the date alone at midnight,

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 
+	"github.com/txsink/txsink/internal/bulktext"
 	"github.com/txsink/txsink/schema"
 	"github.com/txsink/txsink/target"
 )
@@ -448,37 +449,12 @@ func appendCopyValue(dst []byte, col *schema.Column, v any) []byte {
 	case nil:
 		return append(dst, `\N`...)
 	case string:
-		return appendCopyText(dst, v)
+		return bulktext.AppendEscaped(dst, v, false)
 	case []byte:
 		// bytea's hex input form, \x..., its backslash escaped.
 		return appendHex(append(dst, `\\x`...), v)
 	case time.Time:
 		return appendTime(dst, col, v)
 	}
-	return appendCopyText(dst, fmt.Sprint(v))
-}
-
-// appendCopyText appends s with COPY text's special characters escaped.
-// Bytes of multibyte UTF-8 sequences are never among them.
-func appendCopyText(dst []byte, s string) []byte {
-	start := 0
-	for i := 0; i < len(s); i++ {
-		var e byte
-		switch s[i] {
-		case '\\':
-			e = '\\'
-		case '\n':
-			e = 'n'
-		case '\r':
-			e = 'r'
-		case '\t':
-			e = 't'
-		default:
-			continue
-		}
-		dst = append(dst, s[start:i]...)
-		dst = append(dst, '\\', e)
-		start = i + 1
-	}
-	return append(dst, s[start:]...)
+	return bulktext.AppendEscaped(dst, fmt.Sprint(v), false)
 }
