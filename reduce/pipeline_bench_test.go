@@ -7,6 +7,7 @@ import (
 
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/format/debezium"
+	"github.com/txsink/txsink/internal/cputime"
 	"github.com/txsink/txsink/schema"
 )
 
@@ -120,7 +121,7 @@ func BenchmarkPipeline(b *testing.B) {
 			buf := NewBuffer("bench")
 			b.ReportAllocs()
 			b.SetBytes(size / int64(len(recs)))
-			cpu0, cpuOK := cpuTime()
+			cpu0, cpuOK := cputime.Process()
 			i := 0
 			for b.Loop() {
 				rec := recs[i%len(recs)]
@@ -147,7 +148,7 @@ func BenchmarkPipeline(b *testing.B) {
 					buf.Take()
 				}
 			}
-			if cpu1, ok := cpuTime(); ok && cpuOK {
+			if cpu1, ok := cputime.Process(); ok && cpuOK {
 				b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op")
 			}
 		})

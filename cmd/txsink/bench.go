@@ -25,6 +25,7 @@ import (
 	"github.com/txsink/txsink/config"
 	"github.com/txsink/txsink/engine"
 	"github.com/txsink/txsink/internal/bulktext"
+	"github.com/txsink/txsink/internal/cputime"
 	"github.com/txsink/txsink/internal/workload"
 	"github.com/txsink/txsink/metrics"
 	"github.com/txsink/txsink/target/connect"
@@ -266,12 +267,12 @@ func runBench(ctx context.Context, o *benchOptions, stderr io.Writer) (*benchRes
 		r.profile = o.cpuProfile
 	}
 	fmt.Fprintf(stderr, "txsink bench: applying %d events to %s\n", r.events, cfg.Target.String())
-	cpu0, cpuOK := processCPU()
+	cpu0, cpuOK := cputime.Process()
 	start := time.Now()
 	runErr := e.Run(ctx, engine.RunOptions{})
 	r.run = time.Since(start)
 	r.cpu = -1
-	if cpu1, ok := processCPU(); ok && cpuOK {
+	if cpu1, ok := cputime.Process(); ok && cpuOK {
 		r.cpu = cpu1 - cpu0
 	}
 	if o.cpuProfile != "" {

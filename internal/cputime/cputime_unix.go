@@ -1,15 +1,15 @@
 //go:build unix
 
-package main
+package cputime
 
 import (
 	"syscall"
 	"time"
 )
 
-// processCPU returns the CPU time the process has used so far, user and
+// Process returns the CPU time the process has used so far, user and
 // system, its garbage collector's included (ok false where unknown).
-func processCPU() (time.Duration, bool) {
+func Process() (time.Duration, bool) {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0, false
