@@ -67,12 +67,14 @@ func (e *Engine) newTxnLoop() (*txnLoop, error) {
 // machine has no position-only input, and progress reaches past it with
 // the next committed change. Reading it again after a restart is harmless.
 func (l *txnLoop) record(ctx context.Context, d decoded) error {
-	for i := range d.changes {
-		c := d.changes[i]
-		if l.e.Applied(c.Pos) {
-			continue
-		}
-		if err := l.check(ctx, &c, i == len(d.changes)-1); err != nil {
+	changes := d.changes
+	if len(changes) > 0 && l.e.Applied(d.pos) {
+		// Every change of a record carries the record's position.
+		changes = nil
+	}
+	for i := range changes {
+		c := changes[i]
+		if err := l.check(ctx, &c, i == len(changes)-1); err != nil {
 			return err
 		}
 		// Step may ask for a commit before the next change is taken.
