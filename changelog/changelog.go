@@ -73,6 +73,10 @@ func ParseKind(s string) (Kind, error) {
 // Upserts reports whether the kind carries a new image to upsert (+I, +U).
 func (k Kind) Upserts() bool { return k == Insert || k == UpdateAfter }
 
+// Writes reports whether a change of the kind becomes a row write (+I,
+// +U, -D): a -U is ignored (its +U is the row), and an END carries no row.
+func (k Kind) Writes() bool { return k == Insert || k == UpdateAfter || k == Delete }
+
 // Table names a table as the source names it: a namespace (database or
 // schema, possibly empty) and a name.
 type Table struct {

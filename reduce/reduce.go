@@ -403,7 +403,7 @@ func (b *Buffer) DeadLetter(d commit.DeadLetter, now time.Time) {
 // record's changes all or none check them first.
 func (b *Buffer) Check(t *Table, c *changelog.Change) error {
 	switch {
-	case c.Kind == changelog.EndTxn, c.Kind == changelog.UpdateBefore:
+	case !c.Kind.Writes():
 		return nil
 	case t.AppendOnly:
 		if c.Kind != changelog.Insert {

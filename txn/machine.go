@@ -74,17 +74,9 @@ type regionKey struct {
 // chunk is a frozen run of whole source transactions of one partition.
 type chunk struct {
 	changes []changelog.Change
-	rows    int // the changes that are rows (isRow), for CommitRows
+	rows    int // the changes that write a row (Kind.Writes), for CommitRows
 	bytes   int64
 	txns    int
-}
-
-// isRow reports whether c counts towards Config.CommitRows: whether it
-// can become a row write. An UpdateBefore does not, because its
-// UpdateAfter is the row (reduce ignores -U, and plain mode's max-rows
-// counts an update once); nor does an EndTxn, which carries no row.
-func isRow(c *changelog.Change) bool {
-	return c.Kind != changelog.UpdateBefore && c.Kind != changelog.EndTxn
 }
 
 // partition is the state of one source partition.
@@ -92,9 +84,9 @@ func isRow(c *changelog.Change) bool {
 // Invariant: active[:clean] are whole finished source transactions that
 // have not frozen yet (the seed's clean part of the active chunk);
 // active[clean:] is the open transaction, if any; cleanRows and openRows
-// count the changes of each part that are rows (isRow). frozen holds
-// chunks in source order; when a plan is in flight its first chunks belong
-// to it.
+// count the changes of each part that write a row (Kind.Writes). frozen
+// holds chunks in source order; when a plan is in flight its first chunks
+// belong to it.
 type partition struct {
 	name       string
 	active     []changelog.Change
@@ -123,8 +115,9 @@ type Machine struct {
 	frozen  int // frozen chunks not in the plan in flight
 	// doneRows and doneBytes sum the finished transactions not in the
 	// plan in flight (frozen chunks and the clean parts of active chunks),
-	// for CommitRows and CommitBytes. doneRows counts rows (isRow), not
-	// changes: an update is one row, as in plain mode.
+	// for CommitRows and CommitBytes. doneRows counts the changes that
+	// write a row (Kind.Writes): an update is one, as in plain mode, and
+	// an END none.
 	doneRows   int
 	doneBytes  int64
 	cleanParts int // partitions with clean > 0
@@ -196,7 +189,7 @@ func (m *Machine) Step(c changelog.Change, now time.Time) error {
 	}
 	m.observe(now)
 	p.active = append(p.active, c)
-	if isRow(&c) {
+	if c.Kind.Writes() {
 		p.openRows++
 	}
 	p.openBytes += size
