@@ -38,3 +38,40 @@ func AppendEscaped[S string | []byte](b []byte, s S, nul bool) []byte {
 	}
 	return append(b, s[start:]...)
 }
+
+// AppendDate appends the date year-month-day as YYYY-MM-DD, the form both
+// servers read. year must be 1 to 9999.
+func AppendDate(b []byte, year, month, day int) []byte {
+	b = appendDigits(b, year, 4)
+	b = appendDigits(append(b, '-'), month, 2)
+	return appendDigits(append(b, '-'), day, 2)
+}
+
+// AppendClock appends a time of day as hh:mm:ss, then a point and the
+// nanoseconds without their trailing zeros when nsec is not 0.
+func AppendClock(b []byte, hour, minute, sec, nsec int) []byte {
+	b = appendDigits(b, hour, 2)
+	b = appendDigits(append(b, ':'), minute, 2)
+	b = appendDigits(append(b, ':'), sec, 2)
+	if nsec == 0 {
+		return b
+	}
+	digits := 9
+	for nsec%10 == 0 {
+		nsec /= 10
+		digits--
+	}
+	return appendDigits(append(b, '.'), nsec, digits)
+}
+
+// appendDigits appends n (0 or more) in exactly width decimal digits (at
+// most 9). Writing them directly is what makes these faster than
+// time.AppendFormat, which reads its layout on every call.
+func appendDigits(b []byte, n, width int) []byte {
+	var d [9]byte
+	for i := width - 1; i >= 0; i-- {
+		d[i] = byte('0' + n%10)
+		n /= 10
+	}
+	return append(b, d[:width]...)
+}

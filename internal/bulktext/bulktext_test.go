@@ -25,3 +25,21 @@ func TestAppendEscaped(t *testing.T) {
 		}
 	}
 }
+
+func TestAppendDateAndClock(t *testing.T) {
+	for _, tc := range []struct {
+		y, mo, d, h, mi, s, ns int
+		want                   string
+	}{
+		{1, 1, 1, 0, 0, 0, 0, "0001-01-01 00:00:00"},
+		{9999, 12, 31, 23, 59, 59, 999999999, "9999-12-31 23:59:59.999999999"},
+		{2026, 11, 30, 4, 5, 6, 120000000, "2026-11-30 04:05:06.12"},
+		{2026, 2, 3, 14, 0, 9, 1000, "2026-02-03 14:00:09.000001"},
+	} {
+		b := AppendDate(nil, tc.y, tc.mo, tc.d)
+		b = AppendClock(append(b, ' '), tc.h, tc.mi, tc.s, tc.ns)
+		if string(b) != tc.want {
+			t.Errorf("AppendDate+AppendClock(%v) = %q, want %q", tc, b, tc.want)
+		}
+	}
+}

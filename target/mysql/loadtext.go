@@ -113,40 +113,11 @@ func appendDateTime(b []byte, t time.Time) ([]byte, error) {
 	if year < 1 || year > 9999 {
 		return b, fmt.Errorf("date-time %s: year is not in the range 1 to 9999", t.Format(time.RFC3339Nano))
 	}
-	b = appendDigits(b, year, 4)
-	b = append(b, '-')
-	b = appendDigits(b, int(month), 2)
-	b = append(b, '-')
-	b = appendDigits(b, day, 2)
+	b = bulktext.AppendDate(b, year, int(month), day)
 	hour, minute, sec := t.Clock()
 	nsec := t.Nanosecond()
 	if hour == 0 && minute == 0 && sec == 0 && nsec == 0 {
 		return b, nil
 	}
-	b = append(b, ' ')
-	b = appendDigits(b, hour, 2)
-	b = append(b, ':')
-	b = appendDigits(b, minute, 2)
-	b = append(b, ':')
-	b = appendDigits(b, sec, 2)
-	if nsec == 0 {
-		return b, nil
-	}
-	digits := 9
-	for nsec%10 == 0 {
-		nsec /= 10
-		digits--
-	}
-	b = append(b, '.')
-	return appendDigits(b, nsec, digits), nil
-}
-
-// appendDigits appends n (>= 0) in exactly width decimal digits.
-func appendDigits(b []byte, n, width int) []byte {
-	var d [9]byte
-	for i := width - 1; i >= 0; i-- {
-		d[i] = byte('0' + n%10)
-		n /= 10
-	}
-	return append(b, d[:width]...)
+	return bulktext.AppendClock(append(b, ' '), hour, minute, sec, nsec), nil
 }

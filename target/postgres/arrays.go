@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/txsink/txsink/internal/bulktext"
 	"github.com/txsink/txsink/schema"
 	"github.com/txsink/txsink/target"
 )
@@ -241,40 +242,16 @@ func appendTime(dst []byte, col *schema.Column, t time.Time) []byte {
 		}
 		return t.AppendFormat(dst, "2006-01-02 15:04:05.999999999-07:00")
 	}
-	dst = appendPadded(dst, year, 4)
-	dst = appendPadded(append(dst, '-'), int(month), 2)
-	dst = appendPadded(append(dst, '-'), day, 2)
+	dst = bulktext.AppendDate(dst, year, int(month), day)
 	if col.Class == schema.Date {
 		return dst
 	}
 	hour, minute, sec := t.Clock()
-	dst = appendPadded(append(dst, ' '), hour, 2)
-	dst = appendPadded(append(dst, ':'), minute, 2)
-	dst = appendPadded(append(dst, ':'), sec, 2)
-	if ns := t.Nanosecond(); ns != 0 {
-		// Nine digits, without the trailing zeros.
-		n := 9
-		for ns%10 == 0 {
-			ns /= 10
-			n--
-		}
-		dst = appendPadded(append(dst, '.'), ns, n)
-	}
+	dst = bulktext.AppendClock(append(dst, ' '), hour, minute, sec, t.Nanosecond())
 	if col.Class == schema.DateTime {
 		return dst
 	}
 	return append(dst, "+00:00"...)
-}
-
-// appendPadded appends n, which is not negative, with leading zeros to
-// width digits.
-func appendPadded(dst []byte, n, width int) []byte {
-	var b [9]byte
-	for i := width - 1; i >= 0; i-- {
-		b[i] = byte('0' + n%10)
-		n /= 10
-	}
-	return append(dst, b[:width]...)
 }
 
 func appendQuoted(dst []byte, s string) []byte {
