@@ -55,3 +55,48 @@ func BenchmarkDateTimeMillis(b *testing.B) {
 }
 func BenchmarkDate(b *testing.B) { bench(b, timeCol(schema.Date, 0), num("18262")) }
 func BenchmarkTime(b *testing.B) { bench(b, timeCol(schema.Time, 6), "12:34:56.123456") }
+
+// workloadCols and workloadVals are the columns of txsink bench's orders and
+// order_items tables (as a MySQL catalog describes them) with values as the
+// debezium-json decoder delivers them for the insert-only workload: numbers
+// as Number, text and date-times as string, a NULL note.
+var (
+	workloadCols = []schema.Column{
+		{Name: "id", Class: schema.Int, Bits: 64, SQLType: "bigint"},
+		{Name: "customer", Class: schema.String, Length: 64, SQLType: "varchar(64)"},
+		{Name: "status", Class: schema.String, Length: 16, SQLType: "varchar(16)"},
+		{Name: "amount", Class: schema.Decimal, Precision: 12, Scale: 2, SQLType: "decimal(12,2)"},
+		{Name: "created_at", Class: schema.DateTime, FracDigits: 3, SQLType: "datetime(3)"},
+		{Name: "note", Class: schema.String, Length: 200, Nullable: true, SQLType: "varchar(200)"},
+		{Name: "order_id", Class: schema.Int, Bits: 64, SQLType: "bigint"},
+		{Name: "line_no", Class: schema.Int, Bits: 32, SQLType: "int"},
+		{Name: "sku", Class: schema.String, Length: 32, SQLType: "varchar(32)"},
+		{Name: "qty", Class: schema.Int, Bits: 32, SQLType: "int"},
+		{Name: "price", Class: schema.Decimal, Precision: 10, Scale: 2, SQLType: "decimal(10,2)"},
+	}
+	workloadVals = []changelog.Value{
+		num("48213"), "c213", "NEW", num("360.13"), "2026-11-01 09:23:45.000", nil,
+		num("48213"), num("2"), "SKU-37502", num("2"), num("213.14"),
+	}
+)
+
+// BenchmarkWorkload converts one value per column of the bench workload's
+// tables, and all of them as one op ("row"), to show where a row's
+// conversion cost goes.
+func BenchmarkWorkload(b *testing.B) {
+	for i := range workloadCols {
+		b.Run(workloadCols[i].Name, func(b *testing.B) {
+			bench(b, workloadCols[i], workloadVals[i])
+		})
+	}
+	b.Run("row", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			for i := range workloadCols {
+				if _, err := Value(&workloadCols[i], workloadVals[i]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+}
