@@ -132,6 +132,40 @@ func plainInteger(s string) (n integer, ok bool) {
 	return n, true
 }
 
+// shortIntOf reads the shape most integers arrive in, a Number (or string)
+// of at most 18 digits after an optional '-', as readInteger would read it;
+// ok is false for anything else, which readInteger then decides. Eighteen
+// digits cannot overflow an int64, so the loop needs no overflow check.
+func shortIntOf(v changelog.Value) (n int64, ok bool) {
+	var s string
+	switch x := v.(type) {
+	case changelog.Number:
+		s = string(x)
+	case string:
+		s = x
+	default:
+		return 0, false
+	}
+	d := s
+	if len(s) > 0 && s[0] == '-' {
+		d = s[1:]
+	}
+	if len(d) == 0 || len(d) > 18 {
+		return 0, false
+	}
+	for i := 0; i < len(d); i++ {
+		c := d[i] - '0' // a byte below '0' wraps above 9
+		if c > 9 {
+			return 0, false
+		}
+		n = n*10 + int64(c)
+	}
+	if len(d) < len(s) {
+		n = -n
+	}
+	return n, true
+}
+
 // integerFloat reads an integral float.
 func integerFloat(f float64) (integer, string, bool) {
 	if !finite(f) {
@@ -164,6 +198,20 @@ func (n integer) int64Value() (int64, bool) {
 
 // toInt converts v for a signed integer column.
 func toInt(col *schema.Column, v changelog.Value) (any, error) {
+	if i, ok := shortIntOf(v); ok {
+		if lo, hi := intRange(intBits(col)); lo <= i && i <= hi {
+			return i, nil
+		}
+	}
+	return toIntAny(col, v)
+}
+
+// toIntAny is toInt for every input: each Go type, every spelling of an
+// integer, and the errors. toInt tries shortIntOf first because nearly
+// every value it sees is a short integer Number, which this path reads
+// only after normalize's and readInteger's type switches and with an
+// overflow check per digit.
+func toIntAny(col *schema.Column, v changelog.Value) (any, error) {
 	v = normalize(v)
 	n, reason, badType := readInteger(v, true, true)
 	if badType {
@@ -182,6 +230,14 @@ func toInt(col *schema.Column, v changelog.Value) (any, error) {
 
 // toUint converts v for an unsigned integer column.
 func toUint(col *schema.Column, v changelog.Value) (any, error) {
+	if i, ok := shortIntOf(v); ok && i >= 0 && uint64(i) <= uintMax(intBits(col)) {
+		return uint64(i), nil
+	}
+	return toUintAny(col, v)
+}
+
+// toUintAny is toUint for every input (see toIntAny).
+func toUintAny(col *schema.Column, v changelog.Value) (any, error) {
 	v = normalize(v)
 	n, reason, badType := readInteger(v, true, true)
 	if badType {
