@@ -228,10 +228,9 @@ const MiniSwitchAuto time.Duration = -1
 type Sink struct {
 	// FlushMaxRows flushes a table's buffer once it holds this many rows
 	// (YAML "buffer-flush.max-rows"). Default 5000; at least 1. In
-	// multi-table mode it counts the row changes of the finished source
-	// transactions not yet committed, an update once (as plain mode counts
-	// it) and an END event not at all, but before per-key reduction
-	// (txn.Config.CommitRows).
+	// multi-table mode it counts the rows of the finished source
+	// transactions not yet committed after per-key reduction, as plain
+	// mode counts its buffer (txn.Machine.StepCounted).
 	FlushMaxRows int
 	// FlushMaxBytes flushes once buffered changes take this many bytes
 	// (YAML "buffer-flush.max-bytes"). Default 16 MiB; at least 1.

@@ -389,10 +389,10 @@ var sinkSection = sectionDef{
 		name: "buffer-flush.max-rows", typ: typeInt, unit: "rows",
 		want: "a whole number of rows, at least 1",
 		doc: "Plain mode: commit once the buffer holds this many rows after per-key reduction. Multi-table mode: commit " +
-			"once the finished source transactions not yet committed hold this many row changes, without waiting for " +
-			"`buffer-flush.interval`: an insert, an update or a delete counts one, as in plain mode (an update's " +
-			"before and after images together), a transaction's END event none. They are counted before per-key " +
-			"reduction, and a commit takes whole transactions only, so it may write fewer rows or hold more.",
+			"once the finished source transactions not yet committed hold this many rows, without waiting for " +
+			"`buffer-flush.interval`, counted after per-key reduction as in plain mode: the changes of one key count one " +
+			"row (an update's before and after images together), a transaction's END event none. A commit takes whole " +
+			"transactions only, so it may hold a few more.",
 		field: func(s any) any { return &s.(*Sink).FlushMaxRows },
 		check: atLeast(1),
 	}, {

@@ -385,6 +385,62 @@ func TestTransactionModeBoundedMemory(t *testing.T) {
 	}
 }
 
+// TestTransactionModeCountsRows checks what buffer-flush.max-rows counts
+// in transaction mode: rows after per-key reduction, as plain mode counts
+// its buffer. Changes of one hot key add one row however many there are;
+// distinct keys one each; an update that moves a row to another key two
+// (the row it leaves is deleted). Only the size trigger and the end of
+// input cut commits here, so the count of commits tells what was counted.
+func TestTransactionModeCountsRows(t *testing.T) {
+	const txns, maxRows = 100, 10
+	cases := []struct {
+		name    string
+		change  func(i int) changelog.Change
+		commits int64
+	}{
+		{"one hot key", func(i int) changelog.Change {
+			return changelog.Change{Kind: changelog.Insert, After: row("id", int64(1), "v", int64(i))}
+		}, 1},
+		{"distinct keys", func(i int) changelog.Change {
+			return changelog.Change{Kind: changelog.Insert, After: row("id", int64(i), "v", int64(i))}
+		}, txns / maxRows},
+		{"moved rows", func(i int) changelog.Change {
+			return changelog.Change{Kind: changelog.UpdateAfter, Before: row("id", int64(i), "v", int64(0)), After: row("id", int64(1000+i), "v", int64(i))}
+		}, 2 * txns / maxRows},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			db := testdb.SQLite(t)
+			db.Exec(t, `CREATE TABLE counted (id INTEGER NOT NULL PRIMARY KEY, v INTEGER NOT NULL)`)
+			var lines []byte
+			for i := 1; i <= txns; i++ {
+				c := tc.change(i)
+				c.Table = changelog.Table{Namespace: "shop", Name: "counted"}
+				c.TxnID, c.TxnEnd = fmt.Sprint("t", i), true
+				var err error
+				if lines, err = native.Append(lines, &c); err != nil {
+					t.Fatal(err)
+				}
+			}
+			path := filepath.Join(t.TempDir(), "changes.jsonl")
+			if err := os.WriteFile(path, lines, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cfg := txnPipeline(pipeline(db, config.Table{Source: "shop.counted"}))
+			cfg.Source.Paths = []string{path}
+			cfg.Sink.FlushInterval = time.Hour // only max-rows and the end of input commit
+			cfg.Sink.FlushMaxRows = maxRows
+			e := newEngine(t, cfg)
+			if err := e.Run(context.Background(), engine.RunOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if got := e.Stats().Commits; got != tc.commits {
+				t.Errorf("%d commits for %d transactions with max-rows %d, want %d", got, txns, maxRows, tc.commits)
+			}
+		})
+	}
+}
+
 // TestTransactionModeAcrossDatabases commits one source transaction into
 // tables of two MariaDB databases on one server, atomically.
 func TestTransactionModeAcrossDatabases(t *testing.T) {

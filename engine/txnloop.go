@@ -2,15 +2,15 @@ package engine
 
 import (
 	"context"
-
 	"errors"
 	"fmt"
-	"github.com/txsink/txsink/commit"
-	"github.com/txsink/txsink/format/native"
+	"hash/maphash"
 	"sync/atomic"
 	"time"
 
 	"github.com/txsink/txsink/changelog"
+	"github.com/txsink/txsink/commit"
+	"github.com/txsink/txsink/format/native"
 	"github.com/txsink/txsink/reduce"
 	"github.com/txsink/txsink/txn"
 )
@@ -34,6 +34,17 @@ type txnLoop struct {
 	inflight  *txn.Plan
 	committed atomic.Bool
 	wakeCh    chan struct{}
+	// seen holds the rows counted since the machine last cut a plan, so
+	// that a key's later changes count no row (see rows); hash is the
+	// scratch hasher for their keys.
+	seen map[rowID]struct{}
+	hash maphash.Hash
+}
+
+// rowID is one row of one table, by its key's hash (reduce.Table.RowKey).
+type rowID struct {
+	t   *reduce.Table
+	key uint64
 }
 
 type openTxn struct {
@@ -55,7 +66,9 @@ func (e *Engine) newTxnLoop() (*txnLoop, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sink: %w", err)
 	}
-	return &txnLoop{e: e, m: m, open: map[string]*openTxn{}, wakeCh: make(chan struct{}, 1)}, nil
+	l := &txnLoop{e: e, m: m, open: map[string]*openTxn{}, wakeCh: make(chan struct{}, 1), seen: map[rowID]struct{}{}}
+	l.hash.SetSeed(maphash.MakeSeed())
+	return l, nil
 }
 
 // record steps every change of a record into the machine. A change that
@@ -74,7 +87,8 @@ func (l *txnLoop) record(ctx context.Context, d decoded) error {
 	}
 	for i := range changes {
 		c := changes[i]
-		if err := l.check(ctx, &c, i == len(changes)-1); err != nil {
+		t, err := l.check(ctx, &c, i == len(changes)-1)
+		if err != nil {
 			return err
 		}
 		// Step may ask for a commit before the next change is taken.
@@ -83,7 +97,7 @@ func (l *txnLoop) record(ctx context.Context, d decoded) error {
 				return err
 			}
 		}
-		if err := l.m.Step(c, l.e.now()); err != nil && !errors.Is(err, txn.ErrBackPressure) {
+		if err := l.m.StepCounted(c, l.rows(t, &c), l.e.now()); err != nil && !errors.Is(err, txn.ErrBackPressure) {
 			return err
 		}
 	}
@@ -100,8 +114,10 @@ func (l *txnLoop) record(ctx context.Context, d decoded) error {
 }
 
 // check validates c before it is stepped: its table must be known (or
-// skipped), and an END's event count must match the events that came.
-func (l *txnLoop) check(ctx context.Context, c *changelog.Change, lastOfRecord bool) error {
+// skipped), and an END's event count must match the events that came. It
+// returns c's table: nil for an END, a skipped table, or a table refused
+// under the dead-letter policy.
+func (l *txnLoop) check(ctx context.Context, c *changelog.Change, lastOfRecord bool) (*reduce.Table, error) {
 	part := c.Pos.Partition
 	ot := l.open[part]
 	if ot == nil {
@@ -114,30 +130,73 @@ func (l *txnLoop) check(ctx context.Context, c *changelog.Change, lastOfRecord b
 			if ot.id != c.TxnID {
 				got = 0
 			}
-			return &reduce.Error{Pos: c.Pos, Table: "(transaction " + c.TxnID + ")",
+			return nil, &reduce.Error{Pos: c.Pos, Table: "(transaction " + c.TxnID + ")",
 				Reason: fmt.Sprintf("the transaction's END event counts %d events, but %d arrived in partition %s before it", c.TxnEvents, got, part),
 				Hint:   "events of the transaction are missing or were sent to another partition; a whole transaction must be read from one partition (check the source's topic routing and retention)"}
 		}
 		*ot = openTxn{}
-		return nil
+		return nil, nil
 	}
 	e := l.e
 	e.countEvent(c.Kind)
 	e.hookChange(c)
-	if _, err := e.tableFor(ctx, c); err != nil && !(e.deadLettering() && isBadInput(err)) {
+	t, err := e.tableFor(ctx, c)
+	if err != nil {
+		if !(e.deadLettering() && isBadInput(err)) {
+			return nil, err
+		}
 		// Under the dead-letter policy the transaction is quarantined
 		// when it is committed, whole.
-		return err
+		t = nil
 	}
 	if c.TxnID == "" {
 		c.TxnEnd = c.TxnEnd || lastOfRecord
-		return nil
+		return t, nil
 	}
 	if ot.id != c.TxnID {
 		*ot = openTxn{id: c.TxnID}
 	}
 	ot.events++
-	return nil
+	return t, nil
+}
+
+// rows counts the rows c adds to the plans to come, for
+// buffer-flush.max-rows, as plain mode counts its buffer's rows: after
+// per-key reduction. A change of a key already counted since the machine
+// last cut a plan adds none, since both will most likely reduce to one
+// write; an update that moves a row to another key adds the row it leaves
+// too. The count errs high where keys cannot be told apart cheaply (see
+// reduce.Table.RowKey) and low only for a key whose earlier change a plan
+// took while this one waited in an open transaction: a plan is then cut
+// a few rows later, never bigger than its whole transactions make it
+// anyway.
+func (l *txnLoop) rows(t *reduce.Table, c *changelog.Change) int {
+	if !c.Kind.Writes() {
+		return 0
+	}
+	if t == nil {
+		return 1
+	}
+	key, ok := t.RowKey(c.Image(), &l.hash)
+	if !ok {
+		return 1
+	}
+	n := l.count(rowID{t, key})
+	if c.Kind == changelog.UpdateAfter && !c.Before.IsZero() {
+		if old, ok := t.RowKey(c.Before, &l.hash); ok && old != key {
+			n += l.count(rowID{t, old})
+		}
+	}
+	return n
+}
+
+// count returns 1 for a row not counted yet, and notes it; 0 otherwise.
+func (l *txnLoop) count(id rowID) int {
+	if _, ok := l.seen[id]; ok {
+		return 0
+	}
+	l.seen[id] = struct{}{}
+	return 1
 }
 
 func (l *txnLoop) note() { l.e.noteBuffer(l.m.Bytes(), l.m.OpenTxns()) }
@@ -193,6 +252,9 @@ func (l *txnLoop) commitReady(ctx context.Context, flush bool) error {
 		if plan == nil {
 			return nil
 		}
+		// The rows counted so far are in this plan (or, for open
+		// transactions, counted already): count the next plan's afresh.
+		clear(l.seen)
 		u, txns, err := l.unit(ctx, plan)
 		if err != nil {
 			return err

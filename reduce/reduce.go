@@ -40,6 +40,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -696,6 +697,51 @@ func RenderKey(vals []any) string {
 	}
 	b.WriteByte(')')
 	return b.String()
+}
+
+// RowKey hashes the key of the row img identifies in t, from the image's
+// raw values, converting nothing: a cheap identity for counting the
+// distinct rows of a stream of changes before they reach a Buffer
+// (transaction mode counts them for buffer-flush.max-rows). Equal keys
+// hash equal; values that only convert equal (7 and "7", or 'A' and 'a'
+// in a case-insensitive column) may hash apart, so a count made of it
+// errs high, never low except by a 64-bit collision. ok is false when
+// img has no such identity: an append-only table (every insert is a row
+// of its own), a key column missing, NULL or of a type not hashed here.
+// h is the caller's scratch hasher, whose seed it keeps.
+func (t *Table) RowKey(img changelog.Row, h *maphash.Hash) (key uint64, ok bool) {
+	if t.AppendOnly || len(t.keyCols) == 0 || img.IsZero() {
+		return 0, false
+	}
+	p := t.planFor(img.Names)
+	h.Reset()
+	var num [8]byte
+	for _, j := range p.keySrc {
+		if j < 0 {
+			return 0, false
+		}
+		// A tag byte per type and a length per text keep ("ab", "c") and
+		// ("a", "bc"), or 7 and "7", apart.
+		switch v := img.Values[j].(type) {
+		case string:
+			h.WriteByte('s')
+			binary.LittleEndian.PutUint64(num[:], uint64(len(v)))
+			h.Write(num[:])
+			h.WriteString(v)
+		case changelog.Number:
+			h.WriteByte('n')
+			binary.LittleEndian.PutUint64(num[:], uint64(len(v)))
+			h.Write(num[:])
+			h.WriteString(string(v))
+		case int64:
+			h.WriteByte('i')
+			binary.LittleEndian.PutUint64(num[:], uint64(v))
+			h.Write(num[:])
+		default:
+			return 0, false
+		}
+	}
+	return h.Sum64(), true
 }
 
 // convertRow converts every column of img for t, in the target's column

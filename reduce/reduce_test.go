@@ -3,6 +3,7 @@ package reduce
 import (
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"math/rand/v2"
 	"reflect"
 	"strings"
@@ -458,5 +459,73 @@ func TestTakenUnitsStayIntact(t *testing.T) {
 	}
 	if got, want := describe(b1.Take()), "UPSERT orders [1 8.00]; PROGRESS p:1"; got != want {
 		t.Errorf("first buffer after Take: got %s, want %s", got, want)
+	}
+}
+
+// TestRowKey: equal raw keys hash equal and unequal ones apart; an image
+// without a cheap identity says so, and its caller counts it as a row.
+func TestRowKey(t *testing.T) {
+	pair := func() *Table {
+		st := &schema.Table{Name: "pairs", PrimaryKey: []string{"a", "b"}, Columns: []schema.Column{
+			{Name: "a", Class: schema.String}, {Name: "b", Class: schema.String}, {Name: "v", Class: schema.Int, Bits: 64, Nullable: true},
+		}}
+		rt, err := NewTable(st, nil, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rt
+	}()
+	log := func() *Table {
+		st := &schema.Table{Name: "log", Columns: []schema.Column{{Name: "id", Class: schema.Int, Bits: 64}}}
+		rt, err := NewTable(st, nil, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rt
+	}()
+	orders := ordersTable(t)
+	var h maphash.Hash
+	key := func(tbl *Table, img changelog.Row) (uint64, bool) { return tbl.RowKey(img, &h) }
+	for _, tc := range []struct {
+		name  string
+		tbl   *Table
+		a, b  changelog.Row
+		equal bool
+	}{
+		{"same key, other values", orders, row("id", changelog.Number("7"), "amount", changelog.Number("1")), row("amount", changelog.Number("2"), "id", changelog.Number("7")), true},
+		{"other key", orders, row("id", changelog.Number("7")), row("id", changelog.Number("8")), false},
+		{"int64 keys", orders, row("id", int64(7)), row("id", int64(7)), true},
+		{"a number and a string stay apart", orders, row("id", changelog.Number("7")), row("id", "7"), false},
+		{"an int64 and a number stay apart", orders, row("id", int64(7)), row("id", changelog.Number("7")), false},
+		{"composite key", pair, row("a", "x", "b", "y"), row("b", "y", "a", "x", "v", int64(1)), true},
+		{"composite key parts do not run together", pair, row("a", "ab", "b", "c"), row("a", "a", "b", "bc"), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ka, oka := key(tc.tbl, tc.a)
+			kb, okb := key(tc.tbl, tc.b)
+			if !oka || !okb {
+				t.Fatalf("no key: %v, %v", oka, okb)
+			}
+			if (ka == kb) != tc.equal {
+				t.Errorf("keys equal = %v, want %v", ka == kb, tc.equal)
+			}
+		})
+	}
+	for _, tc := range []struct {
+		name string
+		tbl  *Table
+		img  changelog.Row
+	}{
+		{"append-only table", log, row("id", int64(1))},
+		{"key column missing", pair, row("a", "x")},
+		{"NULL key", orders, row("id", nil)},
+		{"a type not hashed", orders, row("id", 7.5)},
+		{"no image", orders, changelog.Row{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, ok := key(tc.tbl, tc.img); ok {
+				t.Errorf("RowKey gave a key to %v", tc.img)
+			}
+		})
 	}
 }

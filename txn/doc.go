@@ -43,13 +43,12 @@
 // holds back another's frozen chunks. Per partition, plans follow source
 // order.
 //
-// Rows, for CommitRows, are the changes that can become a row write:
-// an UpdateBefore is not one (its UpdateAfter is the row) and neither is
-// an EndTxn marker. An update thus counts once, as in plain mode, where
-// buffer-flush.max-rows counts buffered rows. The count is taken before
-// reduction (the Machine knows no keys): changes of one key in several
-// transactions of a plan still reduce to one write, so a plan may write
-// fewer rows than it counted, where plain mode counts after reduction.
+// Rows, for CommitRows, are what the caller counts with StepCounted, or,
+// with Step, the changes that can become a row write: an UpdateBefore is
+// not one (its UpdateAfter is the row) and neither is an EndTxn marker.
+// An update thus counts once. Step counts before reduction (the Machine
+// knows no keys); the engine counts a key's later changes zero, so that
+// buffer-flush.max-rows counts rows after reduction, as in plain mode.
 //
 // Freshness: a finished transaction freezes within MiniSwitchInterval
 // (CommitInterval for a steady trickle below MinSwitchBytes) and is in a

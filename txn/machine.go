@@ -173,7 +173,24 @@ func (m *Machine) partition(name string) *partition {
 // ErrMaxTxnBytes when the partition's open transaction would exceed
 // Config.MaxTxnBytes, ErrInterleaved when c belongs to another transaction
 // than the open one. Step may be called while a plan is in flight.
+//
+// For CommitRows, Step counts c as one row when it can write one
+// (Kind.Writes); StepCounted takes the caller's count instead.
 func (m *Machine) Step(c changelog.Change, now time.Time) error {
+	rows := 0
+	if c.Kind.Writes() {
+		rows = 1
+	}
+	return m.StepCounted(c, rows, now)
+}
+
+// StepCounted is Step with the caller's count of the rows c adds, for
+// CommitRows. The Machine knows no keys, so it cannot tell that a change
+// rewrites a row an earlier change already counts; an engine that can
+// tells it so by counting that change 0, and CommitRows then counts rows
+// after per-key reduction, as plain mode's max-rows does. The count only
+// decides when a plan is cut: any count keeps every other guarantee.
+func (m *Machine) StepCounted(c changelog.Change, rows int, now time.Time) error {
 	p := m.partition(c.Pos.Partition)
 	size := int64(max(c.Size, 0))
 	open := len(p.active) - p.clean
@@ -189,9 +206,7 @@ func (m *Machine) Step(c changelog.Change, now time.Time) error {
 	}
 	m.observe(now)
 	p.active = append(p.active, c)
-	if c.Kind.Writes() {
-		p.openRows++
-	}
+	p.openRows += max(rows, 0)
 	p.openBytes += size
 	m.bytes += size
 	if p.openID == "" {

@@ -131,3 +131,42 @@ func TestCommitRowsCountsRows(t *testing.T) {
 		})
 	}
 }
+
+// TestStepCountedTakesTheCallersCount: with StepCounted, CommitRows
+// counts what the caller says each change adds (an engine that knows keys
+// counts a key's later changes 0, to count rows after reduction), and
+// Drop takes back exactly what was counted.
+func TestStepCountedTakesTheCallersCount(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		counts []int // one single-change transaction each
+		due    bool  // with CommitRows 3
+		rows   int
+	}{
+		{"a hot key counts once", []int{1, 0, 0, 0, 0}, false, 1},
+		{"new keys count", []int{1, 0, 1, 0, 1}, true, 3},
+		{"a moved row counts twice", []int{2, 1}, true, 3},
+		{"a negative count is none", []int{1, -5, 1}, false, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := New(Config{CommitInterval: time.Hour, MiniSwitchInterval: time.Hour, BufferSize: 1 << 20, CommitRows: 3})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, n := range tc.counts {
+				seq := int64(i + 1)
+				c := changelog.Change{Kind: changelog.Insert, Table: changelog.Table{Name: "orders"}, TxnID: fmt.Sprint("t", i),
+					Pos: changelog.Position{Partition: "p0", Offset: seq, Seq: seq}, TxnEnd: true, Size: 10}
+				if err := m.StepCounted(c, n, t0); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if m.doneRows != tc.rows || m.SizeDue() != tc.due {
+				t.Fatalf("%d rows counted, SizeDue %v; want %d, %v", m.doneRows, m.SizeDue(), tc.rows, tc.due)
+			}
+			if m.Drop("p0"); m.doneRows != 0 {
+				t.Fatalf("after Drop: %d rows still counted", m.doneRows)
+			}
+		})
+	}
+}
