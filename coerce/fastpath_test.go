@@ -1,8 +1,11 @@
 package coerce
 
 import (
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/schema"
@@ -99,6 +102,8 @@ func FuzzFastPaths(f *testing.F) {
 	for _, s := range []string{
 		"0", "-0", "007", "48213", "-9223372036854775808", "18446744073709551615",
 		"999999999999999999", "1000000000000000000", "1e3", "1.5", "", "-", "+1",
+		"2026-11-01 09:23:45.000", "2024-02-29T23:59:59.123456789", "2023-02-29 00:00:00",
+		"2026-11-01 09:23:45.1234567890", "2026-11-01 09:23:45Z",
 	} {
 		f.Add(s, uint8(0))
 	}
@@ -108,5 +113,86 @@ func FuzzFastPaths(f *testing.F) {
 			sameAsGeneral(t, toIntAny, intCol("INT", bits), in)
 			sameAsGeneral(t, toUintAny, uintCol("INT UNSIGNED", bits), in)
 		}
+		sameAsGeneral(t, toDateTimeAny, timeCol(schema.DateTime, int(shape)%10), s)
 	})
+}
+
+// TestDateTimeFastPath holds toDateTime's fast path (plainDateTime) to the
+// general path: fraction lengths around 9, significant digits around the
+// column's, calendar and clock edges, zones and separators it leaves to the
+// general path, and malformed text.
+func TestDateTimeFastPath(t *testing.T) {
+	ins := []string{
+		"2026-11-01 09:23:45", "2026-11-01T09:23:45", "2026-11-01t09:23:45", "2026-11-01_09:23:45",
+		"2026-11-01 09:23:45.000", "2026-11-01 09:23:45.1", "2026-11-01 09:23:45.120", "2026-11-01 09:23:45.123",
+		"2026-11-01 09:23:45.1234", "2026-11-01 09:23:45.123456", "2026-11-01 09:23:45.000001",
+		"2026-11-01 09:23:45.123456789", "2026-11-01 09:23:45.000000000", "2026-11-01 09:23:45.1234567890",
+		"2026-11-01 09:23:45.0000000000", "2026-11-01 09:23:45.", "2026-11-01 09:23:45.12a",
+		"2026-11-01 09:23:45.-1", "2026-11-01 09:23:45,123", "2026-11-01 09:23:45x",
+		"2026-11-01 09:23:45Z", "2026-11-01 09:23:45.5Z", "2026-11-01 09:23:45+00:00", "2026-11-01 09:23:45-07:00",
+		"2026-11-01 09:23:45.123+05:30", "2026-11-01", "2026-11-01 09:23",
+		"0001-01-01 00:00:00", "0000-12-31 23:59:59", "9999-12-31 23:59:59.999999999",
+		"1970-01-01 00:00:00", "1969-12-31 23:59:59.999", "1600-02-29 12:00:00", "1900-02-29 12:00:00",
+		"2000-02-29 12:00:00", "2023-02-29 12:00:00", "2024-02-29 12:00:00", "2100-02-29 12:00:00",
+		"2020-01-31 00:00:00", "2020-04-31 00:00:00", "2020-12-31 00:00:00", "2020-13-01 00:00:00",
+		"2020-00-10 00:00:00", "2020-01-00 00:00:00", "2020-01-32 00:00:00", "2020-01-01 24:00:00",
+		"2020-01-01 23:60:00", "2020-01-01 23:59:60", "2020-01-01 99:99:99", "2020-0a-13 00:00:00",
+		"202a-01-13 00:00:00", "2020-01-13 0:00:00 ", "-020-01-13 00:00:00", "+020-01-13 00:00:00",
+		"2020/01/13 00:00:00", "２０２０-01-13 00:00:00", "2020-01-13 00:00:0/", "2020-01-13 00:00::0",
+	}
+	for _, class := range []schema.Class{schema.DateTime, schema.Timestamp} {
+		for _, fd := range []int{0, 1, 3, 6, 9, 12, -1} {
+			col := timeCol(class, fd)
+			col.SQLType = fmt.Sprintf("%s(%d)", class, fd)
+			for _, s := range ins {
+				sameAsGeneral(t, toDateTimeAny, col, s)
+			}
+			for _, in := range []changelog.Value{num("1589355606123"), int64(-1), time.Date(2020, 5, 13, 7, 40, 6, 0, time.UTC), true} {
+				sameAsGeneral(t, toDateTimeAny, col, in)
+			}
+		}
+	}
+}
+
+// TestPlainDateTime checks which shapes the date-time fast path takes.
+func TestPlainDateTime(t *testing.T) {
+	for _, c := range []struct {
+		in string
+		fd int
+		ok bool
+	}{
+		{"2026-11-01 09:23:45", 0, true},
+		{"2026-11-01T09:23:45.000", 0, true},
+		{"2026-11-01 09:23:45.120", 2, true},
+		{"2026-11-01 09:23:45.123", 2, false}, // an error: left to the general path
+		{"2026-11-01 09:23:45.123456789", 9, true},
+		{"2026-11-01 09:23:45.1234567890", 9, false},
+		{"2026-11-01 09:23:45Z", 0, false},
+		{"2026-11-01", 0, false},
+		{"2023-02-29 09:23:45", 0, false},
+	} {
+		got, ok := plainDateTime(c.in, c.fd)
+		if ok != c.ok {
+			t.Errorf("plainDateTime(%q, %d) ok = %v, want %v", c.in, c.fd, ok, c.ok)
+		}
+		if ok {
+			want, _ := time.Parse("2006-01-02 15:04:05.999999999", strings.Replace(c.in, "T", " ", 1))
+			if got != want {
+				t.Errorf("plainDateTime(%q, %d) = %#v, want %#v", c.in, c.fd, got, want)
+			}
+		}
+	}
+}
+
+// TestCivilDays checks the day count plainDateTime computes against
+// time.Date's, for every day of years 1 to 9999 (about 3.65 million).
+func TestCivilDays(t *testing.T) {
+	want := time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC).Unix() / 86400
+	for d := time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC); d.Year() < 10000; d = d.AddDate(0, 0, 1) {
+		y, m, day := d.Date()
+		if got := civilDays(y, int(m), day); got != want {
+			t.Fatalf("civilDays(%d, %d, %d) = %d, want %d", y, m, day, got, want)
+		}
+		want++
+	}
 }

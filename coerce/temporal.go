@@ -305,6 +305,19 @@ func toDate(col *schema.Column, v changelog.Value) (any, error) {
 // Non-zero fractional-second digits beyond the column's FracDigits are
 // refused, as are years outside 0001 to 9999 (after conversion to UTC).
 func toDateTime(col *schema.Column, v changelog.Value) (any, error) {
+	if s, ok := v.(string); ok {
+		if t, ok := plainDateTime(s, fracDigits(col)); ok {
+			return t, nil
+		}
+	}
+	return toDateTimeAny(col, v)
+}
+
+// toDateTimeAny is toDateTime for every input: each form, each zone, and
+// the errors. toDateTime tries plainDateTime first because nearly every
+// string it sees is a plain date-time without a zone, which this path reads
+// through parseWall's general grammar.
+func toDateTimeAny(col *schema.Column, v changelog.Value) (any, error) {
 	fd := fracDigits(col)
 	var t time.Time
 	switch x := v.(type) {
@@ -356,6 +369,86 @@ func toDateTime(col *schema.Column, v changelog.Value) (any, error) {
 		return nil, newError(col, v, "is "+t.Format(time.RFC3339Nano)+" as "+name+" since 1970-01-01, and "+fracReason(n, fd))
 	}
 	return t, nil
+}
+
+// plainDateTime is toDateTime's fast path for the shape most date-times
+// arrive in: "YYYY-MM-DD HH:MM:SS" ('T' may replace the space) with no
+// fraction or one of 1 to 9 digits, no zone, a valid date and time, and no
+// more significant fractional digits than fd. It returns what toDateTimeAny
+// returns for such text; ok is false for anything else, which
+// toDateTimeAny then reads (and refuses, when it must).
+func plainDateTime(s string, fd int) (t time.Time, ok bool) {
+	if len(s) < 19 || len(s) == 20 || len(s) > 29 ||
+		s[4] != '-' || s[7] != '-' || (s[10] != ' ' && s[10] != 'T') || s[13] != ':' || s[16] != ':' {
+		return t, false
+	}
+	y1, ok1 := twoDigits(s, 0)
+	y2, ok2 := twoDigits(s, 2)
+	mo, ok3 := twoDigits(s, 5)
+	d, ok4 := twoDigits(s, 8)
+	h, ok5 := twoDigits(s, 11)
+	mi, ok6 := twoDigits(s, 14)
+	sec, ok7 := twoDigits(s, 17)
+	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6 && ok7) {
+		return t, false
+	}
+	y := y1*100 + y2
+	if y < 1 || mo < 1 || mo > 12 || d < 1 || d > daysIn(y, mo) || h > 23 || mi > 59 || sec > 59 {
+		return t, false
+	}
+	nsec := 0
+	if len(s) > 19 {
+		if s[19] != '.' {
+			return t, false
+		}
+		significant := 0
+		for i := 20; i < len(s); i++ {
+			c := s[i] - '0' // a byte below '0' wraps above 9
+			if c > 9 {
+				return t, false
+			}
+			nsec = nsec*10 + int(c)
+			if c != 0 {
+				significant = i - 19
+			}
+		}
+		if significant > fd {
+			return t, false
+		}
+		for i := len(s); i < 29; i++ {
+			nsec *= 10
+		}
+	}
+	// time.Date would give the same Time, but spends a third of this path
+	// normalising fields that are already valid and looking up the zone.
+	days := civilDays(y, mo, d)
+	return time.Unix(days*86400+int64(h*3600+mi*60+sec), int64(nsec)).UTC(), true
+}
+
+// civilDays returns the number of days from 1970-01-01 to the valid date
+// y-m-d of the proleptic Gregorian calendar, for years 1 to 9999. It counts
+// years from March, so that the leap day ends a year, in eras of 400 years
+// (146097 days), after Howard Hinnant's days_from_civil.
+func civilDays(y, m, d int) int64 {
+	if m <= 2 {
+		y--
+	}
+	era := y / 400 // y >= 0 here: no rounding toward zero to correct
+	yoe := y - era*400
+	mp := m + 9 // months since March
+	if m > 2 {
+		mp = m - 3
+	}
+	doy := (153*mp+2)/5 + d - 1
+	doe := yoe*365 + yoe/4 - yoe/100 + doy
+	return int64(era)*146097 + int64(doe) - 719468
+}
+
+// twoDigits reads the two decimal digits at s[i:i+2]; ok is false when they
+// are not both digits. s must hold them.
+func twoDigits(s string, i int) (v int, ok bool) {
+	a, b := s[i]-'0', s[i+1]-'0' // a byte below '0' wraps above 9
+	return int(a)*10 + int(b), a <= 9 && b <= 9
 }
 
 // parseClock reads "[-]H[H[H]]:MM:SS[.f…]" and returns the signed duration
