@@ -2,13 +2,17 @@ package engine_test
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/txsink/txsink/changelog"
+	"github.com/txsink/txsink/config"
 	"github.com/txsink/txsink/engine"
+	"github.com/txsink/txsink/format/native"
 	"github.com/txsink/txsink/internal/testdb"
 	"github.com/txsink/txsink/internal/workload"
 )
@@ -106,5 +110,61 @@ func TestHooksAndStatus(t *testing.T) {
 				t.Errorf("status txns %d, want %d", st.Stats.Txns, res.Txns)
 			}
 		})
+	}
+}
+
+// TestMaxBytesIsSharedWithTheCommit: while Run commits one unit it reads
+// the next, and both are held at once, so max-bytes bounds the two
+// together: a flush is cut at half of it.
+func TestMaxBytesIsSharedWithTheCommit(t *testing.T) {
+	db := testdb.SQLite(t)
+	db.Exec(t, `CREATE TABLE sized (id INTEGER NOT NULL PRIMARY KEY, v TEXT NOT NULL)`)
+	const n = 400
+	var lines []byte
+	size := 0
+	for i := range n {
+		// Ids and values of one width: every record has the same size.
+		c := changelog.Change{Kind: changelog.Insert, Table: changelog.Table{Namespace: "s", Name: "sized"},
+			After: changelog.RowOf("id", int64(1000+i), "v", fmt.Sprintf("value-%04d", i))}
+		var err error
+		start := len(lines)
+		if lines, err = native.Append(lines, &c); err != nil {
+			t.Fatal(err)
+		}
+		size = len(lines) - start
+	}
+	path := filepath.Join(t.TempDir(), "sized.jsonl")
+	if err := os.WriteFile(path, lines, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := pipeline(db, config.Table{Source: "s.sized"})
+	cfg.Source.Paths = []string{path}
+	cfg.Sink.FlushMaxRows = 1 << 20
+	const perFlush = 20
+	cfg.Sink.FlushMaxBytes = int64(2 * perFlush * size)
+	h := &recordingHook{}
+	e := newEngine(t, cfg, engine.WithHooks(h))
+	if err := e.Run(context.Background(), engine.RunOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	bySize := 0
+	for _, c := range h.commits {
+		if c.Reason != "max-bytes" {
+			continue
+		}
+		bySize++
+		// A record's size leaves out its newline: the flush that passes
+		// half the bound may take one record more.
+		if c.Changes < perFlush || c.Changes > perFlush+1 {
+			t.Errorf("a max-bytes commit of %d records of about %d bytes with max-bytes %d; want %d (half the bound)",
+				c.Changes, size, cfg.Sink.FlushMaxBytes, perFlush)
+		}
+	}
+	// The last flush may be the end of input's.
+	if bySize < n/perFlush-1 {
+		t.Errorf("%d commits cut by max-bytes, want %d or %d", bySize, n/perFlush-1, n/perFlush)
+	}
+	if got := query(t, db, "SELECT COUNT(*) FROM sized"); got != fmt.Sprint(n) {
+		t.Errorf("%s rows, want %d", got, n)
 	}
 }

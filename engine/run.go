@@ -123,11 +123,20 @@ func (e *Engine) Run(ctx context.Context, opts RunOptions) (err error) {
 		// Commit on a goroutine of its own while the loop builds the
 		// next unit; every unit is still one transaction, in order.
 		e.async = newCommitter(applyCtx, e)
+		// The unit committing and the buffer being read are held at
+		// once, so they share max-bytes, the bound on what txsink holds
+		// (txsink run's memory limit follows it): a flush is cut at half
+		// of it. Cut at the whole, two flushes took twice the bound, and
+		// the collector, pressed against the memory limit, took the CPU
+		// that larger flushes were meant to save.
+		policy := e.policy
+		e.policy.MaxBytes = max(1, policy.MaxBytes/2)
 		defer func() {
 			if cerr := e.async.Close(); err == nil && cerr != nil {
 				err = cerr
 			}
 			e.async = nil
+			e.policy = policy
 		}()
 	}
 	if joined {

@@ -14,8 +14,9 @@ import (
 // peak RSS.
 const gcPercent = 200
 
-// gcHeadroom is what the memory limit allows beyond the configured buffer:
-// in-flight records, the unit being committed, the runtime's own. The
+// gcHeadroom is what the memory limit allows beyond the configured buffer
+// (which holds the unit being committed too): records read and not yet
+// buffered, garbage between two collections, the runtime's own. The
 // rest of the promised buffer + 64 MiB is left to what is not Go's: the
 // binary's own pages (about 17 MiB) and an embedded SQLite's memory
 // (about 5 MiB). At 48 MiB a 10.4M-event run into SQLite peaked at
