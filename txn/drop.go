@@ -35,16 +35,7 @@ func (m *Machine) Drop(name string) int {
 	forget := func(changes []changelog.Change) {
 		for i := range changes {
 			c := &changes[i]
-			size := int64(max(c.Size, 0))
-			m.bytes -= size
-			k := regionKey{p.name, c.Table}
-			if r := m.regions[k]; r != nil {
-				r.Changes--
-				r.Bytes -= size
-				if r.Changes == 0 {
-					delete(m.regions, k)
-				}
-			}
+			m.bytes -= int64(max(c.Size, 0))
 		}
 		n += len(changes)
 	}

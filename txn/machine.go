@@ -107,12 +107,11 @@ type partition struct {
 // pure (no goroutines, clock, randomness or I/O) and not safe for
 // concurrent use: one engine goroutine drives it.
 type Machine struct {
-	cfg     Config
-	parts   []*partition // first-seen order; plans list partitions in it
-	byName  map[string]*partition
-	regions map[regionKey]*Region
-	bytes   int64
-	frozen  int // frozen chunks not in the plan in flight
+	cfg    Config
+	parts  []*partition // first-seen order; plans list partitions in it
+	byName map[string]*partition
+	bytes  int64
+	frozen int // frozen chunks not in the plan in flight
 	// doneRows and doneBytes sum the finished transactions not in the
 	// plan in flight (frozen chunks and the clean parts of active chunks),
 	// for CommitRows and CommitBytes. doneRows counts the changes that
@@ -137,7 +136,7 @@ func New(cfg Config) (*Machine, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	return &Machine{cfg: cfg, byName: map[string]*partition{}, regions: map[regionKey]*Region{}}, nil
+	return &Machine{cfg: cfg, byName: map[string]*partition{}}, nil
 }
 
 // Config returns the configuration the Machine was built with.
@@ -212,15 +211,6 @@ func (m *Machine) StepCounted(c changelog.Change, rows int, now time.Time) error
 	if p.openID == "" {
 		p.openID = c.TxnID
 	}
-	k := regionKey{p.name, c.Table}
-	r := m.regions[k]
-	if r == nil {
-		r = &Region{Partition: p.name, Table: c.Table}
-		m.regions[k] = r
-	}
-	r.Changes++
-	r.Bytes += size
-
 	if c.TxnEnd {
 		if p.clean == 0 {
 			m.cleanParts++
@@ -413,18 +403,6 @@ func (m *Machine) Advance(p *Plan) {
 		for i := range pp.p.frozen[:pp.chunks] {
 			ck := &pp.p.frozen[i]
 			m.bytes -= ck.bytes
-			for j := range ck.changes {
-				c := &ck.changes[j]
-				k := regionKey{pp.p.name, c.Table}
-				r := m.regions[k]
-				r.Changes--
-				r.Bytes -= int64(max(c.Size, 0))
-				if r.Changes == 0 {
-					// Tables come and go (events_202601, events_202602...):
-					// forget empty regions so the map stays small.
-					delete(m.regions, k)
-				}
-			}
 		}
 		clear(pp.p.frozen[:pp.chunks]) // let the chunks' arrays go
 		pp.p.frozen = pp.p.frozen[pp.chunks:]
@@ -522,11 +500,32 @@ func (m *Machine) NextDeadline() (deadline time.Time, ok bool) {
 }
 
 // Regions returns the per-(partition, table) accounting of what is
-// buffered, sorted by partition and table.
+// buffered, sorted by partition and table. It walks every buffered change:
+// it is for logs and tests, and keeping the sums up to date instead cost
+// two map updates per change, a quarter of the Machine's own time
+// (BenchmarkStepReadyAdvance).
 func (m *Machine) Regions() []Region {
-	out := make([]Region, 0, len(m.regions))
-	for _, r := range m.regions {
-		out = append(out, *r)
+	idx := map[regionKey]int{}
+	var out []Region
+	for _, p := range m.parts {
+		count := func(changes []changelog.Change) {
+			for i := range changes {
+				c := &changes[i]
+				k := regionKey{p.name, c.Table}
+				j, ok := idx[k]
+				if !ok {
+					j = len(out)
+					idx[k] = j
+					out = append(out, Region{Partition: p.name, Table: c.Table})
+				}
+				out[j].Changes++
+				out[j].Bytes += int64(max(c.Size, 0))
+			}
+		}
+		for _, ck := range p.frozen {
+			count(ck.changes)
+		}
+		count(p.active)
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Partition != out[j].Partition {
