@@ -114,6 +114,7 @@ func FuzzFastPaths(f *testing.F) {
 			sameAsGeneral(t, toUintAny, uintCol("INT UNSIGNED", bits), in)
 		}
 		sameAsGeneral(t, toDateTimeAny, timeCol(schema.DateTime, int(shape)%10), s)
+		sameAsGeneral(t, toStringAny, strCol(int(shape)%20), s)
 	})
 }
 
@@ -150,6 +151,29 @@ func TestDateTimeFastPath(t *testing.T) {
 			for _, in := range []changelog.Value{num("1589355606123"), int64(-1), time.Date(2020, 5, 13, 7, 40, 6, 0, time.UTC), true} {
 				sameAsGeneral(t, toDateTimeAny, col, in)
 			}
+		}
+	}
+}
+
+// TestStringFastPath holds toString's fast path to the general path:
+// lengths around the column's in bytes and in characters, and invalid
+// UTF-8 of each kind.
+func TestStringFastPath(t *testing.T) {
+	ins := []string{
+		"", "a", "abcd", "abcde", "NEW", "c213", "SKU-37502", "日本", "日本語", "日本語の", "日本語のテ",
+		"ab日", "abc日", "€", "😀😀", "😀😀😀😀", "😀😀😀😀😀",
+		"\xff", "a\xff", "abcd\xff", "\xc3", "ab\xc3", "\xc0\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80",
+		"\xef\xbf\xbd", "a\x00b", "\u2028",
+	}
+	for _, length := range []int{-1, 0, 1, 3, 4, 5, 16} {
+		col := strCol(length)
+		col.SQLType = fmt.Sprintf("VARCHAR(%d)", length)
+		for _, s := range ins {
+			sameAsGeneral(t, toStringAny, col, s)
+			sameAsGeneral(t, toStringAny, col, []byte(s))
+		}
+		for _, in := range []changelog.Value{num("48213"), true, int64(-5), 1.5, changelog.JSON(`{"a":1}`)} {
+			sameAsGeneral(t, toStringAny, col, in)
 		}
 	}
 }

@@ -17,6 +17,18 @@ import (
 // its text; bool as "true"/"false"; Go integers and finite floats as their
 // shortest decimal text.
 func toString(col *schema.Column, v changelog.Value) (any, error) {
+	// The common case first: a string that fits, returned as the very
+	// interface passed in, without normalize's type switch and sameOr's
+	// comparison.
+	if s, ok := v.(string); ok && utf8.ValidString(s) &&
+		(col.Length <= 0 || len(s) <= col.Length || utf8.RuneCountInString(s) <= col.Length) {
+		return v, nil
+	}
+	return toStringAny(col, v)
+}
+
+// toStringAny is toString for every input and every error.
+func toStringAny(col *schema.Column, v changelog.Value) (any, error) {
 	var s string
 	switch x := normalize(v).(type) {
 	case string:
