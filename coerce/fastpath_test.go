@@ -115,6 +115,9 @@ func FuzzFastPaths(f *testing.F) {
 		}
 		sameAsGeneral(t, toDateTimeAny, timeCol(schema.DateTime, int(shape)%10), s)
 		sameAsGeneral(t, toStringAny, strCol(int(shape)%20), s)
+		for _, in := range []changelog.Value{num(s), s} {
+			sameAsGeneral(t, toDecimalAny, decCol(int(shape)%20, int(shape/20)%8-1), in)
+		}
 	})
 }
 
@@ -151,6 +154,31 @@ func TestDateTimeFastPath(t *testing.T) {
 			for _, in := range []changelog.Value{num("1589355606123"), int64(-1), time.Date(2020, 5, 13, 7, 40, 6, 0, time.UTC), true} {
 				sameAsGeneral(t, toDateTimeAny, col, in)
 			}
+		}
+	}
+}
+
+// TestDecimalTypeFastPath holds toDecimal's early check of a Number or
+// string already canonical and within the column to the general path:
+// precision and scale overflow, trailing and leading zeros, negative
+// zero, and the spellings only the general path rewrites.
+func TestDecimalTypeFastPath(t *testing.T) {
+	ins := []string{
+		"360.13", "360.1", "360.130", "360.131", "360", "-360.13", "0", "-0", "0.00", "-0.00", "-0.0",
+		"0.001", "-0.001", "0.10", "00.5", "-00.5", "007", ".5", "5.", "-.5", "+5", "1e2", "1.5E-1", "0e0",
+		"9999999999.99", "-9999999999.99", "10000000000.00", "99999999999", "9999999999.999", "0.9999",
+		"99999.99999", "123456789012345678901234567890.1234567890", "", "-", ".", "1.2.3", "1_0", "NaN",
+		"-Infinity", "１", " 1", "1 ",
+	}
+	for _, ps := range [][2]int{{12, 2}, {10, 2}, {0, 0}, {5, 0}, {3, 5}, {6, -2}, {38, 10}, {2, 2}, {1, 0}} {
+		col := decCol(ps[0], ps[1])
+		col.SQLType = fmt.Sprintf("DECIMAL(%d,%d)", ps[0], ps[1])
+		for _, s := range ins {
+			sameAsGeneral(t, toDecimalAny, col, num(s))
+			sameAsGeneral(t, toDecimalAny, col, s)
+		}
+		for _, in := range []changelog.Value{int64(-5), uint64(7), 0.1, true, []byte("1")} {
+			sameAsGeneral(t, toDecimalAny, col, in)
 		}
 	}
 }

@@ -268,6 +268,24 @@ func toUintAny(col *schema.Column, v changelog.Value) (any, error) {
 // round-tripping text (strconv's 'g' format with precision -1): 0.1 is read
 // as "0.1", not as the binary value nearest to it.
 func toDecimal(col *schema.Column, v changelog.Value) (any, error) {
+	// The common case first: text already canonical and within the column,
+	// returned as written without normalize's type switch and sameOr's
+	// comparison (canonicalDecimal's own fast path, taken sooner).
+	switch x := v.(type) {
+	case changelog.Number:
+		if fitsAsWritten(string(x), col.Precision, col.Scale) {
+			return textOf(v), nil
+		}
+	case string:
+		if fitsAsWritten(x, col.Precision, col.Scale) {
+			return v, nil
+		}
+	}
+	return toDecimalAny(col, v)
+}
+
+// toDecimalAny is toDecimal for every input and every error.
+func toDecimalAny(col *schema.Column, v changelog.Value) (any, error) {
 	var s string
 	switch x := normalize(v).(type) {
 	case changelog.Number:
