@@ -438,6 +438,18 @@ func readOp(s *jsonscan.Scanner, e *envelope) error {
 	return &recordError{Reason: `"op" must be a string, not a ` + tok.Kind.String(), Hint: hintMalformed}
 }
 
+// sourceKeys are the members of the "source" block readSource reads, in
+// the order of the indexes sourceDB, sourceSchema and sourceTable; the
+// others (a dozen on every record) are passed over by NextKeyIn.
+var sourceKeys = []string{"db", "schema", "table"}
+
+// Indexes in sourceKeys.
+const (
+	sourceDB = iota
+	sourceSchema
+	sourceTable
+)
+
 // readSource reads the "source" block's db, schema and table. tables, if
 // not nil, interns the table.
 func readSource(s *jsonscan.Scanner, e *envelope, tables *jsonrecord.Tables) error {
@@ -458,22 +470,20 @@ func readSource(s *jsonscan.Scanner, e *envelope, tables *jsonrecord.Tables) err
 	e.hasSource = true
 	var db, schema, table []byte
 	for first := true; ; first = false {
-		key, ok, err := s.NextKey(first)
+		k, ok, err := s.NextKeyIn(first, sourceKeys)
 		if err != nil {
 			return err
 		}
 		if !ok {
 			break
 		}
-		switch string(s.Bytes(key)) {
-		case "db":
+		switch k {
+		case sourceDB:
 			db, err = jsonrecord.ReadName(s, "source.db", hintMalformed)
-		case "schema":
+		case sourceSchema:
 			schema, err = jsonrecord.ReadName(s, "source.schema", hintMalformed)
-		case "table":
+		case sourceTable:
 			table, err = jsonrecord.ReadName(s, "source.table", hintMalformed)
-		default:
-			_, err = s.Value()
 		}
 		if err != nil {
 			return err
@@ -494,6 +504,11 @@ func readSource(s *jsonscan.Scanner, e *envelope, tables *jsonrecord.Tables) err
 	return nil
 }
 
+// transactionKeys is the member of the "transaction" block
+// readTransaction reads; the others are passed over by NextKeyIn.
+var transactionKeys = []string{"id"}
+
+// readTransaction reads the "transaction" block's id.
 func readTransaction(s *jsonscan.Scanner, e *envelope) error {
 	switch s.Peek() {
 	case 'n':
@@ -511,7 +526,7 @@ func readTransaction(s *jsonscan.Scanner, e *envelope) error {
 		return err
 	}
 	for first := true; ; first = false {
-		key, ok, err := s.NextKey(first)
+		_, ok, err := s.NextKeyIn(first, transactionKeys)
 		if err != nil {
 			return err
 		}
@@ -521,9 +536,6 @@ func readTransaction(s *jsonscan.Scanner, e *envelope) error {
 		tok, err := s.Value()
 		if err != nil {
 			return err
-		}
-		if !s.Equal(key, "id") {
-			continue
 		}
 		switch tok.Kind {
 		case jsonscan.String, jsonscan.Number:

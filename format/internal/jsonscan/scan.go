@@ -219,6 +219,101 @@ func (s *Scanner) nextKey(first bool) (key Token, ok bool, err error) {
 	return key, true, nil
 }
 
+// NextKeyIn is NextKey for an object of which only the members named by
+// keys are wanted. It passes over the other members, checking them as
+// NextKey and Value would, and stops after the key and ':' of the first
+// member whose key (decoded) is one of keys, returning its index; the
+// member's value is read next. At the '}' that closes the object it
+// consumes it and returns ok == false. first says whether no member has
+// been read yet.
+//
+// Passing over members is most of the work of reading a block such as
+// Debezium's "source", of which a decoder wants two or three of fifteen
+// members, so the members of compact JSON with plain keys and scalar
+// values are passed over in one loop, without a Token, a call for each
+// member or a comparison of each key; anything else (white space, an
+// escaped key, an object or array value, an error) is left to NextKey and
+// Value, from the start of the member, so the errors are theirs at the
+// same offsets.
+func (s *Scanner) NextKeyIn(first bool, keys []string) (k int, ok bool, err error) {
+	// lens has bit n set when a key of keys is n bytes long: a key of
+	// another length below 64 is passed over without being compared.
+	var lens uint64
+	for _, w := range keys {
+		if len(w) < 64 {
+			lens |= 1 << len(w)
+		}
+	}
+	d, i := s.data, s.pos
+	for ; ; first = false {
+		if i < len(d) && d[i] == '}' {
+			s.pos = i + 1
+			return -1, false, nil
+		}
+		j := i
+		if !first {
+			if j >= len(d) || d[j] != ',' {
+				goto member
+			}
+			j++
+		}
+		if j < len(d) && d[j] == '"' {
+			end, plain, bad := scanString(d, j+1)
+			if bad != "" || !plain || end+1 >= len(d) || d[end+1] != ':' {
+				goto member
+			}
+			if n := uint(end - j - 1); n >= 64 || lens>>n&1 != 0 {
+				for k, w := range keys {
+					if string(d[j+1:end]) == w {
+						s.pos = end + 2
+						return k, true, nil
+					}
+				}
+			}
+			v := end + 2
+			if v >= len(d) {
+				goto member
+			}
+			switch c := d[v]; {
+			case c == '"':
+				e, _, bad := scanString(d, v+1)
+				if bad != "" {
+					goto member
+				}
+				i = e + 1
+				continue
+			case c == 'n' && len(d)-v >= 4 && string(d[v:v+4]) == "null":
+				i = v + 4
+				continue
+			case c == '-' || isDigit(c):
+				e, bad := scanNumber(d, v)
+				if bad != "" {
+					goto member
+				}
+				i = e
+				continue
+			}
+		}
+	member:
+		// Anything else: one member the general way.
+		s.pos = i
+		key, ok, err := s.NextKey(first)
+		if err != nil || !ok {
+			return -1, ok, err
+		}
+		name := s.Bytes(key)
+		for k, w := range keys {
+			if string(name) == w {
+				return k, true, nil
+			}
+		}
+		if _, err := s.value(0); err != nil {
+			return -1, false, err
+		}
+		i = s.pos
+	}
+}
+
 // Value reads one complete value. Objects and arrays are checked and
 // skipped; the token spans their whole text.
 func (s *Scanner) Value() (Token, error) { return s.value(0) }

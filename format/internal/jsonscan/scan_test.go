@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -167,6 +169,9 @@ func FuzzScan(f *testing.F) {
 		if valid := validStrict(data); (err == nil) != valid {
 			t.Fatalf("scanner error %v, json.Valid and utf8.Valid %v", err, valid)
 		}
+		for _, keys := range nextKeyInKeys {
+			checkNextKeyIn(t, data, keys)
+		}
 		if err != nil {
 			return
 		}
@@ -272,5 +277,75 @@ func TestRowNames(t *testing.T) {
 		// The row's text, and its values with the headers they point to
 		// (see boxAt and block); the names are shared.
 		t.Errorf("Row with known names: %v allocations, want at most 2", n)
+	}
+}
+
+// nextKeyInKeys are the key sets TestNextKeyIn and FuzzScan walk objects
+// for.
+var nextKeyInKeys = [][]string{{"db", "schema", "table"}, {"id"}, {"a", "b"}, {strings.Repeat("k", 70)}, nil}
+
+// walk walks the object in data as a decoder does, with NextKeyIn when
+// in is set, else member by member with NextKey: the members of keys it
+// finds ("key=value text") and where it stopped.
+func walk(data []byte, keys []string, in bool) (got []string, err error) {
+	s := New(data)
+	if err := s.BeginObject(); err != nil {
+		return nil, err
+	}
+	for first := true; ; first = false {
+		var name string
+		var ok bool
+		if in {
+			var k int
+			if k, ok, err = s.NextKeyIn(first, keys); ok {
+				name = keys[k]
+			}
+		} else {
+			var key Token
+			if key, ok, err = s.NextKey(first); ok {
+				name = s.Text(key)
+			}
+		}
+		if err != nil {
+			return got, err
+		}
+		if !ok {
+			return got, s.End()
+		}
+		tok, err := s.Value()
+		if err != nil {
+			return got, err
+		}
+		if slices.Contains(keys, name) {
+			got = append(got, name+"="+string(data[tok.Start:tok.End]))
+		}
+	}
+}
+
+// checkNextKeyIn fails unless NextKeyIn finds the members NextKey and
+// Value find, and fails where they fail, with the same error.
+func checkNextKeyIn(t *testing.T, data []byte, keys []string) {
+	t.Helper()
+	got, err := walk(data, keys, true)
+	want, wantErr := walk(data, keys, false)
+	if fmt.Sprint(err) != fmt.Sprint(wantErr) || !slices.Equal(got, want) {
+		t.Fatalf("%q, keys %q: NextKeyIn found %q, %v; NextKey and Value %q, %v", data, keys, got, err, want, wantErr)
+	}
+}
+
+func TestNextKeyIn(t *testing.T) {
+	for _, in := range []string{
+		`{}`, `{"db":"shop"}`, `{"version":"2.7.3.Final","db":"shop","ts_ms":1767225600000,"table":"orders","gtid":null,"row":0}`,
+		`{"x":1,"db":"a","db":"b"}`, `{"d\u0062":"escaped key"}`, `{"a":{"b":[1,"db"]},"db":"x"}`, `{"id":"t1","total_order":1}`,
+		`{ "db" : "shop" , "x" : 1 }`, `{"x":true,"y":false,"z":-1.5e3,"db":null}`, `{"x":"caf\u00e9 \"q\"","db":"é"}`,
+		`{"` + strings.Repeat("k", 70) + `":1}`, `{"` + strings.Repeat("k", 69) + `":1}`, `{"table":{"nested":1}}`,
+		// invalid
+		`{`, `{"x"`, `{"x":`, `{"x":1`, `{"x":1,}`, `{,"x":1}`, `{"x":1 "y":2}`, `{"x" 1}`, `{"x":01}`, `{"x":-}`,
+		`{"x":nul}`, `{"x":nullx}`, `{"x":1x}`, `{"x":"a\x"}`, "{\"x\":\"a\x01\"}", "{\"x\":\"\xff\"}",
+		"{\"\x01\":1}", `{"x":[1,}`, `{"x":1}}`, `{"db":1}`, `{"db":`, `{"db"}`, `{"x":"unterminated`,
+	} {
+		for _, keys := range nextKeyInKeys {
+			checkNextKeyIn(t, []byte(in), keys)
+		}
 	}
 }
