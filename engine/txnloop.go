@@ -35,10 +35,10 @@ type txnLoop struct {
 	committed atomic.Bool
 	wakeCh    chan struct{}
 	// seen holds the rows counted since the machine last cut a plan, so
-	// that a key's later changes count no row (see rows); hash is the
-	// scratch hasher for their keys.
+	// that a key's later changes count no row (see rows), by their keys'
+	// hashes with seed.
 	seen map[rowID]struct{}
-	hash maphash.Hash
+	seed maphash.Seed
 }
 
 // rowID is one row of one table, by its key's hash (reduce.Table.RowKey).
@@ -66,9 +66,8 @@ func (e *Engine) newTxnLoop() (*txnLoop, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sink: %w", err)
 	}
-	l := &txnLoop{e: e, m: m, open: map[string]*openTxn{}, wakeCh: make(chan struct{}, 1), seen: map[rowID]struct{}{}}
-	l.hash.SetSeed(maphash.MakeSeed())
-	return l, nil
+	return &txnLoop{e: e, m: m, open: map[string]*openTxn{}, wakeCh: make(chan struct{}, 1),
+		seen: map[rowID]struct{}{}, seed: maphash.MakeSeed()}, nil
 }
 
 // record steps every change of a record into the machine. A change that
@@ -177,13 +176,13 @@ func (l *txnLoop) rows(t *reduce.Table, c *changelog.Change) int {
 	if t == nil {
 		return 1
 	}
-	key, ok := t.RowKey(c.Image(), &l.hash)
+	key, ok := t.RowKey(c.Image(), l.seed)
 	if !ok {
 		return 1
 	}
 	n := l.count(rowID{t, key})
 	if c.Kind == changelog.UpdateAfter && !c.Before.IsZero() {
-		if old, ok := t.RowKey(c.Before, &l.hash); ok && old != key {
+		if old, ok := t.RowKey(c.Before, l.seed); ok && old != key {
 			n += l.count(rowID{t, old})
 		}
 	}

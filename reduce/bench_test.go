@@ -2,9 +2,11 @@ package reduce
 
 import (
 	"fmt"
+	"hash/maphash"
 	"testing"
 
 	"github.com/txsink/txsink/changelog"
+	"github.com/txsink/txsink/schema"
 )
 
 // BenchmarkAdd measures adding changes to the buffer, conversion included:
@@ -60,5 +62,36 @@ func BenchmarkTake(b *testing.B) {
 		if u := buf.Take(); len(u.Batches) != 1 {
 			b.Fatal("no batch")
 		}
+	}
+}
+
+// BenchmarkRowKey is the cost of identifying a change's row without
+// converting it (transaction mode counts max-rows with it), for a
+// one-column and a two-column key.
+func BenchmarkRowKey(b *testing.B) {
+	seed := maphash.MakeSeed()
+	orders := ordersTable(b)
+	st := &schema.Table{Name: "items", PrimaryKey: []string{"order_id", "line_no"}, Columns: []schema.Column{
+		{Name: "order_id", Class: schema.Int, Bits: 64}, {Name: "line_no", Class: schema.Int, Bits: 32}, {Name: "sku", Class: schema.String},
+	}}
+	items, err := NewTable(st, nil, false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, bc := range []struct {
+		name string
+		t    *Table
+		img  changelog.Row
+	}{
+		{"one column", orders, row("id", changelog.Number("1001"), "amount", changelog.Number("12.50"), "status", "NEW")},
+		{"two columns", items, row("order_id", changelog.Number("1001"), "line_no", changelog.Number("3"), "sku", "SKU-15113")},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, ok := bc.t.RowKey(bc.img, seed); !ok {
+					b.Fatal("no key")
+				}
+			}
+		})
 	}
 }

@@ -708,40 +708,32 @@ func RenderKey(vals []any) string {
 // errs high, never low except by a 64-bit collision. ok is false when
 // img has no such identity: an append-only table (every insert is a row
 // of its own), a key column missing, NULL or of a type not hashed here.
-// h is the caller's scratch hasher, whose seed it keeps.
-func (t *Table) RowKey(img changelog.Row, h *maphash.Hash) (key uint64, ok bool) {
+func (t *Table) RowKey(img changelog.Row, seed maphash.Seed) (key uint64, ok bool) {
 	if t.AppendOnly || len(t.keyCols) == 0 || img.IsZero() {
 		return 0, false
 	}
 	p := t.planFor(img.Names)
-	h.Reset()
-	var num [8]byte
 	for _, j := range p.keySrc {
 		if j < 0 {
 			return 0, false
 		}
-		// A tag byte per type and a length per text keep ("ab", "c") and
-		// ("a", "bc"), or 7 and "7", apart.
+		// Each value is hashed on its own, with a constant per type (7
+		// and "7" apart), and folded in by position, so ("ab", "c") and
+		// ("a", "bc") differ too.
+		var h uint64
 		switch v := img.Values[j].(type) {
 		case string:
-			h.WriteByte('s')
-			binary.LittleEndian.PutUint64(num[:], uint64(len(v)))
-			h.Write(num[:])
-			h.WriteString(v)
+			h = maphash.String(seed, v) ^ 0x73
 		case changelog.Number:
-			h.WriteByte('n')
-			binary.LittleEndian.PutUint64(num[:], uint64(len(v)))
-			h.Write(num[:])
-			h.WriteString(string(v))
+			h = maphash.String(seed, string(v)) ^ 0x6e
 		case int64:
-			h.WriteByte('i')
-			binary.LittleEndian.PutUint64(num[:], uint64(v))
-			h.Write(num[:])
+			h = maphash.Comparable(seed, v) ^ 0x69
 		default:
 			return 0, false
 		}
+		key = (key ^ h) * 0x9e3779b97f4a7c15
 	}
-	return h.Sum64(), true
+	return key, true
 }
 
 // convertRow converts every column of img for t, in the target's column

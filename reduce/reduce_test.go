@@ -484,8 +484,8 @@ func TestRowKey(t *testing.T) {
 		return rt
 	}()
 	orders := ordersTable(t)
-	var h maphash.Hash
-	key := func(tbl *Table, img changelog.Row) (uint64, bool) { return tbl.RowKey(img, &h) }
+	seed := maphash.MakeSeed()
+	key := func(tbl *Table, img changelog.Row) (uint64, bool) { return tbl.RowKey(img, seed) }
 	for _, tc := range []struct {
 		name  string
 		tbl   *Table
