@@ -413,6 +413,38 @@ func (m *Machine) Advance(p *Plan) {
 	m.inFlight = nil
 }
 
+// Finished returns the changes of every finished source transaction that
+// is not in the plan in flight, in the order a plan holds them (partitions
+// in first-seen order, each in source order): what the next plan holds
+// when Ready cuts it before anything more is stepped and it takes every
+// finished transaction, as it does when SizeDue holds, under PressureHard
+// and with flush. An engine that waits for the plan in flight can reduce
+// them meanwhile, so that the target is not idle while it does so after
+// the commit; it must check the plan it gets is the one it prepared.
+//
+// The slices are the Machine's own, each holding whole transactions: read
+// them only, and only until the next Step, Ready, Advance or Drop.
+func (m *Machine) Finished() [][]changelog.Change {
+	var out [][]changelog.Change
+	for _, p := range m.parts {
+		frozen := p.frozen
+		if m.inFlight != nil {
+			for _, pp := range m.inFlight.parts {
+				if pp.p == p {
+					frozen = frozen[pp.chunks:]
+				}
+			}
+		}
+		for _, ck := range frozen {
+			out = append(out, ck.changes)
+		}
+		if p.clean > 0 {
+			out = append(out, p.active[:p.clean:p.clean])
+		}
+	}
+	return out
+}
+
 // InFlight returns the plan cut by Ready and not yet advanced, or nil.
 func (m *Machine) InFlight() *Plan { return m.inFlight }
 

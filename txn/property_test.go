@@ -201,6 +201,16 @@ func (d *driver) ready(flush, advance bool) bool {
 	before := d.frozenChunks()
 	dl, ok := d.m.NextDeadline()
 	inFlight := d.m.InFlight() != nil
+	// Every finished transaction goes into the plan when it is cut with
+	// flush, under memory pressure or at the size limit: Finished must
+	// hold exactly that plan's changes.
+	takesAll := flush || d.m.Bytes() >= d.m.cfg.BufferSize || d.m.SizeDue()
+	var finished []changelog.Position
+	for _, chunk := range d.m.Finished() {
+		for _, c := range chunk {
+			finished = append(finished, c.Pos)
+		}
+	}
 	p := d.m.Ready(d.now, flush)
 	acted := p != nil || d.frozenChunks() != before
 	if !flush {
@@ -214,6 +224,16 @@ func (d *driver) ready(flush, advance bool) bool {
 	}
 	if inFlight {
 		d.fatalf("a second plan while one is in flight")
+	}
+	if takesAll {
+		if len(p.Changes) != len(finished) {
+			d.fatalf("a plan of %d changes, but Finished held %d", len(p.Changes), len(finished))
+		}
+		for i := range p.Changes {
+			if p.Changes[i].Pos != finished[i] {
+				d.fatalf("plan change %d is at %v, Finished had %v", i, p.Changes[i].Pos, finished[i])
+			}
+		}
 	}
 	d.checkPlan(p)
 	d.plan = p
