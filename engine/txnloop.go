@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -39,6 +40,19 @@ type txnLoop struct {
 	// hashes with seed.
 	seen map[rowID]struct{}
 	seed maphash.Seed
+	// prepared is the next plan's unit, reduced while the plan in flight
+	// commits (see prepare); nil when there is none.
+	prepared *preparedUnit
+}
+
+// preparedUnit is a unit reduced from the machine's finished
+// transactions ahead of the plan that will hold them, with what identifies
+// that plan.
+type preparedUnit struct {
+	u        *commit.Unit
+	skipped  int                  // changes of skipped tables
+	changes  int                  // changes reduced
+	progress []changelog.Position // the last change's position per partition, in order
 }
 
 // rowID is one row of one table, by its key's hash (reduce.Table.RowKey).
@@ -232,6 +246,10 @@ func (l *txnLoop) commitReady(ctx context.Context, flush bool) error {
 				if !flush && l.m.Pressure() != txn.PressureHard && !l.m.SizeDue() {
 					return nil // it commits while the loop reads on
 				}
+				// The next plan takes every finished transaction:
+				// reduce them while the target commits this one, which
+				// is otherwise idle while the loop does it afterwards.
+				l.prepare(ctx)
 				// Wait returns once the committer has run signal, or
 				// with the unit's error.
 				if err := l.e.async.Wait(); err != nil {
@@ -249,6 +267,7 @@ func (l *txnLoop) commitReady(ctx context.Context, flush bool) error {
 		}
 		plan := l.m.Ready(l.e.now(), flush)
 		if plan == nil {
+			l.prepared = nil
 			return nil
 		}
 		// The rows counted so far are in this plan (or, for open
@@ -292,56 +311,111 @@ func (l *txnLoop) wake() <-chan struct{} { return l.wakeCh }
 // unit reduces a plan's changes per key into the unit that applies them,
 // with the plan's progress, in one target transaction, and returns it with
 // the number of source transactions it commits (nil: nothing to apply).
-// Under the dead-letter policy a source transaction with a change that
-// cannot be applied is quarantined whole, in the same unit, and the others
-// go on.
+// It takes the unit prepare made of the same changes, if any.
 func (l *txnLoop) unit(ctx context.Context, plan *txn.Plan) (*commit.Unit, int, error) {
-	e := l.e
-	buf := reduce.NewBuffer(e.cfg.Name)
-	now := e.clock.Now()
-	for start := 0; start < len(plan.Changes); {
-		end := start
-		for end < len(plan.Changes) && !plan.Changes[end].TxnEnd {
-			end++
-		}
-		end = min(end+1, len(plan.Changes)) // the plan holds whole transactions
-		txnChanges := plan.Changes[start:end]
-		start = end
-		if e.deadLettering() {
-			if bad, err := l.firstBad(ctx, buf, txnChanges); err != nil {
-				return nil, 0, err
-			} else if bad != nil {
-				l.quarantine(buf, txnChanges, bad, now)
-				continue
-			}
-		}
-		for i := range txnChanges {
-			c := &txnChanges[i]
-			if c.Kind == changelog.EndTxn {
-				buf.Skip(c.Pos, now)
-				continue
-			}
-			t, err := e.tableFor(ctx, c)
-			if err != nil {
-				return nil, 0, err
-			}
-			if t == nil {
-				e.mu.Lock()
-				e.stats.Skipped++
-				e.mu.Unlock()
-				buf.Skip(c.Pos, now)
-				continue
-			}
-			if err := buf.Add(t, c, now); err != nil {
-				return nil, 0, err
-			}
+	var u *commit.Unit
+	var skipped int
+	if p := l.prepared; p != nil && p.changes == len(plan.Changes) && slices.Equal(p.progress, plan.Progress) {
+		u, skipped = p.u, p.skipped
+	} else {
+		var err error
+		if u, skipped, err = l.reduce(ctx, [][]changelog.Change{plan.Changes}); err != nil {
+			return nil, 0, err
 		}
 	}
-	u := buf.Take()
+	l.prepared = nil
+	if skipped > 0 {
+		l.e.mu.Lock()
+		l.e.stats.Skipped += int64(skipped)
+		l.e.mu.Unlock()
+	}
 	if u == nil {
 		return nil, 0, nil
 	}
 	return u, plan.Txns - len(u.DeadLetters), nil
+}
+
+// prepare reduces the machine's finished transactions, which the next plan
+// will hold (txn.Machine.Finished), into that plan's unit. A change that
+// cannot be reduced is left for the plan's own reduction to report, after
+// the plan in flight is committed, as without preparing. Under the
+// dead-letter policy nothing is prepared: quarantining counts and logs,
+// which must happen once, for the plan.
+func (l *txnLoop) prepare(ctx context.Context) {
+	l.prepared = nil
+	if l.e.deadLettering() {
+		return
+	}
+	chunks := l.m.Finished()
+	p := &preparedUnit{}
+	for _, chunk := range chunks {
+		p.changes += len(chunk)
+		last := chunk[len(chunk)-1].Pos
+		if n := len(p.progress); n > 0 && p.progress[n-1].Partition == last.Partition {
+			p.progress[n-1] = last
+		} else {
+			p.progress = append(p.progress, last)
+		}
+	}
+	if p.changes == 0 {
+		return
+	}
+	var err error
+	if p.u, p.skipped, err = l.reduce(ctx, chunks); err != nil {
+		return
+	}
+	l.prepared = p
+}
+
+// reduce reduces changes, runs of whole source transactions, per key into
+// one unit (nil: nothing to apply), and counts the changes of skipped
+// tables. Under the dead-letter policy a source transaction with a change
+// that cannot be applied is quarantined whole, in the same unit, and the
+// others go on.
+func (l *txnLoop) reduce(ctx context.Context, chunks [][]changelog.Change) (*commit.Unit, int, error) {
+	e := l.e
+	buf := reduce.NewBuffer(e.cfg.Name)
+	now := e.clock.Now()
+	skipped := 0
+	for _, changes := range chunks {
+		for start := 0; start < len(changes); {
+			end := start
+			for end < len(changes) && !changes[end].TxnEnd {
+				end++
+			}
+			end = min(end+1, len(changes)) // chunks hold whole transactions
+			txnChanges := changes[start:end]
+			start = end
+			if e.deadLettering() {
+				if bad, err := l.firstBad(ctx, buf, txnChanges); err != nil {
+					return nil, 0, err
+				} else if bad != nil {
+					l.quarantine(buf, txnChanges, bad, now)
+					continue
+				}
+			}
+			for i := range txnChanges {
+				c := &txnChanges[i]
+				if c.Kind == changelog.EndTxn {
+					buf.Skip(c.Pos, now)
+					continue
+				}
+				t, err := e.tableFor(ctx, c)
+				if err != nil {
+					return nil, 0, err
+				}
+				if t == nil {
+					skipped++
+					buf.Skip(c.Pos, now)
+					continue
+				}
+				if err := buf.Add(t, c, now); err != nil {
+					return nil, 0, err
+				}
+			}
+		}
+	}
+	return buf.Take(), skipped, nil
 }
 
 // badChange is a change a transaction cannot be applied with.
