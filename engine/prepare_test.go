@@ -82,7 +82,7 @@ func TestPreparedUnit(t *testing.T) {
 			if txns != plan.Txns {
 				t.Errorf("%d transactions, want the plan's %d", txns, plan.Txns)
 			}
-			want, _, err := l.reduce(ctx, [][]changelog.Change{plan.Changes})
+			want, _, err := l.reduce(ctx, plan.Chunks)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -315,11 +315,11 @@ func (l *txnLoop) wake() <-chan struct{} { return l.wakeCh }
 func (l *txnLoop) unit(ctx context.Context, plan *txn.Plan) (*commit.Unit, int, error) {
 	var u *commit.Unit
 	var skipped int
-	if p := l.prepared; p != nil && p.changes == len(plan.Changes) && slices.Equal(p.progress, plan.Progress) {
+	if p := l.prepared; p != nil && p.changes == plan.Changes && slices.Equal(p.progress, plan.Progress) {
 		u, skipped = p.u, p.skipped
 	} else {
 		var err error
-		if u, skipped, err = l.reduce(ctx, [][]changelog.Change{plan.Changes}); err != nil {
+		if u, skipped, err = l.reduce(ctx, plan.Chunks); err != nil {
 			return nil, 0, err
 		}
 	}

@@ -75,7 +75,7 @@
 //		// Commit whatever is due. Ready runs Tick, so one timer at
 //		// NextDeadline drives all time-based work.
 //		for plan := m.Ready(clock.Now(), false); plan != nil; plan = m.Ready(clock.Now(), false) {
-//			// One target transaction: reduce plan.Changes (reduce.Buffer),
+//			// One target transaction: reduce plan.Chunks (reduce.Buffer),
 //			// apply the unit, write plan.Progress, COMMIT. Retry the whole
 //			// plan on transient errors; stop on permanent ones.
 //			if err := commitPlan(ctx, plan); err != nil { return err }

@@ -47,7 +47,7 @@ func TestDrop(t *testing.T) {
 		}
 	}
 	plan := m.Ready(t0, true)
-	if plan == nil || len(plan.Changes) != 2 || plan.Changes[0].Pos.Partition != "b" || m.doneRows != 0 {
+	if plan == nil || plan.Changes != 2 || plan.Chunks[0][0].Pos.Partition != "b" || m.doneRows != 0 {
 		t.Fatalf("plan after Drop(a): %s", plan.Describe())
 	}
 	defer func() {

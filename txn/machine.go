@@ -360,7 +360,7 @@ func (m *Machine) Ready(now time.Time, flush bool) *Plan {
 	}
 	pl := &Plan{
 		Reason:   reason,
-		Changes:  make([]changelog.Change, 0, n),
+		Changes:  n,
 		Progress: make([]changelog.Position, 0, parts),
 		parts:    make([]planPart, 0, parts),
 	}
@@ -369,11 +369,12 @@ func (m *Machine) Ready(now time.Time, flush bool) *Plan {
 			continue
 		}
 		for _, ck := range p.frozen {
-			pl.Changes = append(pl.Changes, ck.changes...)
+			pl.Chunks = append(pl.Chunks, ck.changes)
 			pl.Txns += ck.txns
 			pl.Bytes += ck.bytes
 		}
-		pl.Progress = append(pl.Progress, pl.Changes[len(pl.Changes)-1].Pos)
+		last := p.frozen[len(p.frozen)-1].changes
+		pl.Progress = append(pl.Progress, last[len(last)-1].Pos)
 		pl.parts = append(pl.parts, planPart{p: p, chunks: len(p.frozen)})
 	}
 	m.frozen = 0

@@ -122,7 +122,7 @@ func TestCommitRowsCountsRows(t *testing.T) {
 			if plan == nil {
 				plan = m.Ready(t0, true)
 			}
-			if plan == nil || len(plan.Changes) != int(seq) {
+			if plan == nil || plan.Changes != int(seq) {
 				t.Fatalf("the plan does not hold every change: %s", plan.Describe())
 			}
 			if m.doneRows != 0 || m.doneBytes != 0 {

@@ -43,7 +43,7 @@ func (r Reason) String() string {
 // Plan is one commit: whole source transactions of one or more partitions,
 // to be applied in ONE target transaction. Its contract:
 //
-//   - Changes and Progress MUST be applied in one target transaction: all of
+//   - Chunks and Progress MUST be applied in one target transaction: all of
 //     them become visible together, or none does.
 //   - Progress MUST be written in that same transaction, BEFORE its COMMIT;
 //     it is exactly how far each listed partition is applied.
@@ -52,24 +52,28 @@ func (r Reason) String() string {
 //     Never apply a subset: that would split a source transaction.
 //   - Advance(plan) MUST be called AFTER the commit succeeded, and only then.
 //
-// The engine owns the slices; the Machine never reads or writes them after
-// returning the plan.
+// Chunks are the arrays the Machine froze, handed out without a copy: read
+// them only (the Machine never writes them again either). Progress is the
+// engine's.
 type Plan struct {
 	// Reason says why the plan was cut.
 	Reason Reason
-	// Changes holds whole source transactions: per partition, every change
-	// from the one after the partition's previous plan up to and including
-	// a transaction end, in source order. Partitions follow one another in
-	// the order the Machine first saw them; that order carries no meaning,
-	// since the source promises order only inside a partition. Feed them,
-	// in this order, to a reduce.Buffer to get one commit.Unit.
-	Changes []changelog.Change
-	// Progress holds, for each partition in Changes, the position of its
+	// Chunks hold whole source transactions, each chunk a run of them of
+	// one partition: per partition, every change from the one after the
+	// partition's previous plan up to and including a transaction end, in
+	// source order. Partitions follow one another in the order the Machine
+	// first saw them; that order carries no meaning, since the source
+	// promises order only inside a partition. Feed the changes, in this
+	// order, to a reduce.Buffer to get one commit.Unit.
+	Chunks [][]changelog.Change
+	// Changes counts the changes in Chunks.
+	Changes int
+	// Progress holds, for each partition in Chunks, the position of its
 	// last change (always a transaction end).
 	Progress []changelog.Position
-	// Txns counts the source transactions in Changes.
+	// Txns counts the source transactions in Chunks.
 	Txns int
-	// Bytes sums the Size of Changes; Advance frees as much.
+	// Bytes sums the Size of the changes; Advance frees as much.
 	Bytes int64
 
 	parts []planPart
@@ -92,11 +96,13 @@ func (p *Plan) Describe() string {
 		return "no plan\n"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "plan %s: %d txns, %d changes, %d bytes\n", p.Reason, p.Txns, len(p.Changes), p.Bytes)
-	for i := range p.Changes {
-		b.WriteString("  ")
-		b.WriteString(describeChange(&p.Changes[i]))
-		b.WriteByte('\n')
+	fmt.Fprintf(&b, "plan %s: %d txns, %d changes, %d bytes\n", p.Reason, p.Txns, p.Changes, p.Bytes)
+	for _, chunk := range p.Chunks {
+		for i := range chunk {
+			b.WriteString("  ")
+			b.WriteString(describeChange(&chunk[i]))
+			b.WriteByte('\n')
+		}
 	}
 	b.WriteString("progress")
 	for _, pos := range p.Progress {

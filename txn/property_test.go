@@ -226,12 +226,13 @@ func (d *driver) ready(flush, advance bool) bool {
 		d.fatalf("a second plan while one is in flight")
 	}
 	if takesAll {
-		if len(p.Changes) != len(finished) {
-			d.fatalf("a plan of %d changes, but Finished held %d", len(p.Changes), len(finished))
+		changes := planChanges(p)
+		if len(changes) != len(finished) {
+			d.fatalf("a plan of %d changes, but Finished held %d", len(changes), len(finished))
 		}
-		for i := range p.Changes {
-			if p.Changes[i].Pos != finished[i] {
-				d.fatalf("plan change %d is at %v, Finished had %v", i, p.Changes[i].Pos, finished[i])
+		for i := range changes {
+			if changes[i].Pos != finished[i] {
+				d.fatalf("plan change %d is at %v, Finished had %v", i, changes[i].Pos, finished[i])
 			}
 		}
 	}
@@ -243,12 +244,22 @@ func (d *driver) ready(flush, advance bool) bool {
 	return true
 }
 
+// planChanges returns a plan's changes in order, its chunks joined.
+func planChanges(p *Plan) []changelog.Change {
+	var out []changelog.Change
+	for _, chunk := range p.Chunks {
+		out = append(out, chunk...)
+	}
+	return out
+}
+
 func (d *driver) checkPlan(p *Plan) {
+	changes := planChanges(p)
 	var bytes int64
 	txns := 0
 	var order []string
-	for i := 0; i < len(p.Changes); {
-		part := p.Changes[i].Pos.Partition
+	for i := 0; i < len(changes); {
+		part := changes[i].Pos.Partition
 		for _, o := range order {
 			if o == part {
 				d.fatalf("partition %s appears twice in a plan", part)
@@ -256,14 +267,14 @@ func (d *driver) checkPlan(p *Plan) {
 		}
 		order = append(order, part)
 		j := i
-		for j < len(p.Changes) && p.Changes[j].Pos.Partition == part {
-			bytes += int64(p.Changes[j].Size)
-			if p.Changes[j].TxnEnd {
+		for j < len(changes) && changes[j].Pos.Partition == part {
+			bytes += int64(changes[j].Size)
+			if changes[j].TxnEnd {
 				txns++
 			}
 			j++
 		}
-		seg := p.Changes[i:j]
+		seg := changes[i:j]
 		from := d.cut[part]
 		if !seg[len(seg)-1].TxnEnd {
 			d.fatalf("plan ends %s inside a source transaction, at %v", part, seg[len(seg)-1].Pos)
@@ -282,7 +293,7 @@ func (d *driver) checkPlan(p *Plan) {
 		d.cut[part] = from + len(seg)
 		i = j
 	}
-	if len(p.Progress) != len(order) || p.Txns != txns || p.Bytes != bytes || len(p.Changes) == 0 {
+	if len(p.Progress) != len(order) || p.Txns != txns || p.Bytes != bytes || len(changes) == 0 || p.Changes != len(changes) {
 		d.fatalf("plan totals: progress %v txns %d/%d bytes %d/%d", p.Progress, p.Txns, txns, p.Bytes, bytes)
 	}
 }
@@ -292,7 +303,7 @@ func (d *driver) advance() {
 		return
 	}
 	d.m.Advance(d.plan)
-	for _, c := range d.plan.Changes {
+	for _, c := range planChanges(d.plan) {
 		d.done[c.Pos.Partition]++
 	}
 	d.plan = nil
