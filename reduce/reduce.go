@@ -467,6 +467,7 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 			if err != nil {
 				return err
 			}
+			detach(row)
 			ts := b.state(t)
 			ts.inserts = append(ts.inserts, entry{pos: c.Pos, cols: p.out, row: row, size: c.Size})
 			b.rows++
@@ -489,6 +490,7 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 		if err != nil {
 			return err
 		}
+		detach(key)
 		b.key = appendKey(b.key[:0], t, func(i int) any { return key[i] })
 		b.put(b.state(t), b.key, entry{pos: c.Pos, del: true, key: key, size: keySize(c)})
 	case changelog.Insert, changelog.UpdateAfter:
@@ -505,9 +507,11 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 		if oldKey != nil {
 			b.oldKey = appendKey(b.oldKey[:0], t, func(i int) any { return oldKey[i] })
 			if !bytes.Equal(b.oldKey, b.key) {
+				detach(oldKey)
 				b.put(ts, b.oldKey, entry{pos: c.Pos, del: true, key: oldKey, size: keySize(c)})
 			}
 		}
+		detach(row)
 		b.put(ts, b.key, entry{pos: c.Pos, cols: p.out, row: row, size: c.Size})
 	default:
 		return &Error{Pos: c.Pos, Table: t.Schema.String(), Reason: fmt.Sprintf("unknown change kind %d", c.Kind), Hint: "this is a bug in the decoder that produced it; please report it"}

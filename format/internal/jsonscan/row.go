@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/txsink/txsink/changelog"
+	"github.com/txsink/txsink/internal/box"
 )
 
 // member is one object member found by ScanRow: where its key and value
@@ -377,7 +378,7 @@ func rowTexts(data []byte, a, b *Pending) (ta, tb string) {
 // hdrs as its storage.
 func (rs *Rows) fillRow(p *Pending, img string, values []changelog.Value, hdrs []string, row *changelog.Row) {
 	// The headers of the string and number values, boxed in place
-	// (see boxAt): each is written once, then pointed to, never written
+	// (see package box): each is written once, then pointed to, never written
 	// again. Nulls and booleans leave theirs unused, which costs less
 	// than counting them first.
 	for i, m := range rs.members(p) {
@@ -390,10 +391,10 @@ func (rs *Rows) fillRow(p *Pending, img string, values []changelog.Value, hdrs [
 			values[i] = false
 		case Number:
 			hdrs[i] = img[m.vStart:m.vEnd]
-			values[i] = boxAt(numberType, &hdrs[i])
+			values[i] = box.Number(&hdrs[i])
 		case String:
 			hdrs[i] = substr(img, m.vStart, m.vEnd, m.vPlain)
-			values[i] = boxAt(stringType, &hdrs[i])
+			values[i] = box.String(&hdrs[i])
 		case Object, Array:
 			values[i] = changelog.JSON(img[m.vStart:m.vEnd])
 		}

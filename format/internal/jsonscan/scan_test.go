@@ -275,7 +275,7 @@ func TestRowNames(t *testing.T) {
 		}
 	}); n > 2 {
 		// The row's text, and its values with the headers they point to
-		// (see boxAt and block); the names are shared.
+		// (see package box and block); the names are shared.
 		t.Errorf("Row with known names: %v allocations, want at most 2", n)
 	}
 }
