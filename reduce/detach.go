@@ -1,7 +1,7 @@
 package reduce
 
 import (
-	"strings"
+	"unsafe"
 
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/internal/box"
@@ -32,31 +32,32 @@ func detach(row []any) {
 	if n == 0 {
 		return
 	}
-	var text strings.Builder
-	text.Grow(size)
-	for _, v := range row {
-		switch x := v.(type) {
-		case string:
-			text.WriteString(x)
-		case changelog.Number:
-			text.WriteString(string(x))
-		}
-	}
-	// Each header is written once, then boxed, never written again.
-	all, hdrs := text.String(), make([]string, n)
+	// Each value's bytes are copied once, before its header is made, and
+	// never written again: the strings are as immutable as any other.
+	text, hdrs := make([]byte, size), make([]string, n)
 	at, j := 0, 0
 	for k, v := range row {
 		switch x := v.(type) {
 		case string:
-			hdrs[j] = all[at : at+len(x)]
+			hdrs[j] = own(text, &at, x)
 			row[k] = box.String(&hdrs[j])
-			at += len(x)
 			j++
 		case changelog.Number:
-			hdrs[j] = all[at : at+len(x)]
+			hdrs[j] = own(text, &at, string(x))
 			row[k] = box.Number(&hdrs[j])
-			at += len(x)
 			j++
 		}
 	}
+}
+
+// own copies s into text at *at, advances *at past it, and returns the
+// copy.
+func own(text []byte, at *int, s string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	c := text[*at : *at+len(s)]
+	copy(c, s)
+	*at += len(s)
+	return unsafe.String(&c[0], len(c))
 }
