@@ -217,6 +217,7 @@ func InsertOnly(orders, partitions int, seed uint64, emit Emit) (*StreamStats, e
 		s.state.put("orders", uint64(id), order)
 		for l, ir := range items {
 			s.add(changelog.Change{Kind: changelog.Insert, Table: it, After: ir})
+			// Line numbers run up to 5: three bits hold them.
 			s.state.put("order_items", uint64(id)<<3|uint64(l+1), ir)
 		}
 		if err := s.commit(i % partitions); err != nil {
