@@ -59,6 +59,7 @@ type benchOptions struct {
 	dir           string
 	keep          bool
 	verify        bool
+	rounds        int
 	cpuProfile    string
 }
 
@@ -73,6 +74,11 @@ tables, and prints: input events/s, rows written/s, bulk rows/s and the ratio,
 txsink's CPU time (a steadier figure than wall time on a shared machine),
 peak RSS of the run, commits and commit latency p50/p99. It also checks the
 target holds exactly the workload's final state.
+
+The machine's speed drifts (a shared host): --rounds N repeats the txsink run
+and the bulk load N times, each round into emptied tables, and reports each
+figure as the median of the rounds with its range; a round's ratio compares
+its txsink run with the bulk load right after it.
 
 Workloads:
   insert-only   orders with 1-5 items, one source transaction each
@@ -103,7 +109,8 @@ Examples:
 	fs.StringVar(&o.dir, "dir", "", "folder for the changelog files (default: a temporary folder, removed afterwards)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the bench tables in the target")
 	fs.BoolVar(&o.verify, "verify", true, "check the target against the workload's final state")
-	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the txsink run to this file")
+	fs.IntVar(&o.rounds, "rounds", 1, "rounds of a txsink run followed by the bulk load, each into emptied tables; the figures are then medians with their ranges")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the txsink run to this file (the first round's)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -129,8 +136,8 @@ Examples:
 	default:
 		return usageError{msg: fmt.Sprintf("--mode %q: want plain or transaction", o.mode)}
 	}
-	if o.orders < 1 || o.partitions < 1 || o.flushRows < 1 || o.flushMiB < 1 {
-		return usageError{msg: "--orders, --partitions, --flush-rows and --flush-mib must be at least 1"}
+	if o.orders < 1 || o.partitions < 1 || o.flushRows < 1 || o.flushMiB < 1 || o.rounds < 1 {
+		return usageError{msg: "--orders, --partitions, --flush-rows, --flush-mib and --rounds must be at least 1"}
 	}
 	if o.dir == "" {
 		d, err := os.MkdirTemp("", "txsink-bench-")
@@ -150,37 +157,44 @@ Examples:
 		return err
 	}
 	r.print(stdout)
-	if r.verifyErr != "" {
-		return fmt.Errorf("the target differs from the workload's final state: %s", r.verifyErr)
+	for i, rr := range r.rounds {
+		if rr.verifyErr != "" {
+			return fmt.Errorf("round %d: the target differs from the workload's final state: %s", i+1, rr.verifyErr)
+		}
 	}
 	return nil
 }
 
-// benchResult holds a bench run's figures.
+// benchResult holds a bench's figures: the workload's, and each round's.
 type benchResult struct {
-	opts                 *benchOptions
-	dialect              string
-	prefix, bulkPrefix   string // of the run's tables (benchPrefixes)
-	events, records      int64  // row changes; all records (BEGIN/END included)
-	inputBytes           int64
-	txns                 int64
+	opts               *benchOptions
+	dialect            string
+	prefix, bulkPrefix string // of the run's tables (benchPrefixes)
+	events, records    int64  // row changes; all records (BEGIN/END included)
+	inputBytes         int64
+	txns               int64
+	finalRows          int64
+	bulkMethod         string
+	rounds             []benchRound
+	profile            string
+}
+
+// benchRound is one txsink run and the bulk load after it.
+type benchRound struct {
 	run                  time.Duration
 	cpu                  time.Duration // CPU time of the run; -1 when unknown
 	upserted, deleted    int64
 	inserted, commits    int64
-	finalRows            int64
 	bulkTook             time.Duration
-	bulkMethod           string
 	peakRSS              int64 // bytes; -1 when unknown
 	rssNote              string
 	p50, p99, maxLatency time.Duration
 	verified             bool
 	verifyErr            string
-	profile              string
 }
 
 func runBench(ctx context.Context, o *benchOptions, stderr io.Writer) (*benchResult, error) {
-	r := &benchResult{opts: o, peakRSS: -1}
+	r := &benchResult{opts: o}
 	tdb, err := connect.Open(ctx, o.target, o.dir)
 	if err != nil {
 		return nil, err
@@ -234,54 +248,102 @@ func runBench(ctx context.Context, o *benchOptions, stderr io.Writer) (*benchRes
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	defer func() {
+	deleteProgress := func() error {
 		// The progress row is the bench's own; leave the table as it was.
-		_, _ = db.ExecContext(context.WithoutCancel(ctx), "DELETE FROM txsink_progress WHERE pipeline = "+placeholder1(r.dialect), cfg.Name)
-	}()
-
+		_, err := db.ExecContext(context.WithoutCancel(ctx), "DELETE FROM txsink_progress WHERE pipeline = "+placeholder1(r.dialect), cfg.Name)
+		return err
+	}
+	defer func() { _ = deleteProgress() }()
 	tuneGC(&cfg) // as txsink run does
-	lat := &latencyHook{}
-	// The metrics are the hooks txsink run installs: they count every
-	// change, so the bench pays for them too.
-	e, err := engine.New(ctx, &cfg, engine.WithBaseDir(o.dir), engine.WithHooks(metrics.New(&cfg), lat))
-	if err != nil {
-		return nil, err
-	}
-	defer e.Close()
-	// The generator's memory is garbage now; return it to the system and
-	// restart the high-water mark, so peak RSS is the run's own.
-	runtime.GC()
-	debug.FreeOSMemory()
-	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
-		r.rssNote = "whole process, generation included: could not reset the high-water mark (" + err.Error() + ")"
-	}
-	if o.cpuProfile != "" {
-		f, err := os.Create(o.cpuProfile)
+
+	var dumps []benchDump // the final rows of each table, for the bulk loads
+	defer func() {
+		for _, d := range dumps {
+			os.Remove(d.path)
+		}
+	}()
+	for i := 1; i <= o.rounds; i++ {
+		if i > 1 {
+			// Every round starts from empty tables and no progress.
+			if err := deleteProgress(); err != nil {
+				return nil, fmt.Errorf("reset progress: %w", err)
+			}
+			if err := emptyBenchTables(ctx, db, r.dialect, r.prefix, r.bulkPrefix); err != nil {
+				return nil, err
+			}
+		}
+		if o.rounds > 1 {
+			fmt.Fprintf(stderr, "txsink bench: round %d of %d\n", i, o.rounds)
+		}
+		rr, err := r.applyRound(ctx, o, &cfg, i == 1, stderr)
 		if err != nil {
 			return nil, err
 		}
+		if o.verify {
+			fmt.Fprintf(stderr, "txsink bench: checking the target against the final state\n")
+			if err := r.check(ctx, db, final, &rr); err != nil {
+				return nil, err
+			}
+		}
+		if dumps == nil {
+			if dumps, err = r.dump(ctx, db); err != nil {
+				return nil, err
+			}
+		}
+		fmt.Fprintf(stderr, "txsink bench: loading the same rows with the database's bulk path\n")
+		if rr.bulkTook, err = r.bulkLoad(ctx, db, dumps); err != nil {
+			return nil, err
+		}
+		r.rounds = append(r.rounds, rr)
+	}
+	return r, nil
+}
+
+// applyRound runs txsink once over the workload, with the engine txsink run
+// uses and the hooks it installs, and returns the round's figures.
+func (r *benchResult) applyRound(ctx context.Context, o *benchOptions, cfg *config.Config, first bool, stderr io.Writer) (benchRound, error) {
+	rr := benchRound{peakRSS: -1}
+	lat := &latencyHook{}
+	// The metrics are the hooks txsink run installs: they count every
+	// change, so the bench pays for them too.
+	e, err := engine.New(ctx, cfg, engine.WithBaseDir(o.dir), engine.WithHooks(metrics.New(cfg), lat))
+	if err != nil {
+		return rr, err
+	}
+	defer e.Close()
+	// The generator's memory (or the last round's) is garbage now; return
+	// it to the system and restart the high-water mark, so peak RSS is
+	// the run's own.
+	runtime.GC()
+	debug.FreeOSMemory()
+	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
+		rr.rssNote = "whole process, generation included: could not reset the high-water mark (" + err.Error() + ")"
+	}
+	if o.cpuProfile != "" && first {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			return rr, err
+		}
 		defer f.Close()
 		if err := pprof.StartCPUProfile(f); err != nil {
-			return nil, fmt.Errorf("cpu profile: %w", err)
+			return rr, fmt.Errorf("cpu profile: %w", err)
 		}
+		defer pprof.StopCPUProfile()
 		r.profile = o.cpuProfile
 	}
 	fmt.Fprintf(stderr, "txsink bench: applying %d events to %s\n", r.events, cfg.Target.String())
 	cpu0, cpuOK := cputime.Process()
 	start := time.Now()
 	runErr := e.Run(ctx, engine.RunOptions{})
-	r.run = time.Since(start)
-	r.cpu = -1
+	rr.run = time.Since(start)
+	rr.cpu = -1
 	if cpu1, ok := cputime.Process(); ok && cpuOK {
-		r.cpu = cpu1 - cpu0
-	}
-	if o.cpuProfile != "" {
-		pprof.StopCPUProfile()
+		rr.cpu = cpu1 - cpu0
 	}
 	if runErr != nil {
-		return nil, runErr
+		return rr, runErr
 	}
-	r.peakRSS = peakRSS()
+	rr.peakRSS = peakRSS()
 	st := e.Stats()
 	var events int64
 	for k, n := range st.Events {
@@ -290,22 +352,27 @@ func runBench(ctx context.Context, o *benchOptions, stderr io.Writer) (*benchRes
 		}
 	}
 	if events != r.events {
-		return nil, fmt.Errorf("the engine read %d events, the workload has %d", events, r.events)
+		return rr, fmt.Errorf("the engine read %d events, the workload has %d", events, r.events)
 	}
-	r.upserted, r.deleted, r.inserted, r.commits = st.Upserted, st.Deleted, st.Inserted, st.Commits
-	r.p50, r.p99, r.maxLatency = lat.percentiles()
+	rr.upserted, rr.deleted, rr.inserted, rr.commits = st.Upserted, st.Deleted, st.Inserted, st.Commits
+	rr.p50, rr.p99, rr.maxLatency = lat.percentiles()
+	return rr, nil
+}
 
-	if o.verify {
-		fmt.Fprintf(stderr, "txsink bench: checking the target against the final state\n")
-		if err := r.check(ctx, db, final); err != nil {
-			return nil, err
+// emptyBenchTables deletes every row of the bench's tables.
+func emptyBenchTables(ctx context.Context, db *sql.DB, dialect string, prefixes ...string) error {
+	for _, prefix := range prefixes {
+		for _, t := range benchTables {
+			q := "TRUNCATE TABLE " + prefix + t.name
+			if dialect == "sqlite" {
+				q = "DELETE FROM " + prefix + t.name
+			}
+			if _, err := db.ExecContext(ctx, q); err != nil {
+				return fmt.Errorf("empty bench table %s: %w", prefix+t.name, err)
+			}
 		}
 	}
-	fmt.Fprintf(stderr, "txsink bench: loading the same rows with the database's bulk path\n")
-	if err := r.bulkLoad(ctx, db); err != nil {
-		return nil, err
-	}
-	return r, nil
+	return nil
 }
 
 // writeBenchWorkload generates the workload into one Debezium JSON file per
@@ -555,7 +622,7 @@ func placeholder1(dialect string) string {
 }
 
 // check compares the target's bench tables with the workload's final state.
-func (r *benchResult) check(ctx context.Context, db *sql.DB, final workload.Digest) error {
+func (r *benchResult) check(ctx context.Context, db *sql.DB, final workload.Digest, rr *benchRound) error {
 	var diffs []string
 	for _, t := range benchTables {
 		got, err := workload.ReadDigest(ctx, db, r.prefix+t.name)
@@ -566,39 +633,56 @@ func (r *benchResult) check(ctx context.Context, db *sql.DB, final workload.Dige
 			diffs = append(diffs, fmt.Sprintf("%s has %d rows (digest %x), want %d rows (digest %x)", t.name, got.Rows, got.Sum, want.Rows, want.Sum))
 		}
 	}
-	r.verified = len(diffs) == 0
-	r.verifyErr = strings.Join(diffs, "; ")
+	rr.verified = len(diffs) == 0
+	rr.verifyErr = strings.Join(diffs, "; ")
 	return nil
 }
 
-// bulkLoad dumps each bench table in the bulk loaders' text format
+// benchDump is one bench table's final rows, written for the bulk load.
+type benchDump struct {
+	path string
+	cols []string
+	rows int64
+}
+
+// dump writes each bench table's rows in the bulk loaders' text format
 // (tab-separated, \N for NULL, backslash escapes: what both LOAD DATA and
-// COPY read by default), then times loading the dumps into the empty
-// txsink_bulk_ copies with the database's own bulk path.
-func (r *benchResult) bulkLoad(ctx context.Context, db *sql.DB) error {
+// COPY read by default), one file per table.
+func (r *benchResult) dump(ctx context.Context, db *sql.DB) ([]benchDump, error) {
+	var dumps []benchDump
+	r.finalRows = 0
 	for _, t := range benchTables {
-		path := filepath.Join(r.opts.dir, "bulk-"+t.name+".tsv")
-		cols, rows, err := dumpTable(ctx, db, r.prefix+t.name, t.order, path)
-		if err != nil {
-			return err
+		d := benchDump{path: filepath.Join(r.opts.dir, "bulk-"+t.name+".tsv")}
+		var err error
+		if d.cols, d.rows, err = dumpTable(ctx, db, r.prefix+t.name, t.order, d.path); err != nil {
+			return dumps, err
 		}
-		r.finalRows += rows
-		took, method, err := loadTable(ctx, db, r.dialect, r.bulkPrefix+t.name, cols, path)
+		r.finalRows += d.rows
+		dumps = append(dumps, d)
+	}
+	return dumps, nil
+}
+
+// bulkLoad times loading the dumps into the empty txsink_bulk_ copies with
+// the database's own bulk path, and checks every row arrived.
+func (r *benchResult) bulkLoad(ctx context.Context, db *sql.DB, dumps []benchDump) (time.Duration, error) {
+	var total time.Duration
+	for i, t := range benchTables {
+		took, method, err := loadTable(ctx, db, r.dialect, r.bulkPrefix+t.name, dumps[i].cols, dumps[i].path)
 		if err != nil {
-			return err
+			return 0, err
 		}
-		r.bulkTook += took
+		total += took
 		r.bulkMethod = method
 		var n int64
 		if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+r.bulkPrefix+t.name).Scan(&n); err != nil {
-			return fmt.Errorf("count %s: %w", r.bulkPrefix+t.name, err)
+			return 0, fmt.Errorf("count %s: %w", r.bulkPrefix+t.name, err)
 		}
-		if n != rows {
-			return fmt.Errorf("bulk load of %s loaded %d rows of %d", t.name, n, rows)
+		if n != dumps[i].rows {
+			return 0, fmt.Errorf("bulk load of %s loaded %d rows of %d", t.name, n, dumps[i].rows)
 		}
-		os.Remove(path)
 	}
-	return nil
+	return total, nil
 }
 
 // dumpTable writes table's rows, in key order (the order a bulk load
@@ -790,52 +874,120 @@ func unescapeBulkText(s string) string {
 }
 
 func (r *benchResult) print(w io.Writer) {
-	secs := r.run.Seconds()
-	written := r.upserted + r.deleted + r.inserted
-	eventsPerSec := float64(r.events) / secs
-	rowsPerSec := float64(written) / secs
-	bulkPerSec := float64(r.finalRows) / r.bulkTook.Seconds()
 	o := r.opts
+	n := len(r.rounds)
+	// Each figure per round, then its median (and range, over rounds).
+	per := func(f func(rr *benchRound) float64) []float64 {
+		v := make([]float64, n)
+		for i := range r.rounds {
+			v[i] = f(&r.rounds[i])
+		}
+		return v
+	}
+	written := func(rr *benchRound) int64 { return rr.upserted + rr.deleted + rr.inserted }
+	secs := per(func(rr *benchRound) float64 { return rr.run.Seconds() })
+	eventsPerSec := per(func(rr *benchRound) float64 { return float64(r.events) / rr.run.Seconds() })
+	rowsPerSec := per(func(rr *benchRound) float64 { return float64(written(rr)) / rr.run.Seconds() })
+	bulkPerSec := per(func(rr *benchRound) float64 { return float64(r.finalRows) / rr.bulkTook.Seconds() })
+	ratio := func(num []float64) []float64 {
+		v := make([]float64, n)
+		for i := range v {
+			v[i] = num[i] / bulkPerSec[i]
+		}
+		return v
+	}
+	first := &r.rounds[0]
 	tw := &tableWriter{}
 	tw.row("workload", fmt.Sprintf("%s, %d orders, %s, %s mode, flush %d rows or %d MiB", o.workload, o.orders, countOf(o.partitions, "partition"), o.mode, o.flushRows, o.flushMiB))
 	tw.row("target", fmt.Sprintf("%s (%s)", r.dialect, config.RedactURL(o.target)))
+	if n > 1 {
+		tw.row("rounds", fmt.Sprintf("%d, each a txsink run then the bulk load into emptied tables; figures are medians [ranges]", n))
+	}
 	tw.row("input", fmt.Sprintf("%d events (%d Debezium records, %d transactions, %.1f MiB)", r.events, r.records, r.txns, float64(r.inputBytes)/(1<<20)))
-	tw.row("written", fmt.Sprintf("%d rows (%d upserted, %d deleted, %d inserted); %d final rows", written, r.upserted, r.deleted, r.inserted, r.finalRows))
-	tw.row("txsink run", fmt.Sprintf("%s", r.run.Round(time.Millisecond)))
-	if r.cpu >= 0 {
-		cpu := fmt.Sprintf("%s (%.2f cores; %.2f µs per event)", r.cpu.Round(time.Millisecond), r.cpu.Seconds()/secs, float64(r.cpu.Microseconds())/float64(max(r.events, 1)))
+	tw.row("written", fmt.Sprintf("%d rows (%d upserted, %d deleted, %d inserted); %d final rows", written(first), first.upserted, first.deleted, first.inserted, r.finalRows))
+	tw.row("txsink run", spread(secs, func(v float64) string { return fmtDur(time.Duration(v * float64(time.Second))) }))
+	if first.cpu >= 0 {
+		cpuSecs := per(func(rr *benchRound) float64 { return rr.cpu.Seconds() })
+		cores := per(func(rr *benchRound) float64 { return rr.cpu.Seconds() / rr.run.Seconds() })
+		perEvent := per(func(rr *benchRound) float64 { return float64(rr.cpu.Microseconds()) / float64(max(r.events, 1)) })
+		cpu := fmt.Sprintf("%s (%s cores; %s µs per event)",
+			spread(cpuSecs, func(v float64) string { return fmtDur(time.Duration(v * float64(time.Second))) }),
+			spread(cores, fixed2), spread(perEvent, fixed2))
 		if r.dialect == "sqlite" {
 			cpu += ", SQLite's own work included"
 		}
 		tw.row("txsink CPU", cpu)
 	}
-	tw.row("input events/s", fmt.Sprintf("%.0f", eventsPerSec))
-	tw.row("rows written/s", fmt.Sprintf("%.0f", rowsPerSec))
-	tw.row("bulk load", fmt.Sprintf("%.0f rows/s (%s of %d rows in %s)", bulkPerSec, r.bulkMethod, r.finalRows, r.bulkTook.Round(time.Millisecond)))
-	tw.row("rows/s ÷ bulk", fmt.Sprintf("%.2f×", rowsPerSec/bulkPerSec))
-	tw.row("events/s ÷ bulk", fmt.Sprintf("%.2f×", eventsPerSec/bulkPerSec))
+	tw.row("input events/s", spread(eventsPerSec, fixed0))
+	tw.row("rows written/s", spread(rowsPerSec, fixed0))
+	bulkTook := per(func(rr *benchRound) float64 { return rr.bulkTook.Seconds() })
+	tw.row("bulk load", fmt.Sprintf("%s rows/s (%s of %d rows in %s)", spread(bulkPerSec, fixed0), r.bulkMethod, r.finalRows,
+		spread(bulkTook, func(v float64) string { return fmtDur(time.Duration(v * float64(time.Second))) })))
+	times := func(v float64) string { return fmt.Sprintf("%.2f×", v) }
+	tw.row("rows/s ÷ bulk", spread(ratio(rowsPerSec), times))
+	tw.row("events/s ÷ bulk", spread(ratio(eventsPerSec), times))
+	if n > 1 {
+		var each []string
+		for _, v := range ratio(eventsPerSec) {
+			each = append(each, fmt.Sprintf("%.2f", v))
+		}
+		tw.row("each round", "events/s ÷ bulk "+strings.Join(each, " "))
+	}
 	rss := "unknown"
-	if r.peakRSS >= 0 {
-		rss = fmt.Sprintf("%.1f MiB", float64(r.peakRSS)/(1<<20))
-		if r.rssNote != "" {
-			rss += " (" + r.rssNote + ")"
+	if first.peakRSS >= 0 {
+		mib := per(func(rr *benchRound) float64 { return float64(rr.peakRSS) / (1 << 20) })
+		rss = spread(mib, func(v float64) string { return fmt.Sprintf("%.1f MiB", v) })
+		if first.rssNote != "" {
+			rss += " (" + first.rssNote + ")"
 		}
 	}
 	tw.row("peak RSS", rss)
-	tw.row("commits", fmt.Sprintf("%d", r.commits))
-	tw.row("commit latency", fmt.Sprintf("p50 %s, p99 %s, max %s", fmtDur(r.p50), fmtDur(r.p99), fmtDur(r.maxLatency)))
+	tw.row("commits", spread(per(func(rr *benchRound) float64 { return float64(rr.commits) }), fixed0))
+	lat := func(f func(rr *benchRound) time.Duration) string {
+		return spread(per(func(rr *benchRound) float64 { return f(rr).Seconds() }), func(v float64) string { return fmtDur(time.Duration(v * float64(time.Second))) })
+	}
+	tw.row("commit latency", fmt.Sprintf("p50 %s, p99 %s, max %s",
+		lat(func(rr *benchRound) time.Duration { return rr.p50 }),
+		lat(func(rr *benchRound) time.Duration { return rr.p99 }),
+		lat(func(rr *benchRound) time.Duration { return rr.maxLatency })))
+	var differs []string
+	for i, rr := range r.rounds {
+		if !rr.verified {
+			differs = append(differs, fmt.Sprintf("round %d: %s", i+1, rr.verifyErr))
+		}
+	}
 	switch {
 	case !o.verify:
 		tw.row("final state", "not checked (--verify=false)")
-	case r.verified:
+	case len(differs) == 0 && n > 1:
+		tw.row("final state", "verified: the target equals the workload's final state, every round")
+	case len(differs) == 0:
 		tw.row("final state", "verified: the target equals the workload's final state")
 	default:
-		tw.row("final state", "DIFFERS: "+r.verifyErr)
+		tw.row("final state", "DIFFERS: "+strings.Join(differs, "; "))
 	}
 	if r.profile != "" {
 		tw.row("cpu profile", r.profile+" (go tool pprof -top "+r.profile+")")
 	}
 	tw.write(w)
+}
+
+func fixed0(v float64) string { return fmt.Sprintf("%.0f", v) }
+func fixed2(v float64) string { return fmt.Sprintf("%.2f", v) }
+
+// spread formats one figure of every round: the value for one round, the
+// median and [min-max] for several.
+func spread(v []float64, format func(float64) string) string {
+	if len(v) == 1 {
+		return format(v[0])
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	med := s[len(s)/2]
+	if len(s)%2 == 0 {
+		med = (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	return fmt.Sprintf("%s [%s–%s]", format(med), format(s[0]), format(s[len(s)-1]))
 }
 
 func fmtDur(d time.Duration) string {

@@ -33,6 +33,28 @@ func TestBenchSQLite(t *testing.T) {
 	}
 }
 
+// TestBenchRounds repeats a bench: every round starts from emptied tables
+// (so each verifies, and each bulk load finds an empty copy), and the
+// figures come as medians with their ranges.
+func TestBenchRounds(t *testing.T) {
+	var out, errOut bytes.Buffer
+	code := run([]string{"bench", "--workload", "update-heavy", "--orders", "30", "--rounds", "3", "--dir", t.TempDir()}, &out, &errOut)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out.String(), errOut.String())
+	}
+	if n := strings.Count(errOut.String(), "checking the target against the final state"); n != 3 {
+		t.Errorf("%d rounds checked the final state, want 3:\n%s", n, errOut.String())
+	}
+	for _, want := range []string{"rounds           3,", "each round       events/s ÷ bulk ", "every round", "] ("} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Count(strings.SplitAfter(out.String(), "each round")[1], ".") < 3 {
+		t.Errorf("the per-round ratios are not three:\n%s", out.String())
+	}
+}
+
 // TestBenchSideBySide runs two benches at once against one database: each
 // writes tables of its own, so both verify their final state, and neither
 // leaves a table behind.
