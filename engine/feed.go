@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/txsink/txsink/changelog"
-	"github.com/txsink/txsink/format"
 	"github.com/txsink/txsink/source/file"
 	"github.com/txsink/txsink/source/kafka"
 )
@@ -39,7 +38,7 @@ type feed struct {
 
 // openFiles starts one reader per configured path (each one partition),
 // from the stored progress on.
-func (e *Engine) openFiles(ctx context.Context, dec format.Decoder, out chan<- []decoded) (*feed, error) {
+func (e *Engine) openFiles(ctx context.Context, pool *decodePool, out chan<- []decoded) (*feed, error) {
 	f := &feed{done: make(chan error, len(e.cfg.Source.Paths)), loopDone: make(chan struct{})}
 	readers := make([]*file.Reader, 0, len(e.cfg.Source.Paths))
 	parts := make([]string, 0, len(e.cfg.Source.Paths))
@@ -78,7 +77,7 @@ func (e *Engine) openFiles(ctx context.Context, dec format.Decoder, out chan<- [
 		// Each partition decodes on its own goroutine; the engine loop
 		// stays the only writer of the buffer.
 		go func() {
-			f.done <- readPartition(ctx, r, parts[i], dec, out, keepGoing)
+			f.done <- readPartition(ctx, r, parts[i], pool, out, keepGoing)
 		}()
 	}
 	return f, nil
@@ -203,7 +202,7 @@ const revokeDeadline = 50 * time.Second
 
 // openKafka joins the consumer group and starts the goroutine that polls
 // and decodes.
-func (e *Engine) openKafka(ctx context.Context, dec format.Decoder, out chan<- []decoded) (*feed, error) {
+func (e *Engine) openKafka(ctx context.Context, pool *decodePool, out chan<- []decoded) (*feed, error) {
 	f := &feed{done: make(chan error, 1), loopDone: make(chan struct{}), owned: map[string]bool{}}
 	g := &kafkaGroup{out: out, loopDone: f.loopDone}
 	c, err := kafka.Open(&e.cfg.Source, g, e.log)
@@ -228,42 +227,37 @@ func (e *Engine) openKafka(ctx context.Context, dec format.Decoder, out chan<- [
 	f.committed = c.CommitOffsets
 	keepGoing := e.deadLettering() && !e.cfg.Sink.TxnEnabled
 	f.readers = 1
-	go func() { f.done <- pollKafka(ctx, c, dec, out, keepGoing) }()
+	go func() { f.done <- pollKafka(ctx, c, pool, out, keepGoing) }()
 	return f, nil
 }
 
-// pollKafka polls and decodes until ctx is done or the source fails,
-// handing every polled record on before it lets a rebalance proceed, so
-// that ownership changes reach Run's loop in order with the records.
-func pollKafka(ctx context.Context, c *kafka.Consumer, dec format.Decoder, out chan<- []decoded, keepGoing bool) error {
-	bt := &batcher{out: out, batch: make([]decoded, 0, batchMax)}
+// pollKafka polls and decodes (through the pool) until ctx is done or the
+// source fails, handing every polled record on before it lets a
+// rebalance proceed, so that ownership changes reach Run's loop in order
+// with the records.
+func pollKafka(ctx context.Context, c *kafka.Consumer, pool *decodePool, out chan<- []decoded, keepGoing bool) error {
+	// Polled records own their bytes: the jobs take them as they are.
+	s := newDecodeStream(pool, out, true, keepGoing)
 	for {
 		b, err := c.Poll(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			bt.add(decoded{err: err, fatal: true})
-			bt.flush(ctx)
+			s.send(ctx, decoded{err: err, fatal: true})
 			return nil
 		}
 		for _, rec := range b.Records {
-			changes, derr := dec.Decode(rec.Data, rec.Pos)
-			bt.add(decoded{pos: rec.Pos, size: len(rec.Data), raw: rec.Data, changes: changes, err: derr, end: b.Ends[rec.Pos.Partition]})
-			if derr != nil && !keepGoing {
-				bt.flush(ctx)
+			s.addOwned(rec.Data, rec.Pos, b.Ends[rec.Pos.Partition])
+			if s.full() && !s.submit(ctx) {
 				c.Release()
-				return nil
-			}
-			if bt.full() && !bt.flush(ctx) {
-				c.Release()
-				return ctx.Err()
+				return s.stop(ctx)
 			}
 		}
 		// Everything polled is handed on before a rebalance may run.
-		if !bt.flush(ctx) {
+		if !s.drain(ctx) {
 			c.Release()
-			return ctx.Err()
+			return s.stop(ctx)
 		}
 		c.Release()
 	}

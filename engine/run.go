@@ -86,16 +86,18 @@ func (e *Engine) Run(ctx context.Context, opts RunOptions) (err error) {
 	// Records travel in batches (see batchMax): one channel operation per
 	// record cost a tenth of txsink's CPU.
 	out := make(chan []decoded, max(1, opts.Queue/batchMax))
+	pool := newDecodePool(dec, decodeWorkers())
 	var src *feed
 	switch e.cfg.Source.Type {
 	case config.SourceFile:
-		src, err = e.openFiles(readCtx, dec, out)
+		src, err = e.openFiles(readCtx, pool, out)
 	case config.SourceKafka:
-		src, err = e.openKafka(readCtx, dec, out)
+		src, err = e.openKafka(readCtx, pool, out)
 	default:
 		err = fmt.Errorf("source type %q is not supported by this build", e.cfg.Source.Type)
 	}
 	if err != nil {
+		pool.close()
 		return err
 	}
 	pending := src.readers
@@ -111,6 +113,8 @@ func (e *Engine) Run(ctx context.Context, opts RunOptions) (err error) {
 			case <-out:
 			}
 		}
+		// The readers were the pool's only clients.
+		pool.close()
 		src.close()
 	}()
 	done := src.done
@@ -351,56 +355,28 @@ func (e *Engine) addDecoded(ctx context.Context, d decoded) error {
 // carries.
 const batchMax = 128
 
-// batcher gathers decoded records into batches for Run's loop.
-type batcher struct {
-	out   chan<- []decoded
-	batch []decoded
-}
-
-// add appends d to the batch.
-func (b *batcher) add(d decoded) { b.batch = append(b.batch, d) }
-
-// full reports whether the batch has batchMax records.
-func (b *batcher) full() bool { return len(b.batch) >= batchMax }
-
-// flush sends the batch, if any; it reports false when ctx ended first.
-func (b *batcher) flush(ctx context.Context) bool {
-	if len(b.batch) == 0 {
-		return true
-	}
-	select {
-	case b.out <- b.batch:
-		b.batch = make([]decoded, 0, batchMax)
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
-
-// readPartition reads and decodes one partition until its end, sending
-// its records to out in order, in batches. A batch goes out when it is
-// full or when the reader has no whole line left in its buffer: the next
-// read may wait (a followed file, a pipe), and records must not wait with
-// it.
+// readPartition reads one partition until its end and decodes it through
+// the pool, sending its records to out in order, in batches. Records held
+// for decoding are sent on before a read that may wait (a followed file at
+// its end, a pipe): the next read may wait, and records must not wait
+// with it.
 //
 // After a record that cannot be decoded it stops, unless keepGoing (the
 // dead-letter policy, which quarantines the record and reads on).
-func readPartition(ctx context.Context, r *file.Reader, part string, dec format.Decoder, out chan<- []decoded, keepGoing bool) error {
-	b := &batcher{out: out, batch: make([]decoded, 0, batchMax)}
+func readPartition(ctx context.Context, r *file.Reader, part string, pool *decodePool, out chan<- []decoded, keepGoing bool) error {
+	// Decoded changes never point into the record (format.Decoder's
+	// contract), so the line is borrowed from the reader's buffer and
+	// copied into its job, which the dead-letter policy keeps as read.
+	s := newDecodeStream(pool, out, keepGoing, keepGoing)
 	for {
-		// Decoded changes never point into the record (format.Decoder's
-		// contract), so the line is borrowed from the reader's buffer,
-		// except under the dead-letter policy, which may store the record
-		// as read.
-		var rec file.Record
-		var err error
-		if keepGoing {
-			rec, err = r.Next(ctx)
-		} else {
-			rec, err = r.NextBorrowed(ctx)
+		if r.MayWait() && !s.drain(ctx) {
+			return s.stop(ctx)
 		}
+		rec, err := r.NextBorrowed(ctx)
 		if errors.Is(err, io.EOF) {
-			b.flush(ctx)
+			if !s.drain(ctx) {
+				return s.stop(ctx)
+			}
 			return nil
 		}
 		if err != nil {
@@ -409,30 +385,15 @@ func readPartition(ctx context.Context, r *file.Reader, part string, dec format.
 			}
 			// The error goes behind the records already read, so they
 			// are applied before the pipeline stops.
-			b.add(decoded{pos: changelog.Position{Partition: part}, err: err, fatal: true})
-			if !b.flush(ctx) {
-				return ctx.Err()
+			if !s.send(ctx, decoded{pos: changelog.Position{Partition: part}, err: err, fatal: true}) {
+				return s.stop(ctx)
 			}
 			return nil
 		}
 		rec.Pos.Partition = part
-		changes, derr := dec.Decode(rec.Data, rec.Pos)
-		// Every change of a multi-row record carries the record's
-		// position: progress moves past a record only once all its rows
-		// are applied, because they share one commit.
-		d := decoded{pos: rec.Pos, size: len(rec.Data), changes: changes, err: derr}
-		if keepGoing {
-			d.raw = rec.Data
-		}
-		b.add(d)
-		if derr != nil && !keepGoing {
-			b.flush(ctx)
-			return nil
-		}
-		if b.full() || !r.Buffered() {
-			if !b.flush(ctx) {
-				return ctx.Err()
-			}
+		s.addBorrowed(rec.Data, rec.Pos, 0)
+		if s.full() && !s.submit(ctx) {
+			return s.stop(ctx)
 		}
 	}
 }

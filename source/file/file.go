@@ -337,6 +337,22 @@ func (r *Reader) Buffered() bool {
 	return bytes.IndexByte(b, '\n') >= 0
 }
 
+// MayWait reports whether the next Next may wait for input that is not
+// there yet: no whole line is buffered, and the input is a stream (a read
+// waits for its writer) or a followed file read up to the size last seen.
+// Next on a regular file otherwise returns at once, with a line or io.EOF.
+// Callers that hold records back (to decode several at once) hand them on
+// when it is true.
+func (r *Reader) MayWait() bool {
+	if r.err != nil || r.Buffered() {
+		return false
+	}
+	if r.pump != nil {
+		return true
+	}
+	return r.follow && r.offset+int64(len(r.acc))+int64(r.br.Buffered()) >= r.size.Load()
+}
+
 // consume accounts for one line (with its terminator if terminated) and
 // returns it as a record unless it is blank. keep says the record may
 // hold line as it is (the caller hands it over, or the record is

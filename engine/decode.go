@@ -1,0 +1,301 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"runtime"
+	"sync"
+
+	"github.com/txsink/txsink/changelog"
+	"github.com/txsink/txsink/format"
+)
+
+// Decoding runs on a pool of goroutines shared by every partition of a
+// Run, so that one partition's records decode on several cores while the
+// loop reduces and the committer writes. Each partition hands the pool
+// batches of raw records (decodeJobs) and takes the decoded batches back
+// in the order it handed them over (see decodeStream): Run's loop sees
+// every partition's records in source order, as when each partition
+// decoded on its own goroutine, and a decoding error stops a partition at
+// the same record.
+//
+// Measured on the insert-only bench (one partition), decoding was half of
+// txsink's CPU time, all on the partition's goroutine, while the database
+// waited for the next unit.
+
+// decodeWorkers is how many goroutines decode: one per core Go uses.
+func decodeWorkers() int { return max(1, runtime.GOMAXPROCS(0)) }
+
+// Limits of one decodeJob. A job is small enough that several of one
+// partition are in flight at once, and large enough that handing it over
+// (two channel operations) costs little against decoding it: a Debezium
+// record takes about a microsecond.
+const (
+	jobRecords = batchMax
+	jobBytes   = 64 << 10
+)
+
+// decodePool is a fixed set of goroutines decoding decodeJobs with one
+// Decoder (which format.Decoder requires to be safe for concurrent use).
+type decodePool struct {
+	dec  format.Decoder
+	jobs chan *decodeJob
+	wg   sync.WaitGroup
+}
+
+// newDecodePool starts n decoding goroutines; close stops them.
+func newDecodePool(dec format.Decoder, n int) *decodePool {
+	p := &decodePool{dec: dec, jobs: make(chan *decodeJob, n)}
+	p.wg.Add(n)
+	for range n {
+		go p.work()
+	}
+	return p
+}
+
+// close stops the pool once every job handed to it is decoded. No job may
+// be submitted after it.
+func (p *decodePool) close() {
+	close(p.jobs)
+	p.wg.Wait()
+}
+
+func (p *decodePool) work() {
+	defer p.wg.Done()
+	for j := range p.jobs {
+		j.decode(p.dec)
+		close(j.done)
+	}
+}
+
+// rawRecord is one record of a job, before decoding.
+type rawRecord struct {
+	data []byte
+	pos  changelog.Position
+	end  int64 // the partition's end as the reader knew it, or -1
+}
+
+// decodeJob is a batch of one partition's records, decoded by the pool.
+type decodeJob struct {
+	recs []rawRecord
+	// arenas hold the records' bytes when the reader lent them (a file
+	// reader's buffer is reused by its next read), arena being the one
+	// filled; none when the records own their bytes (Kafka's).
+	arena  *[]byte
+	arenas []*[]byte
+	// keepRaw keeps each record's bytes in decoded.raw, for the
+	// dead-letter table; keepGoing decodes past a record that fails
+	// (the dead-letter policy), else the batch ends at it.
+	keepRaw, keepGoing bool
+	bytes              int // the records' bytes, for decodeStream.full
+	out                []decoded
+	done               chan struct{}
+}
+
+func (j *decodeJob) decode(dec format.Decoder) {
+	j.out = make([]decoded, 0, len(j.recs))
+	for _, r := range j.recs {
+		changes, err := dec.Decode(r.data, r.pos)
+		d := decoded{pos: r.pos, size: len(r.data), changes: changes, err: err, end: r.end}
+		if j.keepRaw {
+			d.raw = r.data
+		}
+		j.out = append(j.out, d)
+		if err != nil && !j.keepGoing {
+			break
+		}
+	}
+	if !j.keepRaw {
+		for _, a := range j.arenas {
+			arenas.Put(a)
+		}
+		j.arenas, j.arena = nil, nil
+		clear(j.recs)
+	}
+}
+
+// failed reports whether the job's output ends at a record that failed
+// and stops its partition.
+func (j *decodeJob) failed() bool {
+	return !j.keepGoing && len(j.out) > 0 && j.out[len(j.out)-1].err != nil
+}
+
+// decodeStream is one partition's way through the pool: it gathers raw
+// records into jobs, hands them to the pool, and sends their decoded
+// batches to out in order. It holds at most maxInFlight jobs handed over
+// and not yet sent. Only the partition's goroutine uses it.
+type decodeStream struct {
+	pool        *decodePool
+	out         chan<- []decoded
+	keepRaw     bool
+	keepGoing   bool
+	maxInFlight int
+
+	cur      *decodeJob
+	inFlight []*decodeJob // handed to the pool, in order
+	// stopped: a sent batch ended at a failed record; the partition
+	// stops there, and nothing more is sent.
+	stopped bool
+}
+
+func newDecodeStream(pool *decodePool, out chan<- []decoded, keepRaw, keepGoing bool) *decodeStream {
+	return &decodeStream{pool: pool, out: out, keepRaw: keepRaw, keepGoing: keepGoing,
+		maxInFlight: cap(pool.jobs) + 1}
+}
+
+func (s *decodeStream) job() *decodeJob {
+	if s.cur == nil {
+		s.cur = &decodeJob{recs: make([]rawRecord, 0, jobRecords), keepRaw: s.keepRaw, keepGoing: s.keepGoing}
+	}
+	return s.cur
+}
+
+// addBorrowed adds a record whose bytes are valid only until the reader's
+// next read: they are copied into the job's arena.
+func (s *decodeStream) addBorrowed(data []byte, pos changelog.Position, end int64) {
+	j := s.job()
+	if len(data) > jobBytes {
+		// Too large for an arena: a copy of its own.
+		j.recs = append(j.recs, rawRecord{data: bytes.Clone(data), pos: pos, end: end})
+		j.bytes += len(data)
+		return
+	}
+	if j.arena == nil || len(*j.arena)+len(data) > cap(*j.arena) {
+		// The records already added point into the arena: start another
+		// rather than grow (and move) it. full cuts the job at jobBytes,
+		// so most jobs take one.
+		j.arena = getArena()
+		j.arenas = append(j.arenas, j.arena)
+	}
+	a := *j.arena
+	start := len(a)
+	a = append(a, data...)
+	*j.arena = a
+	j.recs = append(j.recs, rawRecord{data: a[start:len(a):len(a)], pos: pos, end: end})
+	j.bytes += len(data)
+}
+
+// arenas recycles the arenas of decoded jobs: a record's bytes are dead
+// once it is decoded (decoded changes never point into them), unless the
+// dead-letter policy keeps them.
+var arenas = sync.Pool{New: func() any { a := make([]byte, 0, jobBytes); return &a }}
+
+func getArena() *[]byte {
+	a := arenas.Get().(*[]byte)
+	*a = (*a)[:0]
+	return a
+}
+
+// addOwned adds a record whose bytes stay valid.
+func (s *decodeStream) addOwned(data []byte, pos changelog.Position, end int64) {
+	j := s.job()
+	j.recs = append(j.recs, rawRecord{data: data, pos: pos, end: end})
+	j.bytes += len(data)
+}
+
+// full reports whether the job being gathered should be handed over.
+func (s *decodeStream) full() bool {
+	return s.cur != nil && (len(s.cur.recs) >= jobRecords || s.cur.bytes >= jobBytes)
+}
+
+// submit hands the job being gathered to the pool, first sending the
+// oldest jobs in flight when there are too many. It reports false when
+// the partition must stop: ctx ended, or a sent batch ended at a failed
+// record.
+func (s *decodeStream) submit(ctx context.Context) bool {
+	if s.stopped {
+		return false
+	}
+	if s.cur == nil || len(s.cur.recs) == 0 {
+		return true
+	}
+	for len(s.inFlight) >= s.maxInFlight {
+		if !s.sendOldest(ctx) {
+			return false
+		}
+	}
+	j := s.cur
+	s.cur = nil
+	j.done = make(chan struct{})
+	select {
+	case s.pool.jobs <- j:
+	case <-ctx.Done():
+		return false
+	}
+	s.inFlight = append(s.inFlight, j)
+	// Send what is decoded already, without waiting.
+	for len(s.inFlight) > 0 {
+		select {
+		case <-s.inFlight[0].done:
+			if !s.sendOldest(ctx) {
+				return false
+			}
+			continue
+		default:
+		}
+		break
+	}
+	return true
+}
+
+// drain hands over the job being gathered and sends every job in flight,
+// waiting for their decoding. It reports false as submit does.
+func (s *decodeStream) drain(ctx context.Context) bool {
+	if !s.submit(ctx) {
+		return false
+	}
+	for len(s.inFlight) > 0 {
+		if !s.sendOldest(ctx) {
+			return false
+		}
+	}
+	return true
+}
+
+// sendOldest waits for the oldest job in flight and sends its batch.
+func (s *decodeStream) sendOldest(ctx context.Context) bool {
+	j := s.inFlight[0]
+	select {
+	case <-j.done:
+	case <-ctx.Done():
+		return false
+	}
+	s.inFlight[0] = nil
+	s.inFlight = s.inFlight[1:]
+	if len(j.out) > 0 {
+		select {
+		case s.out <- j.out:
+		case <-ctx.Done():
+			return false
+		}
+	}
+	if j.failed() {
+		s.stopped = true
+		return false
+	}
+	return true
+}
+
+// stop is what a partition's goroutine returns once the stream refused to
+// go on: nil after a failed record (it is sent, and the loop stops on it),
+// else ctx's error.
+func (s *decodeStream) stop(ctx context.Context) error {
+	if s.stopped {
+		return nil
+	}
+	return ctx.Err()
+}
+
+// send sends d, a record of no job (a source's own error), behind every
+// record before it. It reports false when ctx ended first.
+func (s *decodeStream) send(ctx context.Context, d decoded) bool {
+	if !s.drain(ctx) {
+		return false
+	}
+	select {
+	case s.out <- []decoded{d}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

@@ -1,0 +1,171 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/txsink/txsink/changelog"
+	"github.com/txsink/txsink/format"
+)
+
+// gateDecoder decodes a record "n" into one change whose TxnID is "n",
+// "bad" into an error, after waiting for the gate of the record, if the
+// test set one: so a test decides in which order jobs finish.
+type gateDecoder struct {
+	mu    sync.Mutex
+	gates map[string]chan struct{}
+}
+
+func (d *gateDecoder) gate(rec string) chan struct{} {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.gates == nil {
+		d.gates = map[string]chan struct{}{}
+	}
+	g := d.gates[rec]
+	if g == nil {
+		g = make(chan struct{})
+		d.gates[rec] = g
+	}
+	return g
+}
+
+func (d *gateDecoder) Decode(data []byte, pos changelog.Position) ([]changelog.Change, error) {
+	d.mu.Lock()
+	g := d.gates[string(data)]
+	d.mu.Unlock()
+	if g != nil {
+		<-g
+	}
+	if string(data) == "bad" {
+		return nil, &format.Error{Format: "test", Pos: pos, Reason: "bad record"}
+	}
+	return []changelog.Change{{Kind: changelog.Insert, TxnID: string(data), Pos: pos}}, nil
+}
+
+// received collects what a stream sends, in order.
+func received(out chan []decoded) []string {
+	var got []string
+	for {
+		select {
+		case ds := <-out:
+			for _, d := range ds {
+				switch {
+				case d.err != nil:
+					got = append(got, "error")
+				default:
+					got = append(got, d.changes[0].TxnID)
+				}
+			}
+		default:
+			return got
+		}
+	}
+}
+
+// TestDecodeStreamKeepsOrder makes the second job of a partition finish
+// before the first: the batches still reach the loop in the partition's
+// order, and a record's bytes are its own, although the reader lent them
+// from a buffer it writes again.
+func TestDecodeStreamKeepsOrder(t *testing.T) {
+	dec := &gateDecoder{}
+	pool := newDecodePool(dec, 2)
+	defer pool.close()
+	out := make(chan []decoded, 100)
+	s := newDecodeStream(pool, out, false, false)
+	first := dec.gate("0") // the first job waits on its first record
+	buf := make([]byte, 8)
+	var want []string
+	for i := range 2 * jobRecords {
+		// One buffer for every record, as a file reader lends its own.
+		rec := strconv.AppendInt(buf[:0], int64(i), 10)
+		want = append(want, string(rec))
+		s.addBorrowed(rec, changelog.Position{Partition: "p", Offset: int64(i + 1)}, 0)
+		if s.full() && !s.submit(context.Background()) {
+			t.Fatal("submit refused")
+		}
+	}
+	if len(s.inFlight) != 2 {
+		t.Fatalf("%d jobs in flight, want 2: the first waits, so nothing may be sent", len(s.inFlight))
+	}
+	// The second job is decoded (the pool has two workers) but waits for
+	// the first: nothing is sent yet.
+	<-s.inFlight[1].done
+	if got := received(out); len(got) != 0 {
+		t.Fatalf("sent %d records before the first job was decoded", len(got))
+	}
+	close(first)
+	if !s.drain(context.Background()) {
+		t.Fatal("drain refused")
+	}
+	got := received(out)
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("records sent in the order\n%v\nwant\n%v", got, want)
+	}
+}
+
+// TestDecodeStreamStopsAtTheFailedRecord: a record that fails ends its
+// batch and the partition, even when later jobs were decoded already;
+// under the dead-letter policy the stream goes on.
+func TestDecodeStreamStopsAtTheFailedRecord(t *testing.T) {
+	for _, keepGoing := range []bool{false, true} {
+		t.Run(fmt.Sprint("keepGoing=", keepGoing), func(t *testing.T) {
+			pool := newDecodePool(&gateDecoder{}, 2)
+			defer pool.close()
+			out := make(chan []decoded, 100)
+			s := newDecodeStream(pool, out, keepGoing, keepGoing)
+			recs := []string{"a", "b", "bad", "c"}
+			for i := 0; i < 3*jobRecords; i++ {
+				recs = append(recs, "x"+strconv.Itoa(i))
+			}
+			ok := true
+			for i, r := range recs {
+				s.addOwned([]byte(r), changelog.Position{Partition: "p", Offset: int64(i + 1)}, -1)
+				if s.full() && !s.submit(context.Background()) {
+					ok = false
+					break
+				}
+			}
+			if ok {
+				ok = s.drain(context.Background())
+			}
+			got := received(out)
+			if keepGoing {
+				if !ok || len(got) != len(recs) || got[2] != "error" || got[3] != "c" {
+					t.Errorf("dead-letter policy: ok %v, %d records sent (want all %d, the bad one as an error)", ok, len(got), len(recs))
+				}
+				return
+			}
+			if ok || !s.stopped || s.stop(context.Background()) != nil {
+				t.Errorf("the stream went on past the failed record (ok %v, stopped %v)", ok, s.stopped)
+			}
+			if fmt.Sprint(got) != "[a b error]" {
+				t.Errorf("sent %v, want the records up to the failed one", got)
+			}
+		})
+	}
+}
+
+// TestDecodeStreamStopsOnCancel: a stream waiting for the loop gives up
+// when its context ends, and says so.
+func TestDecodeStreamStopsOnCancel(t *testing.T) {
+	pool := newDecodePool(&gateDecoder{}, 1)
+	defer pool.close()
+	out := make(chan []decoded) // nobody reads
+	s := newDecodeStream(pool, out, false, false)
+	ctx, cancel := context.WithCancel(context.Background())
+	s.addOwned([]byte("a"), changelog.Position{Partition: "p", Offset: 1}, -1)
+	done := make(chan bool)
+	go func() { done <- s.drain(ctx) }()
+	cancel()
+	if <-done {
+		t.Fatal("drain reported success with nobody reading")
+	}
+	if err := s.stop(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("stop = %v, want the context's error", err)
+	}
+}
