@@ -242,6 +242,14 @@ type Sink struct {
 	// in milliseconds). Default 1s; 0 disables the timer, so only size
 	// limits and shutdown flush.
 	FlushInterval time.Duration
+	// FlushCoalesce lets a flush that is due while the previous one is
+	// still being committed keep taking changes until that commit ends
+	// (YAML "buffer-flush.coalesce"). Default true. In plain mode the
+	// flush then stops growing at its share of FlushMaxBytes, in
+	// multi-table mode at FlushMaxBytes of finished transactions; false
+	// makes a due flush wait, reading stopped, so that no commit holds
+	// more than FlushMaxRows rows (whole transactions aside).
+	FlushCoalesce bool
 	// MaxRetries is how many times a transient target error (a lost
 	// connection, a deadlock, a serialization failure) is retried before the
 	// pipeline stops (YAML "max-retries"). Default 10; 0 retries never.
@@ -299,6 +307,7 @@ func Default() Config {
 			FlushMaxRows:          5000,
 			FlushMaxBytes:         16 << 20,
 			FlushInterval:         time.Second,
+			FlushCoalesce:         true,
 			MaxRetries:            10,
 			TxnBufferSize:         128 << 20,
 			TxnMiniSwitchInterval: MiniSwitchAuto,

@@ -86,6 +86,7 @@ func TestLoadGood(t *testing.T) {
 					FlushMaxRows:          1,
 					FlushMaxBytes:         512 << 10,
 					FlushInterval:         250 * time.Millisecond,
+					FlushCoalesce:         false,
 					MaxRetries:            0,
 					TxnEnabled:            true,
 					TxnBufferSize:         1e9,

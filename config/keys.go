@@ -415,6 +415,17 @@ var sinkSection = sectionDef{
 		doc:   "`buffer-flush.interval` in milliseconds, as the StarRocks connector spells it.",
 		field: func(s any) any { return &s.(*Sink).FlushInterval },
 	}, {
+		name: "buffer-flush.coalesce", typ: typeBool,
+		want: "true or false",
+		doc: "While the target is still committing the previous flush, a flush that reaches `buffer-flush.max-rows` " +
+			"or the interval keeps taking changes, reduced per key, and is committed as soon as that commit ends, or " +
+			"once it reaches its share of `buffer-flush.max-bytes` (multi-table mode: once the finished transactions " +
+			"take `buffer-flush.max-bytes`). Commits then grow to what the target can take in the time it takes, the " +
+			"target never waits for txsink, and a key changed again meanwhile is written once. `false`: a due flush " +
+			"waits for the commit in flight with reading stopped, as the Flink JDBC sink does, so that no commit holds " +
+			"more than `max-rows` rows (in multi-table mode, but for the last transaction it takes).",
+		field: func(s any) any { return &s.(*Sink).FlushCoalesce },
+	}, {
 		name: "max-retries", typ: typeInt,
 		want:  "a whole number, 0 or more",
 		doc:   "How many times a transient target error (lost connection, deadlock, serialization failure) is retried before the pipeline stops. `0` never retries.",

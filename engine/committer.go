@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 
 	"github.com/txsink/txsink/commit"
 )
@@ -24,6 +25,12 @@ type committer struct {
 	units chan pendingUnit
 	idle  sync.WaitGroup // one count per unit submitted and not yet done
 	done  chan struct{}
+	// pending counts the units submitted and not yet done; freed gets a
+	// value (if it has room) each time one is done, so that a loop
+	// holding a buffer back while the target is busy hears when it is
+	// free (see Engine.MaybeFlush).
+	pending atomic.Int32
+	freed   chan struct{}
 
 	mu     sync.Mutex
 	err    error
@@ -38,7 +45,8 @@ type pendingUnit struct {
 }
 
 func newCommitter(ctx context.Context, e *Engine) *committer {
-	c := &committer{e: e, ctx: ctx, units: make(chan pendingUnit), done: make(chan struct{}), failCh: make(chan struct{})}
+	c := &committer{e: e, ctx: ctx, units: make(chan pendingUnit), done: make(chan struct{}), failCh: make(chan struct{}),
+		freed: make(chan struct{}, 1)}
 	go c.loop()
 	return c
 }
@@ -56,9 +64,22 @@ func (c *committer) loop() {
 				p.done()
 			}
 		}
+		c.pending.Add(-1)
+		select {
+		case c.freed <- struct{}{}:
+		default:
+		}
 		c.idle.Done()
 	}
 }
+
+// Busy reports whether a unit is being applied (or handed over and not
+// yet taken).
+func (c *committer) Busy() bool { return c.pending.Load() > 0 }
+
+// Freed gets a value each time a unit is done (one value stands for any
+// number of them).
+func (c *committer) Freed() <-chan struct{} { return c.freed }
 
 // Failed is closed once a unit has failed, so the engine loop stops at
 // once rather than at its next commit.
@@ -82,6 +103,7 @@ func (c *committer) submit(p pendingUnit) error {
 		return err
 	}
 	c.idle.Add(1)
+	c.pending.Add(1)
 	c.units <- p
 	return c.failed()
 }

@@ -472,11 +472,29 @@ func (e *Engine) tableFor(ctx context.Context, c *changelog.Change) (*reduce.Tab
 
 // MaybeFlush flushes when a flush trigger (max-rows, max-bytes, interval)
 // has fired.
+//
+// Under Run with buffer-flush.coalesce, while the target is still
+// committing the previous unit, a buffer due by max-rows or by the
+// interval is held back and keeps taking changes, reduced per key, until
+// the target is free (Run's loop hears of it and calls MaybeFlush again)
+// or the buffer is due by max-bytes: the next unit is then as large as the
+// time the target took allows, so the target never waits for txsink,
+// txsink does not wait idle for the target, and a key changed again
+// meanwhile is written once. Measured on txsink bench (insert-only into
+// MariaDB), the fixed cost of a unit — nine round trips, the commit —
+// was a quarter of the time the target spent on units of 5000 rows.
 func (e *Engine) MaybeFlush(ctx context.Context) error {
-	if r := e.buf.Due(e.now(), e.policy); r != reduce.NotDue {
-		return e.flush(ctx, r.String())
+	r := e.buf.Due(e.now(), e.policy)
+	if r == reduce.NotDue {
+		return nil
 	}
-	return nil
+	if e.cfg.Sink.FlushCoalesce && e.async != nil && e.async.Busy() {
+		if e.policy.MaxBytes <= 0 || e.buf.Bytes() < e.policy.MaxBytes {
+			return nil
+		}
+		r = reduce.MaxBytes
+	}
+	return e.flush(ctx, r.String())
 }
 
 // Flush commits everything buffered, as one target transaction.
@@ -484,8 +502,11 @@ func (e *Engine) Flush(ctx context.Context) error { return e.flush(ctx, "explici
 
 // NextFlush returns when the interval trigger fires next (zero when the
 // buffer is empty or the interval is off).
+//
+// While the buffer is held back for a busy target (see MaybeFlush) the
+// interval waits for the target too, so NextFlush is zero then.
 func (e *Engine) NextFlush() time.Time {
-	if e.policy.Interval <= 0 || e.buf.Since().IsZero() {
+	if e.policy.Interval <= 0 || e.buf.Since().IsZero() || (e.cfg.Sink.FlushCoalesce && e.async != nil && e.async.Busy()) {
 		return time.Time{}
 	}
 	return e.buf.Since().Add(e.policy.Interval)

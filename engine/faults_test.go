@@ -167,6 +167,7 @@ func TestLostCommitAnswerIsNotAppliedTwice(t *testing.T) {
 		db.Exec(t, workload.Schema(db.Dialect)...)
 		cfg := workloadPipeline(db, writeWorkload(t, res))
 		cfg.Sink.FlushMaxRows = 100
+		cfg.Sink.FlushCoalesce = false // enough commits for every third to lose its answer
 		n := 0
 		e := newEngine(t, cfg, engine.WithLostCommitAck(func(*commit.Unit) bool {
 			n++

@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/txsink/txsink/changelog"
+	"github.com/txsink/txsink/commit"
 	"github.com/txsink/txsink/config"
 	"github.com/txsink/txsink/engine"
 	"github.com/txsink/txsink/format/native"
@@ -113,6 +116,29 @@ func TestHooksAndStatus(t *testing.T) {
 	}
 }
 
+// sizedInserts writes n inserts into s.<table> (id, v) as txsink-json and
+// returns the file and the size of each record: ids and values of one
+// width make every record the same size.
+func sizedInserts(t *testing.T, table string, n int) (path string, size int) {
+	t.Helper()
+	var lines []byte
+	for i := range n {
+		c := changelog.Change{Kind: changelog.Insert, Table: changelog.Table{Namespace: "s", Name: table},
+			After: changelog.RowOf("id", int64(1000+i), "v", fmt.Sprintf("value-%04d", i))}
+		start := len(lines)
+		var err error
+		if lines, err = native.Append(lines, &c); err != nil {
+			t.Fatal(err)
+		}
+		size = len(lines) - start
+	}
+	path = filepath.Join(t.TempDir(), table+".jsonl")
+	if err := os.WriteFile(path, lines, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path, size
+}
+
 // TestMaxBytesIsSharedWithTheCommit: while Run commits one unit it reads
 // the next, and both are held at once, so max-bytes bounds the two
 // together: a flush is cut at half of it.
@@ -120,23 +146,7 @@ func TestMaxBytesIsSharedWithTheCommit(t *testing.T) {
 	db := testdb.SQLite(t)
 	db.Exec(t, `CREATE TABLE sized (id INTEGER NOT NULL PRIMARY KEY, v TEXT NOT NULL)`)
 	const n = 400
-	var lines []byte
-	size := 0
-	for i := range n {
-		// Ids and values of one width: every record has the same size.
-		c := changelog.Change{Kind: changelog.Insert, Table: changelog.Table{Namespace: "s", Name: "sized"},
-			After: changelog.RowOf("id", int64(1000+i), "v", fmt.Sprintf("value-%04d", i))}
-		var err error
-		start := len(lines)
-		if lines, err = native.Append(lines, &c); err != nil {
-			t.Fatal(err)
-		}
-		size = len(lines) - start
-	}
-	path := filepath.Join(t.TempDir(), "sized.jsonl")
-	if err := os.WriteFile(path, lines, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path, size := sizedInserts(t, "sized", n)
 	cfg := pipeline(db, config.Table{Source: "s.sized"})
 	cfg.Source.Paths = []string{path}
 	cfg.Sink.FlushMaxRows = 1 << 20
@@ -168,3 +178,114 @@ func TestMaxBytesIsSharedWithTheCommit(t *testing.T) {
 		t.Errorf("%s rows, want %d", got, n)
 	}
 }
+
+// TestCoalesceWhileTheTargetCommits holds the first commit while the
+// loop reads on. With buffer-flush.coalesce the flush due meanwhile keeps
+// taking records, so the rest goes in one more commit, or, bounded by
+// max-bytes, in commits of half of it; without coalescing, reading waits
+// at max-rows and every commit holds max-rows rows. Transaction mode does
+// the same with finished transactions. The table ends exact every time.
+func TestCoalesceWhileTheTargetCommits(t *testing.T) {
+	const n, maxRows = 400, 10
+	path, size := sizedInserts(t, "held", n)
+	// The first commit at max-rows, then everything read while it was held.
+	restAtOnce := func(sizes []int) string {
+		if !slices.Equal(sizes, []int{maxRows, n - maxRows}) {
+			return fmt.Sprintf("want a commit of %d rows, then one of the %d read meanwhile", maxRows, n-maxRows)
+		}
+		return ""
+	}
+	everyAtMaxRows := func(sizes []int) string {
+		for _, s := range sizes {
+			if s != maxRows {
+				return fmt.Sprintf("want every commit at max-rows (%d)", maxRows)
+			}
+		}
+		return ""
+	}
+	for _, tc := range []struct {
+		name     string
+		txn      bool // transaction mode, each record a transaction
+		coalesce bool
+		perFlush int // half of max-bytes, in records; 0: the default, larger than the input
+		// holdUntil is how many changes the loop has taken when the
+		// first commit, held until then, may go (0: at once).
+		holdUntil int
+		// check judges the commits' sizes in records.
+		check func(sizes []int) string
+	}{
+		{"coalesce", false, true, 0, n, restAtOnce},
+		{"wait", false, false, 0, 0, everyAtMaxRows},
+		{"coalesce up to max-bytes", false, true, 100, maxRows + 100, func(sizes []int) string {
+			// A change counts its record's size without the newline, so
+			// half of max-bytes takes a record or two more than 100.
+			most := (100*size + size - 2) / (size - 1)
+			if len(sizes) < 2 || sizes[0] != maxRows || sizes[1] != most {
+				return fmt.Sprintf("want a commit of %d rows, then one of half of max-bytes (%d records)", maxRows, most)
+			}
+			for _, s := range sizes[2:] {
+				if s > most {
+					return fmt.Sprintf("want no commit past half of max-bytes (%d records)", most)
+				}
+			}
+			return ""
+		}},
+		{"transaction mode coalesce", true, true, 0, n, restAtOnce},
+		{"transaction mode wait", true, false, 0, 0, everyAtMaxRows},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db := testdb.SQLite(t)
+			db.Exec(t, `CREATE TABLE held (id INTEGER NOT NULL PRIMARY KEY, v TEXT NOT NULL)`)
+			cfg := pipeline(db, config.Table{Source: "s.held"})
+			cfg.Source.Paths = []string{path}
+			cfg.Sink.FlushMaxRows = maxRows
+			cfg.Sink.FlushCoalesce = tc.coalesce
+			if tc.txn {
+				// Commits cut by max-rows and the end of input only.
+				cfg.Sink.TxnEnabled = true
+				cfg.Sink.FlushInterval = time.Hour
+				cfg.Sink.TxnMiniSwitchInterval = 0
+				cfg.Sink.TxnMinSwitchBytes = 0
+			}
+			if tc.perFlush > 0 {
+				cfg.Sink.FlushMaxBytes = int64(2 * tc.perFlush * size)
+			}
+			h := &recordingHook{}
+			taken := make(chan struct{})
+			var changes atomic.Int64
+			counter := changeCounter(func() {
+				if changes.Add(1) == int64(tc.holdUntil) {
+					close(taken)
+				}
+			})
+			var first sync.Once
+			e := newEngine(t, cfg, engine.WithHooks(h, counter), engine.WithBeforeCommitHook(func(*commit.Unit) error {
+				if tc.holdUntil > 0 {
+					first.Do(func() { <-taken })
+				}
+				return nil
+			}))
+			if err := e.Run(context.Background(), engine.RunOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			var sizes []int
+			for _, c := range h.commits {
+				sizes = append(sizes, c.Changes)
+			}
+			if msg := tc.check(sizes); msg != "" {
+				t.Errorf("commits of %v records: %s", sizes, msg)
+			}
+			if got := query(t, db, "SELECT COUNT(*) FROM held"); got != fmt.Sprint(n) {
+				t.Errorf("%s rows, want %d", got, n)
+			}
+		})
+	}
+}
+
+// changeCounter is a hook calling f for every change the loop takes.
+type changeCounter func()
+
+func (f changeCounter) OnChange(*changelog.Change)        { f() }
+func (f changeCounter) OnCommit(engine.CommitInfo)        {}
+func (f changeCounter) OnRetry(int, time.Duration, error) {}
+func (f changeCounter) OnStop(error)                      {}

@@ -83,6 +83,11 @@ func (l *joinLoop) finish(ctx context.Context) error {
 	return err
 }
 
+// wake and heldBack: the per-key buffer is held back for a busy target as
+// in plain mode.
+func (l *joinLoop) wake() <-chan struct{}              { return l.e.async.Freed() }
+func (l *joinLoop) heldBack(ctx context.Context) error { return l.e.heldBack(ctx) }
+
 func (l *joinLoop) deadline() (time.Time, bool) {
 	next := l.e.NextFlush()
 	return next, !next.IsZero()

@@ -396,6 +396,7 @@ func TestKafkaJoinedTransactions(t *testing.T) {
 		cfg.Source.SessionTimeout = 2 * time.Second
 		cfg.Sink.TxnEnabled = true
 		cfg.Sink.FlushMaxRows = 50 // many commits, each cut between two transactions
+		cfg.Sink.FlushCoalesce = false
 
 		p := startPoller(t, db, workload.Invariant)
 		var mu sync.Mutex

@@ -90,6 +90,7 @@ func TestResume(t *testing.T) {
 		paths := writeWorkload(t, res)
 		cfg := workloadPipeline(db, paths)
 		cfg.Sink.FlushMaxRows = 37
+		cfg.Sink.FlushCoalesce = false // commits at every 37 rows, many to stop at
 		rng := rand.New(rand.NewPCG(11, 13))
 		seen := map[string]int64{}
 		checkMonotonic := func(u *commit.Unit) {

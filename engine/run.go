@@ -13,6 +13,7 @@ import (
 	"github.com/txsink/txsink/config"
 	"github.com/txsink/txsink/format"
 	"github.com/txsink/txsink/format/formats"
+	"github.com/txsink/txsink/reduce"
 	"github.com/txsink/txsink/source/file"
 )
 
@@ -174,6 +175,15 @@ func (e *Engine) Run(ctx context.Context, opts RunOptions) (err error) {
 	shutdown := func(runErr error) error {
 		stopReading()
 		if runErr != nil {
+			if h, ok := l.(interface{ heldBack(context.Context) error }); ok {
+				// The buffer holds whole records, all read before
+				// whatever stopped the pipeline.
+				fctx, cancel := context.WithTimeout(applyCtx, time.Minute)
+				defer cancel()
+				if err := h.heldBack(fctx); err != nil {
+					return errors.Join(runErr, err)
+				}
+			}
 			return runErr
 		}
 		e.setState(StateStopping, nil)
@@ -312,6 +322,24 @@ func (l *plainLoop) finish(ctx context.Context) error {
 	l.note()
 	return err
 }
+
+// heldBack commits the buffer when it is due but was held back for a busy
+// target (see Engine.MaybeFlush), as it would have been committed without
+// the wait: a pipeline stopped by an error (a bad record, say) keeps what
+// came before it and was due, as when every due buffer went at once.
+// Nothing is committed once the committer has failed.
+func (l *plainLoop) heldBack(ctx context.Context) error { return l.e.heldBack(ctx) }
+
+func (e *Engine) heldBack(ctx context.Context) error {
+	if e.async.failed() != nil || e.buf.Due(e.now(), e.policy) == reduce.NotDue {
+		return nil
+	}
+	return e.flush(ctx, "explicit")
+}
+
+// wake gets a value when the committer is done with a unit: a buffer held
+// back for it may go now.
+func (l *plainLoop) wake() <-chan struct{} { return l.e.async.Freed() }
 
 func (l *plainLoop) deadline() (time.Time, bool) {
 	next := l.e.NextFlush()

@@ -158,6 +158,8 @@ func TestSeed000Section19(t *testing.T) {
 			cfg.Name = "seed19-" + mode
 			cfg.Source.Paths = []string{path}
 			cfg.Sink.FlushMaxRows = 1
+			// The Flink JDBC sink's flushing: every row its own commit.
+			cfg.Sink.FlushCoalesce = false
 			if mode == "transaction" {
 				// A buffer of one byte is always full: every source
 				// transaction is committed as soon as it ends, the
@@ -430,6 +432,7 @@ func TestTransactionModeCountsRows(t *testing.T) {
 			cfg.Source.Paths = []string{path}
 			cfg.Sink.FlushInterval = time.Hour // only max-rows and the end of input commit
 			cfg.Sink.FlushMaxRows = maxRows
+			cfg.Sink.FlushCoalesce = false // commits cut at max-rows only
 			e := newEngine(t, cfg)
 			if err := e.Run(context.Background(), engine.RunOptions{}); err != nil {
 				t.Fatal(err)

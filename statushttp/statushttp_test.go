@@ -70,6 +70,8 @@ func newPipeline(t *testing.T, opts ...engine.Option) (*engine.Engine, *config.C
 	}
 	cfg.Sink.FlushMaxRows = 50
 	cfg.Sink.FlushInterval = 0
+	// Commits at every 50 rows, several of them while the run reads.
+	cfg.Sink.FlushCoalesce = false
 	tgt, err := sqlite.Open(context.Background(), strings.TrimPrefix(db.URL, "sqlite://"))
 	if err != nil {
 		t.Fatal(err)

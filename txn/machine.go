@@ -487,6 +487,13 @@ func (m *Machine) Pressure() Pressure {
 // stay near that size and memory near two plans, as in plain mode.
 func (m *Machine) SizeDue() bool { return m.sizeDue() }
 
+// BytesDue reports whether the finished transactions not in the plan in
+// flight reach CommitBytes. An engine that lets the next plan grow while
+// one is in flight (buffer-flush.coalesce) waits for it only then.
+func (m *Machine) BytesDue() bool {
+	return m.cfg.CommitBytes > 0 && m.doneBytes >= m.cfg.CommitBytes
+}
+
 func (m *Machine) sizeDue() bool {
 	return (m.cfg.CommitRows > 0 && m.doneRows >= m.cfg.CommitRows) ||
 		(m.cfg.CommitBytes > 0 && m.doneBytes >= m.cfg.CommitBytes)

@@ -60,6 +60,7 @@ type benchOptions struct {
 	keep          bool
 	verify        bool
 	rounds        int
+	coalesce      bool
 	cpuProfile    string
 }
 
@@ -109,6 +110,7 @@ Examples:
 	fs.StringVar(&o.dir, "dir", "", "folder for the changelog files (default: a temporary folder, removed afterwards)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the bench tables in the target")
 	fs.BoolVar(&o.verify, "verify", true, "check the target against the workload's final state")
+	fs.BoolVar(&o.coalesce, "coalesce", true, "sink buffer-flush.coalesce")
 	fs.IntVar(&o.rounds, "rounds", 1, "rounds of a txsink run followed by the bulk load, each into emptied tables; the figures are then medians with their ranges")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the txsink run to this file (the first round's)")
 	if err := parseFlags(fs, args); err != nil {
@@ -244,6 +246,7 @@ func runBench(ctx context.Context, o *benchOptions, stderr io.Writer) (*benchRes
 	}
 	cfg.Sink.FlushMaxRows = o.flushRows
 	cfg.Sink.FlushMaxBytes = int64(o.flushMiB) << 20
+	cfg.Sink.FlushCoalesce = o.coalesce
 	cfg.Sink.TxnEnabled = o.mode == "transaction"
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -898,7 +901,11 @@ func (r *benchResult) print(w io.Writer) {
 	}
 	first := &r.rounds[0]
 	tw := &tableWriter{}
-	tw.row("workload", fmt.Sprintf("%s, %d orders, %s, %s mode, flush %d rows or %d MiB", o.workload, o.orders, countOf(o.partitions, "partition"), o.mode, o.flushRows, o.flushMiB))
+	flush := fmt.Sprintf("flush %d rows or %d MiB", o.flushRows, o.flushMiB)
+	if !o.coalesce {
+		flush += ", not coalesced"
+	}
+	tw.row("workload", fmt.Sprintf("%s, %d orders, %s, %s mode, %s", o.workload, o.orders, countOf(o.partitions, "partition"), o.mode, flush))
 	tw.row("target", fmt.Sprintf("%s (%s)", r.dialect, config.RedactURL(o.target)))
 	if n > 1 {
 		tw.row("rounds", fmt.Sprintf("%d, each a txsink run then the bulk load into emptied tables; figures are medians [ranges]", n))

@@ -473,6 +473,9 @@ type pipelineSpec struct {
 	itemsKey []string
 	// extraTables are more tables entries, as YAML list items.
 	extraTables string
+	// wait sets buffer-flush.coalesce: false, so that commits come at
+	// every max-rows however fast the target is.
+	wait bool
 }
 
 // writeConfig writes a pipeline config to dir/file and returns its path.
@@ -500,6 +503,9 @@ func writeConfig(t *testing.T, dir, file string, s pipelineSpec) string {
 	b.WriteString("  - source: shop.order_events\n    append-only: true\n")
 	b.WriteString(s.extraTables)
 	fmt.Fprintf(&b, "sink:\n  buffer-flush.max-rows: %d\n  buffer-flush.interval: %s\n", s.maxRows, s.interval)
+	if s.wait {
+		b.WriteString("  buffer-flush.coalesce: false\n")
+	}
 	path := filepath.Join(dir, file)
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
@@ -822,7 +828,9 @@ func TestSIGKILLThenResume(t *testing.T) {
 			f.appendLines(t, dir, p, 0, len(f.lines[p]))
 		}
 		const name = "sigkill"
-		spec := pipelineSpec{name: name, url: db.URL, paths: []string{fileName(0), fileName(1)}, follow: true}
+		// Commits at every max-rows, so that each run makes the commits
+		// the kill waits for (the chaos test kills coalescing runs).
+		spec := pipelineSpec{name: name, url: db.URL, paths: []string{fileName(0), fileName(1)}, follow: true, wait: true}
 		followCfg := writeConfig(t, dir, "follow.yaml", spec)
 		spec.follow = false
 		cfg := writeConfig(t, dir, "pipeline.yaml", spec)
