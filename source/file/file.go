@@ -344,13 +344,18 @@ func (r *Reader) Buffered() bool {
 // Callers that hold records back (to decode several at once) hand them on
 // when it is true.
 func (r *Reader) MayWait() bool {
-	if r.err != nil || r.Buffered() {
+	if r.err != nil || (r.pump == nil && !r.follow) {
+		// Checked first: a reader asks before each record, and a regular
+		// file read to its end never waits.
+		return false
+	}
+	if r.Buffered() {
 		return false
 	}
 	if r.pump != nil {
 		return true
 	}
-	return r.follow && r.offset+int64(len(r.acc))+int64(r.br.Buffered()) >= r.size.Load()
+	return r.offset+int64(len(r.acc))+int64(r.br.Buffered()) >= r.size.Load()
 }
 
 // consume accounts for one line (with its terminator if terminated) and

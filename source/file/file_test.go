@@ -683,3 +683,37 @@ func TestBuffered(t *testing.T) {
 		t.Errorf("Buffered after each record = %v, want %v", got, want)
 	}
 }
+
+// TestMayWait says whether the next Next may wait for input: never for a
+// regular file read without follow; for a followed file only once it is
+// read to its size; for a stream whenever no whole line is buffered.
+func TestMayWait(t *testing.T) {
+	mayWait := func(r *Reader) []bool {
+		t.Helper()
+		got := []bool{r.MayWait()}
+		for range 3 {
+			if _, err := r.Next(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, r.MayWait())
+		}
+		return got
+	}
+	path := writeFile(t, "a\nbb\nccc\n")
+	if got, want := mayWait(open(t, path, changelog.Position{}, false)), []bool{false, false, false, false}; !slices.Equal(got, want) {
+		t.Errorf("regular file: MayWait before and after each record = %v, want %v", got, want)
+	}
+	// Before the first read nothing is buffered, but the file has bytes
+	// not read yet: no wait.
+	if got, want := mayWait(open(t, path, changelog.Position{}, true)), []bool{false, false, false, true}; !slices.Equal(got, want) {
+		t.Errorf("followed file: MayWait before and after each record = %v, want %v", got, want)
+	}
+	r, err := OpenReader("in", strings.NewReader("a\nbb\nccc\n"), changelog.Position{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	if got, want := mayWait(r), []bool{true, false, false, true}; !slices.Equal(got, want) {
+		t.Errorf("stream: MayWait before and after each record = %v, want %v", got, want)
+	}
+}
