@@ -79,7 +79,9 @@ target holds exactly the workload's final state.
 The machine's speed drifts (a shared host): --rounds N repeats the txsink run
 and the bulk load N times, each round into emptied tables, and reports each
 figure as the median of the rounds with its range; a round's ratio compares
-its txsink run with the bulk load right after it.
+its txsink run with the bulk load right after it. --mode both runs plain
+mode and transaction mode one after the other in each round, and compares
+their events/s round by round.
 
 Workloads:
   insert-only   orders with 1-5 items, one source transaction each
@@ -104,7 +106,7 @@ Examples:
 	fs.StringVar(&o.target, "target", "", "target URL (mysql://, postgres://, sqlite://); default: a SQLite file in --dir")
 	fs.IntVar(&o.partitions, "partitions", 0, "changelog files the workload is spread over (default 1; txn: 8)")
 	fs.IntVar(&o.changesPerKey, "changes-per-key", 12, "update-heavy: changes per key (at least 10)")
-	fs.StringVar(&o.mode, "mode", "", "plain or transaction (default: transaction for txn, plain otherwise)")
+	fs.StringVar(&o.mode, "mode", "", "plain, transaction, or both: each round then runs plain mode and transaction mode, one after the other (default: transaction for txn, plain otherwise)")
 	fs.IntVar(&o.flushRows, "flush-rows", 5000, "sink buffer-flush.max-rows")
 	fs.IntVar(&o.flushMiB, "flush-mib", 16, "sink buffer-flush.max-bytes, in MiB (txsink run's memory limit follows it)")
 	fs.StringVar(&o.dir, "dir", "", "folder for the changelog files (default: a temporary folder, removed afterwards)")
@@ -134,9 +136,9 @@ Examples:
 		if o.workload == "txn" {
 			o.mode = "transaction"
 		}
-	case "plain", "transaction":
+	case "plain", "transaction", "both":
 	default:
-		return usageError{msg: fmt.Sprintf("--mode %q: want plain or transaction", o.mode)}
+		return usageError{msg: fmt.Sprintf("--mode %q: want plain, transaction or both", o.mode)}
 	}
 	if o.orders < 1 || o.partitions < 1 || o.flushRows < 1 || o.flushMiB < 1 || o.rounds < 1 {
 		return usageError{msg: "--orders, --partitions, --flush-rows, --flush-mib and --rounds must be at least 1"}
@@ -159,9 +161,9 @@ Examples:
 		return err
 	}
 	r.print(stdout)
-	for i, rr := range r.rounds {
+	for _, rr := range r.rounds {
 		if rr.verifyErr != "" {
-			return fmt.Errorf("round %d: the target differs from the workload's final state: %s", i+1, rr.verifyErr)
+			return fmt.Errorf("round %d, %s mode: the target differs from the workload's final state: %s", rr.round, rr.mode, rr.verifyErr)
 		}
 	}
 	return nil
@@ -183,6 +185,8 @@ type benchResult struct {
 
 // benchRound is one txsink run and the bulk load after it.
 type benchRound struct {
+	round                int    // from 1
+	mode                 string // plain or transaction
 	run                  time.Duration
 	cpu                  time.Duration // CPU time of the run; -1 when unknown
 	upserted, deleted    int64
@@ -247,9 +251,12 @@ func runBench(ctx context.Context, o *benchOptions, stderr io.Writer) (*benchRes
 	cfg.Sink.FlushMaxRows = o.flushRows
 	cfg.Sink.FlushMaxBytes = int64(o.flushMiB) << 20
 	cfg.Sink.FlushCoalesce = o.coalesce
-	cfg.Sink.TxnEnabled = o.mode == "transaction"
 	if err := cfg.Validate(); err != nil {
 		return nil, err
+	}
+	modes := []string{o.mode}
+	if o.mode == "both" {
+		modes = []string{"plain", "transaction"}
 	}
 	deleteProgress := func() error {
 		// The progress row is the bench's own; leave the table as it was.
@@ -257,7 +264,6 @@ func runBench(ctx context.Context, o *benchOptions, stderr io.Writer) (*benchRes
 		return err
 	}
 	defer func() { _ = deleteProgress() }()
-	tuneGC(&cfg) // as txsink run does
 
 	var dumps []benchDump // the final rows of each table, for the bulk loads
 	defer func() {
@@ -266,38 +272,43 @@ func runBench(ctx context.Context, o *benchOptions, stderr io.Writer) (*benchRes
 		}
 	}()
 	for i := 1; i <= o.rounds; i++ {
-		if i > 1 {
-			// Every round starts from empty tables and no progress.
-			if err := deleteProgress(); err != nil {
-				return nil, fmt.Errorf("reset progress: %w", err)
+		for j, mode := range modes {
+			if i > 1 || j > 0 {
+				// Every run starts from empty tables and no progress.
+				if err := deleteProgress(); err != nil {
+					return nil, fmt.Errorf("reset progress: %w", err)
+				}
+				if err := emptyBenchTables(ctx, db, r.dialect, r.prefix, r.bulkPrefix); err != nil {
+					return nil, err
+				}
 			}
-			if err := emptyBenchTables(ctx, db, r.dialect, r.prefix, r.bulkPrefix); err != nil {
+			if o.rounds > 1 || len(modes) > 1 {
+				fmt.Fprintf(stderr, "txsink bench: round %d of %d, %s mode\n", i, o.rounds, mode)
+			}
+			cfg.Sink.TxnEnabled = mode == "transaction"
+			tuneGC(&cfg) // as txsink run does
+			rr, err := r.applyRound(ctx, o, &cfg, i == 1 && j == 0, stderr)
+			if err != nil {
 				return nil, err
 			}
-		}
-		if o.rounds > 1 {
-			fmt.Fprintf(stderr, "txsink bench: round %d of %d\n", i, o.rounds)
-		}
-		rr, err := r.applyRound(ctx, o, &cfg, i == 1, stderr)
-		if err != nil {
-			return nil, err
-		}
-		if o.verify {
-			fmt.Fprintf(stderr, "txsink bench: checking the target against the final state\n")
-			if err := r.check(ctx, db, final, &rr); err != nil {
+			rr.round, rr.mode = i, mode
+			if o.verify {
+				fmt.Fprintf(stderr, "txsink bench: checking the target against the final state\n")
+				if err := r.check(ctx, db, final, &rr); err != nil {
+					return nil, err
+				}
+			}
+			if dumps == nil {
+				if dumps, err = r.dump(ctx, db); err != nil {
+					return nil, err
+				}
+			}
+			fmt.Fprintf(stderr, "txsink bench: loading the same rows with the database's bulk path\n")
+			if rr.bulkTook, err = r.bulkLoad(ctx, db, dumps); err != nil {
 				return nil, err
 			}
+			r.rounds = append(r.rounds, rr)
 		}
-		if dumps == nil {
-			if dumps, err = r.dump(ctx, db); err != nil {
-				return nil, err
-			}
-		}
-		fmt.Fprintf(stderr, "txsink bench: loading the same rows with the database's bulk path\n")
-		if rr.bulkTook, err = r.bulkLoad(ctx, db, dumps); err != nil {
-			return nil, err
-		}
-		r.rounds = append(r.rounds, rr)
 	}
 	return r, nil
 }
@@ -876,14 +887,50 @@ func unescapeBulkText(s string) string {
 	return b.String()
 }
 
+// print writes the figures of each mode's rounds, and with --mode both
+// how transaction mode's events/s compare with plain mode's, round by
+// round.
 func (r *benchResult) print(w io.Writer) {
+	byMode := map[string][]benchRound{}
+	var modes []string
+	for _, rr := range r.rounds {
+		if byMode[rr.mode] == nil {
+			modes = append(modes, rr.mode)
+		}
+		byMode[rr.mode] = append(byMode[rr.mode], rr)
+	}
+	for i, mode := range modes {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		r.printMode(w, mode, byMode[mode])
+	}
+	plain, txn := byMode["plain"], byMode["transaction"]
+	if len(plain) == 0 || len(plain) != len(txn) {
+		return
+	}
+	v := make([]float64, len(plain))
+	var each []string
+	for i := range plain {
+		// Same events: the ratio of the rates is that of the run times.
+		v[i] = plain[i].run.Seconds() / txn[i].run.Seconds()
+		each = append(each, fmt.Sprintf("%.2f", v[i]))
+	}
+	tw := &tableWriter{}
+	tw.row("transaction ÷ plain", "events/s "+spread(v, func(x float64) string { return fmt.Sprintf("%.2f×", x) })+", each round "+strings.Join(each, " "))
+	fmt.Fprintln(w)
+	tw.write(w)
+}
+
+// printMode writes the figures of one mode's rounds.
+func (r *benchResult) printMode(w io.Writer, mode string, rounds []benchRound) {
 	o := r.opts
-	n := len(r.rounds)
+	n := len(rounds)
 	// Each figure per round, then its median (and range, over rounds).
 	per := func(f func(rr *benchRound) float64) []float64 {
 		v := make([]float64, n)
-		for i := range r.rounds {
-			v[i] = f(&r.rounds[i])
+		for i := range rounds {
+			v[i] = f(&rounds[i])
 		}
 		return v
 	}
@@ -899,13 +946,13 @@ func (r *benchResult) print(w io.Writer) {
 		}
 		return v
 	}
-	first := &r.rounds[0]
+	first := &rounds[0]
 	tw := &tableWriter{}
 	flush := fmt.Sprintf("flush %d rows or %d MiB", o.flushRows, o.flushMiB)
 	if !o.coalesce {
 		flush += ", not coalesced"
 	}
-	tw.row("workload", fmt.Sprintf("%s, %d orders, %s, %s mode, %s", o.workload, o.orders, countOf(o.partitions, "partition"), o.mode, flush))
+	tw.row("workload", fmt.Sprintf("%s, %d orders, %s, %s mode, %s", o.workload, o.orders, countOf(o.partitions, "partition"), mode, flush))
 	tw.row("target", fmt.Sprintf("%s (%s)", r.dialect, config.RedactURL(o.target)))
 	if n > 1 {
 		tw.row("rounds", fmt.Sprintf("%d, each a txsink run then the bulk load into emptied tables; figures are medians [ranges]", n))
@@ -958,7 +1005,7 @@ func (r *benchResult) print(w io.Writer) {
 		lat(func(rr *benchRound) time.Duration { return rr.p99 }),
 		lat(func(rr *benchRound) time.Duration { return rr.maxLatency })))
 	var differs []string
-	for i, rr := range r.rounds {
+	for i, rr := range rounds {
 		if !rr.verified {
 			differs = append(differs, fmt.Sprintf("round %d: %s", i+1, rr.verifyErr))
 		}

@@ -55,6 +55,25 @@ func TestBenchRounds(t *testing.T) {
 	}
 }
 
+// TestBenchBothModes runs plain and transaction mode one after the other
+// in each round: both verify, and their events/s are compared round by
+// round.
+func TestBenchBothModes(t *testing.T) {
+	var out, errOut bytes.Buffer
+	code := run([]string{"bench", "--workload", "txn", "--orders", "40", "--mode", "both", "--rounds", "2", "--dir", t.TempDir()}, &out, &errOut)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out.String(), errOut.String())
+	}
+	for _, want := range []string{"plain mode, flush", "transaction mode, flush", "transaction ÷ plain  events/s ", ", each round "} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if n := strings.Count(out.String(), "verified: the target equals the workload's final state, every round"); n != 2 {
+		t.Errorf("%d modes verified every round, want 2:\n%s", n, out.String())
+	}
+}
+
 // TestBenchSideBySide runs two benches at once against one database: each
 // writes tables of its own, so both verify their final state, and neither
 // leaves a table behind.
