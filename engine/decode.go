@@ -224,18 +224,22 @@ func (s *decodeStream) submit(ctx context.Context) bool {
 	}
 	s.inFlight = append(s.inFlight, j)
 	// Send what is decoded already, without waiting.
-	for len(s.inFlight) > 0 {
-		select {
-		case <-s.inFlight[0].done:
-			if !s.sendOldest(ctx) {
-				return false
-			}
-			continue
-		default:
+	for len(s.inFlight) > 0 && s.inFlight[0].decoded() {
+		if !s.sendOldest(ctx) {
+			return false
 		}
-		break
 	}
 	return true
+}
+
+// decoded reports whether the pool is done with j.
+func (j *decodeJob) decoded() bool {
+	select {
+	case <-j.done:
+		return true
+	default:
+		return false
+	}
 }
 
 // drain hands over the job being gathered and sends every job in flight,

@@ -488,13 +488,19 @@ func (e *Engine) MaybeFlush(ctx context.Context) error {
 	if r == reduce.NotDue {
 		return nil
 	}
-	if e.cfg.Sink.FlushCoalesce && e.async != nil && e.async.Busy() {
+	if e.coalescing() {
 		if e.policy.MaxBytes <= 0 || e.buf.Bytes() < e.policy.MaxBytes {
 			return nil
 		}
 		r = reduce.MaxBytes
 	}
 	return e.flush(ctx, r.String())
+}
+
+// coalescing reports whether a due buffer is held back now: coalescing is
+// on and Run's committer is busy with a unit.
+func (e *Engine) coalescing() bool {
+	return e.cfg.Sink.FlushCoalesce && e.async != nil && e.async.Busy()
 }
 
 // Flush commits everything buffered, as one target transaction.
@@ -506,7 +512,7 @@ func (e *Engine) Flush(ctx context.Context) error { return e.flush(ctx, "explici
 // While the buffer is held back for a busy target (see MaybeFlush) the
 // interval waits for the target too, so NextFlush is zero then.
 func (e *Engine) NextFlush() time.Time {
-	if e.policy.Interval <= 0 || e.buf.Since().IsZero() || (e.cfg.Sink.FlushCoalesce && e.async != nil && e.async.Busy()) {
+	if e.policy.Interval <= 0 || e.buf.Since().IsZero() || e.coalescing() {
 		return time.Time{}
 	}
 	return e.buf.Since().Add(e.policy.Interval)

@@ -243,13 +243,13 @@ func (l *txnLoop) commitReady(ctx context.Context, flush bool) error {
 	for {
 		if l.inflight != nil {
 			if !l.committed.Load() {
-				due := l.m.SizeDue()
+				due := l.m.SizeDue
 				if l.e.cfg.Sink.FlushCoalesce {
 					// The next plan keeps taking transactions until
 					// this one is committed, up to max-bytes.
-					due = l.m.BytesDue()
+					due = l.m.BytesDue
 				}
-				if !flush && l.m.Pressure() != txn.PressureHard && !due {
+				if !flush && l.m.Pressure() != txn.PressureHard && !due() {
 					return nil // it commits while the loop reads on
 				}
 				// The next plan takes every finished transaction:

@@ -375,14 +375,20 @@ func (r *benchResult) applyRound(ctx context.Context, o *benchOptions, cfg *conf
 
 // emptyBenchTables deletes every row of the bench's tables.
 func emptyBenchTables(ctx context.Context, db *sql.DB, dialect string, prefixes ...string) error {
+	stmt := "TRUNCATE TABLE "
+	if dialect == "sqlite" {
+		stmt = "DELETE FROM "
+	}
+	return onBenchTables(ctx, db, "empty", stmt, prefixes)
+}
+
+// onBenchTables runs stmt followed by the name of each bench table of each
+// prefix; what names the work in an error.
+func onBenchTables(ctx context.Context, db *sql.DB, what, stmt string, prefixes []string) error {
 	for _, prefix := range prefixes {
 		for _, t := range benchTables {
-			q := "TRUNCATE TABLE " + prefix + t.name
-			if dialect == "sqlite" {
-				q = "DELETE FROM " + prefix + t.name
-			}
-			if _, err := db.ExecContext(ctx, q); err != nil {
-				return fmt.Errorf("empty bench table %s: %w", prefix+t.name, err)
+			if _, err := db.ExecContext(ctx, stmt+prefix+t.name); err != nil {
+				return fmt.Errorf("%s bench table %s: %w", what, prefix+t.name, err)
 			}
 		}
 	}
@@ -618,14 +624,7 @@ func peakRSS() int64 {
 }
 
 func dropBenchTables(ctx context.Context, db *sql.DB, prefixes ...string) error {
-	for _, prefix := range prefixes {
-		for _, t := range benchTables {
-			if _, err := db.ExecContext(ctx, "DROP TABLE IF EXISTS "+prefix+t.name); err != nil {
-				return fmt.Errorf("drop bench table %s: %w", prefix+t.name, err)
-			}
-		}
-	}
-	return nil
+	return onBenchTables(ctx, db, "drop", "DROP TABLE IF EXISTS ", prefixes)
 }
 
 func placeholder1(dialect string) string {
