@@ -178,6 +178,7 @@ func (e *Engine) revoke(ctx context.Context, l loop, parts []string) error {
 	case *txnLoop:
 		for _, p := range parts {
 			dropped += l.m.Drop(p)
+			l.forget(p)
 		}
 		e.noteBuffer(l.m.Bytes(), l.m.OpenTxns())
 	case *joinLoop:

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
-	"slices"
 	"sync/atomic"
 	"time"
 
@@ -40,19 +39,29 @@ type txnLoop struct {
 	// hashes with seed.
 	seen map[rowID]struct{}
 	seed maphash.Seed
-	// prepared is the next plan's unit, reduced while the plan in flight
-	// commits (see prepare); nil when there is none.
-	prepared *preparedUnit
+	// ahead holds, per partition, its finished source transactions that
+	// no plan holds yet, reduced as each ends (see reduceEnding): when the
+	// machine cuts a plan its unit is a merge of these, ready at once, so
+	// the target does not wait for a plan to be reduced after the one
+	// before it commits, as it does not in plain mode.
+	ahead map[string]*reducedAhead
+	// reducedAtCut counts the partitions whose part of a plan was reduced
+	// when the plan was cut, not ahead (see partUnit).
+	reducedAtCut int
 }
 
-// preparedUnit is a unit reduced from the machine's finished
-// transactions ahead of the plan that will hold them, with what identifies
-// that plan.
-type preparedUnit struct {
-	u        *commit.Unit
-	skipped  int                  // changes of skipped tables
-	changes  int                  // changes reduced
-	progress []changelog.Position // the last change's position per partition, in order
+// reducedAhead is one partition's finished source transactions, reduced
+// ahead of the plan that will hold them.
+type reducedAhead struct {
+	buf *reduce.Buffer
+	// changes counts the partition's finished changes not in a plan,
+	// reduced into buf unless broken; a plan that holds exactly these
+	// takes buf.
+	changes int
+	skipped int // changes of skipped tables among changes
+	// broken is set when a change could not be reduced: the plan that
+	// holds it reduces its changes itself, and reports the error then.
+	broken bool
 }
 
 // rowID is one row of one table, by its key's hash (reduce.Table.RowKey).
@@ -81,7 +90,7 @@ func (e *Engine) newTxnLoop() (*txnLoop, error) {
 		return nil, fmt.Errorf("sink: %w", err)
 	}
 	return &txnLoop{e: e, m: m, open: map[string]*openTxn{}, wakeCh: make(chan struct{}, 1),
-		seen: map[rowID]struct{}{}, seed: maphash.MakeSeed()}, nil
+		seen: map[rowID]struct{}{}, seed: maphash.MakeSeed(), ahead: map[string]*reducedAhead{}}, nil
 }
 
 // record steps every change of a record into the machine. A change that
@@ -99,8 +108,8 @@ func (l *txnLoop) record(ctx context.Context, d decoded) error {
 		changes = nil
 	}
 	for i := range changes {
-		c := changes[i]
-		t, err := l.check(ctx, &c, i == len(changes)-1)
+		c := &changes[i]
+		t, err := l.check(ctx, c, i == len(changes)-1)
 		if err != nil {
 			return err
 		}
@@ -110,7 +119,17 @@ func (l *txnLoop) record(ctx context.Context, d decoded) error {
 				return err
 			}
 		}
-		if err := l.m.StepCounted(c, l.rows(t, &c), l.e.now()); err != nil && !errors.Is(err, txn.ErrBackPressure) {
+		var rows int
+		switch {
+		case l.e.deadLettering():
+			rows = l.rows(t, c)
+		case c.TxnEnd:
+			// The transaction is reduced as it ends, which counts its
+			// rows after reduction, exactly; its other changes count
+			// none.
+			rows = l.reduceEnding(ctx, changes[i:i+1])
+		}
+		if err := l.m.StepCounted(*c, rows, l.e.now()); err != nil && !errors.Is(err, txn.ErrBackPressure) {
 			return err
 		}
 	}
@@ -175,7 +194,8 @@ func (l *txnLoop) check(ctx context.Context, c *changelog.Change, lastOfRecord b
 
 // rows counts the rows c adds to the plans to come, for
 // buffer-flush.max-rows, as plain mode counts its buffer's rows: after
-// per-key reduction. A change of a key already counted since the machine
+// per-key reduction. It is the count under the dead-letter policy, where
+// nothing is reduced ahead (otherwise reduceEnding counts). A change of a key already counted since the machine
 // last cut a plan adds none, since both will most likely reduce to one
 // write; an update that moves a row to another key adds the row it leaves
 // too. The count errs high where keys cannot be told apart cheaply (see
@@ -252,12 +272,9 @@ func (l *txnLoop) commitReady(ctx context.Context, flush bool) error {
 				if !flush && l.m.Pressure() != txn.PressureHard && !due() {
 					return nil // it commits while the loop reads on
 				}
-				// The next plan takes every finished transaction:
-				// reduce them while the target commits this one, which
-				// is otherwise idle while the loop does it afterwards.
-				l.prepare(ctx)
-				// Wait returns once the committer has run signal, or
-				// with the unit's error.
+				// The next plan's transactions are reduced already
+				// (reduceEnding). Wait returns once the committer has
+				// run signal, or with the unit's error.
 				if err := l.e.async.Wait(); err != nil {
 					return err
 				}
@@ -273,7 +290,6 @@ func (l *txnLoop) commitReady(ctx context.Context, flush bool) error {
 		}
 		plan := l.m.Ready(l.e.now(), flush)
 		if plan == nil {
-			l.prepared = nil
 			return nil
 		}
 		// The rows counted so far are in this plan (or, for open
@@ -317,19 +333,44 @@ func (l *txnLoop) wake() <-chan struct{} { return l.wakeCh }
 // unit reduces a plan's changes per key into the unit that applies them,
 // with the plan's progress, in one target transaction, and returns it with
 // the number of source transactions it commits (nil: nothing to apply).
-// It takes the unit prepare made of the same changes, if any.
+// The unit is the merge, in the plan's order, of its partitions'
+// transactions reduced as they ended; a partition whose reduction ahead
+// does not hold exactly the plan's part of it (a plan can leave finished
+// transactions for the next) has that part reduced now.
 func (l *txnLoop) unit(ctx context.Context, plan *txn.Plan) (*commit.Unit, int, error) {
 	var u *commit.Unit
 	var skipped int
-	if p := l.prepared; p != nil && p.changes == plan.Changes && slices.Equal(p.progress, plan.Progress) {
-		u, skipped = p.u, p.skipped
-	} else {
+	if l.e.deadLettering() {
 		var err error
 		if u, skipped, err = l.reduce(ctx, plan.Chunks); err != nil {
 			return nil, 0, err
 		}
+	} else {
+		var merged *reduce.Buffer
+		for chunks := plan.Chunks; len(chunks) > 0; {
+			// A plan lists each partition's chunks together.
+			part := chunks[0][0].Pos.Partition
+			n, planned := 0, 0
+			for n < len(chunks) && chunks[n][0].Pos.Partition == part {
+				planned += len(chunks[n])
+				n++
+			}
+			b, sk, err := l.partUnit(ctx, part, chunks[:n], planned)
+			if err != nil {
+				return nil, 0, err
+			}
+			skipped += sk
+			if merged == nil {
+				merged = b
+			} else {
+				merged.Merge(b)
+			}
+			chunks = chunks[n:]
+		}
+		if merged != nil {
+			u = merged.Take()
+		}
 	}
-	l.prepared = nil
 	if skipped > 0 {
 		l.e.mu.Lock()
 		l.e.stats.Skipped += int64(skipped)
@@ -341,36 +382,104 @@ func (l *txnLoop) unit(ctx context.Context, plan *txn.Plan) (*commit.Unit, int, 
 	return u, plan.Txns - len(u.DeadLetters), nil
 }
 
-// prepare reduces the machine's finished transactions, which the next plan
-// will hold (txn.Machine.Finished), into that plan's unit. A change that
-// cannot be reduced is left for the plan's own reduction to report, after
-// the plan in flight is committed, as without preparing. Under the
-// dead-letter policy nothing is prepared: quarantining counts and logs,
-// which must happen once, for the plan.
-func (l *txnLoop) prepare(ctx context.Context) {
-	l.prepared = nil
-	if l.e.deadLettering() {
-		return
+// partUnit returns the buffer holding one partition's part of the plan in
+// flight, chunks of planned changes, reduced, and how many of them belong
+// to skipped tables.
+func (l *txnLoop) partUnit(ctx context.Context, part string, chunks [][]changelog.Change, planned int) (*reduce.Buffer, int, error) {
+	ra := l.aheadOf(part)
+	if !ra.broken && ra.changes == planned {
+		sk := ra.skipped
+		ra.changes, ra.skipped = 0, 0
+		return ra.buf, sk, nil
 	}
-	chunks := l.m.Finished()
-	p := &preparedUnit{}
-	for _, chunk := range chunks {
-		p.changes += len(chunk)
-		last := chunk[len(chunk)-1].Pos
-		if n := len(p.progress); n > 0 && p.progress[n-1].Partition == last.Partition {
-			p.progress[n-1] = last
-		} else {
-			p.progress = append(p.progress, last)
+	l.reducedAtCut++
+	b := reduce.NewBuffer(l.e.cfg.Name)
+	skipped := 0
+	now := l.e.clock.Now()
+	for _, changes := range chunks {
+		sk, err := l.add(ctx, b, changes, now)
+		if err != nil {
+			return nil, 0, err
 		}
+		skipped += sk
 	}
-	if p.changes == 0 {
+	// What the partition reduced ahead is more than the plan holds, or
+	// broken: reduce again what the plan left, its finished transactions
+	// now outside any plan.
+	left := ra.changes - planned
+	ra.buf.Take()
+	ra.changes, ra.skipped, ra.broken = 0, 0, false
+	for _, changes := range l.m.FinishedTail(part, left) {
+		l.reduceAhead(ctx, ra, changes)
+	}
+	return b, skipped, nil
+}
+
+// aheadOf returns the partition's reduction ahead, made on first use.
+func (l *txnLoop) aheadOf(part string) *reducedAhead {
+	ra := l.ahead[part]
+	if ra == nil {
+		ra = &reducedAhead{buf: reduce.NewBuffer(l.e.cfg.Name)}
+		l.ahead[part] = ra
+	}
+	return ra
+}
+
+// reduceEnding reduces the transaction end[0] ends, the open transaction
+// of its partition with end[0], into the partition's reduction ahead,
+// before end[0] is stepped, and returns the rows it adds there, for the machine's
+// CommitRows. The count is exact within the partition: keys the
+// partition's finished transactions wrote already add none. Under the
+// dead-letter policy nothing is reduced ahead (see rows).
+func (l *txnLoop) reduceEnding(ctx context.Context, end []changelog.Change) int {
+	c := &end[0]
+	part := c.Pos.Partition
+	ra := l.aheadOf(part)
+	open := l.m.Open(part)
+	before := ra.buf.Rows()
+	l.reduceAhead(ctx, ra, open)
+	l.reduceAhead(ctx, ra, end)
+	if ra.broken {
+		// No count after reduction: count each row-writing change.
+		rows := 0
+		for i := range open {
+			if open[i].Kind.Writes() {
+				rows++
+			}
+		}
+		if c.Kind.Writes() {
+			rows++
+		}
+		return rows
+	}
+	return ra.buf.Rows() - before
+}
+
+// reduceAhead reduces changes, which end a transaction or continue one
+// that does, into the partition's reduction ahead. A change that cannot be
+// reduced breaks it until the plan holding that change is cut, which
+// reduces the plan's part itself and reports the error, as without
+// reducing ahead.
+func (l *txnLoop) reduceAhead(ctx context.Context, ra *reducedAhead, changes []changelog.Change) {
+	ra.changes += len(changes)
+	if ra.broken {
 		return
 	}
-	var err error
-	if p.u, p.skipped, err = l.reduce(ctx, chunks); err != nil {
+	sk, err := l.add(ctx, ra.buf, changes, l.e.clock.Now())
+	if err != nil {
+		ra.broken = true
 		return
 	}
-	l.prepared = p
+	ra.skipped += sk
+}
+
+// forget drops what the partition reduced ahead, for a partition given up
+// whose buffered changes the machine dropped (txn.Machine.Drop).
+func (l *txnLoop) forget(part string) {
+	if ra := l.ahead[part]; ra != nil {
+		ra.buf.Take()
+		delete(l.ahead, part)
+	}
 }
 
 // reduce reduces changes, runs of whole source transactions, per key into
@@ -400,28 +509,40 @@ func (l *txnLoop) reduce(ctx context.Context, chunks [][]changelog.Change) (*com
 					continue
 				}
 			}
-			for i := range txnChanges {
-				c := &txnChanges[i]
-				if c.Kind == changelog.EndTxn {
-					buf.Skip(c.Pos, now)
-					continue
-				}
-				t, err := e.tableFor(ctx, c)
-				if err != nil {
-					return nil, 0, err
-				}
-				if t == nil {
-					skipped++
-					buf.Skip(c.Pos, now)
-					continue
-				}
-				if err := buf.Add(t, c, now); err != nil {
-					return nil, 0, err
-				}
+			sk, err := l.add(ctx, buf, txnChanges, now)
+			if err != nil {
+				return nil, 0, err
 			}
+			skipped += sk
 		}
 	}
 	return buf.Take(), skipped, nil
+}
+
+// add adds changes to buf, and returns how many of them belong to
+// skipped tables.
+func (l *txnLoop) add(ctx context.Context, buf *reduce.Buffer, changes []changelog.Change, now time.Time) (int, error) {
+	skipped := 0
+	for i := range changes {
+		c := &changes[i]
+		if c.Kind == changelog.EndTxn {
+			buf.Skip(c.Pos, now)
+			continue
+		}
+		t, err := l.e.tableFor(ctx, c)
+		if err != nil {
+			return 0, err
+		}
+		if t == nil {
+			skipped++
+			buf.Skip(c.Pos, now)
+			continue
+		}
+		if err := buf.Add(t, c, now); err != nil {
+			return 0, err
+		}
+	}
+	return skipped, nil
 }
 
 // badChange is a change a transaction cannot be applied with.

@@ -294,6 +294,7 @@ type Policy struct {
 type entry struct {
 	pos  changelog.Position // where the change that made the entry was read
 	del  bool
+	k    string   // the key's encoding (see appendKey), the index's key
 	key  []any    // key values (only for deletes; upserts read them from row)
 	cols []string // the plan's column list, shared
 	row  []any
@@ -339,6 +340,9 @@ type Buffer struct {
 	dead     []commit.DeadLetter
 	// key and oldKey are scratch space for encoding keys (see appendKey).
 	key, oldKey []byte
+	// idle holds the table states a Merge emptied, kept (with their
+	// capacity) for this buffer's next changes.
+	idle map[*Table]*tableState
 }
 
 // NewBuffer returns an empty buffer for the named pipeline.
@@ -352,7 +356,12 @@ func (b *Buffer) state(t *Table) *tableState {
 	if ts := b.byTable[t]; ts != nil {
 		return ts
 	}
-	ts := t.spare.Swap(nil)
+	ts := b.idle[t]
+	if ts != nil {
+		delete(b.idle, t)
+	} else {
+		ts = t.spare.Swap(nil)
+	}
 	if ts == nil {
 		ts = &tableState{t: t, index: map[string]int32{}}
 	}
@@ -437,6 +446,12 @@ func (b *Buffer) touch(pos changelog.Position, now time.Time) {
 	if b.changes == 0 && len(b.progress) == 0 {
 		b.since = now
 	}
+	b.moveTo(pos)
+	b.changes++
+}
+
+// moveTo records pos as the progress of its partition.
+func (b *Buffer) moveTo(pos changelog.Position) {
 	i := b.last
 	if i >= len(b.progress) || b.progress[i].Partition != pos.Partition {
 		var ok bool
@@ -448,7 +463,6 @@ func (b *Buffer) touch(pos changelog.Position, now time.Time) {
 		b.last = i
 	}
 	b.progress[i] = pos
-	b.changes++
 }
 
 // Add adds one change for table t at time now. A change the buffer refuses
@@ -533,14 +547,78 @@ func keySize(c *changelog.Change) int {
 // with the scratch bytes; a string is only made for a key seen first.
 func (b *Buffer) put(ts *tableState, key []byte, e entry) {
 	if i, ok := ts.index[string(key)]; ok {
-		b.bytes += int64(e.size - ts.entries[i].size)
-		ts.entries[i] = e
+		b.replace(ts, i, e)
 		return
 	}
-	ts.index[string(key)] = int32(len(ts.entries))
+	e.k = string(key)
+	b.append(ts, e)
+}
+
+// replace makes e, a later change of the same key, entry i of ts: the
+// key keeps its first-seen place.
+func (b *Buffer) replace(ts *tableState, i int32, e entry) {
+	b.bytes += int64(e.size - ts.entries[i].size)
+	e.k = ts.entries[i].k
+	ts.entries[i] = e
+}
+
+// append adds e, whose key ts does not hold, as ts's last entry.
+func (b *Buffer) append(ts *tableState, e entry) {
+	ts.index[e.k] = int32(len(ts.entries))
 	ts.entries = append(ts.entries, e)
 	b.rows++
 	b.bytes += int64(e.size)
+}
+
+// Merge moves everything o holds into b, leaving o empty: b then holds
+// exactly what it would had o's changes been added to it, in their order,
+// after its own. Per key the later change wins in the place the key was
+// first seen, tables and partitions keep their first-seen order, and the
+// inserts of append-only tables follow b's. An engine that reduces each
+// partition's transactions as they end merges them, in the order a commit
+// takes them, into that commit's unit; each entry moves at the cost of one
+// map lookup, not of a reduction. o keeps its table states, emptied, for
+// its next changes.
+func (b *Buffer) Merge(o *Buffer) {
+	if o.Empty() {
+		return
+	}
+	if b.Empty() || o.since.Before(b.since) {
+		b.since = o.since
+	}
+	for _, ots := range o.tables {
+		if len(ots.entries)+len(ots.inserts) > 0 {
+			ts := b.state(ots.t)
+			for i := range ots.entries {
+				e := &ots.entries[i]
+				if j, ok := ts.index[e.k]; ok {
+					b.replace(ts, j, *e)
+				} else {
+					b.append(ts, *e)
+				}
+			}
+			ts.inserts = append(ts.inserts, ots.inserts...)
+			for i := range ots.inserts {
+				b.rows++
+				b.bytes += int64(ots.inserts[i].size)
+			}
+		}
+		ots.reset()
+		if o.idle == nil {
+			o.idle = map[*Table]*tableState{}
+		}
+		o.idle[ots.t] = ots
+	}
+	for _, pos := range o.progress {
+		b.moveTo(pos)
+	}
+	b.changes += o.changes
+	b.dead = append(b.dead, o.dead...)
+	clear(o.byTable)
+	clear(o.partIdx)
+	clear(o.tables)
+	o.tables, o.progress = o.tables[:0], o.progress[:0]
+	o.rows, o.bytes, o.changes, o.since, o.dead, o.last = 0, 0, 0, time.Time{}, nil, 0
 }
 
 // movedFrom returns the converted key of an update's before image when the

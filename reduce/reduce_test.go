@@ -529,3 +529,90 @@ func TestRowKey(t *testing.T) {
 		})
 	}
 }
+
+// TestMergeIsAddingInTurn checks Merge against adding the same changes to
+// one buffer: random changes of three partitions over a keyed and an
+// append-only table (inserts, updates that move keys, deletes), reduced
+// per partition and merged in partition order, must make the very unit the
+// changes make in that order, round after round with the same buffers.
+func TestMergeIsAddingInTurn(t *testing.T) {
+	orders := ordersTable(t)
+	events, err := NewTable(&schema.Table{Name: "events", Columns: []schema.Column{{Name: "id", Class: schema.Int}, {Name: "e", Class: schema.String}}}, nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := []string{"p0", "p1", "p2"}
+	per := map[string]*Buffer{}
+	for _, p := range parts {
+		per[p] = NewBuffer("m")
+	}
+	for seed := uint64(0); seed < 100; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		byPart := map[string][]changelog.Change{}
+		for i := range 40 + rng.IntN(40) {
+			p := parts[rng.IntN(len(parts))]
+			pos := changelog.Position{Partition: p, Seq: int64(i + 1), Offset: int64(i + 1)}
+			id := func() changelog.Number { return changelog.Number(fmt.Sprint(rng.IntN(6))) }
+			img := func(k changelog.Number) changelog.Row {
+				return row("id", k, "amount", changelog.Number(fmt.Sprintf("%d.00", rng.IntN(100))), "status", fmt.Sprint("s", i))
+			}
+			c := changelog.Change{Pos: pos, Size: 10 + rng.IntN(50)}
+			switch rng.IntN(5) {
+			case 0:
+				c.Kind, c.After = changelog.Insert, img(id())
+			case 1:
+				c.Kind, c.After = changelog.UpdateAfter, img(id())
+			case 2: // an update that may move the row to another key
+				c.Kind, c.Before, c.After = changelog.UpdateAfter, img(id()), img(id())
+			case 3:
+				c.Kind, c.Before = changelog.Delete, img(id())
+			case 4:
+				c.Kind, c.After = changelog.Insert, row("id", id(), "e", fmt.Sprint("x", i))
+				c.Table = changelog.Table{Name: "events"}
+			}
+			byPart[p] = append(byPart[p], c)
+		}
+		one := NewBuffer("m")
+		merged := NewBuffer("m")
+		for _, p := range parts {
+			for i := range byPart[p] {
+				c := &byPart[p][i]
+				tbl := orders
+				if c.Table.Name == "events" {
+					tbl = events
+				}
+				if err := one.Add(tbl, c, t0.Add(time.Duration(c.Pos.Seq))); err != nil {
+					t.Fatal(err)
+				}
+				if err := per[p].Add(tbl, c, t0.Add(time.Duration(c.Pos.Seq))); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		// Since is the oldest change's arrival, which one buffer, given
+		// the partitions one after the other, does not see first.
+		wantRows, wantBytes, wantChanges := one.Rows(), one.Bytes(), one.Changes()
+		var wantSince time.Time
+		for _, cs := range byPart {
+			if at := t0.Add(time.Duration(cs[0].Pos.Seq)); wantSince.IsZero() || at.Before(wantSince) {
+				wantSince = at
+			}
+		}
+		for _, p := range parts {
+			merged.Merge(per[p])
+			if !per[p].Empty() || per[p].Rows() != 0 || per[p].Bytes() != 0 {
+				t.Fatalf("seed %d: %s not empty after Merge", seed, p)
+			}
+		}
+		if merged.Rows() != wantRows || merged.Bytes() != wantBytes || merged.Changes() != wantChanges {
+			t.Errorf("seed %d: merged rows/bytes/changes %d/%d/%d, want %d/%d/%d", seed,
+				merged.Rows(), merged.Bytes(), merged.Changes(), wantRows, wantBytes, wantChanges)
+		}
+		if !merged.Since().Equal(wantSince) {
+			t.Errorf("seed %d: merged since %v, want %v", seed, merged.Since(), wantSince)
+		}
+		if got, want := describe(merged.Take()), describe(one.Take()); got != want {
+			t.Fatalf("seed %d: merged\n%s\nwant\n%s", seed, got, want)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package txn
 import (
 	"cmp"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -444,6 +445,59 @@ func (m *Machine) Finished() [][]changelog.Change {
 		}
 	}
 	return out
+}
+
+// FinishedTail returns the last n changes of the named partition's
+// finished source transactions that are not in the plan in flight, in
+// source order, as Finished holds them (fewer when there are fewer). An
+// engine that reduces each transaction as it ends, so that a plan's unit is
+// ready when the plan is cut, asks for the changes stepped since it last
+// did; the walk starts from the newest change, so it costs what it returns.
+//
+// The slices are the Machine's own: read them only, and only until the
+// next Step, Ready, Advance or Drop.
+func (m *Machine) FinishedTail(name string, n int) [][]changelog.Change {
+	p := m.byName[name]
+	if p == nil || n <= 0 {
+		return nil
+	}
+	frozen := p.frozen
+	if m.inFlight != nil {
+		for _, pp := range m.inFlight.parts {
+			if pp.p == p {
+				frozen = frozen[pp.chunks:]
+			}
+		}
+	}
+	var out [][]changelog.Change
+	take := func(changes []changelog.Change) {
+		k := min(n, len(changes))
+		if k > 0 {
+			out = append(out, changes[len(changes)-k:len(changes):len(changes)])
+			n -= k
+		}
+	}
+	take(p.active[:p.clean])
+	for i := len(frozen) - 1; i >= 0 && n > 0; i-- {
+		take(frozen[i].changes)
+	}
+	slices.Reverse(out)
+	return out
+}
+
+// Open returns the changes of the named partition's open source
+// transaction, in source order (none when it has no open transaction): an
+// engine that reduces each transaction as it ends reads them before it
+// steps the end.
+//
+// The slice is the Machine's own: read it only, and only until the next
+// Step, Ready, Advance or Drop.
+func (m *Machine) Open(name string) []changelog.Change {
+	p := m.byName[name]
+	if p == nil {
+		return nil
+	}
+	return p.active[p.clean:len(p.active):len(p.active)]
 }
 
 // InFlight returns the plan cut by Ready and not yet advanced, or nil.

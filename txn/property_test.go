@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -140,6 +141,17 @@ func (d *driver) step(p string, k changelog.Kind, size int, end, noID bool) {
 	if d.open[p] == 0 && (len(d.input[p]) == 0 || d.input[p][len(d.input[p])-1].TxnEnd) {
 		d.txn[p]++
 	}
+	// Open holds the partition's changes since its last transaction end.
+	open := d.input[p]
+	for i := len(open) - 1; i >= 0; i-- {
+		if open[i].TxnEnd {
+			open = open[i+1:]
+			break
+		}
+	}
+	if got := d.m.Open(p); len(got) != len(open) || len(open) > 0 && got[0].Pos != open[0].Pos {
+		d.fatalf("Open(%s) holds %d changes, want the %d since its last end", p, len(got), len(open))
+	}
 	seq := int64(len(d.input[p]) + 1)
 	c := changelog.Change{Kind: k, Table: changelog.Table{Name: fmt.Sprint("t", seq%3)},
 		Pos: changelog.Position{Partition: p, Offset: seq, Seq: seq}, Size: size, TxnEnd: end}
@@ -211,6 +223,7 @@ func (d *driver) ready(flush, advance bool) bool {
 			finished = append(finished, c.Pos)
 		}
 	}
+	d.checkFinishedTail(finished)
 	p := d.m.Ready(d.now, flush)
 	acted := p != nil || d.frozenChunks() != before
 	if !flush {
@@ -242,6 +255,31 @@ func (d *driver) ready(flush, advance bool) bool {
 		d.advance()
 	}
 	return true
+}
+
+// checkFinishedTail checks FinishedTail against Finished, whose positions
+// are finished: every partition's last n finished changes, for n from one
+// to one past all of them.
+func (d *driver) checkFinishedTail(finished []changelog.Position) {
+	byPart := map[string][]changelog.Position{}
+	for _, pos := range finished {
+		byPart[pos.Partition] = append(byPart[pos.Partition], pos)
+	}
+	for part := range d.input {
+		want := byPart[part]
+		for _, n := range []int{1, len(want) / 2, len(want), len(want) + 1} {
+			var got []changelog.Position
+			for _, chunk := range d.m.FinishedTail(part, n) {
+				for _, c := range chunk {
+					got = append(got, c.Pos)
+				}
+			}
+			tail := want[len(want)-min(n, len(want)):]
+			if !slices.Equal(got, tail) {
+				d.fatalf("FinishedTail(%s, %d) = %v, want %v", part, n, got, tail)
+			}
+		}
+	}
 }
 
 // planChanges returns a plan's changes in order, its chunks joined.

@@ -1,0 +1,132 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/txsink/txsink/changelog"
+	"github.com/txsink/txsink/commit"
+	"github.com/txsink/txsink/config"
+	"github.com/txsink/txsink/internal/testdb"
+)
+
+// testClock is a clock the test sets.
+type testClock struct{ now time.Time }
+
+func (c *testClock) Now() time.Time { return c.now }
+
+// TestReducedAhead: each partition's transactions are reduced as they end,
+// and a plan's unit is their merge, made without reducing anything at the
+// cut, when the plan holds every finished transaction; a plan that leaves
+// some for the next (a partition's last transactions not frozen yet) has
+// that partition's part reduced at the cut, and what it left is reduced
+// ahead again for the next plan. Either way each unit is what reducing its
+// plan gives.
+func TestReducedAhead(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name string
+		// steps are the times of rounds of transactions, one per partition
+		// each; a plan is then cut at cut, without flush unless flush.
+		steps []time.Duration
+		cut   time.Duration
+		flush bool
+		// atCut is how many partitions the first plan reduces at the cut.
+		atCut int
+	}{
+		{"the plan holds every finished transaction", []time.Duration{0, 0, 0, 0}, 0, true, 0},
+		// The first transaction of each partition freezes at once; the one
+		// 950ms later waits for the mini-switch interval (100ms), so the
+		// commit interval's plan (1s) holds only the first.
+		{"the plan leaves transactions for the next", []time.Duration{0, 950 * time.Millisecond}, time.Second, false, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			db := testdb.SQLite(t)
+			db.Exec(t, `CREATE TABLE ahead (id INTEGER NOT NULL PRIMARY KEY, v INTEGER NOT NULL)`)
+			cfg := config.Default()
+			cfg.Name = "ahead"
+			cfg.Source = config.Source{Type: "file", Format: "txsink-json"}
+			cfg.Target.URL = db.URL
+			cfg.Tables = []config.Table{{Source: "s.ahead"}}
+			cfg.Sink.TxnEnabled = true
+			cfg.Sink.FlushMaxRows = 1 << 20
+			cfg.Sink.FlushInterval = time.Second
+			cfg.Sink.TxnMinSwitchBytes = 1 << 20
+			clock := &testClock{now: t0}
+			e, err := New(ctx, &cfg, WithClock(clock))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { e.Close() })
+			l, err := e.newTxnLoop()
+			if err != nil {
+				t.Fatal(err)
+			}
+			seq := int64(0)
+			for _, at := range tc.steps {
+				clock.now = t0.Add(at)
+				for _, part := range []string{"p0", "p1"} {
+					seq++
+					// Keys repeat, so the unit reduces them.
+					c := changelog.Change{Kind: changelog.Insert, Table: changelog.Table{Namespace: "s", Name: "ahead"},
+						After: changelog.RowOf("id", seq%3, "v", seq), TxnID: fmt.Sprint("t", seq), TxnEnd: true,
+						Pos: changelog.Position{Partition: part, Offset: seq, Seq: seq}, Size: 10}
+					if err := l.record(ctx, decoded{pos: c.Pos, changes: []changelog.Change{c}}); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			cuts := 0
+			for flush := tc.flush; ; flush = true {
+				clock.now = t0.Add(tc.cut)
+				plan := l.m.Ready(clock.now, flush)
+				if plan == nil {
+					break
+				}
+				want, _, err := l.reduce(ctx, plan.Chunks)
+				if err != nil {
+					t.Fatal(err)
+				}
+				before := l.reducedAtCut
+				u, txns, err := l.unit(ctx, plan)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if cuts == 0 && l.reducedAtCut-before != tc.atCut {
+					t.Errorf("%d partitions reduced at the first cut, want %d", l.reducedAtCut-before, tc.atCut)
+				}
+				if cuts > 0 && l.reducedAtCut != before {
+					t.Errorf("plan %d: %d partitions reduced at the cut, want none", cuts+1, l.reducedAtCut-before)
+				}
+				if txns != plan.Txns {
+					t.Errorf("%d transactions, want the plan's %d", txns, plan.Txns)
+				}
+				if got, want := describeUnit(u), describeUnit(want); got != want {
+					t.Errorf("plan %d, unit:\n%s\nwant what reducing the plan gives:\n%s", cuts+1, got, want)
+				}
+				l.m.Advance(plan)
+				cuts++
+			}
+			if want := 1 + tc.atCut/2; cuts != want {
+				t.Errorf("%d plans, want %d", cuts, want)
+			}
+			for part, ra := range l.ahead {
+				if ra.changes != 0 || !ra.buf.Empty() {
+					t.Errorf("%s: %d changes left reduced ahead after the last plan", part, ra.changes)
+				}
+			}
+		})
+	}
+}
+
+// describeUnit renders what a unit writes and how far it moves progress.
+func describeUnit(u *commit.Unit) string {
+	s := fmt.Sprintf("changes %d, progress %v", u.Changes, u.Progress)
+	for _, b := range u.Batches {
+		s += fmt.Sprintf("\n%+v", *b)
+	}
+	return s
+}
