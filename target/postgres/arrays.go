@@ -31,7 +31,7 @@ var _ target.ArrayDialect = Dialect{}
 // false when txsink does not send that class as an array (types it does not
 // know, citext, unsigned integers): those groups take the VALUES path.
 //
-// Key columns get their exact type, so "k = ANY($1)" compares like with
+// Key columns get their exact type, so the delete's join compares like with
 // like and can use the primary-key index; a bpchar key is not compared as
 // text, which would drop its trailing-blank semantics.
 func arrayType(c *schema.Column) (string, bool) {
@@ -132,30 +132,40 @@ func (d Dialect) ArrayUpsert(b *strings.Builder, t *schema.Table, cols []*schema
 	return true
 }
 
-// ArrayDelete writes DELETE FROM "t" WHERE "id" = ANY($1::text::int8[]),
-// or WHERE ("a","b") IN (SELECT * FROM unnest(...)) for a composite key.
+// ArrayDelete writes
+//
+//	DELETE FROM "t" AS t USING unnest($1::text::int4[],$2::text::bpchar[]) AS k(k1,k2)
+//	WHERE t."a" = k.k1 AND t."b" = k.k2
+//
+// a join with the keys, not "id" = ANY($1): the planner then picks an
+// index nested loop or a hash join, both about linear in the keys and the
+// rows. For = ANY of a parameter array it may pick a sequential scan that
+// compares every row with every key (a new table has no statistics, and a
+// large delete looks like a large fraction of a small table): 715 keys
+// over 20,000 rows took 1.1 s that way, against 6 ms for the join.
 func (d Dialect) ArrayDelete(b *strings.Builder, t *schema.Table, key []*schema.Column) bool {
 	b.WriteString("DELETE FROM ")
 	b.WriteString(target.QuotedTable(d, t))
-	b.WriteString(" WHERE ")
-	if len(key) == 1 {
-		typ, ok := arrayType(key[0])
-		if !ok {
-			return false
-		}
-		b.WriteString(d.Quote(key[0].Name))
-		b.WriteString(" = ANY($1::text::")
-		b.WriteString(typ)
-		b.WriteString("[])")
-		return true
-	}
-	b.WriteByte('(')
-	target.QuoteList(b, d, names(key))
-	b.WriteString(") IN (SELECT * FROM ")
+	b.WriteString(" AS t USING ")
 	if !writeUnnest(b, key) {
 		return false
 	}
-	b.WriteByte(')')
+	b.WriteString(" AS k(")
+	for i := range key {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString("k" + strconv.Itoa(i+1))
+	}
+	b.WriteString(") WHERE ")
+	for i, c := range key {
+		if i > 0 {
+			b.WriteString(" AND ")
+		}
+		b.WriteString("t.")
+		b.WriteString(d.Quote(c.Name))
+		b.WriteString(" = k.k" + strconv.Itoa(i+1))
+	}
 	return true
 }
 
