@@ -195,8 +195,8 @@ func (l *txnLoop) check(ctx context.Context, c *changelog.Change, lastOfRecord b
 // rows counts the rows c adds to the plans to come, for
 // buffer-flush.max-rows, as plain mode counts its buffer's rows: after
 // per-key reduction. It is the count under the dead-letter policy, where
-// nothing is reduced ahead (otherwise reduceEnding counts). A change of a key already counted since the machine
-// last cut a plan adds none, since both will most likely reduce to one
+// nothing is reduced ahead (otherwise reduceEnding counts). A change of a
+// key already counted since the machine last cut a plan adds none, since both will most likely reduce to one
 // write; an update that moves a row to another key adds the row it leaves
 // too. The count errs high where keys cannot be told apart cheaply (see
 // reduce.Table.RowKey) and low only for a key whose earlier change a plan
@@ -427,8 +427,8 @@ func (l *txnLoop) aheadOf(part string) *reducedAhead {
 
 // reduceEnding reduces the transaction end[0] ends, the open transaction
 // of its partition with end[0], into the partition's reduction ahead,
-// before end[0] is stepped, and returns the rows it adds there, for the machine's
-// CommitRows. The count is exact within the partition: keys the
+// before end[0] is stepped, and returns the rows it adds there, for the
+// machine's CommitRows. The count is exact within the partition: keys the
 // partition's finished transactions wrote already add none. Under the
 // dead-letter policy nothing is reduced ahead (see rows).
 func (l *txnLoop) reduceEnding(ctx context.Context, end []changelog.Change) int {
@@ -465,7 +465,7 @@ func (l *txnLoop) reduceAhead(ctx context.Context, ra *reducedAhead, changes []c
 	if ra.broken {
 		return
 	}
-	sk, err := l.add(ctx, ra.buf, changes, l.e.clock.Now())
+	sk, err := l.add(ctx, ra.buf, changes, l.e.now())
 	if err != nil {
 		ra.broken = true
 		return

@@ -614,11 +614,7 @@ func (b *Buffer) Merge(o *Buffer) {
 	}
 	b.changes += o.changes
 	b.dead = append(b.dead, o.dead...)
-	clear(o.byTable)
-	clear(o.partIdx)
-	clear(o.tables)
-	o.tables, o.progress = o.tables[:0], o.progress[:0]
-	o.rows, o.bytes, o.changes, o.since, o.dead, o.last = 0, 0, 0, time.Time{}, nil, 0
+	o.empty()
 }
 
 // movedFrom returns the converted key of an update's before image when the
@@ -917,12 +913,19 @@ func (b *Buffer) Take() *commit.Unit {
 		ts.t.spare.Store(ts)
 	}
 	u.Progress = append([]changelog.Position(nil), b.progress...)
+	b.empty()
+	return u
+}
+
+// empty forgets what b holds once its table states are taken care of
+// (handed to a unit's tables, or kept idle), keeping the capacity of its
+// slices and maps.
+func (b *Buffer) empty() {
 	clear(b.byTable)
 	clear(b.partIdx)
 	clear(b.tables)
 	b.tables, b.progress = b.tables[:0], b.progress[:0]
-	b.rows, b.bytes, b.changes, b.since, b.dead = 0, 0, 0, time.Time{}, nil
-	return u
+	b.rows, b.bytes, b.changes, b.since, b.dead, b.last = 0, 0, 0, time.Time{}, nil, 0
 }
 
 // groupSet groups rows by their column set, keeping first-seen order.

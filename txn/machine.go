@@ -450,9 +450,10 @@ func (m *Machine) Finished() [][]changelog.Change {
 // FinishedTail returns the last n changes of the named partition's
 // finished source transactions that are not in the plan in flight, in
 // source order, as Finished holds them (fewer when there are fewer). An
-// engine that reduces each transaction as it ends, so that a plan's unit is
-// ready when the plan is cut, asks for the changes stepped since it last
-// did; the walk starts from the newest change, so it costs what it returns.
+// engine that reduces each transaction as it ends (reading Open before it
+// steps the end) asks for them when a plan took fewer of a partition's
+// transactions than it reduced: what the plan left is to be reduced again.
+// The walk starts from the newest change, so it costs what it returns.
 //
 // The slices are the Machine's own: read them only, and only until the
 // next Step, Ready, Advance or Drop.

@@ -155,7 +155,8 @@ func (d Dialect) ArrayDelete(b *strings.Builder, t *schema.Table, key []*schema.
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString("k" + strconv.Itoa(i+1))
+		b.WriteByte('k')
+		b.WriteString(strconv.Itoa(i + 1))
 	}
 	b.WriteString(") WHERE ")
 	for i, c := range key {
@@ -164,7 +165,8 @@ func (d Dialect) ArrayDelete(b *strings.Builder, t *schema.Table, key []*schema.
 		}
 		b.WriteString("t.")
 		b.WriteString(d.Quote(c.Name))
-		b.WriteString(" = k.k" + strconv.Itoa(i+1))
+		b.WriteString(" = k.k")
+		b.WriteString(strconv.Itoa(i + 1))
 	}
 	return true
 }
