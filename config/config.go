@@ -232,10 +232,11 @@ type Sink struct {
 	// transactions not yet committed after per-key reduction, as plain
 	// mode counts its buffer (txn.Machine.StepCounted).
 	FlushMaxRows int
-	// FlushMaxBytes bounds the bytes of buffered changes (YAML
-	// "buffer-flush.max-bytes"). Default 16 MiB; at least 1. A running
-	// pipeline holds the flush it reads and the one it commits, so it
-	// flushes at half of it.
+	// FlushMaxBytes bounds the memory of buffered rows (YAML
+	// "buffer-flush.max-bytes"), as reduce.Buffer.Bytes counts it. Default
+	// 16 MiB; at least 1. A running pipeline holds the flush it reads and
+	// the one it commits, so it flushes at half of it. In multi-table
+	// mode it counts the source bytes of finished transactions.
 	FlushMaxBytes int64
 	// FlushInterval flushes buffered changes at least this often (YAML
 	// "buffer-flush.interval" as a Go duration, or "buffer-flush.interval-ms"

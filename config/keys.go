@@ -399,7 +399,7 @@ var sinkSection = sectionDef{
 		name: "buffer-flush.max-bytes", typ: typeSize, unit: "bytes",
 		want: "a size of at least 1 byte, such as 16MiB",
 		doc: "Plain mode: the bytes of rows txsink holds, the flush being read and the one being committed together, " +
-			"so a flush is committed once its rows take half this many (counted as the source bytes of their changes). " +
+			"so a flush is committed once its rows take half this many (counted as the memory the reduced rows take: their values, keys and bookkeeping, not the records they came from). " +
 			"Multi-table mode: commit once the finished source transactions not yet committed take this many bytes.",
 		field: func(s any) any { return &s.(*Sink).FlushMaxBytes },
 		check: atLeast(1),

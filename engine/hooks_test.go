@@ -18,6 +18,8 @@ import (
 	"github.com/txsink/txsink/format/native"
 	"github.com/txsink/txsink/internal/testdb"
 	"github.com/txsink/txsink/internal/workload"
+	"github.com/txsink/txsink/reduce"
+	"github.com/txsink/txsink/target/connect"
 )
 
 type recordingHook struct {
@@ -116,27 +118,56 @@ func TestHooksAndStatus(t *testing.T) {
 	}
 }
 
-// sizedInserts writes n inserts into s.<table> (id, v) as txsink-json and
-// returns the file and the size of each record: ids and values of one
-// width make every record the same size.
-func sizedInserts(t *testing.T, table string, n int) (path string, size int) {
+// sizedInserts writes n inserts into s.<table> (id, v) as txsink-json:
+// ids and values of one width make every buffered row the same size (see
+// bufferedRowBytes).
+func sizedInserts(t *testing.T, table string, n int) (path string) {
 	t.Helper()
 	var lines []byte
 	for i := range n {
-		c := changelog.Change{Kind: changelog.Insert, Table: changelog.Table{Namespace: "s", Name: table},
-			After: changelog.RowOf("id", int64(1000+i), "v", fmt.Sprintf("value-%04d", i))}
-		start := len(lines)
+		c := sizedInsert(table, i)
 		var err error
 		if lines, err = native.Append(lines, &c); err != nil {
 			t.Fatal(err)
 		}
-		size = len(lines) - start
 	}
 	path = filepath.Join(t.TempDir(), table+".jsonl")
 	if err := os.WriteFile(path, lines, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return path, size
+	return path
+}
+
+func sizedInsert(table string, i int) changelog.Change {
+	return changelog.Change{Kind: changelog.Insert, Table: changelog.Table{Namespace: "s", Name: table},
+		After: changelog.RowOf("id", int64(1000+i), "v", fmt.Sprintf("value-%04d", i))}
+}
+
+// bufferedRowBytes returns what one of sizedInserts' rows counts for in
+// the buffer, which max-bytes bounds: the memory it takes, for the table
+// as the target describes it.
+func bufferedRowBytes(t *testing.T, db *testdb.DB, table string) int {
+	t.Helper()
+	ctx := context.Background()
+	tgt, err := connect.Open(ctx, db.URL, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tgt.Close()
+	st, err := tgt.Describe(ctx, table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := reduce.NewTable(st, nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := reduce.NewBuffer("sized")
+	c := sizedInsert(table, 0)
+	if err := b.Add(tbl, &c, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	return int(b.Bytes())
 }
 
 // TestMaxBytesIsSharedWithTheCommit: while Run commits one unit it reads
@@ -146,7 +177,7 @@ func TestMaxBytesIsSharedWithTheCommit(t *testing.T) {
 	db := testdb.SQLite(t)
 	db.Exec(t, `CREATE TABLE sized (id INTEGER NOT NULL PRIMARY KEY, v TEXT NOT NULL)`)
 	const n = 400
-	path, size := sizedInserts(t, "sized", n)
+	path, size := sizedInserts(t, "sized", n), bufferedRowBytes(t, db, "sized")
 	cfg := pipeline(db, config.Table{Source: "s.sized"})
 	cfg.Source.Paths = []string{path}
 	cfg.Sink.FlushMaxRows = 1 << 20
@@ -163,10 +194,8 @@ func TestMaxBytesIsSharedWithTheCommit(t *testing.T) {
 			continue
 		}
 		bySize++
-		// A record's size leaves out its newline: the flush that passes
-		// half the bound may take one record more.
-		if c.Changes < perFlush || c.Changes > perFlush+1 {
-			t.Errorf("a max-bytes commit of %d records of about %d bytes with max-bytes %d; want %d (half the bound)",
+		if c.Changes != perFlush {
+			t.Errorf("a max-bytes commit of %d rows of %d bytes with max-bytes %d; want %d (half the bound)",
 				c.Changes, size, cfg.Sink.FlushMaxBytes, perFlush)
 		}
 	}
@@ -187,7 +216,7 @@ func TestMaxBytesIsSharedWithTheCommit(t *testing.T) {
 // the same with finished transactions. The table ends exact every time.
 func TestCoalesceWhileTheTargetCommits(t *testing.T) {
 	const n, maxRows = 400, 10
-	path, size := sizedInserts(t, "held", n)
+	path := sizedInserts(t, "held", n)
 	// The first commit at max-rows, then everything read while it was held.
 	restAtOnce := func(sizes []int) string {
 		if !slices.Equal(sizes, []int{maxRows, n - maxRows}) {
@@ -217,9 +246,7 @@ func TestCoalesceWhileTheTargetCommits(t *testing.T) {
 		{"coalesce", false, true, 0, n, restAtOnce},
 		{"wait", false, false, 0, 0, everyAtMaxRows},
 		{"coalesce up to max-bytes", false, true, 100, maxRows + 100, func(sizes []int) string {
-			// A change counts its record's size without the newline, so
-			// half of max-bytes takes a record or two more than 100.
-			most := (100*size + size - 2) / (size - 1)
+			const most = 100
 			if len(sizes) < 2 || sizes[0] != maxRows || sizes[1] != most {
 				return fmt.Sprintf("want a commit of %d rows, then one of half of max-bytes (%d records)", maxRows, most)
 			}
@@ -248,7 +275,7 @@ func TestCoalesceWhileTheTargetCommits(t *testing.T) {
 				cfg.Sink.TxnMinSwitchBytes = 0
 			}
 			if tc.perFlush > 0 {
-				cfg.Sink.FlushMaxBytes = int64(2 * tc.perFlush * size)
+				cfg.Sink.FlushMaxBytes = int64(2 * tc.perFlush * bufferedRowBytes(t, db, "held"))
 			}
 			h := &recordingHook{}
 			taken := make(chan struct{})

@@ -1,6 +1,7 @@
 package reduce
 
 import (
+	"time"
 	"unsafe"
 
 	"github.com/txsink/txsink/changelog"
@@ -8,7 +9,8 @@ import (
 )
 
 // detach copies the string and number values of row into memory of the
-// row's own: one allocation for their bytes, one for their headers.
+// row's own: one allocation for their bytes, one for their headers. It
+// returns the bytes the row then holds (see rowBytes).
 //
 // A decoder may box a value pointing into the memory of the whole decoded
 // record (see package box): its text, its before image, every value's
@@ -17,7 +19,7 @@ import (
 // bench's update workloads that was half of the live heap, and the
 // collector's work, which grows with the live heap, took a quarter more
 // CPU than with rows of their own.
-func detach(row []any) {
+func detach(row []any) int {
 	n, size := 0, 0
 	for _, v := range row {
 		switch x := v.(type) {
@@ -30,7 +32,7 @@ func detach(row []any) {
 		}
 	}
 	if n == 0 {
-		return
+		return rowBytes(row)
 	}
 	// Each value's bytes are copied once, before its header is made, and
 	// never written again: the strings are as immutable as any other.
@@ -48,6 +50,37 @@ func detach(row []any) {
 			j++
 		}
 	}
+	return rowBytes(row)
+}
+
+// rowBytes is what row takes in memory once detached: its slice of
+// values, the strings' bytes and headers, and the memory each other
+// boxed value points to. It leaves out the allocator's rounding, a few
+// percent; it is meant to bound a buffer's memory (max-bytes), not to
+// account for every byte.
+func rowBytes(row []any) int {
+	n := 16 * cap(row) // an interface is two words
+	for _, v := range row {
+		switch x := v.(type) {
+		case nil, bool:
+			// Boxed without memory of their own.
+		case string:
+			n += 16 + len(x)
+		case changelog.Number:
+			n += 16 + len(x)
+		case []byte:
+			n += 24 + cap(x)
+		case time.Time:
+			n += int(unsafe.Sizeof(x))
+		case int64, uint64, float64, int, uint, int32, uint32, float32:
+			n += 8
+		default:
+			// A type no converter of this module makes today: count it
+			// as a small struct rather than nothing.
+			n += 32
+		}
+	}
+	return n
 }
 
 // own copies s into text at *at, advances *at past it, and returns the

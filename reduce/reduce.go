@@ -46,6 +46,7 @@ import (
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/coerce"
@@ -284,7 +285,8 @@ func (r FlushReason) String() string {
 type Policy struct {
 	// MaxRows flushes when the buffer holds this many rows after reduction.
 	MaxRows int
-	// MaxBytes flushes when the buffered rows hold this many bytes.
+	// MaxBytes flushes when the buffered rows take this many bytes of
+	// memory (see Bytes).
 	MaxBytes int64
 	// Interval flushes once the oldest buffered change has waited this
 	// long; 0 disables it.
@@ -373,8 +375,13 @@ func (b *Buffer) state(t *Table) *tableState {
 // Rows returns the rows buffered after reduction.
 func (b *Buffer) Rows() int { return b.rows }
 
-// Bytes returns the bytes the buffered rows hold (the sum of their changes'
-// Size).
+// Bytes returns the memory the buffered rows take: their values (see
+// rowBytes), their keys' encodings and the buffer's own bookkeeping for
+// each, within a few percent of the live heap they hold. A change's Size
+// (its record's) does not count: an update's record carries both images
+// and its source metadata, twice or more what its reduced row keeps, and
+// a bound in records' bytes would cut units at half the rows the memory
+// allows.
 func (b *Buffer) Bytes() int64 { return b.bytes }
 
 // Changes returns the changes added since the last Take.
@@ -481,11 +488,11 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 			if err != nil {
 				return err
 			}
-			detach(row)
+			size := entryBytes + detach(row)
 			ts := b.state(t)
-			ts.inserts = append(ts.inserts, entry{pos: c.Pos, cols: p.out, row: row, size: c.Size})
+			ts.inserts = append(ts.inserts, entry{pos: c.Pos, cols: p.out, row: row, size: size})
 			b.rows++
-			b.bytes += int64(c.Size)
+			b.bytes += int64(size)
 		case changelog.UpdateBefore:
 			// Nothing to do, like on keyed tables.
 		default:
@@ -504,9 +511,9 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 		if err != nil {
 			return err
 		}
-		detach(key)
+		size := keyedEntryBytes + detach(key)
 		b.key = appendKey(b.key[:0], t, func(i int) any { return key[i] })
-		b.put(b.state(t), b.key, entry{pos: c.Pos, del: true, key: key, size: keySize(c)})
+		b.put(b.state(t), b.key, entry{pos: c.Pos, del: true, key: key, size: size + len(b.key)})
 	case changelog.Insert, changelog.UpdateAfter:
 		p, row, err := b.convertRow(t, c, c.After, "after")
 		if err != nil {
@@ -521,12 +528,12 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 		if oldKey != nil {
 			b.oldKey = appendKey(b.oldKey[:0], t, func(i int) any { return oldKey[i] })
 			if !bytes.Equal(b.oldKey, b.key) {
-				detach(oldKey)
-				b.put(ts, b.oldKey, entry{pos: c.Pos, del: true, key: oldKey, size: keySize(c)})
+				size := keyedEntryBytes + detach(oldKey) + len(b.oldKey)
+				b.put(ts, b.oldKey, entry{pos: c.Pos, del: true, key: oldKey, size: size})
 			}
 		}
-		detach(row)
-		b.put(ts, b.key, entry{pos: c.Pos, cols: p.out, row: row, size: c.Size})
+		size := keyedEntryBytes + detach(row) + len(b.key)
+		b.put(ts, b.key, entry{pos: c.Pos, cols: p.out, row: row, size: size})
 	default:
 		return &Error{Pos: c.Pos, Table: t.Schema.String(), Reason: fmt.Sprintf("unknown change kind %d", c.Kind), Hint: "this is a bug in the decoder that produced it; please report it"}
 	}
@@ -534,14 +541,17 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 	return nil
 }
 
-func keySize(c *changelog.Change) int {
-	// A delete keeps only its key; count a small fixed cost so max-bytes
-	// still bounds a buffer full of deletes.
-	if c.Size < 64 {
-		return c.Size
-	}
-	return 64
-}
+// What an entry takes in memory beside its values (see rowBytes): the
+// entry itself in its table's slice and, for a keyed table, its slot in
+// the index (a key's header and an index, about 24 bytes in a map kept
+// at most 7/8 full) beside the key's encoding. So max-bytes bounds what
+// the buffered rows take in memory, whatever their changes took as
+// records: an update's record carries both images and its source
+// metadata, twice or more what the reduced row keeps.
+const (
+	entryBytes      = int(unsafe.Sizeof(entry{}))
+	keyedEntryBytes = entryBytes + 28
+)
 
 // put makes e the entry of the key encoded as key. The map is searched
 // with the scratch bytes; a string is only made for a key seen first.

@@ -285,38 +285,56 @@ func TestAppendOnly(t *testing.T) {
 
 func TestDueTriggers(t *testing.T) {
 	tbl := ordersTable(t)
-	policy := Policy{MaxRows: 3, MaxBytes: 1000, Interval: time.Second}
+	policy := Policy{MaxRows: 3, MaxBytes: 1 << 20, Interval: time.Second}
 	b := NewBuffer("p")
 	if r := b.Due(t0, policy); r != NotDue {
 		t.Fatalf("empty buffer due: %v", r)
 	}
-	add := func(id int, size int, now time.Time) {
+	add := func(id int, now time.Time) {
 		t.Helper()
-		c := changelog.Change{Kind: changelog.Insert, After: row("id", changelog.Number(fmt.Sprint(id)), "amount", changelog.Number("1")), Size: size, Pos: changelog.Position{Partition: "p", Seq: int64(id), Offset: int64(id)}}
+		// A record's size does not count: max-bytes bounds the rows'
+		// memory (see TestBytesIsTheRowsMemory).
+		c := changelog.Change{Kind: changelog.Insert, After: row("id", changelog.Number(fmt.Sprint(id)), "amount", changelog.Number("1")), Size: 1 << 30, Pos: changelog.Position{Partition: "p", Seq: int64(id), Offset: int64(id)}}
 		if err := b.Add(tbl, &c, now); err != nil {
 			t.Fatal(err)
 		}
 	}
-	add(1, 10, t0)
+	add(1, t0)
 	if r := b.Due(t0.Add(999*time.Millisecond), policy); r != NotDue {
 		t.Errorf("due before interval: %v", r)
 	}
 	if r := b.Due(t0.Add(time.Second), policy); r != Interval {
 		t.Errorf("at interval: %v, want interval", r)
 	}
-	add(1, 10, t0) // same key: still one row
-	add(2, 10, t0)
+	one := b.Bytes()
+	add(1, t0) // same key: still one row, of the same size
+	if b.Bytes() != one {
+		t.Errorf("Bytes = %d after the same row again, want %d", b.Bytes(), one)
+	}
+	add(2, t0)
 	if r := b.Due(t0, policy); r != NotDue {
 		t.Errorf("2 rows due: %v", r)
 	}
-	add(3, 10, t0)
+	add(3, t0)
 	if r := b.Due(t0, policy); r != MaxRows {
 		t.Errorf("3 rows: %v, want max-rows", r)
 	}
 	b.Take()
-	add(4, 1000, t0.Add(5*time.Second))
+	if b.Bytes() != 0 {
+		t.Errorf("Bytes = %d after Take, want 0", b.Bytes())
+	}
+	add(4, t0.Add(5*time.Second))
+	add(5, t0.Add(5*time.Second))
+	if got := b.Bytes(); got != 2*one {
+		t.Errorf("Bytes = %d for two rows of %d", got, one)
+	}
+	policy.MaxBytes = 2*one + 1
+	if r := b.Due(t0.Add(5*time.Second), policy); r != NotDue {
+		t.Errorf("a byte under max-bytes: %v, want not due", r)
+	}
+	policy.MaxBytes = 2 * one
 	if r := b.Due(t0.Add(5*time.Second), policy); r != MaxBytes {
-		t.Errorf("1000 bytes: %v, want max-bytes", r)
+		t.Errorf("at max-bytes: %v, want max-bytes", r)
 	}
 	if got := b.Since(); !got.Equal(t0.Add(5 * time.Second)) {
 		t.Errorf("Since = %v, want the first change's time after Take", got)
