@@ -127,9 +127,11 @@ func (l *txnLoop) record(ctx context.Context, d decoded) error {
 			// The transaction is reduced as it ends, which counts its
 			// rows after reduction, exactly; its other changes count
 			// none.
-			rows = l.reduceEnding(ctx, changes[i:i+1])
+			rows = l.reduceEnding(ctx, c)
 		}
-		if err := l.m.StepCounted(*c, rows, l.e.now()); err != nil && !errors.Is(err, txn.ErrBackPressure) {
+		// The machine keeps c itself: nothing changes a decoded change
+		// after it is stepped.
+		if err := l.m.StepCounted(c, rows, l.e.now()); err != nil && !errors.Is(err, txn.ErrBackPressure) {
 			return err
 		}
 	}
@@ -385,7 +387,7 @@ func (l *txnLoop) unit(ctx context.Context, plan *txn.Plan) (*commit.Unit, int, 
 // partUnit returns the buffer holding one partition's part of the plan in
 // flight, chunks of planned changes, reduced, and how many of them belong
 // to skipped tables.
-func (l *txnLoop) partUnit(ctx context.Context, part string, chunks [][]changelog.Change, planned int) (*reduce.Buffer, int, error) {
+func (l *txnLoop) partUnit(ctx context.Context, part string, chunks [][]*changelog.Change, planned int) (*reduce.Buffer, int, error) {
 	ra := l.aheadOf(part)
 	if !ra.broken && ra.changes == planned {
 		sk := ra.skipped
@@ -425,25 +427,25 @@ func (l *txnLoop) aheadOf(part string) *reducedAhead {
 	return ra
 }
 
-// reduceEnding reduces the transaction end[0] ends, the open transaction
-// of its partition with end[0], into the partition's reduction ahead,
-// before end[0] is stepped, and returns the rows it adds there, for the
+// reduceEnding reduces the transaction c ends, the open transaction of its
+// partition with c, into the partition's reduction ahead, before c is
+// stepped, and returns the rows it adds there, for the
 // machine's CommitRows. The count is exact within the partition: keys the
 // partition's finished transactions wrote already add none. Under the
 // dead-letter policy nothing is reduced ahead (see rows).
-func (l *txnLoop) reduceEnding(ctx context.Context, end []changelog.Change) int {
-	c := &end[0]
+func (l *txnLoop) reduceEnding(ctx context.Context, c *changelog.Change) int {
 	part := c.Pos.Partition
 	ra := l.aheadOf(part)
 	open := l.m.Open(part)
 	before := ra.buf.Rows()
 	l.reduceAhead(ctx, ra, open)
-	l.reduceAhead(ctx, ra, end)
+	end := [1]*changelog.Change{c}
+	l.reduceAhead(ctx, ra, end[:])
 	if ra.broken {
 		// No count after reduction: count each row-writing change.
 		rows := 0
-		for i := range open {
-			if open[i].Kind.Writes() {
+		for _, o := range open {
+			if o.Kind.Writes() {
 				rows++
 			}
 		}
@@ -460,7 +462,7 @@ func (l *txnLoop) reduceEnding(ctx context.Context, end []changelog.Change) int 
 // reduced breaks it until the plan holding that change is cut, which
 // reduces the plan's part itself and reports the error, as without
 // reducing ahead.
-func (l *txnLoop) reduceAhead(ctx context.Context, ra *reducedAhead, changes []changelog.Change) {
+func (l *txnLoop) reduceAhead(ctx context.Context, ra *reducedAhead, changes []*changelog.Change) {
 	ra.changes += len(changes)
 	if ra.broken {
 		return
@@ -487,7 +489,7 @@ func (l *txnLoop) forget(part string) {
 // tables. Under the dead-letter policy a source transaction with a change
 // that cannot be applied is quarantined whole, in the same unit, and the
 // others go on.
-func (l *txnLoop) reduce(ctx context.Context, chunks [][]changelog.Change) (*commit.Unit, int, error) {
+func (l *txnLoop) reduce(ctx context.Context, chunks [][]*changelog.Change) (*commit.Unit, int, error) {
 	e := l.e
 	buf := reduce.NewBuffer(e.cfg.Name)
 	now := e.clock.Now()
@@ -521,10 +523,9 @@ func (l *txnLoop) reduce(ctx context.Context, chunks [][]changelog.Change) (*com
 
 // add adds changes to buf, and returns how many of them belong to
 // skipped tables.
-func (l *txnLoop) add(ctx context.Context, buf *reduce.Buffer, changes []changelog.Change, now time.Time) (int, error) {
+func (l *txnLoop) add(ctx context.Context, buf *reduce.Buffer, changes []*changelog.Change, now time.Time) (int, error) {
 	skipped := 0
-	for i := range changes {
-		c := &changes[i]
+	for _, c := range changes {
 		if c.Kind == changelog.EndTxn {
 			buf.Skip(c.Pos, now)
 			continue
@@ -553,9 +554,8 @@ type badChange struct {
 
 // firstBad returns the first change of a transaction that would be
 // refused, or nil; an error that is not about the input is returned as is.
-func (l *txnLoop) firstBad(ctx context.Context, buf *reduce.Buffer, changes []changelog.Change) (*badChange, error) {
-	for i := range changes {
-		c := &changes[i]
+func (l *txnLoop) firstBad(ctx context.Context, buf *reduce.Buffer, changes []*changelog.Change) (*badChange, error) {
+	for _, c := range changes {
 		if c.Kind == changelog.EndTxn {
 			continue
 		}
@@ -576,14 +576,14 @@ func (l *txnLoop) firstBad(ctx context.Context, buf *reduce.Buffer, changes []ch
 // quarantine records a whole source transaction as a dead letter: each of
 // its changes as a txsink-json line (they can be fixed and fed again), the
 // position of the bad one, and why.
-func (l *txnLoop) quarantine(buf *reduce.Buffer, changes []changelog.Change, bad *badChange, now time.Time) {
+func (l *txnLoop) quarantine(buf *reduce.Buffer, changes []*changelog.Change, bad *badChange, now time.Time) {
 	// buf.Skip moves progress past each change; DeadLetter records the lot.
 	var raw []byte
-	for i := range changes {
-		if line, err := native.Append(raw, &changes[i]); err == nil {
+	for _, c := range changes {
+		if line, err := native.Append(raw, c); err == nil {
 			raw = line
 		}
-		buf.Skip(changes[i].Pos, now)
+		buf.Skip(c.Pos, now)
 	}
 	l.e.deadLetterInto(buf, commit.DeadLetter{Pos: bad.c.Pos, TxnID: bad.c.TxnID, Raw: raw, Reason: bad.err.Error()})
 }

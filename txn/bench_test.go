@@ -38,7 +38,7 @@ func BenchmarkStepReadyAdvance(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		now = now.Add(time.Millisecond)
-		if err := m.Step(changes[i%len(changes)], now); err != nil {
+		if err := m.StepCounted(&changes[i%len(changes)], 1, now); err != nil {
 			b.Fatal(err)
 		}
 		if i%64 == 63 {

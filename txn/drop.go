@@ -32,9 +32,8 @@ func (m *Machine) Drop(name string) int {
 		}
 	}
 	n := 0
-	forget := func(changes []changelog.Change) {
-		for i := range changes {
-			c := &changes[i]
+	forget := func(changes []*changelog.Change) {
+		for _, c := range changes {
 			m.bytes -= int64(max(c.Size, 0))
 		}
 		n += len(changes)

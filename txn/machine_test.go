@@ -157,7 +157,7 @@ func TestStepCountedTakesTheCallersCount(t *testing.T) {
 				seq := int64(i + 1)
 				c := changelog.Change{Kind: changelog.Insert, Table: changelog.Table{Name: "orders"}, TxnID: fmt.Sprint("t", i),
 					Pos: changelog.Position{Partition: "p0", Offset: seq, Seq: seq}, TxnEnd: true, Size: 10}
-				if err := m.StepCounted(c, n, t0); err != nil {
+				if err := m.StepCounted(&c, n, t0); err != nil {
 					t.Fatal(err)
 				}
 			}

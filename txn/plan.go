@@ -65,7 +65,9 @@ type Plan struct {
 	// first saw them; that order carries no meaning, since the source
 	// promises order only inside a partition. Feed the changes, in this
 	// order, to a reduce.Buffer to get one commit.Unit.
-	Chunks [][]changelog.Change
+	//
+	// The changes are the very ones stepped (see StepCounted).
+	Chunks [][]*changelog.Change
 	// Changes counts the changes in Chunks.
 	Changes int
 	// Progress holds, for each partition in Chunks, the position of its
@@ -98,9 +100,9 @@ func (p *Plan) Describe() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "plan %s: %d txns, %d changes, %d bytes\n", p.Reason, p.Txns, p.Changes, p.Bytes)
 	for _, chunk := range p.Chunks {
-		for i := range chunk {
+		for _, c := range chunk {
 			b.WriteString("  ")
-			b.WriteString(describeChange(&chunk[i]))
+			b.WriteString(describeChange(c))
 			b.WriteByte('\n')
 		}
 	}

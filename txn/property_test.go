@@ -286,7 +286,9 @@ func (d *driver) checkFinishedTail(finished []changelog.Position) {
 func planChanges(p *Plan) []changelog.Change {
 	var out []changelog.Change
 	for _, chunk := range p.Chunks {
-		out = append(out, chunk...)
+		for _, c := range chunk {
+			out = append(out, *c)
+		}
 	}
 	return out
 }
@@ -381,7 +383,9 @@ func (d *driver) check() {
 				if len(ck.changes) == 0 || !ck.changes[len(ck.changes)-1].TxnEnd {
 					d.fatalf("%s: a frozen chunk does not end a source transaction", name)
 				}
-				buffered = append(buffered, ck.changes...)
+				for _, c := range ck.changes {
+					buffered = append(buffered, *c)
+				}
 			}
 			if p.clean > 0 && !p.active[p.clean-1].TxnEnd {
 				d.fatalf("%s: the finished part does not end a transaction", name)
@@ -391,7 +395,9 @@ func (d *driver) check() {
 					d.fatalf("%s: the open transaction holds an end", name)
 				}
 			}
-			buffered = append(buffered, p.active...)
+			for _, c := range p.active {
+				buffered = append(buffered, *c)
+			}
 		}
 		want := d.input[name][d.done[name]:]
 		if len(buffered) != len(want) {
