@@ -119,8 +119,9 @@ type Status struct {
 	Error string `json:"error,omitempty"`
 	// Partitions lists each partition, sorted by name.
 	Partitions []PartitionStatus `json:"partitions"`
-	// BufferedBytes is what the buffer holds now (plain mode: rows after
-	// reduction; transaction mode: every change not yet committed).
+	// BufferedBytes is what the buffer holds now (plain mode: the memory
+	// its rows take after reduction, as max-bytes counts it; transaction
+	// mode: the records' bytes of every change not yet committed).
 	BufferedBytes int64 `json:"buffered_bytes"`
 	// OpenTxns is the number of unfinished source transactions
 	// (transaction mode).
