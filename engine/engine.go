@@ -41,6 +41,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/txsink/txsink/changelog"
@@ -140,15 +141,19 @@ type Engine struct {
 	async *committer
 	// feed is the running source while Run runs, else nil.
 	feed *feed
-	// progMu guards progress, which the committer updates.
-	progMu sync.RWMutex
+	// progress holds the stored position of each partition, as an
+	// immutable map replaced whole under progMu: the loop reads it for
+	// every record (Applied), the committer writes it once per commit,
+	// and a read lock per record cost 2.5% of txsink's CPU on the
+	// insert-only bench.
+	progress atomic.Pointer[map[string]changelog.Position]
+	progMu   sync.Mutex // serializes the writers of progress
 
 	tables   map[changelog.Table]*reduce.Table
 	unknown  map[changelog.Table]bool
 	byTarget map[string]*reduce.Table
 	buf      *reduce.Buffer
 	policy   reduce.Policy
-	progress map[string]changelog.Position
 
 	hooks []Hook
 
@@ -258,7 +263,7 @@ func New(ctx context.Context, cfg *config.Config, opts ...Option) (*Engine, erro
 			p[k] = v
 		}
 	}
-	e.progress = p
+	e.progress.Store(&p)
 	for _, pos := range p {
 		ps := e.partLocked(pos.Partition)
 		ps.Committed, ps.CommittedSeq, ps.Read = pos.Offset, pos.Seq, pos.Offset
@@ -334,9 +339,7 @@ func (e *Engine) Target() *target.DB { return e.target }
 // Progress returns the position stored for partition, and whether there is
 // one. Sources start reading after it.
 func (e *Engine) Progress(partition string) (changelog.Position, bool) {
-	e.progMu.RLock()
-	defer e.progMu.RUnlock()
-	p, ok := e.progress[partition]
+	p, ok := e.stored()[partition]
 	return p, ok
 }
 
@@ -353,11 +356,30 @@ func (e *Engine) Stats() Stats {
 	return s
 }
 
+// setProgress replaces the stored positions with a copy of them that set
+// changes.
+func (e *Engine) setProgress(set func(m map[string]changelog.Position)) {
+	e.progMu.Lock()
+	defer e.progMu.Unlock()
+	m := maps.Clone(e.stored())
+	if m == nil {
+		m = map[string]changelog.Position{}
+	}
+	set(m)
+	e.progress.Store(&m)
+}
+
+// stored returns the stored positions (see progress): read only.
+func (e *Engine) stored() map[string]changelog.Position {
+	if m := e.progress.Load(); m != nil {
+		return *m
+	}
+	return nil
+}
+
 // Applied reports whether the record at pos was committed already.
 func (e *Engine) Applied(pos changelog.Position) bool {
-	e.progMu.RLock()
-	p, ok := e.progress[pos.Partition]
-	e.progMu.RUnlock()
+	p, ok := e.stored()[pos.Partition]
 	return ok && pos.Offset <= p.Offset
 }
 
@@ -552,11 +574,11 @@ func (e *Engine) commitUnit(ctx context.Context, u *commit.Unit, reason string, 
 	}
 	now := e.clock.Now()
 	info.Took = now.Sub(start)
-	e.progMu.Lock()
-	for _, p := range u.Progress {
-		e.progress[p.Partition] = p
-	}
-	e.progMu.Unlock()
+	e.setProgress(func(m map[string]changelog.Position) {
+		for _, p := range u.Progress {
+			m[p.Partition] = p
+		}
+	})
 	e.mu.Lock()
 	e.stats.Commits++
 	e.stats.Deleted += int64(d)

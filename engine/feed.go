@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"time"
@@ -139,16 +140,14 @@ func (e *Engine) assign(ctx context.Context, l loop, parts []string) (map[string
 		return nil, err
 	}
 	offsets := make(map[string]int64, len(parts))
-	e.progMu.Lock()
 	for part, pos := range claimed {
-		e.progress[part] = pos
 		if pos.Offset > 0 {
 			// Offsets start at 0 and a stored position is one past the
 			// last record applied, so 0 means nothing was applied yet.
 			offsets[part] = pos.Offset
 		}
 	}
-	e.progMu.Unlock()
+	e.setProgress(func(m map[string]changelog.Position) { maps.Copy(m, claimed) })
 	e.mu.Lock()
 	for part, pos := range claimed {
 		ps := e.partLocked(part)
