@@ -198,8 +198,9 @@ func (l *txnLoop) check(ctx context.Context, c *changelog.Change, lastOfRecord b
 // buffer-flush.max-rows, as plain mode counts its buffer's rows: after
 // per-key reduction. It is the count under the dead-letter policy, where
 // nothing is reduced ahead (otherwise reduceEnding counts). A change of a
-// key already counted since the machine last cut a plan adds none, since both will most likely reduce to one
-// write; an update that moves a row to another key adds the row it leaves
+// key already counted since the machine last cut a plan adds none, since
+// both will most likely reduce to one write; an update that moves a row
+// to another key adds the row it leaves
 // too. The count errs high where keys cannot be told apart cheaply (see
 // reduce.Table.RowKey) and low only for a key whose earlier change a plan
 // took while this one waited in an open transaction: a plan is then cut
@@ -478,10 +479,7 @@ func (l *txnLoop) reduceAhead(ctx context.Context, ra *reducedAhead, changes []*
 // forget drops what the partition reduced ahead, for a partition given up
 // whose buffered changes the machine dropped (txn.Machine.Drop).
 func (l *txnLoop) forget(part string) {
-	if ra := l.ahead[part]; ra != nil {
-		ra.buf.Take()
-		delete(l.ahead, part)
-	}
+	delete(l.ahead, part)
 }
 
 // reduce reduces changes, runs of whole source transactions, per key into

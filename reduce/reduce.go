@@ -541,13 +541,10 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 	return nil
 }
 
-// What an entry takes in memory beside its values (see rowBytes): the
-// entry itself in its table's slice and, for a keyed table, its slot in
-// the index (a key's header and an index, about 24 bytes in a map kept
-// at most 7/8 full) beside the key's encoding. So max-bytes bounds what
-// the buffered rows take in memory, whatever their changes took as
-// records: an update's record carries both images and its source
-// metadata, twice or more what the reduced row keeps.
+// What an entry takes in memory beside its values (see rowBytes and
+// Bytes): the entry itself in its table's slice and, for a keyed table,
+// its slot in the index (a key's header and an index, about 24 bytes in a
+// map kept at most 7/8 full) beside the key's encoding.
 const (
 	entryBytes      = int(unsafe.Sizeof(entry{}))
 	keyedEntryBytes = entryBytes + 28
@@ -608,8 +605,8 @@ func (b *Buffer) Merge(o *Buffer) {
 				}
 			}
 			ts.inserts = append(ts.inserts, ots.inserts...)
+			b.rows += len(ots.inserts)
 			for i := range ots.inserts {
-				b.rows++
 				b.bytes += int64(ots.inserts[i].size)
 			}
 		}

@@ -423,29 +423,15 @@ func (m *Machine) Advance(p *Plan) {
 	m.inFlight = nil
 }
 
-// Finished returns the changes of every finished source transaction that
+// finished returns the changes of every finished source transaction that
 // is not in the plan in flight, in the order a plan holds them (partitions
 // in first-seen order, each in source order): what the next plan holds
 // when Ready cuts it before anything more is stepped and it takes every
-// finished transaction, as it does when SizeDue holds, under PressureHard
-// and with flush. An engine that waits for the plan in flight can reduce
-// them meanwhile, so that the target is not idle while it does so after
-// the commit; it must check the plan it gets is the one it prepared.
-//
-// The slices are the Machine's own, each holding whole transactions: read
-// them only, and only until the next Step, Ready, Advance or Drop.
-func (m *Machine) Finished() [][]*changelog.Change {
+// finished transaction. The tests check FinishedTail against it.
+func (m *Machine) finished() [][]*changelog.Change {
 	var out [][]*changelog.Change
 	for _, p := range m.parts {
-		frozen := p.frozen
-		if m.inFlight != nil {
-			for _, pp := range m.inFlight.parts {
-				if pp.p == p {
-					frozen = frozen[pp.chunks:]
-				}
-			}
-		}
-		for _, ck := range frozen {
+		for _, ck := range m.unplanned(p) {
 			out = append(out, ck.changes)
 		}
 		if p.clean > 0 {
@@ -455,9 +441,21 @@ func (m *Machine) Finished() [][]*changelog.Change {
 	return out
 }
 
+// unplanned returns p's frozen chunks that are not in the plan in flight.
+func (m *Machine) unplanned(p *partition) []chunk {
+	if m.inFlight != nil {
+		for _, pp := range m.inFlight.parts {
+			if pp.p == p {
+				return p.frozen[pp.chunks:]
+			}
+		}
+	}
+	return p.frozen
+}
+
 // FinishedTail returns the last n changes of the named partition's
 // finished source transactions that are not in the plan in flight, in
-// source order, as Finished holds them (fewer when there are fewer). An
+// source order (fewer when there are fewer). An
 // engine that reduces each transaction as it ends (reading Open before it
 // steps the end) asks for them when a plan took fewer of a partition's
 // transactions than it reduced: what the plan left is to be reduced again.
@@ -470,14 +468,7 @@ func (m *Machine) FinishedTail(name string, n int) [][]*changelog.Change {
 	if p == nil || n <= 0 {
 		return nil
 	}
-	frozen := p.frozen
-	if m.inFlight != nil {
-		for _, pp := range m.inFlight.parts {
-			if pp.p == p {
-				frozen = frozen[pp.chunks:]
-			}
-		}
-	}
+	frozen := m.unplanned(p)
 	var out [][]*changelog.Change
 	take := func(changes []*changelog.Change) {
 		k := min(n, len(changes))
@@ -558,8 +549,7 @@ func (m *Machine) BytesDue() bool {
 }
 
 func (m *Machine) sizeDue() bool {
-	return (m.cfg.CommitRows > 0 && m.doneRows >= m.cfg.CommitRows) ||
-		(m.cfg.CommitBytes > 0 && m.doneBytes >= m.cfg.CommitBytes)
+	return (m.cfg.CommitRows > 0 && m.doneRows >= m.cfg.CommitRows) || m.BytesDue()
 }
 
 // NextDeadline returns the earliest instant at which Tick or Ready has

@@ -214,11 +214,11 @@ func (d *driver) ready(flush, advance bool) bool {
 	dl, ok := d.m.NextDeadline()
 	inFlight := d.m.InFlight() != nil
 	// Every finished transaction goes into the plan when it is cut with
-	// flush, under memory pressure or at the size limit: Finished must
+	// flush, under memory pressure or at the size limit: finished must
 	// hold exactly that plan's changes.
 	takesAll := flush || d.m.Bytes() >= d.m.cfg.BufferSize || d.m.SizeDue()
 	var finished []changelog.Position
-	for _, chunk := range d.m.Finished() {
+	for _, chunk := range d.m.finished() {
 		for _, c := range chunk {
 			finished = append(finished, c.Pos)
 		}
@@ -241,11 +241,11 @@ func (d *driver) ready(flush, advance bool) bool {
 	if takesAll {
 		changes := planChanges(p)
 		if len(changes) != len(finished) {
-			d.fatalf("a plan of %d changes, but Finished held %d", len(changes), len(finished))
+			d.fatalf("a plan of %d changes, but finished held %d", len(changes), len(finished))
 		}
 		for i := range changes {
 			if changes[i].Pos != finished[i] {
-				d.fatalf("plan change %d is at %v, Finished had %v", i, changes[i].Pos, finished[i])
+				d.fatalf("plan change %d is at %v, finished had %v", i, changes[i].Pos, finished[i])
 			}
 		}
 	}
