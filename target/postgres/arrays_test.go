@@ -227,22 +227,7 @@ func TestArrayDeletePlan(t *testing.T) {
 	for id := 1; id <= 20000; id += 28 {
 		keys = append(keys, fmt.Sprint(id))
 	}
-	rows, err := db.SQL.Query("EXPLAIN (COSTS OFF) "+b.String(), "{"+strings.Join(keys, ",")+"}")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var plan []string
-	for rows.Next() {
-		var line string
-		if err := rows.Scan(&line); err != nil {
-			t.Fatal(err)
-		}
-		plan = append(plan, line)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
+	plan := queryStrings(t, db, "EXPLAIN (COSTS OFF) "+b.String(), "{"+strings.Join(keys, ",")+"}")
 	text := strings.Join(plan, "\n")
 	if strings.Contains(text, "ANY") || !strings.Contains(text, "k.k1") {
 		t.Errorf("the delete is not planned as a join with its keys:\n%s", text)

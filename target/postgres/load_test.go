@@ -58,7 +58,13 @@ func apply(t *testing.T, tdb *target.DB, u *commit.Unit) {
 // row, in key order: equal dumps mean equal values, column by column.
 func dump(t *testing.T, db *testdb.DB, table string) []string {
 	t.Helper()
-	rows, err := db.SQL.Query(`SELECT x::text FROM ` + table + ` x ORDER BY 1`)
+	return queryStrings(t, db, `SELECT x::text FROM `+table+` x ORDER BY 1`)
+}
+
+// queryStrings returns the one column of text q's rows hold, in order.
+func queryStrings(t *testing.T, db *testdb.DB, q string, args ...any) []string {
+	t.Helper()
+	rows, err := db.SQL.Query(q, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
