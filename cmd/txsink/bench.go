@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"database/sql"
 	"fmt"
@@ -71,10 +72,13 @@ Generates a workload as Debezium JSON files, applies it with the same engine
 'txsink run' uses (decoding included), then loads the same final rows with the
 database's own bulk path (MariaDB/MySQL LOAD DATA LOCAL INFILE, PostgreSQL
 COPY, SQLite one transaction of prepared INSERTs) into empty copies of the
-tables, and prints: input events/s, rows written/s, bulk rows/s and the ratio,
-txsink's CPU time (a steadier figure than wall time on a shared machine),
-peak RSS of the run, commits and commit latency p50/p99. It also checks the
-target holds exactly the workload's final state.
+tables, and loads them once more cut into as many transactions as txsink
+committed (the database's own speed at txsink's transaction sizes, the most
+txsink could reach with them). It prints: input events/s, rows written/s,
+bulk rows/s of both loads and the ratios, txsink's CPU time (a steadier
+figure than wall time on a shared machine), peak RSS of the run, commits and
+commit latency p50/p99. It also checks the target holds exactly the
+workload's final state.
 
 The machine's speed drifts (a shared host): --rounds N repeats the txsink run
 and the bulk load N times, each round into emptied tables, and reports each
@@ -178,20 +182,23 @@ type benchResult struct {
 	inputBytes         int64
 	txns               int64
 	finalRows          int64
-	bulkMethod         string
 	rounds             []benchRound
 	profile            string
 }
 
 // benchRound is one txsink run and the bulk load after it.
 type benchRound struct {
-	round                int    // from 1
-	mode                 string // plain or transaction
-	run                  time.Duration
-	cpu                  time.Duration // CPU time of the run; -1 when unknown
-	upserted, deleted    int64
-	inserted, commits    int64
-	bulkTook             time.Duration
+	round             int    // from 1
+	mode              string // plain or transaction
+	run               time.Duration
+	cpu               time.Duration // CPU time of the run; -1 when unknown
+	upserted, deleted int64
+	inserted, commits int64
+	bulkTook          time.Duration
+	// bulkCommitsTook is the same bulk load cut into as many transactions
+	// as the run's commits: the database's own speed at txsink's
+	// transaction sizes, the most txsink could reach with them.
+	bulkCommitsTook      time.Duration
 	peakRSS              int64 // bytes; -1 when unknown
 	rssNote              string
 	p50, p99, maxLatency time.Duration
@@ -304,7 +311,14 @@ func runBench(ctx context.Context, o *benchOptions, stderr io.Writer) (*benchRes
 				}
 			}
 			fmt.Fprintf(stderr, "txsink bench: loading the same rows with the database's bulk path\n")
-			if rr.bulkTook, err = r.bulkLoad(ctx, db, dumps); err != nil {
+			if rr.bulkTook, err = r.bulkLoad(ctx, db, dumps, 1); err != nil {
+				return nil, err
+			}
+			fmt.Fprintf(stderr, "txsink bench: loading them again in %s, as txsink committed them\n", countOf(int(max(rr.commits, 1)), "transaction"))
+			if err := emptyBenchTables(ctx, db, r.dialect, r.bulkPrefix); err != nil {
+				return nil, err
+			}
+			if rr.bulkCommitsTook, err = r.bulkLoad(ctx, db, dumps, int(max(rr.commits, 1))); err != nil {
 				return nil, err
 			}
 			r.rounds = append(r.rounds, rr)
@@ -676,26 +690,132 @@ func (r *benchResult) dump(ctx context.Context, db *sql.DB) ([]benchDump, error)
 	return dumps, nil
 }
 
-// bulkLoad times loading the dumps into the empty txsink_bulk_ copies with
-// the database's own bulk path, and checks every row arrived.
-func (r *benchResult) bulkLoad(ctx context.Context, db *sql.DB, dumps []benchDump) (time.Duration, error) {
+// bulkMethods names each dialect's bulk path, for the report.
+var bulkMethods = map[string]string{
+	"mysql":    "LOAD DATA LOCAL INFILE",
+	"mariadb":  "LOAD DATA LOCAL INFILE",
+	"postgres": "COPY FROM STDIN",
+	"sqlite":   "prepared INSERTs",
+}
+
+// bulkLoad times loading the dumps into the empty txsink_bulk_ copies
+// with the database's own bulk path, in n transactions, each loading the
+// next n-th of every table's rows, as txsink's units hold some of every
+// table's, and checks every row arrived. The dumps are read into memory
+// first, which is not the database's work.
+func (r *benchResult) bulkLoad(ctx context.Context, db *sql.DB, dumps []benchDump, n int) (time.Duration, error) {
+	chunks := make([][][]byte, len(dumps)) // per table, per transaction
+	for i, d := range dumps {
+		data, err := os.ReadFile(d.path)
+		if err != nil {
+			return 0, err
+		}
+		chunks[i] = splitLines(data, n)
+	}
 	var total time.Duration
-	for i, t := range benchTables {
-		took, method, err := loadTable(ctx, db, r.dialect, r.bulkPrefix+t.name, dumps[i].cols, dumps[i].path)
+	for c := range n {
+		took, err := loadChunks(ctx, db, r.dialect, r.bulkPrefix, dumps, chunks, c)
 		if err != nil {
 			return 0, err
 		}
 		total += took
-		r.bulkMethod = method
-		var n int64
-		if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+r.bulkPrefix+t.name).Scan(&n); err != nil {
+	}
+	for i, t := range benchTables {
+		var got int64
+		if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+r.bulkPrefix+t.name).Scan(&got); err != nil {
 			return 0, fmt.Errorf("count %s: %w", r.bulkPrefix+t.name, err)
 		}
-		if n != dumps[i].rows {
-			return 0, fmt.Errorf("bulk load of %s loaded %d rows of %d", t.name, n, dumps[i].rows)
+		if got != dumps[i].rows {
+			return 0, fmt.Errorf("bulk load of %s in %s loaded %d rows of %d", t.name, countOf(n, "transaction"), got, dumps[i].rows)
 		}
 	}
 	return total, nil
+}
+
+// splitLines cuts data, lines each ending in a newline, into n parts of
+// as equal a number of lines as can be; parts may be empty when data has
+// fewer lines than n.
+func splitLines(data []byte, n int) [][]byte {
+	lines := bytes.Count(data, []byte{'\n'})
+	parts := make([][]byte, 0, n)
+	for i := range n {
+		want := lines/n + min(1, max(0, lines%n-i)) // the first lines%n parts take one more
+		end := 0
+		for range want {
+			end += bytes.IndexByte(data[end:], '\n') + 1
+		}
+		parts = append(parts, data[:end])
+		data = data[end:]
+	}
+	return parts
+}
+
+// loadChunks loads part c of every table's rows (chunks[table][c]) into
+// the tables of prefix with the dialect's bulk path, in one transaction,
+// and returns how long it took, from BEGIN to COMMIT.
+func loadChunks(ctx context.Context, db *sql.DB, dialect, prefix string, dumps []benchDump, chunks [][][]byte, c int) (time.Duration, error) {
+	switch dialect {
+	case "mysql", "mariadb":
+		start := time.Now()
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			return 0, err
+		}
+		defer tx.Rollback()
+		for i, t := range benchTables {
+			if len(chunks[i][c]) == 0 {
+				continue
+			}
+			name := fmt.Sprintf("txsink-bench-%s%s-%d", prefix, t.name, c)
+			chunk := chunks[i][c]
+			mysqldrv.RegisterReaderHandler(name, func() io.Reader { return bytes.NewReader(chunk) })
+			_, err := tx.ExecContext(ctx, "LOAD DATA LOCAL INFILE 'Reader::"+name+"' INTO TABLE "+prefix+t.name+
+				" CHARACTER SET utf8mb4 FIELDS TERMINATED BY '\\t' ESCAPED BY '\\\\' LINES TERMINATED BY '\\n' ("+strings.Join(dumps[i].cols, ",")+")")
+			mysqldrv.DeregisterReaderHandler(name)
+			if err != nil {
+				return 0, fmt.Errorf("LOAD DATA LOCAL INFILE into %s: %w (the server needs local_infile=ON)", prefix+t.name, err)
+			}
+		}
+		if err := tx.Commit(); err != nil {
+			return 0, err
+		}
+		return time.Since(start), nil
+	case "postgres":
+		conn, err := db.Conn(ctx)
+		if err != nil {
+			return 0, err
+		}
+		defer conn.Close()
+		start := time.Now()
+		err = conn.Raw(func(dc any) error {
+			sc, ok := dc.(*stdlib.Conn)
+			if !ok {
+				return fmt.Errorf("driver connection is a %T, not pgx", dc)
+			}
+			pc := sc.Conn().PgConn()
+			if _, err := pc.Exec(ctx, "BEGIN").ReadAll(); err != nil {
+				return err
+			}
+			for i, t := range benchTables {
+				if len(chunks[i][c]) == 0 {
+					continue
+				}
+				if _, err := pc.CopyFrom(ctx, bytes.NewReader(chunks[i][c]), "COPY "+prefix+t.name+" ("+strings.Join(dumps[i].cols, ",")+") FROM STDIN"); err != nil {
+					pc.Exec(ctx, "ROLLBACK").ReadAll()
+					return fmt.Errorf("COPY into %s: %w", prefix+t.name, err)
+				}
+			}
+			_, err := pc.Exec(ctx, "COMMIT").ReadAll()
+			return err
+		})
+		if err != nil {
+			return 0, err
+		}
+		return time.Since(start), nil
+	case "sqlite":
+		return loadSQLite(ctx, db, prefix, dumps, chunks, c)
+	}
+	return 0, fmt.Errorf("no bulk load for dialect %s", dialect)
 }
 
 // dumpTable writes table's rows, in key order (the order a bulk load
@@ -771,94 +891,47 @@ func appendBulkText(b []byte, v any) []byte {
 	return bulktext.AppendEscaped(b, s, false)
 }
 
-// loadTable loads the dump at path into table with the dialect's bulk
-// path and returns how long the load took (the COMMIT included).
-func loadTable(ctx context.Context, db *sql.DB, dialect, table string, cols []string, path string) (time.Duration, string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, "", err
-	}
-	defer f.Close()
-	colList := strings.Join(cols, ",")
-	switch dialect {
-	case "mysql", "mariadb":
-		name := "txsink-bench-" + table
-		mysqldrv.RegisterReaderHandler(name, func() io.Reader { return bufio.NewReaderSize(f, 1<<20) })
-		defer mysqldrv.DeregisterReaderHandler(name)
-		start := time.Now()
-		_, err := db.ExecContext(ctx, "LOAD DATA LOCAL INFILE 'Reader::"+name+"' INTO TABLE "+table+
-			" CHARACTER SET utf8mb4 FIELDS TERMINATED BY '\\t' ESCAPED BY '\\\\' LINES TERMINATED BY '\\n' ("+colList+")")
-		if err != nil {
-			return 0, "", fmt.Errorf("LOAD DATA LOCAL INFILE into %s: %w (the server needs local_infile=ON)", table, err)
-		}
-		return time.Since(start), "LOAD DATA LOCAL INFILE", nil
-	case "postgres":
-		conn, err := db.Conn(ctx)
-		if err != nil {
-			return 0, "", err
-		}
-		defer conn.Close()
-		start := time.Now()
-		err = conn.Raw(func(dc any) error {
-			c, ok := dc.(*stdlib.Conn)
-			if !ok {
-				return fmt.Errorf("driver connection is a %T, not pgx", dc)
+// loadSQLite is SQLite's bulk path for loadChunks: prepared single-row
+// INSERTs, in one transaction. Fields are bound as text; the
+// columns' affinities convert them as they would a CSV import's.
+func loadSQLite(ctx context.Context, db *sql.DB, prefix string, dumps []benchDump, chunks [][][]byte, c int) (time.Duration, error) {
+	// Parsing the dump is not the database's work: it comes first.
+	records := make([][][]any, len(benchTables))
+	for i := range benchTables {
+		for line := range bytes.Lines(chunks[i][c]) {
+			fields := strings.Split(strings.TrimSuffix(string(line), "\n"), "\t")
+			rec := make([]any, len(fields))
+			for j, fl := range fields {
+				if fl != `\N` {
+					rec[j] = unescapeBulkText(fl)
+				}
 			}
-			_, err := c.Conn().PgConn().CopyFrom(ctx, bufio.NewReaderSize(f, 1<<20), "COPY "+table+" ("+colList+") FROM STDIN")
-			return err
-		})
-		if err != nil {
-			return 0, "", fmt.Errorf("COPY into %s: %w", table, err)
+			records[i] = append(records[i], rec)
 		}
-		return time.Since(start), "COPY FROM STDIN", nil
-	case "sqlite":
-		return loadSQLite(ctx, db, table, cols, f)
 	}
-	return 0, "", fmt.Errorf("no bulk load for dialect %s", dialect)
-}
-
-// loadSQLite is SQLite's bulk path: one transaction of a prepared
-// single-row INSERT. Fields are bound as text; the columns' affinities
-// convert them as they would a CSV import's.
-func loadSQLite(ctx context.Context, db *sql.DB, table string, cols []string, f *os.File) (time.Duration, string, error) {
-	// Parsing the dump is not the database's work: read it first.
-	var records [][]any
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	for sc.Scan() {
-		fields := strings.Split(sc.Text(), "\t")
-		rec := make([]any, len(fields))
-		for i, fl := range fields {
-			if fl == `\N` {
-				continue
-			}
-			rec[i] = unescapeBulkText(fl)
-		}
-		records = append(records, rec)
-	}
-	if err := sc.Err(); err != nil {
-		return 0, "", err
-	}
-	marks := strings.TrimSuffix(strings.Repeat("?,", len(cols)), ",")
 	start := time.Now()
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
-		return 0, "", err
+		return 0, err
 	}
 	defer tx.Rollback()
-	st, err := tx.PrepareContext(ctx, "INSERT INTO "+table+" ("+strings.Join(cols, ",")+") VALUES ("+marks+")")
-	if err != nil {
-		return 0, "", fmt.Errorf("prepare insert into %s: %w", table, err)
-	}
-	for _, rec := range records {
-		if _, err := st.ExecContext(ctx, rec...); err != nil {
-			return 0, "", fmt.Errorf("insert into %s: %w", table, err)
+	for i, t := range benchTables {
+		cols := dumps[i].cols
+		marks := strings.TrimSuffix(strings.Repeat("?,", len(cols)), ",")
+		st, err := tx.PrepareContext(ctx, "INSERT INTO "+prefix+t.name+" ("+strings.Join(cols, ",")+") VALUES ("+marks+")")
+		if err != nil {
+			return 0, fmt.Errorf("prepare insert into %s: %w", prefix+t.name, err)
+		}
+		for _, rec := range records[i] {
+			if _, err := st.ExecContext(ctx, rec...); err != nil {
+				return 0, fmt.Errorf("insert into %s: %w", prefix+t.name, err)
+			}
 		}
 	}
 	if err := tx.Commit(); err != nil {
-		return 0, "", fmt.Errorf("commit %s: %w", table, err)
+		return 0, fmt.Errorf("commit: %w", err)
 	}
-	return time.Since(start), "prepared INSERTs in one transaction", nil
+	return time.Since(start), nil
 }
 
 func unescapeBulkText(s string) string {
@@ -974,11 +1047,22 @@ func (r *benchResult) printMode(w io.Writer, mode string, rounds []benchRound) {
 	tw.row("input events/s", spread(eventsPerSec, fixed0))
 	tw.row("rows written/s", spread(rowsPerSec, fixed0))
 	bulkTook := per(func(rr *benchRound) float64 { return rr.bulkTook.Seconds() })
-	tw.row("bulk load", fmt.Sprintf("%s rows/s (%s of %d rows in %s)", spread(bulkPerSec, fixed0), r.bulkMethod, r.finalRows,
+	tw.row("bulk load", fmt.Sprintf("%s rows/s (%s of %d rows in %s)", spread(bulkPerSec, fixed0), bulkMethods[r.dialect], r.finalRows,
 		spread(bulkTook, func(v float64) string { return fmtDur(time.Duration(v * float64(time.Second))) })))
 	times := func(v float64) string { return fmt.Sprintf("%.2f×", v) }
+	inCommitsPerSec := per(func(rr *benchRound) float64 { return float64(r.finalRows) / rr.bulkCommitsTook.Seconds() })
+	inCommitsTook := per(func(rr *benchRound) float64 { return rr.bulkCommitsTook.Seconds() })
+	tw.row("bulk in commits", fmt.Sprintf("%s rows/s (the same rows, one transaction per txsink commit, in %s): %s the bulk load",
+		spread(inCommitsPerSec, fixed0),
+		spread(inCommitsTook, func(v float64) string { return fmtDur(time.Duration(v * float64(time.Second))) }),
+		spread(ratio(inCommitsPerSec), times)))
 	tw.row("rows/s ÷ bulk", spread(ratio(rowsPerSec), times))
 	tw.row("events/s ÷ bulk", spread(ratio(eventsPerSec), times))
+	ofInCommits := make([]float64, n)
+	for i := range ofInCommits {
+		ofInCommits[i] = eventsPerSec[i] / inCommitsPerSec[i]
+	}
+	tw.row("÷ bulk in commits", spread(ofInCommits, times)+" (events/s against the rows/s of the bulk load in txsink's commits)")
 	if n > 1 {
 		var each []string
 		for _, v := range ratio(eventsPerSec) {
