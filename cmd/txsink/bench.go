@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -701,16 +702,23 @@ var bulkMethods = map[string]string{
 // bulkLoad times loading the dumps into the empty txsink_bulk_ copies
 // with the database's own bulk path, in n transactions, each loading the
 // next n-th of every table's rows, as txsink's units hold some of every
-// table's, and checks every row arrived. The dumps are read into memory
-// first, which is not the database's work.
+// table's, and checks every row arrived.
 func (r *benchResult) bulkLoad(ctx context.Context, db *sql.DB, dumps []benchDump, n int) (time.Duration, error) {
-	chunks := make([][][]byte, len(dumps)) // per table, per transaction
+	chunks := make([][]*io.SectionReader, len(dumps)) // per table, per transaction
 	for i, d := range dumps {
-		data, err := os.ReadFile(d.path)
+		f, err := os.Open(d.path)
 		if err != nil {
 			return 0, err
 		}
-		chunks[i] = splitLines(data, n)
+		defer f.Close()
+		// Finding the cuts is not the database's work: it comes first.
+		cuts, err := lineCuts(bufio.NewReaderSize(f, 1<<20), d.rows, n)
+		if err != nil {
+			return 0, fmt.Errorf("read %s: %w", d.path, err)
+		}
+		for c := range n {
+			chunks[i] = append(chunks[i], io.NewSectionReader(f, cuts[c], cuts[c+1]-cuts[c]))
+		}
 	}
 	var total time.Duration
 	for c := range n {
@@ -732,28 +740,38 @@ func (r *benchResult) bulkLoad(ctx context.Context, db *sql.DB, dumps []benchDum
 	return total, nil
 }
 
-// splitLines cuts data, lines each ending in a newline, into n parts of
-// as equal a number of lines as can be; parts may be empty when data has
-// fewer lines than n.
-func splitLines(data []byte, n int) [][]byte {
-	lines := bytes.Count(data, []byte{'\n'})
-	parts := make([][]byte, 0, n)
-	for i := range n {
-		want := lines/n + min(1, max(0, lines%n-i)) // the first lines%n parts take one more
-		end := 0
-		for range want {
-			end += bytes.IndexByte(data[end:], '\n') + 1
+// lineCuts reads in, lines lines each ending in a newline, and returns
+// the n+1 offsets that cut it into n parts of as equal a number of lines
+// as can be, the first lines%n parts one line longer; parts are empty
+// when in has fewer lines than n.
+func lineCuts(in *bufio.Reader, lines int64, n int) ([]int64, error) {
+	cuts := make([]int64, 1, n+1)
+	var at int64
+	for i := range int64(n) {
+		want := lines / int64(n)
+		if i < lines%int64(n) {
+			want++
 		}
-		parts = append(parts, data[:end])
-		data = data[end:]
+		for range want {
+			line, err := in.ReadSlice('\n')
+			for errors.Is(err, bufio.ErrBufferFull) {
+				at += int64(len(line))
+				line, err = in.ReadSlice('\n')
+			}
+			if err != nil {
+				return nil, err
+			}
+			at += int64(len(line))
+		}
+		cuts = append(cuts, at)
 	}
-	return parts
+	return cuts, nil
 }
 
 // loadChunks loads part c of every table's rows (chunks[table][c]) into
 // the tables of prefix with the dialect's bulk path, in one transaction,
 // and returns how long it took, from BEGIN to COMMIT.
-func loadChunks(ctx context.Context, db *sql.DB, dialect, prefix string, dumps []benchDump, chunks [][][]byte, c int) (time.Duration, error) {
+func loadChunks(ctx context.Context, db *sql.DB, dialect, prefix string, dumps []benchDump, chunks [][]*io.SectionReader, c int) (time.Duration, error) {
 	switch dialect {
 	case "mysql", "mariadb":
 		start := time.Now()
@@ -763,12 +781,12 @@ func loadChunks(ctx context.Context, db *sql.DB, dialect, prefix string, dumps [
 		}
 		defer tx.Rollback()
 		for i, t := range benchTables {
-			if len(chunks[i][c]) == 0 {
+			if chunks[i][c].Size() == 0 {
 				continue
 			}
 			name := fmt.Sprintf("txsink-bench-%s%s-%d", prefix, t.name, c)
 			chunk := chunks[i][c]
-			mysqldrv.RegisterReaderHandler(name, func() io.Reader { return bytes.NewReader(chunk) })
+			mysqldrv.RegisterReaderHandler(name, func() io.Reader { return bufio.NewReaderSize(chunk, 1<<20) })
 			_, err := tx.ExecContext(ctx, "LOAD DATA LOCAL INFILE 'Reader::"+name+"' INTO TABLE "+prefix+t.name+
 				" CHARACTER SET utf8mb4 FIELDS TERMINATED BY '\\t' ESCAPED BY '\\\\' LINES TERMINATED BY '\\n' ("+strings.Join(dumps[i].cols, ",")+")")
 			mysqldrv.DeregisterReaderHandler(name)
@@ -797,10 +815,10 @@ func loadChunks(ctx context.Context, db *sql.DB, dialect, prefix string, dumps [
 				return err
 			}
 			for i, t := range benchTables {
-				if len(chunks[i][c]) == 0 {
+				if chunks[i][c].Size() == 0 {
 					continue
 				}
-				if _, err := pc.CopyFrom(ctx, bytes.NewReader(chunks[i][c]), "COPY "+prefix+t.name+" ("+strings.Join(dumps[i].cols, ",")+") FROM STDIN"); err != nil {
+				if _, err := pc.CopyFrom(ctx, bufio.NewReaderSize(chunks[i][c], 1<<20), "COPY "+prefix+t.name+" ("+strings.Join(dumps[i].cols, ",")+") FROM STDIN"); err != nil {
 					pc.Exec(ctx, "ROLLBACK").ReadAll()
 					return fmt.Errorf("COPY into %s: %w", prefix+t.name, err)
 				}
@@ -894,11 +912,15 @@ func appendBulkText(b []byte, v any) []byte {
 // loadSQLite is SQLite's bulk path for loadChunks: prepared single-row
 // INSERTs, in one transaction. Fields are bound as text; the
 // columns' affinities convert them as they would a CSV import's.
-func loadSQLite(ctx context.Context, db *sql.DB, prefix string, dumps []benchDump, chunks [][][]byte, c int) (time.Duration, error) {
+func loadSQLite(ctx context.Context, db *sql.DB, prefix string, dumps []benchDump, chunks [][]*io.SectionReader, c int) (time.Duration, error) {
 	// Parsing the dump is not the database's work: it comes first.
 	records := make([][][]any, len(benchTables))
 	for i := range benchTables {
-		for line := range bytes.Lines(chunks[i][c]) {
+		data, err := io.ReadAll(chunks[i][c])
+		if err != nil {
+			return 0, err
+		}
+		for line := range bytes.Lines(data) {
 			fields := strings.Split(strings.TrimSuffix(string(line), "\n"), "\t")
 			rec := make([]any, len(fields))
 			for j, fl := range fields {

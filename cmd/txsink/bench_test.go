@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"regexp"
 	"slices"
@@ -116,9 +117,11 @@ func TestBenchSideBySide(t *testing.T) {
 	}
 }
 
-// TestSplitLines cuts a dump into the bench's transactions: whole lines,
-// in order, the first parts one line longer when they cannot be equal.
-func TestSplitLines(t *testing.T) {
+// TestLineCuts cuts a dump into the bench's transactions: whole lines,
+// in order, the first parts one line longer when they cannot be equal,
+// lines longer than the read buffer included.
+func TestLineCuts(t *testing.T) {
+	long := strings.Repeat("x", 40) + "\n"
 	tests := []struct {
 		data string
 		n    int
@@ -128,15 +131,23 @@ func TestSplitLines(t *testing.T) {
 		{"a\nb\n", 3, []string{"a\n", "b\n", ""}},
 		{"a\nb\nc\n", 1, []string{"a\nb\nc\n"}},
 		{"", 2, []string{"", ""}},
-		{"a\tx\nbb\n", 2, []string{"a\tx\n", "bb\n"}},
+		{"a\tx\n" + long + "bb\n", 2, []string{"a\tx\n" + long, "bb\n"}},
 	}
 	for _, tc := range tests {
+		lines := int64(strings.Count(tc.data, "\n"))
+		cuts, err := lineCuts(bufio.NewReaderSize(strings.NewReader(tc.data), 16), lines, tc.n)
+		if err != nil {
+			t.Fatalf("lineCuts(%q, %d): %v", tc.data, tc.n, err)
+		}
 		var got []string
-		for _, p := range splitLines([]byte(tc.data), tc.n) {
-			got = append(got, string(p))
+		for c := range tc.n {
+			got = append(got, tc.data[cuts[c]:cuts[c+1]])
 		}
 		if !slices.Equal(got, tc.want) {
-			t.Errorf("splitLines(%q, %d) = %q, want %q", tc.data, tc.n, got, tc.want)
+			t.Errorf("lineCuts(%q, %d) cut %q, want %q", tc.data, tc.n, got, tc.want)
 		}
+	}
+	if _, err := lineCuts(bufio.NewReader(strings.NewReader("a\n")), 2, 1); err == nil {
+		t.Error("lineCuts of a dump shorter than its rows: no error")
 	}
 }
