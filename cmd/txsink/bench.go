@@ -315,11 +315,12 @@ func runBench(ctx context.Context, o *benchOptions, stderr io.Writer) (*benchRes
 			if rr.bulkTook, err = r.bulkLoad(ctx, db, dumps, 1); err != nil {
 				return nil, err
 			}
-			fmt.Fprintf(stderr, "txsink bench: loading them again in %s, as txsink committed them\n", countOf(int(max(rr.commits, 1)), "transaction"))
+			parts := int(max(rr.commits, 1))
+			fmt.Fprintf(stderr, "txsink bench: loading them again in %s, as txsink committed them\n", countOf(parts, "transaction"))
 			if err := emptyBenchTables(ctx, db, r.dialect, r.bulkPrefix); err != nil {
 				return nil, err
 			}
-			if rr.bulkCommitsTook, err = r.bulkLoad(ctx, db, dumps, int(max(rr.commits, 1))); err != nil {
+			if rr.bulkCommitsTook, err = r.bulkLoad(ctx, db, dumps, parts); err != nil {
 				return nil, err
 			}
 			r.rounds = append(r.rounds, rr)
