@@ -73,7 +73,7 @@ func received(out chan []decoded) []string {
 // from a buffer it writes again.
 func TestDecodeStreamKeepsOrder(t *testing.T) {
 	dec := &gateDecoder{}
-	pool := newDecodePool(dec, 2)
+	pool := newDecodePool(dec, 2, false)
 	defer pool.close()
 	out := make(chan []decoded, 100)
 	s := newDecodeStream(pool, out, false, false)
@@ -114,7 +114,7 @@ func TestDecodeStreamKeepsOrder(t *testing.T) {
 func TestDecodeStreamStopsAtTheFailedRecord(t *testing.T) {
 	for _, keepGoing := range []bool{false, true} {
 		t.Run(fmt.Sprint("keepGoing=", keepGoing), func(t *testing.T) {
-			pool := newDecodePool(&gateDecoder{}, 2)
+			pool := newDecodePool(&gateDecoder{}, 2, false)
 			defer pool.close()
 			out := make(chan []decoded, 100)
 			s := newDecodeStream(pool, out, keepGoing, keepGoing)
@@ -153,7 +153,7 @@ func TestDecodeStreamStopsAtTheFailedRecord(t *testing.T) {
 // TestDecodeStreamStopsOnCancel: a stream waiting for the loop gives up
 // when its context ends, and says so.
 func TestDecodeStreamStopsOnCancel(t *testing.T) {
-	pool := newDecodePool(&gateDecoder{}, 1)
+	pool := newDecodePool(&gateDecoder{}, 1, false)
 	defer pool.close()
 	out := make(chan []decoded) // nobody reads
 	s := newDecodeStream(pool, out, false, false)
@@ -167,5 +167,89 @@ func TestDecodeStreamStopsOnCancel(t *testing.T) {
 	}
 	if err := s.stop(ctx); !errors.Is(err, context.Canceled) {
 		t.Errorf("stop = %v, want the context's error", err)
+	}
+}
+
+// arenaGateDecoder is a gateDecoder that decodes into the arena it is
+// given (format.ArenaDecoder), recording whether it got one.
+type arenaGateDecoder struct {
+	gateDecoder
+	mu     sync.Mutex
+	arenas int // records decoded into an arena
+}
+
+func (d *arenaGateDecoder) DecodeIn(a *changelog.Arena, data []byte, pos changelog.Position) ([]changelog.Change, error) {
+	cs, err := d.Decode(data, pos)
+	if err != nil || a == nil {
+		return cs, err
+	}
+	d.mu.Lock()
+	d.arenas++
+	d.mu.Unlock()
+	in := a.Changes(len(cs))
+	copy(in, cs)
+	return in, nil
+}
+
+// TestDecodeArenas: a pool that recycles decodes each job into an arena
+// that the job's batch carries, on its last record, to the loop; a pool
+// that does not (transaction mode keeps changes as decoded) gives the
+// decoder none; and a decoder without DecodeIn is never given one.
+func TestDecodeArenas(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		dec     format.Decoder
+		recycle bool
+		want    bool
+	}{
+		{"recycling", &arenaGateDecoder{}, true, true},
+		{"not recycling", &arenaGateDecoder{}, false, false},
+		{"no DecodeIn", &gateDecoder{}, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pool := newDecodePool(tc.dec, 2, tc.recycle)
+			defer pool.close()
+			out := make(chan []decoded, 100)
+			s := newDecodeStream(pool, out, false, false)
+			n := 3*jobRecords + 5
+			for i := range n {
+				s.addOwned([]byte(strconv.Itoa(i)), changelog.Position{Partition: "p", Offset: int64(i + 1)}, 0)
+				if s.full() && !s.submit(context.Background()) {
+					t.Fatal("submit refused")
+				}
+			}
+			if !s.drain(context.Background()) {
+				t.Fatal("drain refused")
+			}
+			close(out)
+			var records, carried int
+			for ds := range out {
+				for i, d := range ds {
+					if d.changes[0].TxnID != strconv.Itoa(records) {
+						t.Fatalf("record %d holds %q", records, d.changes[0].TxnID)
+					}
+					records++
+					if d.mem != nil {
+						carried++
+						if i != len(ds)-1 {
+							t.Errorf("record %d of a batch of %d carries the arena, want the last", i, len(ds))
+						}
+					}
+				}
+				if tc.want && ds[len(ds)-1].mem == nil {
+					t.Errorf("a batch of %d records carries no arena", len(ds))
+				}
+				releaseBatch(ds, pool.recycle)
+			}
+			if records != n {
+				t.Fatalf("%d records sent, want %d", records, n)
+			}
+			if !tc.want && carried > 0 {
+				t.Errorf("%d batches carry an arena, want none", carried)
+			}
+			if ad, ok := tc.dec.(*arenaGateDecoder); ok && (ad.arenas > 0) != tc.want {
+				t.Errorf("%d records decoded into an arena, want them to be %v", ad.arenas, tc.want)
+			}
+		})
 	}
 }

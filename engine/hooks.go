@@ -20,7 +20,10 @@ import (
 type Hook any
 
 // HookChange is told of every change read, before it is buffered: the
-// change's kind, table and partition feed "events in" counters.
+// change's kind, table and partition feed "events in" counters. The
+// change is the hook's only during the call: its memory, rows and values
+// included, is used again for later changes (see changelog.Arena), so a
+// hook copies what it keeps.
 type HookChange interface {
 	OnChange(c *changelog.Change)
 }

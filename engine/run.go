@@ -23,7 +23,10 @@ type decoded struct {
 	size    int
 	raw     []byte // the record as read, for the dead-letter table
 	changes []changelog.Change
-	err     error
+	// mem, on the last record of a decoded job, is the arena the job's
+	// changes are in, for the loop to recycle once it took them.
+	mem *changelog.Arena
+	err error
 	// fatal marks an error of the source itself (not of one record's
 	// content), which stops the pipeline under any bad-input policy.
 	fatal bool
@@ -87,7 +90,9 @@ func (e *Engine) Run(ctx context.Context, opts RunOptions) (err error) {
 	// Records travel in batches (see batchMax): one channel operation per
 	// record cost a tenth of txsink's CPU.
 	out := make(chan []decoded, max(1, opts.Queue/batchMax))
-	pool := newDecodePool(dec, decodeWorkers())
+	// Only the plain loop copies what it keeps of a change before the
+	// next batch; the transaction machines keep changes as decoded.
+	pool := newDecodePool(dec, decodeWorkers(), !e.cfg.Sink.TxnEnabled)
 	var src *feed
 	switch e.cfg.Source.Type {
 	case config.SourceFile:
@@ -239,6 +244,7 @@ func (e *Engine) Run(ctx context.Context, opts RunOptions) (err error) {
 				return err
 			}
 		}
+		releaseBatch(ds, pool.recycle)
 		return nil
 	}
 	var asyncFailed <-chan struct{}

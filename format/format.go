@@ -46,6 +46,25 @@ type Decoder interface {
 	Decode(data []byte, pos changelog.Position) ([]changelog.Change, error)
 }
 
+// ArenaDecoder is a Decoder that can place the changes it decodes, their
+// row values and the headers those are boxed in, in an arena the caller
+// recycles (see changelog.Arena for the rule that makes it safe). A
+// caller that copies what it keeps of each change before it resets the
+// arena saves the collector most of decoding's garbage.
+type ArenaDecoder interface {
+	Decoder
+	// DecodeIn is Decode with the changes in a; a nil a is Decode.
+	DecodeIn(a *changelog.Arena, data []byte, pos changelog.Position) ([]changelog.Change, error)
+}
+
+// DecodeIn decodes data with dec, in a when dec is an ArenaDecoder.
+func DecodeIn(dec Decoder, a *changelog.Arena, data []byte, pos changelog.Position) ([]changelog.Change, error) {
+	if ad, ok := dec.(ArenaDecoder); ok && a != nil {
+		return ad.DecodeIn(a, data, pos)
+	}
+	return dec.Decode(data, pos)
+}
+
 // Options are per-format settings, from the pipeline config's
 // source.format-options map. Keys are prefixed with the format's short name
 // ("debezium.allow-missing-before") so one map can be read by any format.

@@ -64,6 +64,7 @@ type benchOptions struct {
 	rounds        int
 	coalesce      bool
 	cpuProfile    string
+	memProfile    string
 }
 
 func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -120,6 +121,7 @@ Examples:
 	fs.BoolVar(&o.coalesce, "coalesce", true, "sink buffer-flush.coalesce")
 	fs.IntVar(&o.rounds, "rounds", 1, "rounds of a txsink run followed by the bulk load, each into emptied tables; the figures are then medians with their ranges")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the txsink run to this file (the first round's)")
+	fs.StringVar(&o.memProfile, "memprofile", "", "write the allocations of the process to this file after the first round's txsink run, and to this file + \".before\" before it (go tool pprof -sample_index=alloc_space -diff_base F.before F)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -185,6 +187,7 @@ type benchResult struct {
 	finalRows          int64
 	rounds             []benchRound
 	profile            string
+	memProfile         string
 }
 
 // benchRound is one txsink run and the bulk load after it.
@@ -361,6 +364,12 @@ func (r *benchResult) applyRound(ctx context.Context, o *benchOptions, cfg *conf
 		defer pprof.StopCPUProfile()
 		r.profile = o.cpuProfile
 	}
+	if o.memProfile != "" && first {
+		if err := writeAllocs(o.memProfile + ".before"); err != nil {
+			return rr, err
+		}
+		r.memProfile = o.memProfile
+	}
 	fmt.Fprintf(stderr, "txsink bench: applying %d events to %s\n", r.events, cfg.Target.String())
 	cpu0, cpuOK := cputime.Process()
 	start := time.Now()
@@ -372,6 +381,11 @@ func (r *benchResult) applyRound(ctx context.Context, o *benchOptions, cfg *conf
 	}
 	if runErr != nil {
 		return rr, runErr
+	}
+	if o.memProfile != "" && first {
+		if err := writeAllocs(o.memProfile); err != nil {
+			return rr, err
+		}
 	}
 	rr.peakRSS = peakRSS()
 	st := e.Stats()
@@ -1129,6 +1143,9 @@ func (r *benchResult) printMode(w io.Writer, mode string, rounds []benchRound) {
 	if r.profile != "" {
 		tw.row("cpu profile", r.profile+" (go tool pprof -top "+r.profile+")")
 	}
+	if r.memProfile != "" {
+		tw.row("allocations", r.memProfile+" (go tool pprof -sample_index=alloc_space -top -diff_base "+r.memProfile+".before "+r.memProfile+")")
+	}
 	tw.write(w)
 }
 
@@ -1184,4 +1201,19 @@ func countOf(n int, thing string) string {
 		return "1 " + thing
 	}
 	return fmt.Sprintf("%d %ss", n, thing)
+}
+
+// writeAllocs writes the allocations profile of the process so far to
+// path. Two of them, taken before and after a run, give the run's own
+// allocations as their difference (pprof's -diff_base).
+func writeAllocs(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		f.Close()
+		return fmt.Errorf("allocations profile: %w", err)
+	}
+	return f.Close()
 }

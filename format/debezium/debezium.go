@@ -155,11 +155,16 @@ const (
 // Decode decodes one record. See the package documentation for what a
 // record becomes.
 func (d *Decoder) Decode(data []byte, pos changelog.Position) ([]changelog.Change, error) {
+	return d.DecodeIn(nil, data, pos)
+}
+
+// DecodeIn is Decode with the change in a (format.ArenaDecoder).
+func (d *Decoder) DecodeIn(a *changelog.Arena, data []byte, pos changelog.Position) ([]changelog.Change, error) {
 	if jsonrecord.IsTombstone(data) {
 		return nil, nil
 	}
 	var top envelope
-	cs, err := d.decode(data, &top)
+	cs, err := d.decode(a, data, &top)
 	if err != nil {
 		return nil, d.fail(data, pos, &top, err)
 	}
@@ -170,7 +175,7 @@ func (d *Decoder) Decode(data []byte, pos changelog.Position) ([]changelog.Chang
 	return cs, nil
 }
 
-func (d *Decoder) decode(data []byte, top *envelope) ([]changelog.Change, error) {
+func (d *Decoder) decode(a *changelog.Arena, data []byte, top *envelope) ([]changelog.Change, error) {
 	s := jsonscan.New(data)
 	s.UseNames(&d.names)
 	var rs jsonscan.Rows
@@ -220,7 +225,9 @@ func (d *Decoder) decode(data []byte, top *envelope) ([]changelog.Change, error)
 				}
 				events = n
 			}
-			return []changelog.Change{{Kind: changelog.EndTxn, TxnID: d.txnKey(e.boundaryID), TxnEnd: true, TxnEvents: events}}, nil
+			cs := a.Changes(1)
+			cs[0] = changelog.Change{Kind: changelog.EndTxn, TxnID: d.txnKey(e.boundaryID), TxnEnd: true, TxnEvents: events}
+			return cs, nil
 		}
 		return nil, &recordError{Reason: `record has no "op" field: it is not a Debezium change event envelope`, Hint: hintNoOp}
 	}
@@ -284,7 +291,7 @@ func (d *Decoder) decode(data []byte, top *envelope) ([]changelog.Change, error)
 		}
 		before = &e.before
 	}
-	cs := rs.Change(data, before, after)
+	cs := rs.ChangeIn(a, data, before, after)
 	c := &cs[0]
 	c.Kind, c.Table, c.TxnID = kind, e.table, d.txnKey(e.txnID)
 	if top.schema != nil && e == top.payload {

@@ -266,6 +266,19 @@ func (rs *Rows) Change(data []byte, before, after *Pending) []changelog.Change {
 	return c[:]
 }
 
+// ChangeIn is Change with the change, the values and their headers in a
+// (see changelog.Arena); only the rows' text is allocated. With a nil
+// arena it is Change.
+func (rs *Rows) ChangeIn(a *changelog.Arena, data []byte, before, after *Pending) []changelog.Change {
+	if a == nil {
+		return rs.Change(data, before, after)
+	}
+	n := pendingLen(before) + pendingLen(after)
+	c := a.Changes(1)
+	rs.fill(data, before, after, a.Values(n), a.Strings(n), &c[0].Before, &c[0].After)
+	return c
+}
+
 // fill makes the rows a and b (nil, or empty, for none) into *ra and *rb,
 // with values and hdrs, as long as both rows together, as their storage.
 func (rs *Rows) fill(data []byte, a, b *Pending, values []changelog.Value, hdrs []string, ra, rb *changelog.Row) {

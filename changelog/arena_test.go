@@ -1,0 +1,80 @@
+package changelog
+
+import (
+	"testing"
+	"unsafe"
+)
+
+func TestArenaHandsOutSeparateZeroedMemory(t *testing.T) {
+	var a Arena
+	for round := 0; round < 3; round++ {
+		var cs [][]Change
+		var vs [][]Value
+		var ss [][]string
+		// More than the first slabs hold, so the arena grows mid-round.
+		for i := 0; i < 200; i++ {
+			c, v, s := a.Changes(1), a.Values(i%7), a.Strings(i%7)
+			if len(c) != 1 || len(v) != i%7 || len(s) != i%7 || cap(v) != len(v) || cap(s) != len(s) {
+				t.Fatalf("round %d, call %d: lengths %d %d %d, capacities %d %d", round, i, len(c), len(v), len(s), cap(v), cap(s))
+			}
+			if c[0].Kind != 0 || c[0].TxnID != "" || c[0].After.Values != nil {
+				t.Fatalf("round %d, call %d: change not zeroed: %+v", round, i, c[0])
+			}
+			for j := range v {
+				if v[j] != nil || s[j] != "" {
+					t.Fatalf("round %d, call %d: value %d not zeroed: %v %q", round, i, j, v[j], s[j])
+				}
+			}
+			c[0].Kind, c[0].TxnID = Insert, "t"
+			for j := range v {
+				v[j], s[j] = i, "x"
+			}
+			cs, vs, ss = append(cs, c), append(vs, v), append(ss, s)
+		}
+		// Nothing handed out in a round overlaps anything else of it.
+		for i := range vs {
+			if cs[i][0].Kind != Insert {
+				t.Fatalf("round %d: change %d overwritten", round, i)
+			}
+			for j := range vs[i] {
+				if vs[i][j] != i || ss[i][j] != "x" {
+					t.Fatalf("round %d: values of call %d overwritten: %v", round, i, vs[i])
+				}
+			}
+		}
+		a.Reset()
+	}
+}
+
+func TestArenaResetReusesItsMemory(t *testing.T) {
+	var a Arena
+	for i := 0; i < 100; i++ {
+		a.Values(3)
+	}
+	a.Reset()
+	first := a.Values(3)
+	a.Reset()
+	again := a.Values(3)
+	if unsafe.SliceData(first) != unsafe.SliceData(again) {
+		t.Errorf("after Reset the arena handed out new memory, not its own again")
+	}
+	if allocs := testing.AllocsPerRun(100, func() {
+		a.Reset()
+		for i := 0; i < 100; i++ {
+			a.Changes(1)
+			a.Values(3)
+			a.Strings(3)
+		}
+	}); allocs != 0 {
+		t.Errorf("a reset arena allocated %.0f times for what it held before, want 0", allocs)
+	}
+}
+
+func TestNilArenaAllocates(t *testing.T) {
+	var a *Arena
+	c, v, s := a.Changes(2), a.Values(3), a.Strings(4)
+	if len(c) != 2 || len(v) != 3 || len(s) != 4 {
+		t.Fatalf("lengths %d %d %d, want 2 3 4", len(c), len(v), len(s))
+	}
+	a.Reset() // does nothing
+}
