@@ -1,6 +1,7 @@
 package changelog
 
 import (
+	"strings"
 	"testing"
 	"unsafe"
 )
@@ -11,9 +12,12 @@ func TestArenaHandsOutSeparateZeroedMemory(t *testing.T) {
 		var cs [][]Change
 		var vs [][]Value
 		var ss [][]string
+		var texts []string
 		// More than the first slabs hold, so the arena grows mid-round.
 		for i := 0; i < 200; i++ {
 			c, v, s := a.Changes(1), a.Values(i%7), a.Strings(i%7)
+			text := a.Text([]byte(strings.Repeat(string(rune('a'+i%26)), i%300)))
+			texts = append(texts, text)
 			if len(c) != 1 || len(v) != i%7 || len(s) != i%7 || cap(v) != len(v) || cap(s) != len(s) {
 				t.Fatalf("round %d, call %d: lengths %d %d %d, capacities %d %d", round, i, len(c), len(v), len(s), cap(v), cap(s))
 			}
@@ -33,6 +37,9 @@ func TestArenaHandsOutSeparateZeroedMemory(t *testing.T) {
 		}
 		// Nothing handed out in a round overlaps anything else of it.
 		for i := range vs {
+			if texts[i] != strings.Repeat(string(rune('a'+i%26)), i%300) {
+				t.Fatalf("round %d: text %d overwritten: %q", round, i, texts[i])
+			}
 			if cs[i][0].Kind != Insert {
 				t.Fatalf("round %d: change %d overwritten", round, i)
 			}
@@ -64,6 +71,7 @@ func TestArenaResetReusesItsMemory(t *testing.T) {
 			a.Changes(1)
 			a.Values(3)
 			a.Strings(3)
+			a.Text([]byte("some text"))
 		}
 	}); allocs != 0 {
 		t.Errorf("a reset arena allocated %.0f times for what it held before, want 0", allocs)
@@ -75,6 +83,9 @@ func TestNilArenaAllocates(t *testing.T) {
 	c, v, s := a.Changes(2), a.Values(3), a.Strings(4)
 	if len(c) != 2 || len(v) != 3 || len(s) != 4 {
 		t.Fatalf("lengths %d %d %d, want 2 3 4", len(c), len(v), len(s))
+	}
+	if got := a.Text([]byte("abc")); got != "abc" {
+		t.Fatalf("Text = %q, want abc", got)
 	}
 	a.Reset() // does nothing
 }

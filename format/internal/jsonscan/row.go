@@ -249,7 +249,7 @@ func (rs *Rows) Row(data []byte, p *Pending) (row changelog.Row) {
 func (rs *Rows) build(data []byte, p *Pending, row *changelog.Row) {
 	if p.Len() > 0 {
 		_, values, hdrs := alloc[struct{}](p.Len())
-		rs.fill(data, p, nil, values, hdrs, row, nil)
+		rs.fill(nil, data, p, nil, values, hdrs, row, nil)
 	}
 }
 
@@ -262,28 +262,29 @@ func (rs *Rows) build(data []byte, p *Pending, row *changelog.Row) {
 // three per row. The caller fills in the rest of the change.
 func (rs *Rows) Change(data []byte, before, after *Pending) []changelog.Change {
 	c, values, hdrs := alloc[[1]changelog.Change](pendingLen(before) + pendingLen(after))
-	rs.fill(data, before, after, values, hdrs, &c[0].Before, &c[0].After)
+	rs.fill(nil, data, before, after, values, hdrs, &c[0].Before, &c[0].After)
 	return c[:]
 }
 
-// ChangeIn is Change with the change, the values and their headers in a
-// (see changelog.Arena); only the rows' text is allocated. With a nil
-// arena it is Change.
+// ChangeIn is Change with all of it in a (see changelog.Arena): the
+// change, the values, their headers and the rows' text. With a nil arena
+// it is Change.
 func (rs *Rows) ChangeIn(a *changelog.Arena, data []byte, before, after *Pending) []changelog.Change {
 	if a == nil {
 		return rs.Change(data, before, after)
 	}
 	n := pendingLen(before) + pendingLen(after)
 	c := a.Changes(1)
-	rs.fill(data, before, after, a.Values(n), a.Strings(n), &c[0].Before, &c[0].After)
+	rs.fill(a, data, before, after, a.Values(n), a.Strings(n), &c[0].Before, &c[0].After)
 	return c
 }
 
 // fill makes the rows a and b (nil, or empty, for none) into *ra and *rb,
-// with values and hdrs, as long as both rows together, as their storage.
-func (rs *Rows) fill(data []byte, a, b *Pending, values []changelog.Value, hdrs []string, ra, rb *changelog.Row) {
+// with values and hdrs, as long as both rows together, as their storage,
+// and their text copied into mem (the heap when nil).
+func (rs *Rows) fill(mem *changelog.Arena, data []byte, a, b *Pending, values []changelog.Value, hdrs []string, ra, rb *changelog.Row) {
 	na, nb := pendingLen(a), pendingLen(b)
-	ta, tb := rowTexts(data, a, b)
+	ta, tb := rowTexts(mem, data, a, b)
 	if na > 0 {
 		rs.fillRow(a, ta, values[:na:na], hdrs[:na], ra)
 	}
@@ -368,22 +369,22 @@ func pendingLen(p *Pending) int {
 const maxTextGap = 64
 
 // rowTexts returns copies of the texts of a and b (nil, or empty, for
-// none): substrings of one copy when they lie within maxTextGap of each
-// other.
-func rowTexts(data []byte, a, b *Pending) (ta, tb string) {
+// none), made in mem (the heap when nil): substrings of one copy when
+// they lie within maxTextGap of each other.
+func rowTexts(mem *changelog.Arena, data []byte, a, b *Pending) (ta, tb string) {
 	switch na, nb := pendingLen(a), pendingLen(b); {
 	case na == 0 && nb == 0:
 		return "", ""
 	case nb == 0:
-		return string(data[a.start:a.end]), ""
+		return mem.Text(data[a.start:a.end]), ""
 	case na == 0:
-		return "", string(data[b.start:b.end])
+		return "", mem.Text(data[b.start:b.end])
 	}
 	lo, hi := min(a.start, b.start), max(a.end, b.end)
 	if hi-lo-(a.end-a.start)-(b.end-b.start) > maxTextGap {
-		return string(data[a.start:a.end]), string(data[b.start:b.end])
+		return mem.Text(data[a.start:a.end]), mem.Text(data[b.start:b.end])
 	}
-	all := string(data[lo:hi])
+	all := mem.Text(data[lo:hi])
 	return all[a.start-lo : a.end-lo], all[b.start-lo : b.end-lo]
 }
 
