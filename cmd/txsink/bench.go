@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
+	"runtime/trace"
 	"slices"
 	"strconv"
 	"strings"
@@ -65,6 +66,7 @@ type benchOptions struct {
 	coalesce      bool
 	cpuProfile    string
 	memProfile    string
+	traceFile     string
 }
 
 func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -121,6 +123,7 @@ Examples:
 	fs.BoolVar(&o.coalesce, "coalesce", true, "sink buffer-flush.coalesce")
 	fs.IntVar(&o.rounds, "rounds", 1, "rounds of a txsink run followed by the bulk load, each into emptied tables; the figures are then medians with their ranges")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the txsink run to this file (the first round's)")
+	fs.StringVar(&o.traceFile, "trace", "", "write an execution trace of the first round's txsink run to this file (go tool trace F): where its goroutines wait")
 	fs.StringVar(&o.memProfile, "memprofile", "", "write the allocations of the process to this file after the first round's txsink run, and to this file + \".before\" before it (go tool pprof -sample_index=alloc_space -diff_base F.before F)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -363,6 +366,17 @@ func (r *benchResult) applyRound(ctx context.Context, o *benchOptions, cfg *conf
 		}
 		defer pprof.StopCPUProfile()
 		r.profile = o.cpuProfile
+	}
+	if o.traceFile != "" && first {
+		f, err := os.Create(o.traceFile)
+		if err != nil {
+			return rr, err
+		}
+		defer f.Close()
+		if err := trace.Start(f); err != nil {
+			return rr, fmt.Errorf("trace: %w", err)
+		}
+		defer trace.Stop()
 	}
 	if o.memProfile != "" && first {
 		if err := writeAllocs(o.memProfile + ".before"); err != nil {
