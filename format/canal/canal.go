@@ -125,11 +125,17 @@ const (
 // Decode decodes one record. See the package documentation for what a
 // record becomes.
 func (d *Decoder) Decode(data []byte, pos changelog.Position) ([]changelog.Change, error) {
+	return d.DecodeIn(nil, data, pos)
+}
+
+// DecodeIn is Decode with the changes and their rows in a
+// (format.ArenaDecoder).
+func (d *Decoder) DecodeIn(a *changelog.Arena, data []byte, pos changelog.Position) ([]changelog.Change, error) {
 	if jsonrecord.IsTombstone(data) {
 		return nil, nil
 	}
 	var m message
-	cs, skip, err := d.decode(data, &m)
+	cs, skip, err := d.decode(a, data, &m)
 	if err != nil {
 		return nil, d.fail(data, pos, &m, err)
 	}
@@ -146,9 +152,10 @@ func (d *Decoder) Decode(data []byte, pos changelog.Position) ([]changelog.Chang
 
 // decode returns the record's changes, or skip when it is a message
 // without rows.
-func (d *Decoder) decode(data []byte, m *message) (cs []changelog.Change, skip bool, err error) {
+func (d *Decoder) decode(a *changelog.Arena, data []byte, m *message) (cs []changelog.Change, skip bool, err error) {
 	s := jsonscan.New(data)
 	s.UseNames(&d.names)
+	s.UseArena(a)
 	if c := s.Peek(); c != '{' {
 		tok, err := s.Value()
 		if err != nil {
@@ -226,7 +233,7 @@ func (d *Decoder) decode(data []byte, m *message) (cs []changelog.Change, skip b
 	if len(m.data) == 0 {
 		return nil, true, nil // "data": [], no rows
 	}
-	cs = make([]changelog.Change, len(m.data))
+	cs = a.Changes(len(m.data))
 	for i, row := range m.data {
 		c := &cs[i]
 		c.Kind, c.Table = kind, m.tbl

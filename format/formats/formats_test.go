@@ -1,6 +1,10 @@
 package formats
 
 import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -53,4 +57,89 @@ func TestNewErrors(t *testing.T) {
 			t.Errorf("%s: New returned a non-nil decoder %#v with its error", name, d)
 		}
 	}
+}
+
+// TestDecodeInIsDecode: every format decodes into an arena exactly what
+// it decodes on the heap (format.ArenaDecoder), errors included, for the
+// records of the conformance fixtures, with the arena reset between some
+// records and not others.
+func TestDecodeInIsDecode(t *testing.T) {
+	dirs := map[string]string{
+		"debezium-json":        "debezium",
+		"canal-json":           "canal",
+		"maxwell-json":         "maxwell",
+		"ogg-json":             "ogg",
+		"flink-changelog-json": "changelog-json",
+	}
+	opts := map[string]format.Options{
+		"flink-changelog-json": {"flink-changelog-json.table": "d.t"},
+	}
+	inline := map[string][]string{
+		"debezium-json":        {`{"op":"u","before":{"id":1,"s":"a\"b"},"after":{"id":1,"s":"é"},"source":{"db":"d","table":"t"}}`, `{"status":"END","id":"x","event_count":2}`},
+		"canal-json":           {`{"data":[{"id":"1","s":"x"},{"id":"2","s":null}],"old":[{"s":"y"},{"s":"z"}],"database":"d","table":"t","type":"UPDATE","isDdl":false}`},
+		"maxwell-json":         {`{"database":"d","table":"t","type":"update","data":{"id":1,"s":"new"},"old":{"s":"old"}}`},
+		"ogg-json":             {`{"table":"d.t","op_type":"U","before":{"id":1,"s":"a"},"after":{"id":1,"s":"b"}}`},
+		"flink-changelog-json": {`{"data":{"id":1,"s":"x"},"op":"-U"}`, `{"data":{"id":1,"s":"y"},"op":"+U"}`},
+		"txsink-json":          {`{"op":"+U","table":"d.t","before":{"id":1},"row":{"id":1,"s":"x"}}`, `{"op":"-D","table":"d.t","row":{"id":1}}`},
+		"":                     {`{"id":`, `[]`, `null`},
+	}
+	for _, name := range Names() {
+		t.Run(name, func(t *testing.T) {
+			d, err := New(name, opts[name])
+			if err != nil {
+				t.Fatal(err)
+			}
+			ad, ok := d.(format.ArenaDecoder)
+			if !ok {
+				t.Fatalf("%T is not a format.ArenaDecoder", d)
+			}
+			recs := append(append([]string(nil), inline[name]...), inline[""]...)
+			if dir, ok := dirs[name]; ok {
+				recs = append(recs, fixtureRecords(t, filepath.Join("..", "..", "..", "shared", "conformance", dir))...)
+			}
+			if name == "txsink-json" {
+				recs = append(recs, fixtureRecords(t, filepath.Join("..", "native", "testdata"))...)
+			}
+			t.Logf("%d records", len(recs))
+			var mem changelog.Arena
+			for i, rec := range recs {
+				pos := changelog.Position{Partition: "p", Offset: int64(i + 1), Seq: int64(i + 1)}
+				want, wantErr := d.Decode([]byte(rec), pos)
+				if i%3 == 0 {
+					mem.Reset()
+				}
+				got, gotErr := ad.DecodeIn(&mem, []byte(rec), pos)
+				if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
+					t.Fatalf("record %d %s: DecodeIn error %v, Decode error %v", i, rec, gotErr, wantErr)
+				}
+				if !reflect.DeepEqual(got, want) {
+					t.Fatalf("record %d %s: DecodeIn\n%+v\nDecode\n%+v", i, rec, got, want)
+				}
+			}
+		})
+	}
+}
+
+// fixtureRecords returns the lines of the files under dir that hold a
+// JSON object; none when dir is absent (the conformance fixtures live
+// beside the repository).
+func fixtureRecords(t *testing.T, dir string) []string {
+	t.Helper()
+	var recs []string
+	filepath.WalkDir(dir, func(path string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if strings.HasPrefix(line, "{") {
+				recs = append(recs, line)
+			}
+		}
+		return nil
+	})
+	return recs
 }

@@ -93,8 +93,14 @@ func (e *recordError) Error() string { return e.reason }
 
 // Decode decodes one line. A blank line gives no change.
 func (d *Decoder) Decode(data []byte, pos changelog.Position) ([]changelog.Change, error) {
+	return d.DecodeIn(nil, data, pos)
+}
+
+// DecodeIn is Decode with the changes and their rows in a
+// (format.ArenaDecoder).
+func (d *Decoder) DecodeIn(a *changelog.Arena, data []byte, pos changelog.Position) ([]changelog.Change, error) {
 	var c changelog.Change
-	empty, err := d.decode(data, &c)
+	empty, err := d.decode(a, data, &c)
 	if err != nil {
 		fe := &format.Error{Pos: pos, Format: Name, Table: c.Table.String()}
 		if re, ok := err.(*recordError); ok {
@@ -109,12 +115,15 @@ func (d *Decoder) Decode(data []byte, pos changelog.Position) ([]changelog.Chang
 	}
 	c.Pos = pos
 	c.Size = len(data)
-	return []changelog.Change{c}, nil
+	cs := a.Changes(1)
+	cs[0] = c
+	return cs, nil
 }
 
-func (d *Decoder) decode(data []byte, c *changelog.Change) (empty bool, err error) {
+func (d *Decoder) decode(a *changelog.Arena, data []byte, c *changelog.Change) (empty bool, err error) {
 	s := jsonscan.New(data)
 	s.UseNames(&d.names)
+	s.UseArena(a)
 	switch s.Peek() {
 	case 0:
 		return true, nil

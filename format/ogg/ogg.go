@@ -121,11 +121,17 @@ const (
 // Decode decodes one record. See the package documentation for what a
 // record becomes.
 func (d *Decoder) Decode(data []byte, pos changelog.Position) ([]changelog.Change, error) {
+	return d.DecodeIn(nil, data, pos)
+}
+
+// DecodeIn is Decode with the changes and their rows in a
+// (format.ArenaDecoder).
+func (d *Decoder) DecodeIn(a *changelog.Arena, data []byte, pos changelog.Position) ([]changelog.Change, error) {
 	if jsonrecord.IsTombstone(data) {
 		return nil, nil
 	}
 	var r record
-	cs, err := d.decode(data, &r)
+	cs, err := d.decode(a, data, &r)
 	if err != nil {
 		return nil, d.fail(data, pos, &r, err)
 	}
@@ -136,9 +142,10 @@ func (d *Decoder) Decode(data []byte, pos changelog.Position) ([]changelog.Chang
 	return cs, nil
 }
 
-func (d *Decoder) decode(data []byte, r *record) ([]changelog.Change, error) {
+func (d *Decoder) decode(a *changelog.Arena, data []byte, r *record) ([]changelog.Change, error) {
 	s := jsonscan.New(data)
 	s.UseNames(&d.names)
+	s.UseArena(a)
 	if c := s.Peek(); c != '{' {
 		tok, err := s.Value()
 		if err != nil {
@@ -181,7 +188,7 @@ func (d *Decoder) decode(data []byte, r *record) ([]changelog.Change, error) {
 		return nil, &recordError{Reason: `record has no "table"`, Hint: hintTable}
 	}
 
-	cs := make([]changelog.Change, 1)
+	cs := a.Changes(1)
 	c := &cs[0]
 	c.Kind, c.Table = kind, r.tbl
 	switch kind {

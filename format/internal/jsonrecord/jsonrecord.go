@@ -176,7 +176,7 @@ func ReadImage(s *jsonscan.Scanner, field, hint string) (row changelog.Row, ok b
 	if ok, err = ScanImage(s, &rs, &p, field, hint); !ok {
 		return changelog.Row{}, false, err
 	}
-	return rs.Row(s.Data(), &p), true, nil
+	return rs.RowIn(s.Arena(), s.Data(), &p), true, nil
 }
 
 // ScanImage is ReadImage for a decoder that builds the rows of a record
@@ -200,7 +200,7 @@ func ReadObject(s *jsonscan.Scanner, field, hint string) (row changelog.Row, ok 
 	if ok, err = scanObject(s, &rs, &p, field, "", hint); !ok {
 		return changelog.Row{}, false, err
 	}
-	return rs.Row(s.Data(), &p), true, nil
+	return rs.RowIn(s.Arena(), s.Data(), &p), true, nil
 }
 
 // scanObject scans an object as a row into rs and *p, or null (ok false);

@@ -131,7 +131,7 @@ func (s *Scanner) Row() (row changelog.Row, err error) {
 	if err := s.ScanRow(&rs, &p); err != nil {
 		return row, err
 	}
-	rs.build(s.data, &p, &row)
+	rs.build(s.mem, s.data, &p, &row)
 	return row, nil
 }
 
@@ -241,14 +241,27 @@ func (s *Scanner) ScanRow(rs *Rows, p *Pending) error {
 
 // Row builds the row p, which a scanner of data read into rs.
 func (rs *Rows) Row(data []byte, p *Pending) (row changelog.Row) {
-	rs.build(data, p, &row)
+	rs.build(nil, data, p, &row)
 	return row
 }
 
-// build makes the row p, which a scanner of data read into rs, into *row.
-func (rs *Rows) build(data []byte, p *Pending, row *changelog.Row) {
-	if p.Len() > 0 {
-		_, values, hdrs := alloc[struct{}](p.Len())
+// RowIn is Row with the row's memory in a (see changelog.Arena); with a
+// nil arena it is Row.
+func (rs *Rows) RowIn(a *changelog.Arena, data []byte, p *Pending) (row changelog.Row) {
+	rs.build(a, data, p, &row)
+	return row
+}
+
+// build makes the row p, which a scanner of data read into rs, into *row,
+// in mem (the heap when nil).
+func (rs *Rows) build(mem *changelog.Arena, data []byte, p *Pending, row *changelog.Row) {
+	n := p.Len()
+	switch {
+	case n == 0:
+	case mem != nil:
+		rs.fill(mem, data, p, nil, mem.Values(n), mem.Strings(n), row, nil)
+	default:
+		_, values, hdrs := alloc[struct{}](n)
 		rs.fill(nil, data, p, nil, values, hdrs, row, nil)
 	}
 }

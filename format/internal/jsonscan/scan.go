@@ -18,6 +18,8 @@ import (
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/txsink/txsink/changelog"
 )
 
 // Kind is the kind of a JSON value.
@@ -79,6 +81,7 @@ type Scanner struct {
 	data  []byte
 	pos   int
 	names *Names
+	mem   *changelog.Arena
 }
 
 // New returns a scanner positioned at the start of data.
@@ -86,6 +89,13 @@ func New(data []byte) Scanner { return Scanner{data: data} }
 
 // UseNames makes Row intern the column names of the rows it reads in n.
 func (s *Scanner) UseNames(n *Names) { s.names = n }
+
+// UseArena makes Row build the rows it reads in a (see
+// changelog.Arena), their text included; nil is the heap.
+func (s *Scanner) UseArena(a *changelog.Arena) { s.mem = a }
+
+// Arena returns the arena given to UseArena, nil for none.
+func (s *Scanner) Arena() *changelog.Arena { return s.mem }
 
 // Data returns the input the scanner reads.
 func (s *Scanner) Data() []byte { return s.data }
