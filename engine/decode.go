@@ -41,10 +41,11 @@ type decodePool struct {
 	dec  format.Decoder
 	jobs chan *decodeJob
 	wg   sync.WaitGroup
-	// recycle: the loop copies what it keeps of each change before it
-	// takes the next batch (the per-key buffer does; the transaction
-	// machines keep changes as they are), so jobs decode into arenas the
-	// loop recycles (see changelog.Arena and releaseBatch).
+	// recycle: jobs decode into arenas the loop recycles once it holds
+	// nothing of their changes (see changelog.Arena): the plain loop when
+	// it has taken the batch (the per-key buffer copies what it keeps, see
+	// releaseBatch), the transaction loop once the plans holding them are
+	// committed (txnLoop.advance).
 	recycle  bool
 	arenaDec format.ArenaDecoder // dec as an ArenaDecoder, when recycle
 }
@@ -107,6 +108,7 @@ type decodeJob struct {
 
 func (j *decodeJob) decode(p *decodePool) {
 	j.out = getBatch()
+	held := false // some change is in j.mem
 	for _, r := range j.recs {
 		var changes []changelog.Change
 		var err error
@@ -115,6 +117,7 @@ func (j *decodeJob) decode(p *decodePool) {
 		} else {
 			changes, err = p.dec.Decode(r.data, r.pos)
 		}
+		held = held || len(changes) > 0
 		d := decoded{pos: r.pos, size: len(r.data), changes: changes, err: err, end: r.end}
 		if j.keepRaw {
 			d.raw = r.data
@@ -125,9 +128,12 @@ func (j *decodeJob) decode(p *decodePool) {
 		}
 	}
 	if j.mem != nil {
-		if len(j.out) > 0 {
+		if held {
 			j.out[len(j.out)-1].mem = j.mem
 		} else {
+			// Nothing to wait for (a job of BEGIN events, say), and a
+			// loop that holds arenas until the changes in them are
+			// committed would hold this one for nothing.
 			putArena(j.mem)
 		}
 		j.mem = nil

@@ -90,9 +90,12 @@ func (e *Engine) Run(ctx context.Context, opts RunOptions) (err error) {
 	// Records travel in batches (see batchMax): one channel operation per
 	// record cost a tenth of txsink's CPU.
 	out := make(chan []decoded, max(1, opts.Queue/batchMax))
-	// Only the plain loop copies what it keeps of a change before the
-	// next batch; the transaction machines keep changes as decoded.
-	pool := newDecodePool(dec, decodeWorkers(), !e.cfg.Sink.TxnEnabled)
+	// The plain loop copies what it keeps of a change before the next
+	// batch, and the transaction loop recycles an arena once the plans
+	// holding its changes are committed; the joiner of a transaction
+	// topic keeps changes as decoded.
+	joined := e.cfg.Sink.TxnEnabled && e.cfg.Source.TransactionTopic != ""
+	pool := newDecodePool(dec, decodeWorkers(), !joined)
 	var src *feed
 	switch e.cfg.Source.Type {
 	case config.SourceFile:
@@ -128,7 +131,6 @@ func (e *Engine) Run(ctx context.Context, opts RunOptions) (err error) {
 	e.feed = src
 	defer func() { e.feed = nil }()
 	var l loop = &plainLoop{e: e}
-	joined := e.cfg.Sink.TxnEnabled && e.cfg.Source.TransactionTopic != ""
 	{
 		// Commit on a goroutine of its own while the loop builds the
 		// next unit; every unit is still one transaction, in order.
@@ -244,7 +246,10 @@ func (e *Engine) Run(ctx context.Context, opts RunOptions) (err error) {
 				return err
 			}
 		}
-		releaseBatch(ds, pool.recycle)
+		// The plain loop is done with the batch's arenas; the
+		// transaction loop took them (txnLoop.record).
+		_, plain := l.(*plainLoop)
+		releaseBatch(ds, pool.recycle && plain)
 		return nil
 	}
 	var asyncFailed <-chan struct{}

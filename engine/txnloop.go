@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -48,6 +49,23 @@ type txnLoop struct {
 	// reducedAtCut counts the partitions whose part of a plan was reduced
 	// when the plan was cut, not ahead (see partUnit).
 	reducedAtCut int
+	// held holds, in read order, the arenas records were decoded into
+	// (see changelog.Arena) while the machine may still hold changes in
+	// them (see advance); unheld collects, for the next arena, the
+	// partitions and offsets of the changes stepped since the last one.
+	// advanced is, per partition, the offset of the last change a plan
+	// took: the machine holds none at or before it.
+	held     []heldArena
+	unheld   []changelog.Position
+	advanced map[string]int64
+}
+
+// heldArena is the arena of one decoded job and, per partition of the
+// job (a Kafka job spans several), the offset of its last change stepped
+// into the machine.
+type heldArena struct {
+	mem  *changelog.Arena
+	ends []changelog.Position
 }
 
 // reducedAhead is one partition's finished source transactions, reduced
@@ -90,7 +108,8 @@ func (e *Engine) newTxnLoop() (*txnLoop, error) {
 		return nil, fmt.Errorf("sink: %w", err)
 	}
 	return &txnLoop{e: e, m: m, open: map[string]*openTxn{}, wakeCh: make(chan struct{}, 1),
-		seen: map[rowID]struct{}{}, seed: maphash.MakeSeed(), ahead: map[string]*reducedAhead{}}, nil
+		seen: map[rowID]struct{}{}, seed: maphash.MakeSeed(), ahead: map[string]*reducedAhead{},
+		advanced: map[string]int64{}}, nil
 }
 
 // record steps every change of a record into the machine. A change that
@@ -106,6 +125,14 @@ func (l *txnLoop) record(ctx context.Context, d decoded) error {
 	if len(changes) > 0 && l.e.Applied(d.pos) {
 		// Every change of a record carries the record's position.
 		changes = nil
+	}
+	if len(changes) > 0 {
+		l.unheld = notePos(l.unheld, d.pos)
+	}
+	if d.mem != nil {
+		// The job's last record: its arena lives until the machine is
+		// done with every change in it, this record's included.
+		l.hold(d.mem)
 	}
 	for i := range changes {
 		c := &changes[i]
@@ -283,7 +310,7 @@ func (l *txnLoop) commitReady(ctx context.Context, flush bool) error {
 				}
 			}
 			l.committed.Store(false)
-			l.m.Advance(l.inflight)
+			l.advance(l.inflight)
 			l.inflight = nil
 		}
 		if l.e.async != nil {
@@ -304,12 +331,12 @@ func (l *txnLoop) commitReady(ctx context.Context, flush bool) error {
 		}
 		switch {
 		case u == nil:
-			l.m.Advance(plan)
+			l.advance(plan)
 		case l.e.async == nil:
 			if err := l.e.commitUnit(ctx, u, plan.Reason.String(), txns); err != nil {
 				return err
 			}
-			l.m.Advance(plan)
+			l.advance(plan)
 		default:
 			l.inflight = plan
 			if err := l.e.async.submit(pendingUnit{u: u, reason: plan.Reason.String(), txns: txns, done: l.signal}); err != nil {
@@ -317,6 +344,72 @@ func (l *txnLoop) commitReady(ctx context.Context, flush bool) error {
 			}
 		}
 	}
+}
+
+// advance tells the machine the plan in flight is done with, which drops
+// its changes, and recycles the arenas they were decoded into: within a
+// partition a plan takes the oldest finished transactions, so every change
+// at or before the plan's last one in a partition is dropped, and an arena
+// whose changes all lie there, in every partition it holds changes of, is
+// no one's. The unit holds copies (reduce detaches what it buffers).
+func (l *txnLoop) advance(plan *txn.Plan) {
+	var ends []changelog.Position
+	for _, ck := range plan.Chunks {
+		if len(ck) > 0 {
+			pos := ck[len(ck)-1].Pos
+			if n := len(ends); n > 0 && ends[n-1].Partition == pos.Partition {
+				ends[n-1] = pos // a plan lists each partition's chunks together
+			} else {
+				ends = append(ends, pos)
+			}
+		}
+	}
+	l.m.Advance(plan)
+	for _, end := range ends {
+		l.advanced[end.Partition] = max(l.advanced[end.Partition], end.Offset)
+	}
+	l.release()
+}
+
+// hold keeps mem, the arena of the changes noted in unheld, until the
+// machine holds none of them.
+func (l *txnLoop) hold(mem *changelog.Arena) {
+	l.held = append(l.held, heldArena{mem: mem, ends: l.unheld})
+	l.unheld = nil
+}
+
+// release recycles the held arenas none of whose changes the machine
+// holds any more.
+func (l *txnLoop) release() {
+	kept := l.held[:0]
+	for _, h := range l.held {
+		done := true
+		for _, end := range h.ends {
+			if at, ok := l.advanced[end.Partition]; !ok || at < end.Offset {
+				done = false
+				break
+			}
+		}
+		if done {
+			putArena(h.mem)
+		} else {
+			kept = append(kept, h)
+		}
+	}
+	clear(l.held[len(kept):])
+	l.held = kept
+}
+
+// notePos records in ends, one position per partition, that a change at
+// pos is stepped.
+func notePos(ends []changelog.Position, pos changelog.Position) []changelog.Position {
+	for i := range ends {
+		if ends[i].Partition == pos.Partition {
+			ends[i].Offset = max(ends[i].Offset, pos.Offset)
+			return ends
+		}
+	}
+	return append(ends, changelog.Position{Partition: pos.Partition, Offset: pos.Offset})
 }
 
 // signal is called by the committer once the plan in flight is
@@ -480,6 +573,14 @@ func (l *txnLoop) reduceAhead(ctx context.Context, ra *reducedAhead, changes []*
 // whose buffered changes the machine dropped (txn.Machine.Drop).
 func (l *txnLoop) forget(part string) {
 	delete(l.ahead, part)
+	// The machine dropped the partition's changes: the arenas wait for
+	// the other partitions only, and a new owner's offsets start afresh.
+	delete(l.advanced, part)
+	for i := range l.held {
+		l.held[i].ends = slices.DeleteFunc(l.held[i].ends, func(p changelog.Position) bool { return p.Partition == part })
+	}
+	l.unheld = slices.DeleteFunc(l.unheld, func(p changelog.Position) bool { return p.Partition == part })
+	l.release()
 }
 
 // reduce reduces changes, runs of whole source transactions, per key into
