@@ -9,6 +9,7 @@ import (
 
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/format"
+	"github.com/txsink/txsink/format/internal/decodetest"
 )
 
 // fuzzSeeds returns records to start fuzzing from: a few edge cases and
@@ -47,9 +48,11 @@ func FuzzDecode(f *testing.F) {
 	}
 	d := newDecoder(f, nil)
 	pos := changelog.Position{Partition: "fuzz", Offset: 7, Seq: 3}
+	var mem changelog.Arena
 	f.Fuzz(func(t *testing.T, data []byte) {
 		in := append([]byte(nil), data...)
 		cs, err := d.Decode(data, pos)
+		decodetest.SameInArena(t, d, &mem, data, pos, cs, err)
 		if !bytes.Equal(in, data) {
 			t.Fatal("Decode modified its input")
 		}
