@@ -48,14 +48,29 @@ type decodePool struct {
 	// committed (txnLoop.advance).
 	recycle  bool
 	arenaDec format.ArenaDecoder // dec as an ArenaDecoder, when recycle
+	// held: the loop holds arenas until the changes in them are committed
+	// (transaction mode), so only the jobs of a stream of one partition
+	// use them. A job of several (a Kafka stream's) would be held by its
+	// slowest partition: one open transaction there would keep every
+	// arena with a change of it, and the other partitions' changes in
+	// them, past what the transaction buffer counts.
+	held bool
 }
 
-// newDecodePool starts n decoding goroutines; close stops them. recycle
-// says whether jobs decode into recycled arenas (see decodePool.recycle).
-func newDecodePool(dec format.Decoder, n int, recycle bool) *decodePool {
+// How the loop recycles the arenas jobs decode into (newDecodePool).
+const (
+	noArenas    = iota // the loop keeps changes as decoded
+	batchArenas        // once it has taken the batch (plain mode)
+	heldArenas         // once the changes are committed (transaction mode)
+)
+
+// newDecodePool starts n decoding goroutines; close stops them. arenas
+// says whether and how jobs decode into recycled arenas (see
+// decodePool.recycle).
+func newDecodePool(dec format.Decoder, n int, arenas int) *decodePool {
 	p := &decodePool{dec: dec, jobs: make(chan *decodeJob, n)}
-	if ad, ok := dec.(format.ArenaDecoder); ok && recycle {
-		p.recycle, p.arenaDec = true, ad
+	if ad, ok := dec.(format.ArenaDecoder); ok && arenas != noArenas {
+		p.recycle, p.arenaDec, p.held = true, ad, arenas == heldArenas
 	}
 	p.wg.Add(n)
 	for range n {
@@ -210,6 +225,7 @@ type decodeStream struct {
 	keepGoing   bool
 	maxInFlight int
 
+	arenas   bool // its jobs decode into arenas (see decodePool.held)
 	cur      *decodeJob
 	inFlight []*decodeJob // handed to the pool, in order
 	// stopped: a sent batch ended at a failed record; the partition
@@ -217,15 +233,17 @@ type decodeStream struct {
 	stopped bool
 }
 
-func newDecodeStream(pool *decodePool, out chan<- []decoded, keepRaw, keepGoing bool) *decodeStream {
+// newDecodeStream returns a stream into pool and out; onePartition says
+// that its records all come from one partition.
+func newDecodeStream(pool *decodePool, out chan<- []decoded, keepRaw, keepGoing, onePartition bool) *decodeStream {
 	return &decodeStream{pool: pool, out: out, keepRaw: keepRaw, keepGoing: keepGoing,
-		maxInFlight: cap(pool.jobs) + 1}
+		maxInFlight: cap(pool.jobs) + 1, arenas: pool.recycle && (onePartition || !pool.held)}
 }
 
 func (s *decodeStream) job() *decodeJob {
 	if s.cur == nil {
 		s.cur = &decodeJob{recs: (*recordLists.Get().(*[]rawRecord))[:0], keepRaw: s.keepRaw, keepGoing: s.keepGoing}
-		if s.pool.recycle {
+		if s.arenas {
 			s.cur.mem = getChangeArena()
 		}
 	}

@@ -73,10 +73,10 @@ func received(out chan []decoded) []string {
 // from a buffer it writes again.
 func TestDecodeStreamKeepsOrder(t *testing.T) {
 	dec := &gateDecoder{}
-	pool := newDecodePool(dec, 2, false)
+	pool := newDecodePool(dec, 2, noArenas)
 	defer pool.close()
 	out := make(chan []decoded, 100)
-	s := newDecodeStream(pool, out, false, false)
+	s := newDecodeStream(pool, out, false, false, true)
 	first := dec.gate("0") // the first job waits on its first record
 	buf := make([]byte, 8)
 	var want []string
@@ -114,10 +114,10 @@ func TestDecodeStreamKeepsOrder(t *testing.T) {
 func TestDecodeStreamStopsAtTheFailedRecord(t *testing.T) {
 	for _, keepGoing := range []bool{false, true} {
 		t.Run(fmt.Sprint("keepGoing=", keepGoing), func(t *testing.T) {
-			pool := newDecodePool(&gateDecoder{}, 2, false)
+			pool := newDecodePool(&gateDecoder{}, 2, noArenas)
 			defer pool.close()
 			out := make(chan []decoded, 100)
-			s := newDecodeStream(pool, out, keepGoing, keepGoing)
+			s := newDecodeStream(pool, out, keepGoing, keepGoing, true)
 			recs := []string{"a", "b", "bad", "c"}
 			for i := 0; i < 3*jobRecords; i++ {
 				recs = append(recs, "x"+strconv.Itoa(i))
@@ -153,10 +153,10 @@ func TestDecodeStreamStopsAtTheFailedRecord(t *testing.T) {
 // TestDecodeStreamStopsOnCancel: a stream waiting for the loop gives up
 // when its context ends, and says so.
 func TestDecodeStreamStopsOnCancel(t *testing.T) {
-	pool := newDecodePool(&gateDecoder{}, 1, false)
+	pool := newDecodePool(&gateDecoder{}, 1, noArenas)
 	defer pool.close()
 	out := make(chan []decoded) // nobody reads
-	s := newDecodeStream(pool, out, false, false)
+	s := newDecodeStream(pool, out, false, false, true)
 	ctx, cancel := context.WithCancel(context.Background())
 	s.addOwned([]byte("a"), changelog.Position{Partition: "p", Offset: 1}, -1)
 	done := make(chan bool)
@@ -192,25 +192,30 @@ func (d *arenaGateDecoder) DecodeIn(a *changelog.Arena, data []byte, pos changel
 }
 
 // TestDecodeArenas: a pool that recycles decodes each job into an arena
-// that the job's batch carries, on its last record, to the loop; a pool
-// that does not (transaction mode keeps changes as decoded) gives the
-// decoder none; and a decoder without DecodeIn is never given one.
+// that the job's batch carries, on its last record, to the loop; one that
+// does not (the joiner keeps changes as decoded) gives the decoder none,
+// nor does one whose loop holds arenas until commit for a stream of
+// several partitions; and a decoder without DecodeIn is never given one.
 func TestDecodeArenas(t *testing.T) {
 	for _, tc := range []struct {
-		name    string
-		dec     format.Decoder
-		recycle bool
-		want    bool
+		name         string
+		dec          format.Decoder
+		arenas       int
+		onePartition bool
+		want         bool
 	}{
-		{"recycling", &arenaGateDecoder{}, true, true},
-		{"not recycling", &arenaGateDecoder{}, false, false},
-		{"no DecodeIn", &gateDecoder{}, true, false},
+		{"plain", &arenaGateDecoder{}, batchArenas, true, true},
+		{"plain, several partitions", &arenaGateDecoder{}, batchArenas, false, true},
+		{"transaction, one partition", &arenaGateDecoder{}, heldArenas, true, true},
+		{"transaction, several partitions", &arenaGateDecoder{}, heldArenas, false, false},
+		{"not recycling", &arenaGateDecoder{}, noArenas, true, false},
+		{"no DecodeIn", &gateDecoder{}, batchArenas, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			pool := newDecodePool(tc.dec, 2, tc.recycle)
+			pool := newDecodePool(tc.dec, 2, tc.arenas)
 			defer pool.close()
 			out := make(chan []decoded, 100)
-			s := newDecodeStream(pool, out, false, false)
+			s := newDecodeStream(pool, out, false, false, tc.onePartition)
 			n := 3*jobRecords + 5
 			for i := range n {
 				s.addOwned([]byte(strconv.Itoa(i)), changelog.Position{Partition: "p", Offset: int64(i + 1)}, 0)

@@ -237,7 +237,7 @@ func (e *Engine) openKafka(ctx context.Context, pool *decodePool, out chan<- []d
 // with the records.
 func pollKafka(ctx context.Context, c *kafka.Consumer, pool *decodePool, out chan<- []decoded, keepGoing bool) error {
 	// Polled records own their bytes: the jobs take them as they are.
-	s := newDecodeStream(pool, out, true, keepGoing)
+	s := newDecodeStream(pool, out, true, keepGoing, false) // a stream of every partition
 	for {
 		b, err := c.Poll(ctx)
 		if err != nil {

@@ -9,7 +9,7 @@ import (
 
 // TestHeldArenas: in transaction mode an arena is recycled only once the
 // machine holds none of its changes, in every partition it holds changes
-// of (a Kafka job spans several), and a partition given up no longer
+// of (should a job span several), and a partition given up no longer
 // keeps an arena waiting.
 func TestHeldArenas(t *testing.T) {
 	pos := func(part string, off int64) changelog.Position {

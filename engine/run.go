@@ -95,7 +95,14 @@ func (e *Engine) Run(ctx context.Context, opts RunOptions) (err error) {
 	// holding its changes are committed; the joiner of a transaction
 	// topic keeps changes as decoded.
 	joined := e.cfg.Sink.TxnEnabled && e.cfg.Source.TransactionTopic != ""
-	pool := newDecodePool(dec, decodeWorkers(), !joined)
+	arenas := batchArenas
+	switch {
+	case joined:
+		arenas = noArenas
+	case e.cfg.Sink.TxnEnabled:
+		arenas = heldArenas
+	}
+	pool := newDecodePool(dec, decodeWorkers(), arenas)
 	var src *feed
 	switch e.cfg.Source.Type {
 	case config.SourceFile:
@@ -406,7 +413,7 @@ func readPartition(ctx context.Context, r *file.Reader, part string, pool *decod
 	// Decoded changes never point into the record (format.Decoder's
 	// contract), so the line is borrowed from the reader's buffer and
 	// copied into its job, which the dead-letter policy keeps as read.
-	s := newDecodeStream(pool, out, keepGoing, keepGoing)
+	s := newDecodeStream(pool, out, keepGoing, keepGoing, true)
 	for {
 		if r.MayWait() && !s.drain(ctx) {
 			return s.stop(ctx)

@@ -61,8 +61,9 @@ type txnLoop struct {
 }
 
 // heldArena is the arena of one decoded job and, per partition of the
-// job (a Kafka job spans several), the offset of its last change stepped
-// into the machine.
+// job, the offset of its last change stepped into the machine. A job has
+// one partition (decodePool.held gives arenas only to streams of one);
+// the rule holds for several.
 type heldArena struct {
 	mem  *changelog.Arena
 	ends []changelog.Position
