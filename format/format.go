@@ -57,14 +57,6 @@ type ArenaDecoder interface {
 	DecodeIn(a *changelog.Arena, data []byte, pos changelog.Position) ([]changelog.Change, error)
 }
 
-// DecodeIn decodes data with dec, in a when dec is an ArenaDecoder.
-func DecodeIn(dec Decoder, a *changelog.Arena, data []byte, pos changelog.Position) ([]changelog.Change, error) {
-	if ad, ok := dec.(ArenaDecoder); ok && a != nil {
-		return ad.DecodeIn(a, data, pos)
-	}
-	return dec.Decode(data, pos)
-}
-
 // Options are per-format settings, from the pipeline config's
 // source.format-options map. Keys are prefixed with the format's short name
 // ("debezium.allow-missing-before") so one map can be read by any format.

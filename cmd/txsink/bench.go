@@ -356,27 +356,19 @@ func (r *benchResult) applyRound(ctx context.Context, o *benchOptions, cfg *conf
 		rr.rssNote = "whole process, generation included: could not reset the high-water mark (" + err.Error() + ")"
 	}
 	if o.cpuProfile != "" && first {
-		f, err := os.Create(o.cpuProfile)
+		stop, err := startWriting(o.cpuProfile, "cpu profile", pprof.StartCPUProfile, pprof.StopCPUProfile)
 		if err != nil {
 			return rr, err
 		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return rr, fmt.Errorf("cpu profile: %w", err)
-		}
-		defer pprof.StopCPUProfile()
+		defer stop()
 		r.profile = o.cpuProfile
 	}
 	if o.traceFile != "" && first {
-		f, err := os.Create(o.traceFile)
+		stop, err := startWriting(o.traceFile, "trace", trace.Start, trace.Stop)
 		if err != nil {
 			return rr, err
 		}
-		defer f.Close()
-		if err := trace.Start(f); err != nil {
-			return rr, fmt.Errorf("trace: %w", err)
-		}
-		defer trace.Stop()
+		defer stop()
 	}
 	if o.memProfile != "" && first {
 		if err := writeAllocs(o.memProfile + ".before"); err != nil {
@@ -1230,4 +1222,21 @@ func writeAllocs(path string) error {
 		return fmt.Errorf("allocations profile: %w", err)
 	}
 	return f.Close()
+}
+
+// startWriting creates path and starts a profiler (start) writing to it;
+// the function it returns stops the profiler (stop) and closes the file.
+func startWriting(path, what string, start func(io.Writer) error, stop func()) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := start(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return func() {
+		stop()
+		f.Close()
+	}, nil
 }

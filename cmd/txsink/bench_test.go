@@ -3,6 +3,8 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -149,5 +151,33 @@ func TestLineCuts(t *testing.T) {
 	}
 	if _, err := lineCuts(bufio.NewReader(strings.NewReader("a\n")), 2, 1); err == nil {
 		t.Error("lineCuts of a dump shorter than its rows: no error")
+	}
+}
+
+// TestBenchProfiles: --cpuprofile, --memprofile and --trace write what
+// pprof and go tool trace read (gzip-compressed profiles, a trace with
+// its header), and the report names the profiles.
+func TestBenchProfiles(t *testing.T) {
+	dir := t.TempDir()
+	cpu, mem, tr := filepath.Join(dir, "cpu.prof"), filepath.Join(dir, "mem.prof"), filepath.Join(dir, "run.trace")
+	var out, errOut bytes.Buffer
+	code := run([]string{"bench", "--workload", "insert-only", "--orders", "40", "--dir", t.TempDir(),
+		"--cpuprofile", cpu, "--memprofile", mem, "--trace", tr}, &out, &errOut)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out.String(), errOut.String())
+	}
+	for path, magic := range map[string]string{cpu: "\x1f\x8b", mem: "\x1f\x8b", mem + ".before": "\x1f\x8b", tr: "go 1."} {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(string(data), magic) {
+			t.Errorf("%s starts with %q, want %q", filepath.Base(path), data[:min(len(data), 8)], magic)
+		}
+	}
+	for _, want := range []string{"cpu profile", cpu, "allocations", "-diff_base " + mem + ".before " + mem} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
 	}
 }
