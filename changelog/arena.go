@@ -8,18 +8,19 @@ import "unsafe"
 // internals) and the text of the strings.
 //
 // A decoder allocating every change on the heap left most of txsink's
-// allocated bytes to the collector (the insert-only bench: 55% of what
-// decoding and reduction allocate), though each change lives only until
-// it is buffered, where every value it holds is copied. An arena hands the
-// same memory out again for the next batch of records instead.
+// allocated bytes to the collector (the insert-only bench: two thirds of
+// what decoding and reduction allocate), though each change lives only
+// until it is buffered, where every value it holds is copied. An arena
+// hands the same memory out again for the next batch of records instead.
 //
 // The rule that makes it safe: after Reset, nothing handed out before it
 // may be read, because it is handed out again and overwritten. So a
-// consumer may use an arena's changes only when it copies what it keeps
-// (the per-key buffer does: reduce detaches every string and number).
-// Anything that keeps a change, a row or a value as it is (a transaction
-// machine holding changes until their transaction ends) must have them
-// allocated on the heap: give the decoder no arena.
+// consumer resets an arena only once it holds nothing of it: it copied
+// what it keeps (the per-key buffer does: reduce detaches every string
+// and number), or it is done with the changes (the engine's transaction
+// loop holds each arena until the plans holding its changes are
+// committed). A consumer that cannot tell must give the decoder no
+// arena, and so have the changes on the heap.
 //
 // The methods of a nil *Arena allocate on the heap, so a decoder takes an
 // arena without caring whether it got one. An Arena is not safe for
