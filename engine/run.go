@@ -2,14 +2,13 @@ package engine
 
 import (
 	"context"
-
 	"errors"
 	"fmt"
-	"github.com/txsink/txsink/commit"
 	"io"
 	"time"
 
 	"github.com/txsink/txsink/changelog"
+	"github.com/txsink/txsink/commit"
 	"github.com/txsink/txsink/config"
 	"github.com/txsink/txsink/format"
 	"github.com/txsink/txsink/format/formats"
