@@ -253,9 +253,8 @@ func (e *Engine) Run(ctx context.Context, opts RunOptions) (err error) {
 			}
 		}
 		// The plain loop is done with the batch's arenas; the
-		// transaction loop took them (txnLoop.record).
-		_, plain := l.(*plainLoop)
-		releaseBatch(ds, pool.recycle && plain)
+		// transaction loop holds them (txnLoop.record).
+		releaseBatch(ds, pool.recycle && !pool.held)
 		return nil
 	}
 	var asyncFailed <-chan struct{}
