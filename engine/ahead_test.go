@@ -74,7 +74,7 @@ func TestReducedAhead(t *testing.T) {
 					c := changelog.Change{Kind: changelog.Insert, Table: changelog.Table{Namespace: "s", Name: "ahead"},
 						After: changelog.RowOf("id", seq%3, "v", seq), TxnID: fmt.Sprint("t", seq), TxnEnd: true,
 						Pos: changelog.Position{Partition: part, Offset: seq, Seq: seq}, Size: 10}
-					if err := l.record(ctx, decoded{pos: c.Pos, changes: []changelog.Change{c}}); err != nil {
+					if err := l.record(ctx, &decoded{pos: c.Pos, changes: []changelog.Change{c}}); err != nil {
 						t.Fatal(err)
 					}
 				}

@@ -35,7 +35,7 @@ func (l *joinLoop) reset() {
 	l.j = txn.NewJoiner(l.boundary, 2*l.e.cfg.Sink.TxnBufferSize)
 }
 
-func (l *joinLoop) record(ctx context.Context, d decoded) error {
+func (l *joinLoop) record(ctx context.Context, d *decoded) error {
 	if d.err != nil {
 		// Which transaction an undecodable record belongs to is unknown.
 		return d.err

@@ -204,7 +204,7 @@ func (e *Engine) Run(ctx context.Context, opts RunOptions) (err error) {
 		defer cancel()
 		return l.finish(fctx)
 	}
-	take := func(d decoded) error {
+	take := func(d *decoded) error {
 		if d.ctl != nil {
 			return e.control(applyCtx, l, d.ctl)
 		}
@@ -247,8 +247,8 @@ func (e *Engine) Run(ctx context.Context, opts RunOptions) (err error) {
 			e.foldEvents()
 			l.note()
 		}()
-		for _, d := range ds {
-			if err := take(d); err != nil {
+		for i := range ds {
+			if err := take(&ds[i]); err != nil {
 				return err
 			}
 		}
@@ -306,7 +306,7 @@ func (e *Engine) Run(ctx context.Context, opts RunOptions) (err error) {
 // goroutine.
 type loop interface {
 	// record takes one decoded record, committing what has become due.
-	record(ctx context.Context, d decoded) error
+	record(ctx context.Context, d *decoded) error
 	// tick does the time-based work that is due.
 	tick(ctx context.Context) error
 	// deadline is when tick has work next (ok false: no timer needed).
@@ -322,7 +322,7 @@ type loop interface {
 // its own source transaction.
 type plainLoop struct{ e *Engine }
 
-func (l *plainLoop) record(ctx context.Context, d decoded) error {
+func (l *plainLoop) record(ctx context.Context, d *decoded) error {
 	return l.e.addDecoded(ctx, d)
 }
 
@@ -362,7 +362,7 @@ func (l *plainLoop) deadline() (time.Time, bool) {
 	return next, !next.IsZero()
 }
 
-func (e *Engine) addDecoded(ctx context.Context, d decoded) error {
+func (e *Engine) addDecoded(ctx context.Context, d *decoded) error {
 	if d.err != nil {
 		// Only the dead-letter policy lets a decoding error get here.
 		e.deadLetter(commit.DeadLetter{Pos: d.pos, Raw: d.raw, Reason: d.err.Error()})

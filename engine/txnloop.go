@@ -121,7 +121,7 @@ func (e *Engine) newTxnLoop() (*txnLoop, error) {
 // A record with no change (a tombstone, a BEGIN event) is not stepped: the
 // machine has no position-only input, and progress reaches past it with
 // the next committed change. Reading it again after a restart is harmless.
-func (l *txnLoop) record(ctx context.Context, d decoded) error {
+func (l *txnLoop) record(ctx context.Context, d *decoded) error {
 	changes := d.changes
 	if len(changes) > 0 && l.e.Applied(d.pos) {
 		// Every change of a record carries the record's position.
