@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -82,7 +84,11 @@ txsink could reach with them). It prints: input events/s, rows written/s,
 bulk rows/s of both loads and the ratios, txsink's CPU time (a steadier
 figure than wall time on a shared machine), peak RSS of the run, commits and
 commit latency p50/p99. It also checks the target holds exactly the
-workload's final state.
+workload's final state. When the server runs on this host (a loopback
+address, localhost or a socket) and its process can be found (Linux), it
+also prints the server's CPU time during txsink's run and during the bulk
+load: the cores it used in each show whether txsink's run left it the
+cores it had alone.
 
 The machine's speed drifts (a shared host): --rounds N repeats the txsink run
 and the bulk load N times, each round into emptied tables, and reports each
@@ -191,17 +197,24 @@ type benchResult struct {
 	rounds             []benchRound
 	profile            string
 	memProfile         string
+	// server is the target server's process on this host, whose CPU time
+	// the bench reads beside its own (benchServer); 0 when unknown.
+	server int
 }
 
 // benchRound is one txsink run and the bulk load after it.
 type benchRound struct {
-	round             int    // from 1
-	mode              string // plain or transaction
-	run               time.Duration
-	cpu               time.Duration // CPU time of the run; -1 when unknown
-	upserted, deleted int64
-	inserted, commits int64
-	bulkTook          time.Duration
+	round int    // from 1
+	mode  string // plain or transaction
+	run   time.Duration
+	cpu   time.Duration // CPU time of the run; -1 when unknown
+	// serverCPU and bulkServerCPU are the target server's CPU time during
+	// the run and during the bulk load (in one transaction); -1 when
+	// unknown.
+	serverCPU, bulkServerCPU time.Duration
+	upserted, deleted        int64
+	inserted, commits        int64
+	bulkTook                 time.Duration
 	// bulkCommitsTook is the same bulk load cut into as many transactions
 	// as the run's commits: the database's own speed at txsink's
 	// transaction sizes, the most txsink could reach with them.
@@ -222,6 +235,7 @@ func runBench(ctx context.Context, o *benchOptions, stderr io.Writer) (*benchRes
 	defer tdb.Close()
 	db := tdb.DB()
 	r.dialect = tdb.Dialect().Name()
+	r.server = benchServer(ctx, db, r.dialect, o.target)
 	schemaDialect := r.dialect
 	if schemaDialect == "mariadb" {
 		schemaDialect = "mysql"
@@ -318,7 +332,7 @@ func runBench(ctx context.Context, o *benchOptions, stderr io.Writer) (*benchRes
 				}
 			}
 			fmt.Fprintf(stderr, "txsink bench: loading the same rows with the database's bulk path\n")
-			if rr.bulkTook, err = r.bulkLoad(ctx, db, dumps, 1); err != nil {
+			if rr.bulkTook, rr.bulkServerCPU, err = r.bulkLoad(ctx, db, dumps, 1); err != nil {
 				return nil, err
 			}
 			parts := int(max(rr.commits, 1))
@@ -326,7 +340,7 @@ func runBench(ctx context.Context, o *benchOptions, stderr io.Writer) (*benchRes
 			if err := emptyBenchTables(ctx, db, r.dialect, r.bulkPrefix); err != nil {
 				return nil, err
 			}
-			if rr.bulkCommitsTook, err = r.bulkLoad(ctx, db, dumps, parts); err != nil {
+			if rr.bulkCommitsTook, _, err = r.bulkLoad(ctx, db, dumps, parts); err != nil {
 				return nil, err
 			}
 			r.rounds = append(r.rounds, rr)
@@ -338,7 +352,7 @@ func runBench(ctx context.Context, o *benchOptions, stderr io.Writer) (*benchRes
 // applyRound runs txsink once over the workload, with the engine txsink run
 // uses and the hooks it installs, and returns the round's figures.
 func (r *benchResult) applyRound(ctx context.Context, o *benchOptions, cfg *config.Config, first bool, stderr io.Writer) (benchRound, error) {
-	rr := benchRound{peakRSS: -1}
+	rr := benchRound{peakRSS: -1, serverCPU: -1, bulkServerCPU: -1}
 	lat := &latencyHook{}
 	// The metrics are the hooks txsink run installs: they count every
 	// change, so the bench pays for them too.
@@ -378,12 +392,16 @@ func (r *benchResult) applyRound(ctx context.Context, o *benchOptions, cfg *conf
 	}
 	fmt.Fprintf(stderr, "txsink bench: applying %d events to %s\n", r.events, cfg.Target.String())
 	cpu0, cpuOK := cputime.Process()
+	server0, serverOK := r.serverCPU()
 	start := time.Now()
 	runErr := e.Run(ctx, engine.RunOptions{})
 	rr.run = time.Since(start)
 	rr.cpu = -1
 	if cpu1, ok := cputime.Process(); ok && cpuOK {
 		rr.cpu = cpu1 - cpu0
+	}
+	if server1, ok := r.serverCPU(); ok && serverOK {
+		rr.serverCPU = server1 - server0
 	}
 	if runErr != nil {
 		return rr, runErr
@@ -724,41 +742,110 @@ var bulkMethods = map[string]string{
 // with the database's own bulk path, in n transactions, each loading the
 // next n-th of every table's rows, as txsink's units hold some of every
 // table's, and checks every row arrived.
-func (r *benchResult) bulkLoad(ctx context.Context, db *sql.DB, dumps []benchDump, n int) (time.Duration, error) {
+func (r *benchResult) bulkLoad(ctx context.Context, db *sql.DB, dumps []benchDump, n int) (took, serverCPU time.Duration, err error) {
 	chunks := make([][]*io.SectionReader, len(dumps)) // per table, per transaction
 	for i, d := range dumps {
 		f, err := os.Open(d.path)
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		defer f.Close()
 		// Finding the cuts is not the database's work: it comes first.
 		cuts, err := lineCuts(bufio.NewReaderSize(f, 1<<20), d.rows, n)
 		if err != nil {
-			return 0, fmt.Errorf("read %s: %w", d.path, err)
+			return 0, 0, fmt.Errorf("read %s: %w", d.path, err)
 		}
 		for c := range n {
 			chunks[i] = append(chunks[i], io.NewSectionReader(f, cuts[c], cuts[c+1]-cuts[c]))
 		}
 	}
-	var total time.Duration
+	server0, serverOK := r.serverCPU()
 	for c := range n {
-		took, err := loadChunks(ctx, db, r.dialect, r.bulkPrefix, dumps, chunks, c)
+		t, err := loadChunks(ctx, db, r.dialect, r.bulkPrefix, dumps, chunks, c)
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
-		total += took
+		took += t
+	}
+	serverCPU = -1
+	if server1, ok := r.serverCPU(); ok && serverOK {
+		serverCPU = server1 - server0
 	}
 	for i, t := range benchTables {
 		var got int64
 		if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+r.bulkPrefix+t.name).Scan(&got); err != nil {
-			return 0, fmt.Errorf("count %s: %w", r.bulkPrefix+t.name, err)
+			return 0, 0, fmt.Errorf("count %s: %w", r.bulkPrefix+t.name, err)
 		}
 		if got != dumps[i].rows {
-			return 0, fmt.Errorf("bulk load of %s in %s loaded %d rows of %d", t.name, countOf(n, "transaction"), got, dumps[i].rows)
+			return 0, 0, fmt.Errorf("bulk load of %s in %s loaded %d rows of %d", t.name, countOf(n, "transaction"), got, dumps[i].rows)
 		}
 	}
-	return total, nil
+	return took, serverCPU, nil
+}
+
+// serverCPU returns the CPU time the target server has used so far (ok
+// false when it is not known).
+func (r *benchResult) serverCPU() (time.Duration, bool) {
+	if r.server == 0 {
+		return 0, false
+	}
+	return cputime.Tree(r.server)
+}
+
+// benchServer returns the process of the target's server when it runs on
+// this host and can be told apart, 0 otherwise: MariaDB's or MySQL's from
+// its pid file or as the only process of its name, PostgreSQL's
+// postmaster as the parent of the bench's backend. A target named by a
+// host other than this one's loopback is not looked for, so a local
+// server of the same kind is never taken for it; SQLite runs inside the
+// bench, whose own CPU time counts it.
+func benchServer(ctx context.Context, db *sql.DB, dialect, target string) int {
+	if !localTarget(target) {
+		return 0
+	}
+	switch dialect {
+	case "mysql", "mariadb":
+		names := []string{"mariadbd", "mysqld"}
+		var pidFile string
+		if db.QueryRowContext(ctx, "SELECT @@pid_file").Scan(&pidFile) == nil {
+			// Often readable by the server's user only.
+			if b, err := os.ReadFile(pidFile); err == nil {
+				if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && slices.Contains(names, cputime.Command(pid)) {
+					return pid
+				}
+			}
+		}
+		if pid, ok := cputime.Find(names...); ok {
+			return pid
+		}
+	case "postgres":
+		var backend int
+		if db.QueryRowContext(ctx, "SELECT pg_backend_pid()").Scan(&backend) != nil || cputime.Command(backend) != "postgres" {
+			return 0
+		}
+		if pm, ok := cputime.Parent(backend); ok && cputime.Command(pm) == "postgres" {
+			return pm
+		}
+	}
+	return 0
+}
+
+// localTarget reports whether target names a server on this host: a
+// loopback address, localhost, or a Unix socket (no host, or a path).
+func localTarget(target string) bool {
+	u, err := url.Parse(target)
+	if err != nil {
+		return false
+	}
+	host := u.Hostname()
+	if h := u.Query().Get("host"); h != "" {
+		host = h
+	}
+	if host == "" || host == "localhost" || strings.HasPrefix(host, "/") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // lineCuts reads in, lines lines each ending in a newline, and returns
@@ -1086,6 +1173,17 @@ func (r *benchResult) printMode(w io.Writer, mode string, rounds []benchRound) {
 			cpu += ", SQLite's own work included"
 		}
 		tw.row("txsink CPU", cpu)
+	}
+	if r.server != 0 && !slices.ContainsFunc(rounds, func(rr benchRound) bool { return rr.serverCPU < 0 || rr.bulkServerCPU < 0 }) {
+		// Two processes share the host's cores: the server's CPU time
+		// beside txsink's shows whether it had the cores it had alone.
+		secs := func(v float64) string { return fmtDur(time.Duration(v * float64(time.Second))) }
+		runCPU := per(func(rr *benchRound) float64 { return rr.serverCPU.Seconds() })
+		runCores := per(func(rr *benchRound) float64 { return rr.serverCPU.Seconds() / rr.run.Seconds() })
+		bulkCPU := per(func(rr *benchRound) float64 { return rr.bulkServerCPU.Seconds() })
+		bulkCores := per(func(rr *benchRound) float64 { return rr.bulkServerCPU.Seconds() / rr.bulkTook.Seconds() })
+		tw.row("database CPU", fmt.Sprintf("%s (%s cores) in txsink's run, %s (%s cores) in the bulk load (the server's process %d on this host, with its children)",
+			spread(runCPU, secs), spread(runCores, fixed2), spread(bulkCPU, secs), spread(bulkCores, fixed2), r.server))
 	}
 	tw.row("input events/s", spread(eventsPerSec, fixed0))
 	tw.row("rows written/s", spread(rowsPerSec, fixed0))

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -102,6 +103,11 @@ func TestBenchSideBySide(t *testing.T) {
 				if codes[i] != 0 || !strings.Contains(outs[i].String(), "verified: the target equals") {
 					t.Errorf("bench %d: exit %d\n%s", i, codes[i], outs[i].String())
 				}
+				// The test servers run on this host: the bench finds the
+				// server's process and reports its CPU time.
+				if runtime.GOOS == "linux" && localTarget(db.URL) && !regexp.MustCompile(`database CPU +\S+ \(\S+ cores\) in txsink's run, \S+ \(\S+ cores\) in the bulk load`).MatchString(outs[i].String()) {
+					t.Errorf("bench %d reports no database CPU:\n%s", i, outs[i].String())
+				}
 			}
 			var left int
 			schema := "DATABASE()"
@@ -116,6 +122,28 @@ func TestBenchSideBySide(t *testing.T) {
 				t.Errorf("%d bench tables left behind", left)
 			}
 		})
+	}
+}
+
+// TestLocalTarget tells the targets on this host, whose server's CPU time
+// the bench reads, from the others.
+func TestLocalTarget(t *testing.T) {
+	for _, tc := range []struct {
+		url   string
+		local bool
+	}{
+		{"mysql://txsink:txsink@127.0.0.1:3306/test", true},
+		{"mysql://app@localhost/shop", true},
+		{"postgres://postgres@[::1]:5432/test?sslmode=disable", true},
+		{"postgres://postgres@/test?host=/var/run/postgresql", true},
+		{"postgres://postgres@db.example.com:5432/test", false},
+		{"mysql://app@10.0.0.7:3306/shop", false},
+		{"postgres://postgres@127.0.0.1/test?host=db.example.com", false},
+		{"::not a url", false},
+	} {
+		if got := localTarget(tc.url); got != tc.local {
+			t.Errorf("localTarget(%q) = %v, want %v", tc.url, got, tc.local)
+		}
 	}
 }
 
