@@ -301,7 +301,15 @@ func (l *txnLoop) commitReady(ctx context.Context, flush bool) error {
 					due = l.m.BytesDue
 				}
 				if !flush && l.m.Pressure() != txn.PressureHard && !due() {
-					return nil // it commits while the loop reads on
+					// It commits while the loop reads on. The machine's
+					// time-based work goes on meanwhile: a partition
+					// quiet for the mini-switch interval switches its
+					// chunk now. NextDeadline reports that switch, and
+					// a deadline left passed would fire Run's timer
+					// again at once: a busy loop for as long as the
+					// commit takes.
+					l.m.Tick(l.e.now())
+					return nil
 				}
 				// The next plan's transactions are reduced already
 				// (reduceEnding). Wait returns once the committer has
