@@ -44,39 +44,15 @@ func TestReducedAhead(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			db := testdb.SQLite(t)
-			db.Exec(t, `CREATE TABLE ahead (id INTEGER NOT NULL PRIMARY KEY, v INTEGER NOT NULL)`)
-			cfg := config.Default()
-			cfg.Name = "ahead"
-			cfg.Source = config.Source{Type: "file", Format: "txsink-json"}
-			cfg.Target.URL = db.URL
-			cfg.Tables = []config.Table{{Source: "s.ahead"}}
-			cfg.Sink.TxnEnabled = true
-			cfg.Sink.FlushMaxRows = 1 << 20
-			cfg.Sink.FlushInterval = time.Second
-			cfg.Sink.TxnMinSwitchBytes = 1 << 20
 			clock := &testClock{now: t0}
-			e, err := New(ctx, &cfg, WithClock(clock))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { e.Close() })
-			l, err := e.newTxnLoop()
-			if err != nil {
-				t.Fatal(err)
-			}
+			l, _ := aheadLoop(t, "ahead", clock)
 			seq := int64(0)
 			for _, at := range tc.steps {
 				clock.now = t0.Add(at)
 				for _, part := range []string{"p0", "p1"} {
 					seq++
 					// Keys repeat, so the unit reduces them.
-					c := changelog.Change{Kind: changelog.Insert, Table: changelog.Table{Namespace: "s", Name: "ahead"},
-						After: changelog.RowOf("id", seq%3, "v", seq), TxnID: fmt.Sprint("t", seq), TxnEnd: true,
-						Pos: changelog.Position{Partition: part, Offset: seq, Seq: seq}, Size: 10}
-					if err := l.record(ctx, &decoded{pos: c.Pos, changes: []changelog.Change{c}}); err != nil {
-						t.Fatal(err)
-					}
+					recordTxn(t, l, part, seq, seq%3)
 				}
 			}
 			cuts := 0
@@ -140,36 +116,13 @@ func describeUnit(u *commit.Unit) string {
 func TestTickWhileCommitting(t *testing.T) {
 	ctx := context.Background()
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	db := testdb.SQLite(t)
-	db.Exec(t, `CREATE TABLE ahead (id INTEGER NOT NULL PRIMARY KEY, v INTEGER NOT NULL)`)
-	cfg := config.Default()
-	cfg.Name = "tick"
-	cfg.Source = config.Source{Type: "file", Format: "txsink-json"}
-	cfg.Target.URL = db.URL
-	cfg.Tables = []config.Table{{Source: "s.ahead"}}
-	cfg.Sink.TxnEnabled = true
-	cfg.Sink.FlushMaxRows = 1 << 20
-	cfg.Sink.FlushInterval = time.Second
 	clock := &testClock{now: t0}
-	e, err := New(ctx, &cfg, WithClock(clock))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
-	l, err := e.newTxnLoop()
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, db := aheadLoop(t, "tick", clock)
 	seq := int64(0)
 	txn := func(part string) {
 		t.Helper()
 		seq++
-		c := changelog.Change{Kind: changelog.Insert, Table: changelog.Table{Namespace: "s", Name: "ahead"},
-			After: changelog.RowOf("id", seq, "v", seq), TxnID: fmt.Sprint("t", seq), TxnEnd: true,
-			Pos: changelog.Position{Partition: part, Offset: seq, Seq: seq}, Size: 10}
-		if err := l.record(ctx, &decoded{pos: c.Pos, changes: []changelog.Change{c}}); err != nil {
-			t.Fatal(err)
-		}
+		recordTxn(t, l, part, seq, seq)
 	}
 	// A plan of p0's transaction is in flight, as on Run's committer.
 	txn("p0")
@@ -203,5 +156,45 @@ func TestTickWhileCommitting(t *testing.T) {
 	}
 	if n != 2 {
 		t.Errorf("%d rows committed after the tick, want p1's 2 (p0's plan was never applied here)", n)
+	}
+}
+
+// aheadLoop returns a transaction loop on clock over the SQLite table
+// ahead (id, v) of source table s.ahead, whose plans are cut by the
+// commit interval (1s) and at the end, never by rows.
+func aheadLoop(t *testing.T, name string, clock *testClock) (*txnLoop, *testdb.DB) {
+	t.Helper()
+	db := testdb.SQLite(t)
+	db.Exec(t, `CREATE TABLE ahead (id INTEGER NOT NULL PRIMARY KEY, v INTEGER NOT NULL)`)
+	cfg := config.Default()
+	cfg.Name = name
+	cfg.Source = config.Source{Type: "file", Format: "txsink-json"}
+	cfg.Target.URL = db.URL
+	cfg.Tables = []config.Table{{Source: "s.ahead"}}
+	cfg.Sink.TxnEnabled = true
+	cfg.Sink.FlushMaxRows = 1 << 20
+	cfg.Sink.FlushInterval = time.Second
+	cfg.Sink.TxnMinSwitchBytes = 1 << 20
+	e, err := New(context.Background(), &cfg, WithClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	l, err := e.newTxnLoop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l, db
+}
+
+// recordTxn has l take a source transaction of one insert into s.ahead,
+// of key id, at offset seq of part.
+func recordTxn(t *testing.T, l *txnLoop, part string, seq, id int64) {
+	t.Helper()
+	c := changelog.Change{Kind: changelog.Insert, Table: changelog.Table{Namespace: "s", Name: "ahead"},
+		After: changelog.RowOf("id", id, "v", seq), TxnID: fmt.Sprint("t", seq), TxnEnd: true,
+		Pos: changelog.Position{Partition: part, Offset: seq, Seq: seq}, Size: 10}
+	if err := l.record(context.Background(), &decoded{pos: c.Pos, changes: []changelog.Change{c}}); err != nil {
+		t.Fatal(err)
 	}
 }
