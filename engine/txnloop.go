@@ -266,6 +266,13 @@ func (l *txnLoop) count(id rowID) int {
 func (l *txnLoop) note() { l.e.noteBuffer(l.m.Bytes(), l.m.OpenTxns()) }
 
 func (l *txnLoop) tick(ctx context.Context) error {
+	// The machine's time-based work is due even while a plan commits,
+	// when commitReady returns before Ready (which ticks it): a partition
+	// quiet for the mini-switch interval switches its chunk now. Run's
+	// timer fires at the deadline NextDeadline reports for that switch,
+	// and a deadline left passed would fire it again at once, a busy loop
+	// for as long as the commit takes.
+	l.m.Tick(l.e.now())
 	err := l.commitReady(ctx, false)
 	l.note()
 	return err
@@ -301,15 +308,7 @@ func (l *txnLoop) commitReady(ctx context.Context, flush bool) error {
 					due = l.m.BytesDue
 				}
 				if !flush && l.m.Pressure() != txn.PressureHard && !due() {
-					// It commits while the loop reads on. The machine's
-					// time-based work goes on meanwhile: a partition
-					// quiet for the mini-switch interval switches its
-					// chunk now. NextDeadline reports that switch, and
-					// a deadline left passed would fire Run's timer
-					// again at once: a busy loop for as long as the
-					// commit takes.
-					l.m.Tick(l.e.now())
-					return nil
+					return nil // it commits while the loop reads on
 				}
 				// The next plan's transactions are reduced already
 				// (reduceEnding). Wait returns once the committer has
