@@ -198,3 +198,28 @@ func recordTxn(t *testing.T, l *txnLoop, part string, seq, id int64) {
 		t.Fatal(err)
 	}
 }
+
+// TestForgetOpenTransaction: a partition given up in the middle of a
+// source transaction, then read again from the stored progress (its new
+// owner being this loop again), counts the transaction's events afresh:
+// its END, which says how many it had, then matches.
+func TestForgetOpenTransaction(t *testing.T) {
+	ctx := context.Background()
+	l, _ := aheadLoop(t, "forget", &testClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)})
+	event := func(off int64) *changelog.Change {
+		return &changelog.Change{Kind: changelog.Insert, Table: changelog.Table{Namespace: "s", Name: "ahead"},
+			After: changelog.RowOf("id", off, "v", off), TxnID: "t1", Pos: changelog.Position{Partition: "k/0", Offset: off}, Size: 10}
+	}
+	end := &changelog.Change{Kind: changelog.EndTxn, TxnID: "t1", TxnEnd: true, TxnEvents: 2, Pos: changelog.Position{Partition: "k/0", Offset: 3}}
+	if _, err := l.check(ctx, event(1), true); err != nil {
+		t.Fatal(err)
+	}
+	l.m.Drop("k/0")
+	l.forget("k/0")
+	// Read again from the start of the transaction.
+	for _, c := range []*changelog.Change{event(1), event(2), end} {
+		if _, err := l.check(ctx, c, true); err != nil {
+			t.Fatalf("offset %d after the partition was given up and read again: %v", c.Pos.Offset, err)
+		}
+	}
+}

@@ -581,6 +581,10 @@ func (l *txnLoop) reduceAhead(ctx context.Context, ra *reducedAhead, changes []*
 // whose buffered changes the machine dropped (txn.Machine.Drop).
 func (l *txnLoop) forget(part string) {
 	delete(l.ahead, part)
+	// Its open transaction is read again from the stored progress, by
+	// the new owner or by this loop: counted on, its events would count
+	// twice against its END's event count.
+	delete(l.open, part)
 	// The machine dropped the partition's changes: the arenas wait for
 	// the other partitions only, and a new owner's offsets start afresh.
 	delete(l.advanced, part)
