@@ -46,7 +46,7 @@ func (l *joinLoop) record(ctx context.Context, d *decoded) error {
 	now := l.e.now()
 	for g := l.j.Next(); g != nil; g = l.j.Next() {
 		for _, r := range g.Records {
-			if l.e.Applied(r.Pos) {
+			if l.e.applied(r.Pos) {
 				continue
 			}
 			if len(r.Changes) == 0 {

@@ -223,13 +223,28 @@ func (e *Engine) Run(ctx context.Context, opts RunOptions) (err error) {
 	account := func(ds []decoded) {
 		var n int64
 		e.mu.Lock()
-		for i := range ds {
+		for i := 0; i < len(ds); {
 			d := &ds[i]
 			if d.ctl != nil || d.pos.Partition == "" || (src.owned != nil && !src.owned[d.pos.Partition]) {
+				i++
 				continue
 			}
-			n += int64(d.size)
-			e.noteReadLocked(d.pos.Partition, d.pos.Offset, src.size(*d))
+			// A batch holds runs of one partition's records in read
+			// order: the partition is looked up once per run, and its
+			// end taken from the run's last record that knows it.
+			ps := e.partLocked(d.pos.Partition)
+			j := i
+			for ; j < len(ds) && ds[j].ctl == nil && ds[j].pos.Partition == ps.Name; j++ {
+				n += int64(ds[j].size)
+				ps.Read = max(ps.Read, ds[j].pos.Offset)
+			}
+			for k := j - 1; k >= i; k-- {
+				if size := src.size(ds[k]); size >= 0 {
+					ps.End = size
+					break
+				}
+			}
+			i = j
 		}
 		e.stats.Bytes += n
 		e.mu.Unlock()
@@ -371,7 +386,7 @@ func (e *Engine) addDecoded(ctx context.Context, d *decoded) error {
 	if len(d.changes) == 0 {
 		return e.Consumed(ctx, d.pos)
 	}
-	if e.Applied(d.pos) {
+	if e.applied(d.pos) {
 		// Every change of a record carries the record's position.
 		return nil
 	}

@@ -26,6 +26,10 @@ type txnLoop struct {
 	// open counts, per partition, the row events of the transaction being
 	// read, to check them against its END's event count.
 	open map[string]*openTxn
+	// lastOpen is open's entry for lastOpenPart, the partition checked
+	// last.
+	lastOpen     *openTxn
+	lastOpenPart string
 	// overrun is set while the buffer is full of open transactions, so the
 	// warning is logged once per episode.
 	overrun bool
@@ -123,7 +127,7 @@ func (e *Engine) newTxnLoop() (*txnLoop, error) {
 // the next committed change. Reading it again after a restart is harmless.
 func (l *txnLoop) record(ctx context.Context, d *decoded) error {
 	changes := d.changes
-	if len(changes) > 0 && l.e.Applied(d.pos) {
+	if len(changes) > 0 && l.e.applied(d.pos) {
 		// Every change of a record carries the record's position.
 		changes = nil
 	}
@@ -181,10 +185,15 @@ func (l *txnLoop) record(ctx context.Context, d *decoded) error {
 // under the dead-letter policy.
 func (l *txnLoop) check(ctx context.Context, c *changelog.Change, lastOfRecord bool) (*reduce.Table, error) {
 	part := c.Pos.Partition
-	ot := l.open[part]
-	if ot == nil {
-		ot = &openTxn{}
-		l.open[part] = ot
+	ot := l.lastOpen
+	if ot == nil || l.lastOpenPart != part {
+		// A partition's changes come in runs: most find their partition
+		// without hashing its name.
+		if ot = l.open[part]; ot == nil {
+			ot = &openTxn{}
+			l.open[part] = ot
+		}
+		l.lastOpen, l.lastOpenPart = ot, part
 	}
 	if c.Kind == changelog.EndTxn {
 		if c.TxnEvents > 0 && (ot.id != c.TxnID || ot.events != c.TxnEvents) {
@@ -585,6 +594,7 @@ func (l *txnLoop) forget(part string) {
 	// the new owner or by this loop: counted on, its events would count
 	// twice against its END's event count.
 	delete(l.open, part)
+	l.lastOpen = nil
 	// The machine dropped the partition's changes: the arenas wait for
 	// the other partitions only, and a new owner's offsets start afresh.
 	delete(l.advanced, part)

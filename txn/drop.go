@@ -52,5 +52,8 @@ func (m *Machine) Drop(name string) int {
 	}
 	delete(m.byName, name)
 	m.parts = slices.DeleteFunc(m.parts, func(q *partition) bool { return q == p })
+	if m.last == p {
+		m.last = nil
+	}
 	return n
 }

@@ -111,6 +111,9 @@ type Machine struct {
 	cfg    Config
 	parts  []*partition // first-seen order; plans list partitions in it
 	byName map[string]*partition
+	// last is the partition stepped last: a partition's changes come in
+	// runs, so most steps find theirs without hashing its name.
+	last   *partition
 	bytes  int64
 	frozen int // frozen chunks not in the plan in flight
 	// doneRows and doneBytes sum the finished transactions not in the
@@ -153,12 +156,16 @@ func (m *Machine) observe(now time.Time) {
 }
 
 func (m *Machine) partition(name string) *partition {
+	if p := m.last; p != nil && p.name == name {
+		return p
+	}
 	p := m.byName[name]
 	if p == nil {
 		p = &partition{name: name}
 		m.byName[name] = p
 		m.parts = append(m.parts, p)
 	}
+	m.last = p
 	return p
 }
 
