@@ -1161,13 +1161,13 @@ func (r *benchResult) printMode(w io.Writer, mode string, rounds []benchRound) {
 	}
 	tw.row("input", fmt.Sprintf("%d events (%d Debezium records, %d transactions, %.1f MiB)", r.events, r.records, r.txns, float64(r.inputBytes)/(1<<20)))
 	tw.row("written", fmt.Sprintf("%d rows (%d upserted, %d deleted, %d inserted); %d final rows", written(first), first.upserted, first.deleted, first.inserted, r.finalRows))
-	tw.row("txsink run", spread(secs, func(v float64) string { return fmtDur(time.Duration(v * float64(time.Second))) }))
+	tw.row("txsink run", spread(secs, fixedSecs))
 	if first.cpu >= 0 {
 		cpuSecs := per(func(rr *benchRound) float64 { return rr.cpu.Seconds() })
 		cores := per(func(rr *benchRound) float64 { return rr.cpu.Seconds() / rr.run.Seconds() })
 		perEvent := per(func(rr *benchRound) float64 { return float64(rr.cpu.Microseconds()) / float64(max(r.events, 1)) })
 		cpu := fmt.Sprintf("%s (%s cores; %s µs per event)",
-			spread(cpuSecs, func(v float64) string { return fmtDur(time.Duration(v * float64(time.Second))) }),
+			spread(cpuSecs, fixedSecs),
 			spread(cores, fixed2), spread(perEvent, fixed2))
 		if r.dialect == "sqlite" {
 			cpu += ", SQLite's own work included"
@@ -1177,25 +1177,24 @@ func (r *benchResult) printMode(w io.Writer, mode string, rounds []benchRound) {
 	if r.server != 0 && !slices.ContainsFunc(rounds, func(rr benchRound) bool { return rr.serverCPU < 0 || rr.bulkServerCPU < 0 }) {
 		// Two processes share the host's cores: the server's CPU time
 		// beside txsink's shows whether it had the cores it had alone.
-		secs := func(v float64) string { return fmtDur(time.Duration(v * float64(time.Second))) }
 		runCPU := per(func(rr *benchRound) float64 { return rr.serverCPU.Seconds() })
 		runCores := per(func(rr *benchRound) float64 { return rr.serverCPU.Seconds() / rr.run.Seconds() })
 		bulkCPU := per(func(rr *benchRound) float64 { return rr.bulkServerCPU.Seconds() })
 		bulkCores := per(func(rr *benchRound) float64 { return rr.bulkServerCPU.Seconds() / rr.bulkTook.Seconds() })
 		tw.row("database CPU", fmt.Sprintf("%s (%s cores) in txsink's run, %s (%s cores) in the bulk load (the server's process %d on this host, with its children)",
-			spread(runCPU, secs), spread(runCores, fixed2), spread(bulkCPU, secs), spread(bulkCores, fixed2), r.server))
+			spread(runCPU, fixedSecs), spread(runCores, fixed2), spread(bulkCPU, fixedSecs), spread(bulkCores, fixed2), r.server))
 	}
 	tw.row("input events/s", spread(eventsPerSec, fixed0))
 	tw.row("rows written/s", spread(rowsPerSec, fixed0))
 	bulkTook := per(func(rr *benchRound) float64 { return rr.bulkTook.Seconds() })
 	tw.row("bulk load", fmt.Sprintf("%s rows/s (%s of %d rows in %s)", spread(bulkPerSec, fixed0), bulkMethods[r.dialect], r.finalRows,
-		spread(bulkTook, func(v float64) string { return fmtDur(time.Duration(v * float64(time.Second))) })))
+		spread(bulkTook, fixedSecs)))
 	times := func(v float64) string { return fmt.Sprintf("%.2f×", v) }
 	inCommitsPerSec := per(func(rr *benchRound) float64 { return float64(r.finalRows) / rr.bulkCommitsTook.Seconds() })
 	inCommitsTook := per(func(rr *benchRound) float64 { return rr.bulkCommitsTook.Seconds() })
 	tw.row("bulk in commits", fmt.Sprintf("%s rows/s (the same rows, one transaction per txsink commit, in %s): %s the bulk load",
 		spread(inCommitsPerSec, fixed0),
-		spread(inCommitsTook, func(v float64) string { return fmtDur(time.Duration(v * float64(time.Second))) }),
+		spread(inCommitsTook, fixedSecs),
 		spread(ratio(inCommitsPerSec), times)))
 	tw.row("rows/s ÷ bulk", spread(ratio(rowsPerSec), times))
 	tw.row("events/s ÷ bulk", spread(ratio(eventsPerSec), times))
@@ -1222,7 +1221,7 @@ func (r *benchResult) printMode(w io.Writer, mode string, rounds []benchRound) {
 	tw.row("peak RSS", rss)
 	tw.row("commits", spread(per(func(rr *benchRound) float64 { return float64(rr.commits) }), fixed0))
 	lat := func(f func(rr *benchRound) time.Duration) string {
-		return spread(per(func(rr *benchRound) float64 { return f(rr).Seconds() }), func(v float64) string { return fmtDur(time.Duration(v * float64(time.Second))) })
+		return spread(per(func(rr *benchRound) float64 { return f(rr).Seconds() }), fixedSecs)
 	}
 	tw.row("commit latency", fmt.Sprintf("p50 %s, p99 %s, max %s",
 		lat(func(rr *benchRound) time.Duration { return rr.p50 }),
@@ -1255,6 +1254,9 @@ func (r *benchResult) printMode(w io.Writer, mode string, rounds []benchRound) {
 
 func fixed0(v float64) string { return fmt.Sprintf("%.0f", v) }
 func fixed2(v float64) string { return fmt.Sprintf("%.2f", v) }
+
+// fixedSecs formats v seconds as fmtDur does.
+func fixedSecs(v float64) string { return fmtDur(time.Duration(v * float64(time.Second))) }
 
 // spread formats one figure of every round: the value for one round, the
 // median and [min-max] for several.
