@@ -733,13 +733,13 @@ func (e *Engine) setState(st State, err error) {
 // when known (-1 otherwise).
 func (e *Engine) noteRead(part string, offset, size int64) {
 	e.mu.Lock()
-	e.noteReadLocked(part, offset, size)
+	e.partLocked(part).noteRead(offset, size)
 	e.mu.Unlock()
 }
 
-// noteReadLocked is noteRead with e.mu held.
-func (e *Engine) noteReadLocked(part string, offset, size int64) {
-	ps := e.partLocked(part)
+// noteRead records that the partition has been read up to offset, and
+// its size when known (-1 otherwise). The caller holds the engine's mu.
+func (ps *PartitionStatus) noteRead(offset, size int64) {
 	ps.Read = max(ps.Read, offset)
 	if size >= 0 {
 		ps.End = size

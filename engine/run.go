@@ -233,17 +233,16 @@ func (e *Engine) Run(ctx context.Context, opts RunOptions) (err error) {
 			// order: the partition is looked up once per run, and its
 			// end taken from the run's last record that knows it.
 			ps := e.partLocked(d.pos.Partition)
-			j := i
+			read, j := d.pos.Offset, i
 			for ; j < len(ds) && ds[j].ctl == nil && ds[j].pos.Partition == ps.Name; j++ {
 				n += int64(ds[j].size)
-				ps.Read = max(ps.Read, ds[j].pos.Offset)
+				read = max(read, ds[j].pos.Offset)
 			}
-			for k := j - 1; k >= i; k-- {
-				if size := src.size(ds[k]); size >= 0 {
-					ps.End = size
-					break
-				}
+			end := int64(-1)
+			for k := j - 1; k >= i && end < 0; k-- {
+				end = src.size(ds[k])
 			}
+			ps.noteRead(read, end)
 			i = j
 		}
 		e.stats.Bytes += n
