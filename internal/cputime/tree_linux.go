@@ -25,10 +25,8 @@ func Tree(pid int) (cpu time.Duration, ok bool) {
 		return 0, false
 	}
 	ticks := st.utime + st.stime + st.cutime + st.cstime
-	dirs, _ := filepath.Glob("/proc/[0-9]*")
-	for _, d := range dirs {
-		child, err := strconv.Atoi(filepath.Base(d))
-		if err != nil || child == pid {
+	for _, child := range processes() {
+		if child == pid {
 			continue
 		}
 		if cs, ok := readStat(child); ok && cs.ppid == pid {
@@ -57,12 +55,7 @@ func Command(pid int) string {
 // Find returns the only process of this host whose command name is one
 // of names (ok false when there is none, or more than one).
 func Find(names ...string) (pid int, ok bool) {
-	dirs, _ := filepath.Glob("/proc/[0-9]*")
-	for _, d := range dirs {
-		p, err := strconv.Atoi(filepath.Base(d))
-		if err != nil {
-			continue
-		}
+	for _, p := range processes() {
 		c := Command(p)
 		for _, n := range names {
 			if c == n {
@@ -74,6 +67,19 @@ func Find(names ...string) (pid int, ok bool) {
 		}
 	}
 	return pid, ok
+}
+
+// processes returns the IDs of the host's processes, as /proc lists them
+// now.
+func processes() []int {
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	pids := make([]int, 0, len(dirs))
+	for _, d := range dirs {
+		if p, err := strconv.Atoi(filepath.Base(d)); err == nil {
+			pids = append(pids, p)
+		}
+	}
+	return pids
 }
 
 // stat holds the fields of /proc/PID/stat that Tree reads.
