@@ -10,6 +10,7 @@ import (
 	"github.com/txsink/txsink/commit"
 	"github.com/txsink/txsink/config"
 	"github.com/txsink/txsink/internal/testdb"
+	"github.com/txsink/txsink/reduce"
 )
 
 // testClock is a clock the test sets.
@@ -17,13 +18,12 @@ type testClock struct{ now time.Time }
 
 func (c *testClock) Now() time.Time { return c.now }
 
-// TestReducedAhead: each partition's transactions are reduced as they end,
-// and a plan's unit is their merge, made without reducing anything at the
-// cut, when the plan holds every finished transaction; a plan that leaves
-// some for the next (a partition's last transactions not frozen yet) has
-// that partition's part reduced at the cut, and what it left is reduced
-// ahead again for the next plan. Either way each unit is what reducing its
-// plan gives.
+// TestReducedAhead: each transaction is reduced as it ends, into its
+// partition's chunk to be, and a plan's unit is the merge of its chunks'
+// reductions, made without reducing anything at the cut, whether the plan
+// holds every finished transaction or leaves some for the next (a
+// partition's last transactions not frozen yet). Either way each unit is
+// what reducing the plan's changes, in its order, gives.
 func TestReducedAhead(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
@@ -33,10 +33,9 @@ func TestReducedAhead(t *testing.T) {
 		steps []time.Duration
 		cut   time.Duration
 		flush bool
-		// atCut is how many partitions the first plan reduces at the cut.
-		atCut int
+		plans int
 	}{
-		{"the plan holds every finished transaction", []time.Duration{0, 0, 0, 0}, 0, true, 0},
+		{"the plan holds every finished transaction", []time.Duration{0, 0, 0, 0}, 0, true, 1},
 		// The first transaction of each partition freezes at once; the one
 		// 950ms later waits for the mini-switch interval (100ms), so the
 		// commit interval's plan (1s) holds only the first.
@@ -47,13 +46,19 @@ func TestReducedAhead(t *testing.T) {
 			clock := &testClock{now: t0}
 			l, _ := aheadLoop(t, "ahead", clock)
 			seq := int64(0)
+			stepped := map[string][]*changelog.Change{}
 			for _, at := range tc.steps {
 				clock.now = t0.Add(at)
 				for _, part := range []string{"p0", "p1"} {
 					seq++
 					// Keys repeat, so the unit reduces them.
-					recordTxn(t, l, part, seq, seq%3)
+					stepped[part] = append(stepped[part], recordTxn(t, l, part, seq, seq%3))
 				}
+			}
+			// Every transaction ended, reduced: the machine holds none of
+			// their changes, and no arena is held for them.
+			if l.release(); len(l.held) != 0 || l.m.OpenTxns() != 0 {
+				t.Fatalf("every transaction ended, but %d arenas are held and %d transactions open", len(l.held), l.m.OpenTxns())
 			}
 			cuts := 0
 			for flush := tc.flush; ; flush = true {
@@ -62,36 +67,38 @@ func TestReducedAhead(t *testing.T) {
 				if plan == nil {
 					break
 				}
-				want, _, err := l.reduce(ctx, plan.Chunks)
+				// What reducing the plan's changes gives: per partition,
+				// in the plan's order, those up to its progress.
+				want := &reduced{buf: reduce.NewBuffer("ahead")}
+				for _, pos := range plan.Progress {
+					var take []*changelog.Change
+					for len(stepped[pos.Partition]) > 0 && stepped[pos.Partition][0].Pos.Offset <= pos.Offset {
+						take = append(take, stepped[pos.Partition][0])
+						stepped[pos.Partition] = stepped[pos.Partition][1:]
+					}
+					if err := l.add(ctx, want, take, clock.now); err != nil {
+						t.Fatal(err)
+					}
+				}
+				u, txns, err := l.unit(plan)
 				if err != nil {
 					t.Fatal(err)
-				}
-				before := l.reducedAtCut
-				u, txns, err := l.unit(ctx, plan)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if cuts == 0 && l.reducedAtCut-before != tc.atCut {
-					t.Errorf("%d partitions reduced at the first cut, want %d", l.reducedAtCut-before, tc.atCut)
-				}
-				if cuts > 0 && l.reducedAtCut != before {
-					t.Errorf("plan %d: %d partitions reduced at the cut, want none", cuts+1, l.reducedAtCut-before)
 				}
 				if txns != plan.Txns {
 					t.Errorf("%d transactions, want the plan's %d", txns, plan.Txns)
 				}
-				if got, want := describeUnit(u), describeUnit(want); got != want {
+				if got, want := describeUnit(u), describeUnit(want.buf.Take()); got != want {
 					t.Errorf("plan %d, unit:\n%s\nwant what reducing the plan gives:\n%s", cuts+1, got, want)
 				}
 				l.m.Advance(plan)
 				cuts++
 			}
-			if want := 1 + tc.atCut/2; cuts != want {
-				t.Errorf("%d plans, want %d", cuts, want)
+			if cuts != tc.plans {
+				t.Errorf("%d plans, want %d", cuts, tc.plans)
 			}
-			for part, ra := range l.ahead {
-				if ra.changes != 0 || !ra.buf.Empty() {
-					t.Errorf("%s: %d changes left reduced ahead after the last plan", part, ra.changes)
+			for part, left := range stepped {
+				if len(left) > 0 {
+					t.Errorf("%s: %d transactions in no plan", part, len(left))
 				}
 			}
 		})
@@ -188,15 +195,17 @@ func aheadLoop(t *testing.T, name string, clock *testClock) (*txnLoop, *testdb.D
 }
 
 // recordTxn has l take a source transaction of one insert into s.ahead,
-// of key id, at offset seq of part.
-func recordTxn(t *testing.T, l *txnLoop, part string, seq, id int64) {
+// of key id, at offset seq of part, decoded into an arena of its own, and
+// returns a copy of the change.
+func recordTxn(t *testing.T, l *txnLoop, part string, seq, id int64) *changelog.Change {
 	t.Helper()
 	c := changelog.Change{Kind: changelog.Insert, Table: changelog.Table{Namespace: "s", Name: "ahead"},
 		After: changelog.RowOf("id", id, "v", seq), TxnID: fmt.Sprint("t", seq), TxnEnd: true,
 		Pos: changelog.Position{Partition: part, Offset: seq, Seq: seq}, Size: 10}
-	if err := l.record(context.Background(), &decoded{pos: c.Pos, changes: []changelog.Change{c}}); err != nil {
+	if err := l.record(context.Background(), &decoded{pos: c.Pos, changes: []changelog.Change{c}, mem: new(changelog.Arena)}); err != nil {
 		t.Fatal(err)
 	}
+	return &c
 }
 
 // TestForgetOpenTransaction: a partition given up in the middle of a
@@ -211,14 +220,14 @@ func TestForgetOpenTransaction(t *testing.T) {
 			After: changelog.RowOf("id", off, "v", off), TxnID: "t1", Pos: changelog.Position{Partition: "k/0", Offset: off}, Size: 10}
 	}
 	end := &changelog.Change{Kind: changelog.EndTxn, TxnID: "t1", TxnEnd: true, TxnEvents: 2, Pos: changelog.Position{Partition: "k/0", Offset: 3}}
-	if _, err := l.check(ctx, event(1), true); err != nil {
+	if err := l.check(ctx, event(1), true); err != nil {
 		t.Fatal(err)
 	}
 	l.m.Drop("k/0")
 	l.forget("k/0")
 	// Read again from the start of the transaction.
 	for _, c := range []*changelog.Change{event(1), event(2), end} {
-		if _, err := l.check(ctx, c, true); err != nil {
+		if err := l.check(ctx, c, true); err != nil {
 			t.Fatalf("offset %d after the partition was given up and read again: %v", c.Pos.Offset, err)
 		}
 	}

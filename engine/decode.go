@@ -44,16 +44,16 @@ type decodePool struct {
 	// recycle: jobs decode into arenas the loop recycles once it holds
 	// nothing of their changes (see changelog.Arena): the plain loop when
 	// it has taken the batch (the per-key buffer copies what it keeps, see
-	// releaseBatch), the transaction loop once the plans holding them are
-	// committed (txnLoop.advance).
+	// releaseBatch), the transaction loop once the transactions of their
+	// changes have ended, reduced (txnLoop.release).
 	recycle  bool
 	arenaDec format.ArenaDecoder // dec as an ArenaDecoder, when recycle
-	// held: the loop holds arenas until the changes in them are committed
-	// (transaction mode), so only the jobs of a stream of one partition
-	// use them. A job of several (a Kafka stream's) would be held by its
-	// slowest partition: one open transaction there would keep every
-	// arena with a change of it, and the other partitions' changes in
-	// them, past what the transaction buffer counts.
+	// held: the loop holds arenas until the transactions of the changes
+	// in them end (transaction mode), so only the jobs of a stream of one
+	// partition use them. A job of several (a Kafka stream's) would be
+	// held by its slowest partition: one open transaction there would
+	// keep every arena with a change of it, and the other partitions'
+	// changes in them, past what the transaction buffer counts.
 	held bool
 }
 
@@ -61,7 +61,7 @@ type decodePool struct {
 const (
 	noArenas    = iota // the loop keeps changes as decoded
 	batchArenas        // once it has taken the batch (plain mode)
-	heldArenas         // once the changes are committed (transaction mode)
+	heldArenas         // once their transactions end (transaction mode)
 )
 
 // newDecodePool starts n decoding goroutines; close stops them. arenas

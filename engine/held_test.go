@@ -8,14 +8,14 @@ import (
 )
 
 // TestHeldArenas: in transaction mode an arena is recycled only once the
-// machine holds none of its changes, in every partition it holds changes
-// of (should a job span several), and a partition given up no longer
-// keeps an arena waiting.
+// machine holds none of its changes (their transactions have ended), in
+// every partition it holds changes of (should a job span several), and a
+// partition given up no longer keeps an arena waiting.
 func TestHeldArenas(t *testing.T) {
 	pos := func(part string, off int64) changelog.Position {
 		return changelog.Position{Partition: part, Offset: off}
 	}
-	l := &txnLoop{advanced: map[string]int64{}}
+	l := &txnLoop{ended: map[string]int64{}}
 	a, b, c := new(changelog.Arena), new(changelog.Arena), new(changelog.Arena)
 	hold := func(mem *changelog.Arena, stepped ...changelog.Position) {
 		for _, p := range stepped {
@@ -37,8 +37,8 @@ func TestHeldArenas(t *testing.T) {
 		}
 		return fmt.Sprint(s)
 	}
-	advance := func(p changelog.Position) {
-		l.advanced[p.Partition] = max(l.advanced[p.Partition], p.Offset)
+	end := func(p changelog.Position) {
+		l.ended[p.Partition] = p.Offset
 		l.release()
 	}
 	hold(a, pos("k/0", 3), pos("k/1", 5), pos("k/0", 10)) // a job of two partitions
@@ -48,9 +48,9 @@ func TestHeldArenas(t *testing.T) {
 		do   func()
 		want string
 	}{
-		{func() { advance(pos("k/0", 15)) }, "[a b]"}, // c goes; a waits for k/1
-		{func() { advance(pos("k/1", 4)) }, "[a b]"},  // k/1 not past a's 5 yet
-		{func() { advance(pos("k/1", 5)) }, "[b]"},
+		{func() { end(pos("k/0", 15)) }, "[a b]"}, // c goes; a waits for k/1
+		{func() { end(pos("k/1", 4)) }, "[a b]"},  // k/1 not past a's 5 yet
+		{func() { end(pos("k/1", 5)) }, "[b]"},
 		{func() { l.forget("k/0") }, "[]"}, // the machine dropped k/0's changes
 	} {
 		step.do()
@@ -58,10 +58,10 @@ func TestHeldArenas(t *testing.T) {
 			t.Fatalf("held %s, want %s", got, step.want)
 		}
 	}
-	// A partition assigned again starts afresh: an old advance does not
-	// let its new changes' arena go.
+	// A partition assigned again starts afresh: an old end does not let
+	// its new changes' arena go.
 	hold(a, pos("k/0", 12))
-	advance(pos("k/1", 50))
+	end(pos("k/1", 50))
 	if got := heldNow(); got != "[a]" {
 		t.Fatalf("held %s after k/0 was given up and read again, want [a]", got)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -18,11 +17,12 @@ import (
 
 // txnLoop is Run's loop in transaction mode
 // (sink.transaction.multi-table.enabled): changes go through the
-// transaction machine, and each plan of whole source transactions is
-// reduced per key and committed as one target transaction.
+// transaction machine, each source transaction is reduced per key as it
+// ends, and each plan of whole source transactions, the merge of their
+// reductions, is committed as one target transaction.
 type txnLoop struct {
 	e *Engine
-	m *txn.Machine
+	m *txn.Machine[*reduced]
 	// open counts, per partition, the row events of the transaction being
 	// read, to check them against its END's event count.
 	open map[string]*openTxn
@@ -36,32 +36,26 @@ type txnLoop struct {
 	// inflight is the plan handed to the committer and not yet advanced;
 	// committed is set (by the committer's goroutine) once it is
 	// committed, and wakeCh then wakes Run.
-	inflight  *txn.Plan
+	inflight  *txn.Plan[*reduced]
 	committed atomic.Bool
 	wakeCh    chan struct{}
-	// seen holds the rows counted since the machine last cut a plan, so
-	// that a key's later changes count no row (see rows), by their keys'
-	// hashes with seed.
-	seen map[rowID]struct{}
-	seed maphash.Seed
-	// ahead holds, per partition, its finished source transactions that
-	// no plan holds yet, reduced as each ends (see reduceEnding): when the
-	// machine cuts a plan its unit is a merge of these, ready at once, so
-	// the target does not wait for a plan to be reduced after the one
-	// before it commits, as it does not in plain mode.
-	ahead map[string]*reducedAhead
-	// reducedAtCut counts the partitions whose part of a plan was reduced
-	// when the plan was cut, not ahead (see partUnit).
-	reducedAtCut int
+	// spare holds reductions a plan's unit was merged from, emptied, with
+	// their capacity, for the chunks to come.
+	spare []*reduced
+	// txnScratch holds, under the dead-letter policy, the changes of the
+	// transaction being reduced.
+	txnScratch []*changelog.Change
 	// held holds, in read order, the arenas records were decoded into
 	// (see changelog.Arena) while the machine may still hold changes in
-	// them (see advance); unheld collects, for the next arena, the
+	// them (see release); unheld collects, for the next arena, the
 	// partitions and offsets of the changes stepped since the last one.
-	// advanced is, per partition, the offset of the last change a plan
-	// took: the machine holds none at or before it.
-	held     []heldArena
-	unheld   []changelog.Position
-	advanced map[string]int64
+	// ended is, per partition, the offset of the last transaction end
+	// stepped: the machine holds no change at or before it, since a
+	// transaction's changes go when it ends (reduced into the partition's
+	// finished transactions).
+	held   []heldArena
+	unheld []changelog.Position
+	ended  map[string]int64
 }
 
 // heldArena is the arena of one decoded job and, per partition of the
@@ -73,24 +67,21 @@ type heldArena struct {
 	ends []changelog.Position
 }
 
-// reducedAhead is one partition's finished source transactions, reduced
-// ahead of the plan that will hold them.
-type reducedAhead struct {
-	buf *reduce.Buffer
-	// changes counts the partition's finished changes not in a plan,
-	// reduced into buf unless broken; a plan that holds exactly these
-	// takes buf.
-	changes int
-	skipped int // changes of skipped tables among changes
-	// broken is set when a change could not be reduced: the plan that
-	// holds it reduces its changes itself, and reports the error then.
-	broken bool
-}
-
-// rowID is one row of one table, by its key's hash (reduce.Table.RowKey).
-type rowID struct {
-	t   *reduce.Table
-	key uint64
+// reduced is what the loop keeps of a run of one partition's finished
+// source transactions (txn.Machine.Finished): their reduction per key,
+// made as each transaction ended, so that a plan's unit is the merge of
+// its chunks' reductions, ready at once (the target does not wait for a
+// plan to be reduced after the one before it commits, as it does not in
+// plain mode), and the decoded changes can go as soon as their
+// transaction is reduced.
+type reduced struct {
+	buf     *reduce.Buffer
+	skipped int // changes of skipped tables
+	// err is the first error reducing them met (bad input, or a table
+	// that cannot be looked up): the plan that holds them fails with it
+	// when it is cut, after the plans before it commit, as it would have
+	// had it been reduced then. Nothing after it is reduced.
+	err error
 }
 
 type openTxn struct {
@@ -100,7 +91,7 @@ type openTxn struct {
 
 func (e *Engine) newTxnLoop() (*txnLoop, error) {
 	s := e.cfg.Sink
-	m, err := txn.New(txn.Config{
+	m, err := txn.New[*reduced](txn.Config{
 		CommitInterval:     s.FlushInterval,
 		MiniSwitchInterval: s.MiniSwitchInterval(),
 		MinSwitchBytes:     s.TxnMinSwitchBytes,
@@ -113,8 +104,7 @@ func (e *Engine) newTxnLoop() (*txnLoop, error) {
 		return nil, fmt.Errorf("sink: %w", err)
 	}
 	return &txnLoop{e: e, m: m, open: map[string]*openTxn{}, wakeCh: make(chan struct{}, 1),
-		seen: map[rowID]struct{}{}, seed: maphash.MakeSeed(), ahead: map[string]*reducedAhead{},
-		advanced: map[string]int64{}}, nil
+		ended: map[string]int64{}}, nil
 }
 
 // record steps every change of a record into the machine. A change that
@@ -141,8 +131,7 @@ func (l *txnLoop) record(ctx context.Context, d *decoded) error {
 	}
 	for i := range changes {
 		c := &changes[i]
-		t, err := l.check(ctx, c, i == len(changes)-1)
-		if err != nil {
+		if err := l.check(ctx, c, i == len(changes)-1); err != nil {
 			return err
 		}
 		// Step may ask for a commit before the next change is taken.
@@ -151,20 +140,20 @@ func (l *txnLoop) record(ctx context.Context, d *decoded) error {
 				return err
 			}
 		}
-		var rows int
-		switch {
-		case l.e.deadLettering():
-			rows = l.rows(t, c)
-		case c.TxnEnd:
+		rows := 0
+		if c.TxnEnd {
 			// The transaction is reduced as it ends, which counts its
 			// rows after reduction, exactly; its other changes count
 			// none.
 			rows = l.reduceEnding(ctx, c)
 		}
-		// The machine keeps c itself: nothing changes a decoded change
-		// after it is stepped.
+		// The machine keeps c itself until its transaction ends: nothing
+		// changes a decoded change after it is stepped.
 		if err := l.m.StepCounted(c, rows, l.e.now()); err != nil && !errors.Is(err, txn.ErrBackPressure) {
 			return err
+		}
+		if c.TxnEnd {
+			l.ended[c.Pos.Partition] = c.Pos.Offset
 		}
 	}
 	if l.m.Pressure() == txn.PressureOverrun {
@@ -180,10 +169,10 @@ func (l *txnLoop) record(ctx context.Context, d *decoded) error {
 }
 
 // check validates c before it is stepped: its table must be known (or
-// skipped), and an END's event count must match the events that came. It
-// returns c's table: nil for an END, a skipped table, or a table refused
-// under the dead-letter policy.
-func (l *txnLoop) check(ctx context.Context, c *changelog.Change, lastOfRecord bool) (*reduce.Table, error) {
+// skipped, or refused under the dead-letter policy, which quarantines the
+// transaction as it ends), and an END's event count must match the events
+// that came.
+func (l *txnLoop) check(ctx context.Context, c *changelog.Change, lastOfRecord bool) error {
 	part := c.Pos.Partition
 	ot := l.lastOpen
 	if ot == nil || l.lastOpenPart != part {
@@ -201,75 +190,28 @@ func (l *txnLoop) check(ctx context.Context, c *changelog.Change, lastOfRecord b
 			if ot.id != c.TxnID {
 				got = 0
 			}
-			return nil, &reduce.Error{Pos: c.Pos, Table: "(transaction " + c.TxnID + ")",
+			return &reduce.Error{Pos: c.Pos, Table: "(transaction " + c.TxnID + ")",
 				Reason: fmt.Sprintf("the transaction's END event counts %d events, but %d arrived in partition %s before it", c.TxnEvents, got, part),
 				Hint:   "events of the transaction are missing or were sent to another partition; a whole transaction must be read from one partition (check the source's topic routing and retention)"}
 		}
 		*ot = openTxn{}
-		return nil, nil
+		return nil
 	}
 	e := l.e
 	e.countEvent(c.Kind)
 	e.hookChange(c)
-	t, err := e.tableFor(ctx, c)
-	if err != nil {
-		if !(e.deadLettering() && isBadInput(err)) {
-			return nil, err
-		}
-		// Under the dead-letter policy the transaction is quarantined
-		// when it is committed, whole.
-		t = nil
+	if _, err := e.tableFor(ctx, c); err != nil && !(e.deadLettering() && isBadInput(err)) {
+		return err
 	}
 	if c.TxnID == "" {
 		c.TxnEnd = c.TxnEnd || lastOfRecord
-		return t, nil
+		return nil
 	}
 	if ot.id != c.TxnID {
 		*ot = openTxn{id: c.TxnID}
 	}
 	ot.events++
-	return t, nil
-}
-
-// rows counts the rows c adds to the plans to come, for
-// buffer-flush.max-rows, as plain mode counts its buffer's rows: after
-// per-key reduction. It is the count under the dead-letter policy, where
-// nothing is reduced ahead (otherwise reduceEnding counts). A change of a
-// key already counted since the machine last cut a plan adds none, since
-// both will most likely reduce to one write; an update that moves a row
-// to another key adds the row it leaves
-// too. The count errs high where keys cannot be told apart cheaply (see
-// reduce.Table.RowKey) and low only for a key whose earlier change a plan
-// took while this one waited in an open transaction: a plan is then cut
-// a few rows later, never bigger than its whole transactions make it
-// anyway.
-func (l *txnLoop) rows(t *reduce.Table, c *changelog.Change) int {
-	if !c.Kind.Writes() {
-		return 0
-	}
-	if t == nil {
-		return 1
-	}
-	key, ok := t.RowKey(c.Image(), l.seed)
-	if !ok {
-		return 1
-	}
-	n := l.count(rowID{t, key})
-	if c.Kind == changelog.UpdateAfter && !c.Before.IsZero() {
-		if old, ok := t.RowKey(c.Before, l.seed); ok && old != key {
-			n += l.count(rowID{t, old})
-		}
-	}
-	return n
-}
-
-// count returns 1 for a row not counted yet, and notes it; 0 otherwise.
-func (l *txnLoop) count(id rowID) int {
-	if _, ok := l.seen[id]; ok {
-		return 0
-	}
-	l.seen[id] = struct{}{}
-	return 1
+	return nil
 }
 
 func (l *txnLoop) note() { l.e.noteBuffer(l.m.Bytes(), l.m.OpenTxns()) }
@@ -283,6 +225,9 @@ func (l *txnLoop) tick(ctx context.Context) error {
 	// for as long as the commit takes.
 	l.m.Tick(l.e.now())
 	err := l.commitReady(ctx, false)
+	// The source may be quiet: let go of the arenas of transactions that
+	// ended since the last job came.
+	l.release()
 	l.note()
 	return err
 }
@@ -301,8 +246,8 @@ func (l *txnLoop) deadline() (time.Time, bool) { return l.m.NextDeadline() }
 // a restart.
 //
 // While Run drives the loop, plans are committed on the committer's
-// goroutine: the loop reduces a plan into a unit, hands it over and goes
-// back to reading, and Advances the plan once the committer says it is
+// goroutine: the loop merges a plan's reductions into a unit, hands it
+// over and goes back to reading, and Advances the plan once the committer says it is
 // committed (wake). One plan is in flight at a time, as the machine
 // requires. Without a committer (the loop used on its own) commits are
 // synchronous.
@@ -339,10 +284,7 @@ func (l *txnLoop) commitReady(ctx context.Context, flush bool) error {
 		if plan == nil {
 			return nil
 		}
-		// The rows counted so far are in this plan (or, for open
-		// transactions, counted already): count the next plan's afresh.
-		clear(l.seen)
-		u, txns, err := l.unit(ctx, plan)
+		u, txns, err := l.unit(plan)
 		if err != nil {
 			return err
 		}
@@ -363,46 +305,31 @@ func (l *txnLoop) commitReady(ctx context.Context, flush bool) error {
 	}
 }
 
-// advance tells the machine the plan in flight is done with, which drops
-// its changes, and recycles the arenas they were decoded into: within a
-// partition a plan takes the oldest finished transactions, so every change
-// at or before the plan's last one in a partition is dropped, and an arena
-// whose changes all lie there, in every partition it holds changes of, is
-// no one's. The unit holds copies (reduce detaches what it buffers).
-func (l *txnLoop) advance(plan *txn.Plan) {
-	var ends []changelog.Position
-	for _, ck := range plan.Chunks {
-		if len(ck) > 0 {
-			pos := ck[len(ck)-1].Pos
-			if n := len(ends); n > 0 && ends[n-1].Partition == pos.Partition {
-				ends[n-1] = pos // a plan lists each partition's chunks together
-			} else {
-				ends = append(ends, pos)
-			}
-		}
-	}
-	l.m.Advance(plan)
-	for _, end := range ends {
-		l.advanced[end.Partition] = max(l.advanced[end.Partition], end.Offset)
-	}
-	l.release()
-}
+// advance tells the machine the plan in flight is done with, which frees
+// its bytes. The unit holds copies (reduce detaches what it buffers), and
+// the decoded changes went when their transactions ended (see release).
+func (l *txnLoop) advance(plan *txn.Plan[*reduced]) { l.m.Advance(plan) }
 
 // hold keeps mem, the arena of the changes noted in unheld, until the
-// machine holds none of them.
+// machine holds none of them, and first recycles the arenas it is done
+// with.
 func (l *txnLoop) hold(mem *changelog.Arena) {
+	l.release()
 	l.held = append(l.held, heldArena{mem: mem, ends: l.unheld})
 	l.unheld = nil
 }
 
 // release recycles the held arenas none of whose changes the machine
-// holds any more.
+// holds any more: within a partition transactions end in order, so every
+// change at or before the partition's last end stepped is gone from the
+// machine, and an arena whose changes all lie there, in every partition
+// it holds changes of, is no one's.
 func (l *txnLoop) release() {
 	kept := l.held[:0]
 	for _, h := range l.held {
 		done := true
 		for _, end := range h.ends {
-			if at, ok := l.advanced[end.Partition]; !ok || at < end.Offset {
+			if at, ok := l.ended[end.Partition]; !ok || at < end.Offset {
 				done = false
 				break
 			}
@@ -443,45 +370,28 @@ func (l *txnLoop) signal() {
 // and the machine can cut the next plan without waiting for a record.
 func (l *txnLoop) wake() <-chan struct{} { return l.wakeCh }
 
-// unit reduces a plan's changes per key into the unit that applies them,
-// with the plan's progress, in one target transaction, and returns it with
-// the number of source transactions it commits (nil: nothing to apply).
-// The unit is the merge, in the plan's order, of its partitions'
-// transactions reduced as they ended; a partition whose reduction ahead
-// does not hold exactly the plan's part of it (a plan can leave finished
-// transactions for the next) has that part reduced now.
-func (l *txnLoop) unit(ctx context.Context, plan *txn.Plan) (*commit.Unit, int, error) {
-	var u *commit.Unit
-	var skipped int
-	if l.e.deadLettering() {
-		var err error
-		if u, skipped, err = l.reduce(ctx, plan.Chunks); err != nil {
-			return nil, 0, err
+// unit merges the reductions of a plan's chunks, in the plan's order,
+// into the unit that applies them, with the plan's progress, in one
+// target transaction, and returns it with the number of source
+// transactions it commits (nil: nothing to apply). A chunk whose
+// reduction met an error fails the plan with it.
+func (l *txnLoop) unit(plan *txn.Plan[*reduced]) (*commit.Unit, int, error) {
+	var merged *reduced
+	skipped := 0
+	for _, ck := range plan.Chunks {
+		r := ck.Value
+		if r == nil {
+			continue
 		}
-	} else {
-		var merged *reduce.Buffer
-		for chunks := plan.Chunks; len(chunks) > 0; {
-			// A plan lists each partition's chunks together.
-			part := chunks[0][0].Pos.Partition
-			n, planned := 0, 0
-			for n < len(chunks) && chunks[n][0].Pos.Partition == part {
-				planned += len(chunks[n])
-				n++
-			}
-			b, sk, err := l.partUnit(ctx, part, chunks[:n], planned)
-			if err != nil {
-				return nil, 0, err
-			}
-			skipped += sk
-			if merged == nil {
-				merged = b
-			} else {
-				merged.Merge(b)
-			}
-			chunks = chunks[n:]
+		if r.err != nil {
+			return nil, 0, r.err
 		}
-		if merged != nil {
-			u = merged.Take()
+		skipped += r.skipped
+		if merged == nil {
+			merged = r
+		} else {
+			merged.buf.Merge(r.buf)
+			l.recycle(r)
 		}
 	}
 	if skipped > 0 {
@@ -489,107 +399,80 @@ func (l *txnLoop) unit(ctx context.Context, plan *txn.Plan) (*commit.Unit, int, 
 		l.e.stats.Skipped += int64(skipped)
 		l.e.mu.Unlock()
 	}
+	if merged == nil {
+		return nil, 0, nil
+	}
+	u := merged.buf.Take()
+	l.recycle(merged)
 	if u == nil {
 		return nil, 0, nil
 	}
 	return u, plan.Txns - len(u.DeadLetters), nil
 }
 
-// partUnit returns the buffer holding one partition's part of the plan in
-// flight, chunks of planned changes, reduced, and how many of them belong
-// to skipped tables.
-func (l *txnLoop) partUnit(ctx context.Context, part string, chunks [][]*changelog.Change, planned int) (*reduce.Buffer, int, error) {
-	ra := l.aheadOf(part)
-	if !ra.broken && ra.changes == planned {
-		sk := ra.skipped
-		ra.changes, ra.skipped = 0, 0
-		return ra.buf, sk, nil
-	}
-	l.reducedAtCut++
-	b := reduce.NewBuffer(l.e.cfg.Name)
-	skipped := 0
-	now := l.e.clock.Now()
-	for _, changes := range chunks {
-		sk, err := l.add(ctx, b, changes, now)
-		if err != nil {
-			return nil, 0, err
-		}
-		skipped += sk
-	}
-	// What the partition reduced ahead is more than the plan holds, or
-	// broken: reduce again what the plan left, its finished transactions
-	// now outside any plan.
-	left := ra.changes - planned
-	ra.buf.Take()
-	ra.changes, ra.skipped, ra.broken = 0, 0, false
-	for _, changes := range l.m.FinishedTail(part, left) {
-		l.reduceAhead(ctx, ra, changes)
-	}
-	return b, skipped, nil
-}
-
-// aheadOf returns the partition's reduction ahead, made on first use.
-func (l *txnLoop) aheadOf(part string) *reducedAhead {
-	ra := l.ahead[part]
-	if ra == nil {
-		ra = &reducedAhead{buf: reduce.NewBuffer(l.e.cfg.Name)}
-		l.ahead[part] = ra
-	}
-	return ra
+// recycle keeps r, whose buffer is empty, for another chunk.
+func (l *txnLoop) recycle(r *reduced) {
+	r.skipped, r.err = 0, nil
+	l.spare = append(l.spare, r)
 }
 
 // reduceEnding reduces the transaction c ends, the open transaction of its
-// partition with c, into the partition's reduction ahead, before c is
-// stepped, and returns the rows it adds there, for the
-// machine's CommitRows. The count is exact within the partition: keys the
-// partition's finished transactions wrote already add none. Under the
-// dead-letter policy nothing is reduced ahead (see rows).
+// partition with c, into the partition's finished transactions
+// (txn.Machine.Finished), before c is stepped, and returns the rows it
+// adds there, for the machine's CommitRows. The count is exact within the
+// chunk: keys its earlier transactions wrote add none.
 func (l *txnLoop) reduceEnding(ctx context.Context, c *changelog.Change) int {
 	part := c.Pos.Partition
-	ra := l.aheadOf(part)
-	open := l.m.Open(part)
-	before := ra.buf.Rows()
-	l.reduceAhead(ctx, ra, open)
-	end := [1]*changelog.Change{c}
-	l.reduceAhead(ctx, ra, end[:])
-	if ra.broken {
-		// No count after reduction: count each row-writing change.
-		rows := 0
-		for _, o := range open {
-			if o.Kind.Writes() {
-				rows++
-			}
+	fin := l.m.Finished(part)
+	r := *fin
+	if r == nil {
+		if n := len(l.spare); n > 0 {
+			r = l.spare[n-1]
+			l.spare = l.spare[:n-1]
+		} else {
+			r = &reduced{buf: reduce.NewBuffer(l.e.cfg.Name)}
 		}
-		if c.Kind.Writes() {
+		*fin = r
+	}
+	open := l.m.Open(part)
+	if r.err != nil {
+		return countWrites(open, c)
+	}
+	before := r.buf.Rows()
+	now := l.e.now()
+	if l.e.deadLettering() {
+		txnChanges := append(append(l.txnScratch[:0], open...), c)
+		r.err = l.reduceTxn(ctx, r, txnChanges, now)
+		clear(txnChanges)
+		l.txnScratch = txnChanges[:0]
+	} else if r.err = l.add(ctx, r, open, now); r.err == nil {
+		end := [1]*changelog.Change{c}
+		r.err = l.add(ctx, r, end[:], now)
+	}
+	if r.err != nil {
+		// No count after reduction: count each row-writing change.
+		return countWrites(open, c)
+	}
+	return r.buf.Rows() - before
+}
+
+// countWrites counts the changes of open and c that can write a row.
+func countWrites(open []*changelog.Change, c *changelog.Change) int {
+	rows := 0
+	for _, o := range open {
+		if o.Kind.Writes() {
 			rows++
 		}
-		return rows
 	}
-	return ra.buf.Rows() - before
+	if c.Kind.Writes() {
+		rows++
+	}
+	return rows
 }
 
-// reduceAhead reduces changes, which end a transaction or continue one
-// that does, into the partition's reduction ahead. A change that cannot be
-// reduced breaks it until the plan holding that change is cut, which
-// reduces the plan's part itself and reports the error, as without
-// reducing ahead.
-func (l *txnLoop) reduceAhead(ctx context.Context, ra *reducedAhead, changes []*changelog.Change) {
-	ra.changes += len(changes)
-	if ra.broken {
-		return
-	}
-	sk, err := l.add(ctx, ra.buf, changes, l.e.now())
-	if err != nil {
-		ra.broken = true
-		return
-	}
-	ra.skipped += sk
-}
-
-// forget drops what the partition reduced ahead, for a partition given up
-// whose buffered changes the machine dropped (txn.Machine.Drop).
+// forget forgets a partition given up whose buffered changes, and their
+// reductions, the machine dropped (txn.Machine.Drop).
 func (l *txnLoop) forget(part string) {
-	delete(l.ahead, part)
 	// Its open transaction is read again from the stored progress, by
 	// the new owner or by this loop: counted on, its events would count
 	// twice against its END's event count.
@@ -597,7 +480,7 @@ func (l *txnLoop) forget(part string) {
 	l.lastOpen = nil
 	// The machine dropped the partition's changes: the arenas wait for
 	// the other partitions only, and a new owner's offsets start afresh.
-	delete(l.advanced, part)
+	delete(l.ended, part)
 	for i := range l.held {
 		l.held[i].ends = slices.DeleteFunc(l.held[i].ends, func(p changelog.Position) bool { return p.Partition == part })
 	}
@@ -605,66 +488,43 @@ func (l *txnLoop) forget(part string) {
 	l.release()
 }
 
-// reduce reduces changes, runs of whole source transactions, per key into
-// one unit (nil: nothing to apply), and counts the changes of skipped
-// tables. Under the dead-letter policy a source transaction with a change
-// that cannot be applied is quarantined whole, in the same unit, and the
-// others go on.
-func (l *txnLoop) reduce(ctx context.Context, chunks [][]*changelog.Change) (*commit.Unit, int, error) {
-	e := l.e
-	buf := reduce.NewBuffer(e.cfg.Name)
-	now := e.clock.Now()
-	skipped := 0
-	for _, changes := range chunks {
-		for start := 0; start < len(changes); {
-			end := start
-			for end < len(changes) && !changes[end].TxnEnd {
-				end++
-			}
-			end = min(end+1, len(changes)) // chunks hold whole transactions
-			txnChanges := changes[start:end]
-			start = end
-			if e.deadLettering() {
-				if bad, err := l.firstBad(ctx, buf, txnChanges); err != nil {
-					return nil, 0, err
-				} else if bad != nil {
-					l.quarantine(buf, txnChanges, bad, now)
-					continue
-				}
-			}
-			sk, err := l.add(ctx, buf, txnChanges, now)
-			if err != nil {
-				return nil, 0, err
-			}
-			skipped += sk
-		}
+// reduceTxn reduces the changes of one source transaction into r, under
+// the dead-letter policy: a transaction with a change that cannot be
+// applied is quarantined whole, in the same unit, and the others go on.
+// The error is one that is not about the input.
+func (l *txnLoop) reduceTxn(ctx context.Context, r *reduced, changes []*changelog.Change, now time.Time) error {
+	bad, err := l.firstBad(ctx, r.buf, changes)
+	if err != nil {
+		return err
 	}
-	return buf.Take(), skipped, nil
+	if bad != nil {
+		l.quarantine(r.buf, changes, bad, now)
+		return nil
+	}
+	return l.add(ctx, r, changes, now)
 }
 
-// add adds changes to buf, and returns how many of them belong to
-// skipped tables.
-func (l *txnLoop) add(ctx context.Context, buf *reduce.Buffer, changes []*changelog.Change, now time.Time) (int, error) {
-	skipped := 0
+// add adds changes to r, and counts those of skipped tables.
+func (l *txnLoop) add(ctx context.Context, r *reduced, changes []*changelog.Change, now time.Time) error {
 	for _, c := range changes {
 		if c.Kind == changelog.EndTxn {
-			buf.Skip(c.Pos, now)
+			r.buf.Skip(c.Pos, now)
 			continue
 		}
 		t, err := l.e.tableFor(ctx, c)
 		if err != nil {
-			return 0, err
+			return err
 		}
 		if t == nil {
-			skipped++
-			buf.Skip(c.Pos, now)
+			r.skipped++
+			r.buf.Skip(c.Pos, now)
 			continue
 		}
-		if err := buf.Add(t, c, now); err != nil {
-			return 0, err
+		if err := r.buf.Add(t, c, now); err != nil {
+			return err
 		}
 	}
-	return skipped, nil
+	return nil
 }
 
 // badChange is a change a transaction cannot be applied with.

@@ -28,7 +28,7 @@ func BenchmarkStepReadyAdvance(b *testing.B) {
 	}
 	cfg := DefaultConfig()
 	cfg.MinSwitchBytes = 64 << 10
-	m, err := New(cfg)
+	m, err := New[struct{}](cfg)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -17,8 +17,15 @@
 // active chunk (finished transactions not yet frozen, then the open
 // transaction) and a FIFO of frozen chunks. A relational target commits all
 // tables in one transaction, so the freeze and commit unit is the
-// partition's chunk; the seed's per-(partition, table) regions survive as
-// accounting (Regions).
+// partition's chunk, and the seed's per-(partition, table) regions are not
+// kept apart.
+//
+// What the Machine holds: the changes of each partition's open
+// transaction, and, of finished ones, counts and a value the caller builds
+// as each ends (Machine[T].Finished; the engine's is the per-key
+// reduction of the transactions). A plan hands the values back, one per
+// chunk. The decoded changes of a transaction are needed only until it
+// ends, so their memory goes then, not when their plan commits.
 //
 // Freezing ("switching", seed 001):
 //
@@ -69,15 +76,15 @@
 // One goroutine owns the Machine. A sketch of the engine side, with
 // reading, committing and timers reduced to functions:
 //
-//	m, err := txn.New(cfg)
+//	m, err := txn.New[*reduce.Buffer](cfg)
 //	if err != nil { return err }
 //	for {
 //		// Commit whatever is due. Ready runs Tick, so one timer at
 //		// NextDeadline drives all time-based work.
 //		for plan := m.Ready(clock.Now(), false); plan != nil; plan = m.Ready(clock.Now(), false) {
-//			// One target transaction: reduce plan.Chunks (reduce.Buffer),
-//			// apply the unit, write plan.Progress, COMMIT. Retry the whole
-//			// plan on transient errors; stop on permanent ones.
+//			// One target transaction: merge the chunks' values into
+//			// one unit, apply it, write plan.Progress, COMMIT. Retry the
+//			// whole plan on transient errors; stop on permanent ones.
 //			if err := commitPlan(ctx, plan); err != nil { return err }
 //			m.Advance(plan) // only after COMMIT succeeded
 //		}
@@ -99,6 +106,11 @@
 //					m.Advance(plan)
 //				}
 //				return nil
+//			}
+//			if c.TxnEnd {
+//				// Reduce the transaction Open holds, and c, into the
+//				// partition's finished transactions, before c is stepped.
+//				reduceInto(m.Finished(c.Pos.Partition), m.Open(c.Pos.Partition), c)
 //			}
 //			switch err := m.Step(c, clock.Now()); {
 //			case errors.Is(err, txn.ErrBackPressure):

@@ -2,14 +2,12 @@ package txn
 
 import (
 	"slices"
-
-	"github.com/txsink/txsink/changelog"
 )
 
 // Drop forgets partition name: every change of it that is not in the plan
 // in flight (its open transaction, finished transactions not yet frozen,
-// frozen chunks) leaves the Machine, and Bytes falls accordingly. It
-// returns how many changes were dropped.
+// frozen chunks, and the caller's values for them) leaves the Machine, and
+// Bytes falls accordingly. It returns how many changes were dropped.
 //
 // The engine drops a partition it no longer owns (a Kafka rebalance moved
 // it to another instance). Nothing dropped was committed, and the stored
@@ -19,7 +17,7 @@ import (
 //
 // Drop panics when the plan in flight holds changes of the partition:
 // the caller must Advance (or discard the Machine) first.
-func (m *Machine) Drop(name string) int {
+func (m *Machine[T]) Drop(name string) int {
 	p := m.byName[name]
 	if p == nil {
 		return 0
@@ -31,27 +29,22 @@ func (m *Machine) Drop(name string) int {
 			}
 		}
 	}
-	n := 0
-	forget := func(changes []*changelog.Change) {
-		for _, c := range changes {
-			m.bytes -= int64(max(c.Size, 0))
-		}
-		n += len(changes)
-	}
-	forget(p.active)
+	n := len(p.open) + p.cleanChanges
+	m.bytes -= p.openBytes + p.cleanBytes
 	m.doneRows -= p.cleanRows
 	m.doneBytes -= p.cleanBytes
 	for _, ck := range p.frozen {
-		forget(ck.changes)
+		n += ck.changes
+		m.bytes -= ck.bytes
 		m.doneRows -= ck.rows
 		m.doneBytes -= ck.bytes
 	}
 	m.frozen -= len(p.frozen)
-	if p.clean > 0 {
+	if p.cleanTxns > 0 {
 		m.cleanParts--
 	}
 	delete(m.byName, name)
-	m.parts = slices.DeleteFunc(m.parts, func(q *partition) bool { return q == p })
+	m.parts = slices.DeleteFunc(m.parts, func(q *partition[T]) bool { return q == p })
 	if m.last == p {
 		m.last = nil
 	}

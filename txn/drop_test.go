@@ -8,7 +8,7 @@ import (
 )
 
 func TestDrop(t *testing.T) {
-	m, err := New(Config{CommitInterval: time.Hour, MiniSwitchInterval: time.Hour, BufferSize: 1 << 20})
+	m, err := newKeeping(Config{CommitInterval: time.Hour, MiniSwitchInterval: time.Hour, BufferSize: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -18,7 +18,7 @@ func TestDrop(t *testing.T) {
 		seq[part]++
 		c := changelog.Change{Kind: kind, Table: changelog.Table{Name: "t_" + part},
 			Pos: changelog.Position{Partition: part, Offset: seq[part], Seq: seq[part]}, TxnID: txn, TxnEnd: end, Size: 10}
-		if err := m.Step(c, t0); err != nil {
+		if err := stepKeeping(m, c, t0); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -41,13 +41,11 @@ func TestDrop(t *testing.T) {
 	if m.Bytes() != 20 || m.OpenTxns() != 0 {
 		t.Fatalf("after Drop(a): %d bytes, %d open, want 20 and 0:\n%s", m.Bytes(), m.OpenTxns(), m.Describe())
 	}
-	for _, r := range m.Regions() {
-		if r.Partition == "a" {
-			t.Errorf("a region of the dropped partition is left: %+v", r)
-		}
+	if m.byName["a"] != nil || len(m.parts) != 1 {
+		t.Errorf("the dropped partition is left: %s", m.Describe())
 	}
 	plan := m.Ready(t0, true)
-	if plan == nil || plan.Changes != 2 || plan.Chunks[0][0].Pos.Partition != "b" || m.doneRows != 0 {
+	if plan == nil || plan.Changes != 2 || len(plan.Chunks) != 1 || plan.Chunks[0].Last.Partition != "b" || len(plan.Chunks[0].Value) != 2 || m.doneRows != 0 {
 		t.Fatalf("plan after Drop(a): %s", plan.Describe())
 	}
 	defer func() {
@@ -59,7 +57,7 @@ func TestDrop(t *testing.T) {
 }
 
 func TestDropUnknownPartition(t *testing.T) {
-	m, _ := New(DefaultConfig())
+	m, _ := New[struct{}](DefaultConfig())
 	if got := m.Drop("nope"); got != 0 {
 		t.Fatalf("Drop of an unknown partition = %d", got)
 	}

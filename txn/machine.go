@@ -3,8 +3,6 @@ package txn
 import (
 	"cmp"
 	"fmt"
-	"slices"
-	"sort"
 	"time"
 
 	"github.com/txsink/txsink/changelog"
@@ -51,69 +49,59 @@ func (p Pressure) String() string {
 	return fmt.Sprintf("Pressure(%d)", uint8(p))
 }
 
-// Region is the observable accounting of one (partition, table) pair: what
-// the Machine buffers for it, frozen or not. Regions are for metrics and
-// logs; the unit of freezing and committing is the whole partition, because
-// a relational target commits all tables of a source transaction in one
-// target transaction.
-type Region struct {
-	// Partition is the source partition.
-	Partition string
-	// Table is the source table, as the changes name it.
-	Table changelog.Table
-	// Changes counts the buffered changes (before reduction).
-	Changes int
-	// Bytes sums their changelog.Change.Size.
-	Bytes int64
-}
-
-type regionKey struct {
-	partition string
-	table     changelog.Table
-}
-
 // chunk is a frozen run of whole source transactions of one partition.
-type chunk struct {
-	changes []*changelog.Change
-	rows    int // the changes that write a row (Kind.Writes), for CommitRows
+type chunk[T any] struct {
+	value   T // what the caller kept of them (see Machine.Finished)
+	changes int
+	last    changelog.Position // of the last change, a transaction end
+	rows    int                // the changes that write a row (Kind.Writes), for CommitRows
 	bytes   int64
 	txns    int
 }
 
 // partition is the state of one source partition.
 //
-// Invariant: active[:clean] are whole finished source transactions that
-// have not frozen yet (the seed's clean part of the active chunk);
-// active[clean:] is the open transaction, if any; cleanRows and openRows
-// count the changes of each part that write a row (Kind.Writes). frozen
-// holds chunks in source order; when a plan is in flight its first chunks
-// belong to it.
-type partition struct {
-	name       string
-	active     []*changelog.Change
-	clean      int
-	cleanRows  int
-	cleanBytes int64
-	cleanTxns  int
-	openRows   int
-	openBytes  int64
-	openID     string    // TxnID of the open transaction, "" if unknown
-	lastEnd    time.Time // when active[clean-1] (a transaction end) arrived
-	lastSwitch time.Time
-	switched   bool // lastSwitch is set; before the first switch every end switches (seed: lastSwitchTimeMs starts at 0)
-	frozen     []chunk
+// Invariant: open holds the changes of the open transaction, if any; the
+// finished transactions that have not frozen yet (the seed's clean part of
+// the active chunk) are held as the caller's value clean, with counts
+// (cleanTxns > 0 when there are any); openRows and cleanRows count the
+// changes of each part that write a row (Kind.Writes). frozen holds chunks
+// in source order; when a plan is in flight its first chunks belong to it.
+type partition[T any] struct {
+	name         string
+	open         []*changelog.Change
+	clean        T
+	cleanChanges int
+	cleanLast    changelog.Position
+	cleanRows    int
+	cleanBytes   int64
+	cleanTxns    int
+	openRows     int
+	openBytes    int64
+	openID       string    // TxnID of the open transaction, "" if unknown
+	lastEnd      time.Time // when the last transaction end arrived
+	lastSwitch   time.Time
+	switched     bool // lastSwitch is set; before the first switch every end switches (seed: lastSwitchTimeMs starts at 0)
+	frozen       []chunk[T]
 }
 
 // Machine is the source-transaction state machine of one pipeline. It is
 // pure (no goroutines, clock, randomness or I/O) and not safe for
 // concurrent use: one engine goroutine drives it.
-type Machine struct {
+//
+// The Machine holds the changes of each partition's open transaction
+// only. Of finished transactions it keeps counts and a value of type T
+// that the caller builds as each transaction ends (see Finished): the
+// engine's per-key reduction of them, so that the decoded changes, and
+// the memory they were decoded into, can go as soon as their transaction
+// is reduced. A plan hands those values back, one per chunk.
+type Machine[T any] struct {
 	cfg    Config
-	parts  []*partition // first-seen order; plans list partitions in it
-	byName map[string]*partition
+	parts  []*partition[T] // first-seen order; plans list partitions in it
+	byName map[string]*partition[T]
 	// last is the partition stepped last: a partition's changes come in
 	// runs, so most steps find theirs without hashing its name.
-	last   *partition
+	last   *partition[T]
 	bytes  int64
 	frozen int // frozen chunks not in the plan in flight
 	// doneRows and doneBytes sum the finished transactions not in the
@@ -123,7 +111,7 @@ type Machine struct {
 	// an END none.
 	doneRows   int
 	doneBytes  int64
-	cleanParts int // partitions with clean > 0
+	cleanParts int // partitions with finished transactions not frozen
 	now        time.Time
 	// lastCommit is when the last plan was cut; before the first one, the
 	// first instant the Machine was told of, so the first commit comes one
@@ -131,22 +119,23 @@ type Machine struct {
 	// example commits K1+K2+K3 together).
 	lastCommit time.Time
 	started    bool // m.now and lastCommit are set
-	inFlight   *Plan
+	inFlight   *Plan[T]
 }
 
-// New returns an empty Machine, or an error naming the YAML key of the
-// first invalid field of cfg.
-func New(cfg Config) (*Machine, error) {
+// New returns an empty Machine whose callers keep a T for each run of
+// finished transactions (see Finished), or an error naming the YAML key of
+// the first invalid field of cfg.
+func New[T any](cfg Config) (*Machine[T], error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	return &Machine{cfg: cfg, byName: map[string]*partition{}}, nil
+	return &Machine[T]{cfg: cfg, byName: map[string]*partition[T]{}}, nil
 }
 
 // Config returns the configuration the Machine was built with.
-func (m *Machine) Config() Config { return m.cfg }
+func (m *Machine[T]) Config() Config { return m.cfg }
 
-func (m *Machine) observe(now time.Time) {
+func (m *Machine[T]) observe(now time.Time) {
 	if !m.started {
 		m.now, m.lastCommit, m.started = now, now, true
 	}
@@ -155,13 +144,13 @@ func (m *Machine) observe(now time.Time) {
 	}
 }
 
-func (m *Machine) partition(name string) *partition {
+func (m *Machine[T]) partition(name string) *partition[T] {
 	if p := m.last; p != nil && p.name == name {
 		return p
 	}
 	p := m.byName[name]
 	if p == nil {
-		p = &partition{name: name}
+		p = &partition[T]{name: name}
 		m.byName[name] = p
 		m.parts = append(m.parts, p)
 	}
@@ -169,10 +158,10 @@ func (m *Machine) partition(name string) *partition {
 	return p
 }
 
-// Step adds one change read at time now, and takes ownership of it: the
-// caller MUST NOT modify c's rows afterwards (they reappear in a Plan).
-// Changes of one partition MUST be stepped in source order; a change with
-// TxnEnd set closes its partition's open source transaction.
+// Step adds one change read at time now. Changes of one partition MUST be
+// stepped in source order; a change with TxnEnd set closes its
+// partition's open source transaction, which then belongs to the
+// partition's finished transactions (see Finished).
 //
 // Step returns nil, ErrBackPressure (c WAS accepted; stop reading, see
 // Pressure), or an *Error (c was NOT accepted and the Machine is unchanged;
@@ -185,7 +174,7 @@ func (m *Machine) partition(name string) *partition {
 // (Kind.Writes); StepCounted takes the caller's count instead.
 //
 // Step keeps a copy of c; StepCounted keeps the caller's change itself.
-func (m *Machine) Step(c changelog.Change, now time.Time) error {
+func (m *Machine[T]) Step(c changelog.Change, now time.Time) error {
 	rows := 0
 	if c.Kind.Writes() {
 		rows = 1
@@ -200,43 +189,49 @@ func (m *Machine) Step(c changelog.Change, now time.Time) error {
 // after per-key reduction, as plain mode's max-rows does. The count only
 // decides when a plan is cut: any count keeps every other guarantee.
 //
-// The Machine keeps c itself, not a copy, until the plan holding it is
-// advanced or its partition dropped: the caller must not change *c
+// The Machine keeps c itself, not a copy, while its transaction is open
+// (see Open), and lets go of it, and of the open transaction's other
+// changes, when the transaction ends: the caller must not change *c
 // meanwhile. Copying each change (208 bytes) into the Machine's arrays,
 // and again as they grew, was a tenth of transaction mode's CPU on the
 // bench's txn workload.
-func (m *Machine) StepCounted(c *changelog.Change, rows int, now time.Time) error {
+func (m *Machine[T]) StepCounted(c *changelog.Change, rows int, now time.Time) error {
 	p := m.partition(c.Pos.Partition)
 	size := int64(max(c.Size, 0))
-	open := len(p.active) - p.clean
-	if open > 0 && p.openID != "" && c.TxnID != "" && c.TxnID != p.openID {
-		return &Error{Partition: p.name, TxnID: p.openID, Other: c.TxnID, Pos: c.Pos, Start: p.active[p.clean].Pos, Err: ErrInterleaved}
+	if len(p.open) > 0 && p.openID != "" && c.TxnID != "" && c.TxnID != p.openID {
+		return &Error{Partition: p.name, TxnID: p.openID, Other: c.TxnID, Pos: c.Pos, Start: p.open[0].Pos, Err: ErrInterleaved}
 	}
 	if m.cfg.MaxTxnBytes > 0 && p.openBytes+size > m.cfg.MaxTxnBytes {
 		e := &Error{Partition: p.name, TxnID: cmp.Or(p.openID, c.TxnID), Pos: c.Pos, Bytes: p.openBytes + size, Limit: m.cfg.MaxTxnBytes, Err: ErrMaxTxnBytes}
-		if open > 0 {
-			e.Start = p.active[p.clean].Pos
+		if len(p.open) > 0 {
+			e.Start = p.open[0].Pos
 		}
 		return e
 	}
 	m.observe(now)
-	p.active = append(p.active, c)
 	p.openRows += max(rows, 0)
 	p.openBytes += size
 	m.bytes += size
 	if p.openID == "" {
 		p.openID = c.TxnID
 	}
-	if c.TxnEnd {
-		if p.clean == 0 {
+	if !c.TxnEnd {
+		p.open = append(p.open, c)
+	} else {
+		if p.cleanTxns == 0 {
 			m.cleanParts++
 		}
 		m.doneRows += p.openRows
 		m.doneBytes += p.openBytes
-		p.clean = len(p.active)
+		p.cleanChanges += len(p.open) + 1
+		p.cleanLast = c.Pos
 		p.cleanRows += p.openRows
 		p.cleanBytes += p.openBytes
 		p.cleanTxns++
+		// The caller has what it keeps of the transaction (Finished):
+		// its changes, and what they point into, can go.
+		clear(p.open)
+		p.open = p.open[:0]
 		p.openRows, p.openBytes = 0, 0
 		p.openID = ""
 		p.lastEnd = now
@@ -250,9 +245,24 @@ func (m *Machine) StepCounted(c *changelog.Change, rows int, now time.Time) erro
 	return nil
 }
 
+// Finished returns the caller's value for the named partition's finished
+// source transactions that have not frozen yet: the zero T after each
+// freeze, and before the partition's first transaction ends. The caller
+// adds a transaction to it before it steps the transaction's end (the
+// changes are Open's, then the end itself); from that end on the value
+// stands for the transaction, freezes with it and comes back in the plan
+// that holds it (Plan.Chunks). A refused end (Step's *Error) stops the
+// pipeline, so what the caller added for it is never committed.
+//
+// The pointer is valid until the partition is dropped; the next freeze
+// moves the value into a chunk and leaves the zero T behind.
+func (m *Machine[T]) Finished(name string) *T {
+	return &m.partition(name).clean
+}
+
 // switchAtEnd is the seed's tryMiniIntervalSwitch, run when a transaction
 // of p has just ended: may p's active chunk freeze now?
-func (m *Machine) switchAtEnd(p *partition, now time.Time) bool {
+func (m *Machine[T]) switchAtEnd(p *partition[T], now time.Time) bool {
 	if m.bytes >= m.cfg.BufferSize {
 		// Memory is short: make everything finished committable at once,
 		// so the commit Ready is about to cut frees as much as possible.
@@ -274,23 +284,16 @@ func (m *Machine) switchAtEnd(p *partition, now time.Time) bool {
 		2*m.bytes >= m.cfg.BufferSize
 }
 
-// freeze moves p's finished transactions (active[:clean]) into a new frozen
-// chunk; the open transaction, if any, stays active.
-func (m *Machine) freeze(p *partition, now time.Time) {
-	ck := chunk{changes: p.active[:p.clean:p.clean], rows: p.cleanRows, bytes: p.cleanBytes, txns: p.cleanTxns}
-	tail := p.active[p.clean:]
-	// The chunk keeps the old array; the open tail moves to a new one, so
-	// appends never write into a chunk and a committed chunk's array is not
-	// kept alive by a long open transaction. Each change is copied at most
-	// once this way: a change in the tail is of a transaction that had not
-	// ended, and the next freeze takes it only after it has.
-	active := make([]*changelog.Change, len(tail), max(2*len(tail), len(ck.changes), 8))
-	copy(active, tail)
-	p.active = active
-	p.frozen = append(p.frozen, ck)
+// freeze moves p's finished transactions, and the caller's value for them,
+// into a new frozen chunk; the open transaction, if any, stays active.
+func (m *Machine[T]) freeze(p *partition[T], now time.Time) {
+	p.frozen = append(p.frozen, chunk[T]{value: p.clean, changes: p.cleanChanges, last: p.cleanLast,
+		rows: p.cleanRows, bytes: p.cleanBytes, txns: p.cleanTxns})
 	m.frozen++
 	m.cleanParts--
-	p.clean, p.cleanRows, p.cleanBytes, p.cleanTxns = 0, 0, 0, 0
+	var zero T
+	p.clean = zero
+	p.cleanChanges, p.cleanRows, p.cleanBytes, p.cleanTxns = 0, 0, 0, 0
 	p.lastSwitch, p.switched = now, true
 }
 
@@ -306,14 +309,14 @@ func (m *Machine) freeze(p *partition, now time.Time) {
 // finished transactions in front of an open one: a long transaction does
 // not hold back the ones that ended before it, which keeps the freshness
 // budget of CommitInterval + MiniSwitchInterval.
-func (m *Machine) Tick(now time.Time) {
+func (m *Machine[T]) Tick(now time.Time) {
 	m.observe(now)
 	if m.cleanParts == 0 {
 		return
 	}
 	pressure := m.bytes >= m.cfg.BufferSize
 	for _, p := range m.parts {
-		if p.clean > 0 && (pressure || now.Sub(p.lastEnd) >= m.cfg.MiniSwitchInterval) {
+		if p.cleanTxns > 0 && (pressure || now.Sub(p.lastEnd) >= m.cfg.MiniSwitchInterval) {
 			m.freeze(p, now)
 		}
 	}
@@ -335,14 +338,14 @@ func (m *Machine) Tick(now time.Time) {
 // commit and Advance until Ready returns nil; what remains (OpenTxns) is
 // dropped with the Machine and read again after restart, since the stored
 // progress does not cover it.
-func (m *Machine) Ready(now time.Time, flush bool) *Plan {
+func (m *Machine[T]) Ready(now time.Time, flush bool) *Plan[T] {
 	m.Tick(now)
 	// Enough finished transactions for a commit of CommitRows rows or
 	// CommitBytes: freeze them all now, without waiting for the
 	// mini-switch interval, as a flush would.
 	if (flush || (m.inFlight == nil && m.sizeDue())) && m.cleanParts > 0 {
 		for _, p := range m.parts {
-			if p.clean > 0 {
+			if p.cleanTxns > 0 {
 				m.freeze(p, now)
 			}
 		}
@@ -363,35 +366,34 @@ func (m *Machine) Ready(now time.Time, flush bool) *Plan {
 	default:
 		return nil
 	}
-	n, rows := 0, 0
-	parts := 0
+	parts, chunks, rows := 0, 0, 0
 	for _, p := range m.parts {
 		if len(p.frozen) > 0 {
 			parts++
+			chunks += len(p.frozen)
 			for _, ck := range p.frozen {
-				n += len(ck.changes)
 				rows += ck.rows
 			}
 		}
 	}
-	pl := &Plan{
+	pl := &Plan[T]{
 		Reason:   reason,
-		Changes:  n,
+		Chunks:   make([]Chunk[T], 0, chunks),
 		Progress: make([]changelog.Position, 0, parts),
-		parts:    make([]planPart, 0, parts),
+		parts:    make([]planPart[T], 0, parts),
 	}
 	for _, p := range m.parts {
 		if len(p.frozen) == 0 {
 			continue
 		}
 		for _, ck := range p.frozen {
-			pl.Chunks = append(pl.Chunks, ck.changes)
+			pl.Chunks = append(pl.Chunks, Chunk[T]{Value: ck.value, Last: ck.last, Changes: ck.changes, Txns: ck.txns, Bytes: ck.bytes})
+			pl.Changes += ck.changes
 			pl.Txns += ck.txns
 			pl.Bytes += ck.bytes
 		}
-		last := p.frozen[len(p.frozen)-1].changes
-		pl.Progress = append(pl.Progress, last[len(last)-1].Pos)
-		pl.parts = append(pl.parts, planPart{p: p, chunks: len(p.frozen)})
+		pl.Progress = append(pl.Progress, p.frozen[len(p.frozen)-1].last)
+		pl.parts = append(pl.parts, planPart[T]{p: p, chunks: len(p.frozen)})
 	}
 	m.frozen = 0
 	m.doneRows -= rows
@@ -412,16 +414,15 @@ func (m *Machine) Ready(now time.Time, flush bool) *Plan {
 // There is no way to hand a plan back: a failed commit is retried with the
 // same plan, whole, or the pipeline stops and the Machine is discarded
 // (the progress table, not the Machine, is what a restart trusts).
-func (m *Machine) Advance(p *Plan) {
+func (m *Machine[T]) Advance(p *Plan[T]) {
 	if p == nil || p != m.inFlight {
 		panic("txn: Advance called with a plan that is not the one in flight")
 	}
 	for _, pp := range p.parts {
 		for i := range pp.p.frozen[:pp.chunks] {
-			ck := &pp.p.frozen[i]
-			m.bytes -= ck.bytes
+			m.bytes -= pp.p.frozen[i].bytes
 		}
-		clear(pp.p.frozen[:pp.chunks]) // let the chunks' arrays go
+		clear(pp.p.frozen[:pp.chunks]) // let the chunks' values go
 		pp.p.frozen = pp.p.frozen[pp.chunks:]
 		if len(pp.p.frozen) == 0 {
 			pp.p.frozen = nil
@@ -430,26 +431,8 @@ func (m *Machine) Advance(p *Plan) {
 	m.inFlight = nil
 }
 
-// finished returns the changes of every finished source transaction that
-// is not in the plan in flight, in the order a plan holds them (partitions
-// in first-seen order, each in source order): what the next plan holds
-// when Ready cuts it before anything more is stepped and it takes every
-// finished transaction. The tests check FinishedTail against it.
-func (m *Machine) finished() [][]*changelog.Change {
-	var out [][]*changelog.Change
-	for _, p := range m.parts {
-		for _, ck := range m.unplanned(p) {
-			out = append(out, ck.changes)
-		}
-		if p.clean > 0 {
-			out = append(out, p.active[:p.clean:p.clean])
-		}
-	}
-	return out
-}
-
 // unplanned returns p's frozen chunks that are not in the plan in flight.
-func (m *Machine) unplanned(p *partition) []chunk {
+func (m *Machine[T]) unplanned(p *partition[T]) []chunk[T] {
 	if m.inFlight != nil {
 		for _, pp := range m.inFlight.parts {
 			if pp.p == p {
@@ -460,38 +443,6 @@ func (m *Machine) unplanned(p *partition) []chunk {
 	return p.frozen
 }
 
-// FinishedTail returns the last n changes of the named partition's
-// finished source transactions that are not in the plan in flight, in
-// source order (fewer when there are fewer). An
-// engine that reduces each transaction as it ends (reading Open before it
-// steps the end) asks for them when a plan took fewer of a partition's
-// transactions than it reduced: what the plan left is to be reduced again.
-// The walk starts from the newest change, so it costs what it returns.
-//
-// The slices are the Machine's own: read them only, and only until the
-// next Step, Ready, Advance or Drop.
-func (m *Machine) FinishedTail(name string, n int) [][]*changelog.Change {
-	p := m.byName[name]
-	if p == nil || n <= 0 {
-		return nil
-	}
-	frozen := m.unplanned(p)
-	var out [][]*changelog.Change
-	take := func(changes []*changelog.Change) {
-		k := min(n, len(changes))
-		if k > 0 {
-			out = append(out, changes[len(changes)-k:len(changes):len(changes)])
-			n -= k
-		}
-	}
-	take(p.active[:p.clean])
-	for i := len(frozen) - 1; i >= 0 && n > 0; i-- {
-		take(frozen[i].changes)
-	}
-	slices.Reverse(out)
-	return out
-}
-
 // Open returns the changes of the named partition's open source
 // transaction, in source order (none when it has no open transaction): an
 // engine that reduces each transaction as it ends reads them before it
@@ -499,28 +450,28 @@ func (m *Machine) FinishedTail(name string, n int) [][]*changelog.Change {
 //
 // The slice is the Machine's own: read it only, and only until the next
 // Step, Ready, Advance or Drop.
-func (m *Machine) Open(name string) []*changelog.Change {
+func (m *Machine[T]) Open(name string) []*changelog.Change {
 	p := m.byName[name]
 	if p == nil {
 		return nil
 	}
-	return p.active[p.clean:len(p.active):len(p.active)]
+	return p.open[:len(p.open):len(p.open)]
 }
 
 // InFlight returns the plan cut by Ready and not yet advanced, or nil.
-func (m *Machine) InFlight() *Plan { return m.inFlight }
+func (m *Machine[T]) InFlight() *Plan[T] { return m.inFlight }
 
 // Bytes returns the buffered bytes: the sum of changelog.Change.Size over
 // every change stepped and not yet advanced (open, finished, frozen and in
 // flight alike).
-func (m *Machine) Bytes() int64 { return m.bytes }
+func (m *Machine[T]) Bytes() int64 { return m.bytes }
 
 // OpenTxns returns how many partitions have an open (unfinished) source
 // transaction.
-func (m *Machine) OpenTxns() int {
+func (m *Machine[T]) OpenTxns() int {
 	n := 0
 	for _, p := range m.parts {
-		if len(p.active) > p.clean {
+		if len(p.open) > 0 {
 			n++
 		}
 	}
@@ -529,7 +480,7 @@ func (m *Machine) OpenTxns() int {
 
 // Pressure returns the buffer's fill level; see the Pressure constants for
 // what the engine must do at each.
-func (m *Machine) Pressure() Pressure {
+func (m *Machine[T]) Pressure() Pressure {
 	switch {
 	case m.bytes < m.cfg.BufferSize:
 		return PressureNone
@@ -546,16 +497,16 @@ func (m *Machine) Pressure() Pressure {
 // Ready cuts one now. An engine that commits on another goroutine waits for the
 // plan in flight when SizeDue holds, rather than read on, so that commits
 // stay near that size and memory near two plans, as in plain mode.
-func (m *Machine) SizeDue() bool { return m.sizeDue() }
+func (m *Machine[T]) SizeDue() bool { return m.sizeDue() }
 
 // BytesDue reports whether the finished transactions not in the plan in
 // flight reach CommitBytes. An engine that lets the next plan grow while
 // one is in flight (buffer-flush.coalesce) waits for it only then.
-func (m *Machine) BytesDue() bool {
+func (m *Machine[T]) BytesDue() bool {
 	return m.cfg.CommitBytes > 0 && m.doneBytes >= m.cfg.CommitBytes
 }
 
-func (m *Machine) sizeDue() bool {
+func (m *Machine[T]) sizeDue() bool {
 	return (m.cfg.CommitRows > 0 && m.doneRows >= m.cfg.CommitRows) || m.BytesDue()
 }
 
@@ -566,7 +517,7 @@ func (m *Machine) sizeDue() bool {
 // or cut a plan. A deadline at or before the current time means "now".
 // While a plan is in flight only freezing counts: call NextDeadline again
 // after Advance.
-func (m *Machine) NextDeadline() (deadline time.Time, ok bool) {
+func (m *Machine[T]) NextDeadline() (deadline time.Time, ok bool) {
 	set := func(t time.Time) {
 		if !ok || t.Before(deadline) {
 			deadline, ok = t, true
@@ -575,7 +526,7 @@ func (m *Machine) NextDeadline() (deadline time.Time, ok bool) {
 	pressure := m.bytes >= m.cfg.BufferSize
 	if m.cleanParts > 0 {
 		for _, p := range m.parts {
-			if p.clean == 0 {
+			if p.cleanTxns == 0 {
 				continue
 			}
 			if pressure {
@@ -597,40 +548,4 @@ func (m *Machine) NextDeadline() (deadline time.Time, ok bool) {
 		}
 	}
 	return deadline, ok
-}
-
-// Regions returns the per-(partition, table) accounting of what is
-// buffered, sorted by partition and table. It walks every buffered change:
-// it is for logs and tests, and keeping the sums up to date instead cost
-// two map updates per change, a quarter of the Machine's own time
-// (BenchmarkStepReadyAdvance).
-func (m *Machine) Regions() []Region {
-	idx := map[regionKey]int{}
-	var out []Region
-	for _, p := range m.parts {
-		count := func(changes []*changelog.Change) {
-			for _, c := range changes {
-				k := regionKey{p.name, c.Table}
-				j, ok := idx[k]
-				if !ok {
-					j = len(out)
-					idx[k] = j
-					out = append(out, Region{Partition: p.name, Table: c.Table})
-				}
-				out[j].Changes++
-				out[j].Bytes += int64(max(c.Size, 0))
-			}
-		}
-		for _, ck := range p.frozen {
-			count(ck.changes)
-		}
-		count(p.active)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Partition != out[j].Partition {
-			return out[i].Partition < out[j].Partition
-		}
-		return out[i].Table.String() < out[j].Table.String()
-	})
-	return out
 }

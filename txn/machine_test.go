@@ -11,7 +11,7 @@ import (
 )
 
 func TestErrorsAreTyped(t *testing.T) {
-	m, err := New(Config{CommitInterval: time.Second, BufferSize: 1000, MaxTxnBytes: 100})
+	m, err := New[struct{}](Config{CommitInterval: time.Second, BufferSize: 1000, MaxTxnBytes: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +26,7 @@ func TestErrorsAreTyped(t *testing.T) {
 			t.Errorf("%q lacks %q", err, want)
 		}
 	}
-	if m.Bytes() != 0 || len(m.Regions()) != 0 {
+	if m.Bytes() != 0 || len(m.parts) != 1 || len(m.Open("p0")) != 0 {
 		t.Errorf("a refused change was taken: %s", m.Describe())
 	}
 }
@@ -43,23 +43,23 @@ func TestConfigValidation(t *testing.T) {
 		{Config{BufferSize: 1, CommitRows: -1}, "max-rows"},
 		{Config{BufferSize: 1, CommitBytes: -1}, "max-bytes"},
 	} {
-		if _, err := New(c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := New[struct{}](c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("New(%+v) = %v, want an error naming %s", c.cfg, err, c.want)
 		}
 	}
-	if _, err := New(DefaultConfig()); err != nil {
+	if _, err := New[struct{}](DefaultConfig()); err != nil {
 		t.Errorf("DefaultConfig: %v", err)
 	}
 }
 
 func TestAdvanceRefusesAForeignPlan(t *testing.T) {
-	m, _ := New(DefaultConfig())
+	m, _ := New[struct{}](DefaultConfig())
 	defer func() {
 		if recover() == nil {
 			t.Error("Advance of a plan that is not in flight did not panic")
 		}
 	}()
-	m.Advance(&Plan{})
+	m.Advance(&Plan[struct{}]{})
 }
 
 // TestCommitRowsCountsRows: CommitRows (buffer-flush.max-rows)
@@ -93,7 +93,7 @@ func TestCommitRowsCountsRows(t *testing.T) {
 		{"below the limit over transactions", [][]changelog.Kind{{ub, ua, end}, {ub, ua, end}, {ub, ua, end}}, 4, 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m, err := New(Config{CommitInterval: time.Hour, MiniSwitchInterval: time.Hour, BufferSize: 1 << 20, CommitRows: tc.max})
+			m, err := New[struct{}](Config{CommitInterval: time.Hour, MiniSwitchInterval: time.Hour, BufferSize: 1 << 20, CommitRows: tc.max})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -149,7 +149,7 @@ func TestStepCountedTakesTheCallersCount(t *testing.T) {
 		{"a negative count is none", []int{1, -5, 1}, false, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m, err := New(Config{CommitInterval: time.Hour, MiniSwitchInterval: time.Hour, BufferSize: 1 << 20, CommitRows: 3})
+			m, err := New[struct{}](Config{CommitInterval: time.Hour, MiniSwitchInterval: time.Hour, BufferSize: 1 << 20, CommitRows: 3})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -51,11 +51,7 @@ func (r Reason) String() string {
 //     same plan, from the start; on a permanent one stop the pipeline.
 //     Never apply a subset: that would split a source transaction.
 //   - Advance(plan) MUST be called AFTER the commit succeeded, and only then.
-//
-// Chunks are the arrays the Machine froze, handed out without a copy: read
-// them only (the Machine never writes them again either). Progress is the
-// engine's.
-type Plan struct {
+type Plan[T any] struct {
 	// Reason says why the plan was cut.
 	Reason Reason
 	// Chunks hold whole source transactions, each chunk a run of them of
@@ -63,11 +59,10 @@ type Plan struct {
 	// partition's previous plan up to and including a transaction end, in
 	// source order. Partitions follow one another in the order the Machine
 	// first saw them; that order carries no meaning, since the source
-	// promises order only inside a partition. Feed the changes, in this
-	// order, to a reduce.Buffer to get one commit.Unit.
-	//
-	// The changes are the very ones stepped (see StepCounted).
-	Chunks [][]*changelog.Change
+	// promises order only inside a partition. Apply the chunks' values,
+	// in this order, as one commit (the engine merges its per-key
+	// reductions into one commit.Unit).
+	Chunks []Chunk[T]
 	// Changes counts the changes in Chunks.
 	Changes int
 	// Progress holds, for each partition in Chunks, the position of its
@@ -78,33 +73,51 @@ type Plan struct {
 	// Bytes sums the Size of the changes; Advance frees as much.
 	Bytes int64
 
-	parts []planPart
+	parts []planPart[T]
 }
 
-type planPart struct {
-	p      *partition
+// Chunk is a run of whole source transactions of one partition in a Plan:
+// the value the caller built for them (see Machine.Finished), and what
+// the Machine counted of them.
+type Chunk[T any] struct {
+	// Value is what the caller added to Machine.Finished as each of the
+	// chunk's transactions ended.
+	Value T
+	// Last is the position of the chunk's last change, a transaction
+	// end; its Partition is the chunk's.
+	Last changelog.Position
+	// Changes counts the chunk's changes, Txns its source transactions.
+	Changes, Txns int
+	// Bytes sums the Size of its changes.
+	Bytes int64
+}
+
+type planPart[T any] struct {
+	p      *partition[T]
 	chunks int // the partition's first chunks belong to the plan
 }
 
-// Describe renders the plan deterministically, one change a line:
+// Describe renders the plan deterministically, one chunk a line:
 //
-//	plan interval: 2 txns, 3 changes, 250 bytes
-//	  p0:1 t1 orders +I id=1
-//	  p0:2 t1 items +I id=10 end
-//	  p1:1 t7 orders -D id=4 end
+//	plan interval: 3 txns, 4 changes, 250 bytes
+//	  p0 up to p0:2: 2 txns, 3 changes, 200 bytes
+//	  p1 up to p1:1: 1 txns, 1 changes, 50 bytes
 //	progress p0:2 p1:1
-func (p *Plan) Describe() string {
+func (p *Plan[T]) Describe() string {
+	return p.describe(func(ck Chunk[T]) string {
+		return fmt.Sprintf("  %s up to %s: %d txns, %d changes, %d bytes\n", ck.Last.Partition, ck.Last, ck.Txns, ck.Changes, ck.Bytes)
+	})
+}
+
+// describe renders the plan with each chunk rendered by chunk.
+func (p *Plan[T]) describe(chunk func(Chunk[T]) string) string {
 	if p == nil {
 		return "no plan\n"
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "plan %s: %d txns, %d changes, %d bytes\n", p.Reason, p.Txns, p.Changes, p.Bytes)
-	for _, chunk := range p.Chunks {
-		for _, c := range chunk {
-			b.WriteString("  ")
-			b.WriteString(describeChange(c))
-			b.WriteByte('\n')
-		}
+	for _, ck := range p.Chunks {
+		b.WriteString(chunk(ck))
 	}
 	b.WriteString("progress")
 	for _, pos := range p.Progress {
@@ -112,27 +125,6 @@ func (p *Plan) Describe() string {
 		b.WriteString(pos.String())
 	}
 	b.WriteByte('\n')
-	return b.String()
-}
-
-func describeChange(c *changelog.Change) string {
-	var b strings.Builder
-	b.WriteString(c.Pos.String())
-	b.WriteByte(' ')
-	if c.TxnID != "" {
-		b.WriteString(c.TxnID)
-		b.WriteByte(' ')
-	}
-	b.WriteString(c.Table.String())
-	b.WriteByte(' ')
-	b.WriteString(c.Kind.String())
-	img := c.Image()
-	for i, n := range img.Names {
-		fmt.Fprintf(&b, " %s=%v", n, img.Values[i])
-	}
-	if c.TxnEnd {
-		b.WriteString(" end")
-	}
 	return b.String()
 }
 
@@ -146,10 +138,9 @@ const clockFormat = "15:04:05.000"
 //	  frozen 1 txns, 2 changes, 200 bytes, up to p0:2
 //	  finished 1 txns, 1 changes, 100 bytes, ended 00:00:00.600
 //	  open t3, 1 changes, 50 bytes, from p0:4
-//	  region orders: 3 changes, 250 bytes
 //
 // Times are printed as time of day (tests start their clock at midnight).
-func (m *Machine) Describe() string {
+func (m *Machine[T]) Describe() string {
 	var b strings.Builder
 	inflight := "none"
 	if m.inFlight != nil {
@@ -162,7 +153,6 @@ func (m *Machine) Describe() string {
 		b.WriteString("none")
 	}
 	b.WriteByte('\n')
-	regions := m.Regions()
 	for _, p := range m.parts {
 		b.WriteString(p.name)
 		b.WriteString(": last switch ")
@@ -172,31 +162,19 @@ func (m *Machine) Describe() string {
 			b.WriteString("never")
 		}
 		b.WriteByte('\n')
-		planned := 0
-		if m.inFlight != nil {
-			for _, pp := range m.inFlight.parts {
-				if pp.p == p {
-					planned = pp.chunks
-				}
-			}
-		}
+		planned := len(p.frozen) - len(m.unplanned(p))
 		for i, ck := range p.frozen {
-			fmt.Fprintf(&b, "  frozen %d txns, %d changes, %d bytes, up to %s", ck.txns, len(ck.changes), ck.bytes, ck.changes[len(ck.changes)-1].Pos)
+			fmt.Fprintf(&b, "  frozen %d txns, %d changes, %d bytes, up to %s", ck.txns, ck.changes, ck.bytes, ck.last)
 			if i < planned {
 				b.WriteString(" (in flight)")
 			}
 			b.WriteByte('\n')
 		}
-		if p.clean > 0 {
-			fmt.Fprintf(&b, "  finished %d txns, %d changes, %d bytes, ended %s\n", p.cleanTxns, p.clean, p.cleanBytes, p.lastEnd.Format(clockFormat))
+		if p.cleanTxns > 0 {
+			fmt.Fprintf(&b, "  finished %d txns, %d changes, %d bytes, ended %s\n", p.cleanTxns, p.cleanChanges, p.cleanBytes, p.lastEnd.Format(clockFormat))
 		}
-		if open := p.active[p.clean:]; len(open) > 0 {
-			fmt.Fprintf(&b, "  open %s, %d changes, %d bytes, from %s\n", cmp.Or(p.openID, "(no id)"), len(open), p.openBytes, open[0].Pos)
-		}
-		for _, r := range regions {
-			if r.Partition == p.name {
-				fmt.Fprintf(&b, "  region %s: %d changes, %d bytes\n", r.Table, r.Changes, r.Bytes)
-			}
+		if len(p.open) > 0 {
+			fmt.Fprintf(&b, "  open %s, %d changes, %d bytes, from %s\n", cmp.Or(p.openID, "(no id)"), len(p.open), p.openBytes, p.open[0].Pos)
 		}
 	}
 	return b.String()

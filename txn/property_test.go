@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"testing"
 	"time"
 
@@ -18,8 +17,10 @@ import (
 //   - every plan holds only whole source transactions, and per partition
 //     continues exactly where the previous plan stopped (order, no loss, no
 //     duplicates); its Progress, Txns and Bytes agree with its Changes;
-//   - per partition, committed ++ in flight ++ frozen ++ active == input;
-//   - Bytes() and Regions() equal the sum over what is buffered;
+//   - per partition, committed ++ in flight ++ frozen ++ finished ++ open
+//     == input, where frozen and finished are the values kept with
+//     Finished, and each chunk's counts agree with its value;
+//   - Bytes() equals the sum over what is buffered;
 //   - the rows and bytes counted for CommitRows and CommitBytes equal
 //     the finished transactions stepped and not yet in a plan, where a row
 //     is any change but an UpdateBefore or an EndTxn marker;
@@ -30,14 +31,14 @@ import (
 //     committed once and Bytes() is zero.
 type driver struct {
 	t       testing.TB
-	m       *Machine
+	m       *Machine[changes]
 	now     time.Time
 	input   map[string][]changelog.Change // accepted changes per partition
 	cut     map[string]int                // changes per partition in plans cut so far
 	done    map[string]int                // changes per partition in advanced plans
 	txn     map[string]int                // current transaction number per partition
 	open    map[string]int64              // bytes of the open transaction per partition
-	plan    *Plan
+	plan    *Plan[changes]
 	names   []string
 	refused int
 }
@@ -60,7 +61,7 @@ func runOps(t testing.TB, data []byte) {
 		CommitRows:         int(data[0]/8%4) * 3,   // 0 = off
 		CommitBytes:        int64(data[1]/8%3) * 250,
 	}
-	m, err := New(cfg)
+	m, err := newKeeping(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,8 +113,8 @@ func runOps(t testing.TB, data []byte) {
 		d.check()
 	}
 	d.check()
-	if m.Bytes() != 0 || m.OpenTxns() != 0 || len(m.Regions()) != 0 {
-		d.fatalf("after the final flush: bytes %d, open %d, regions %v", m.Bytes(), m.OpenTxns(), m.Regions())
+	if m.Bytes() != 0 || m.OpenTxns() != 0 || m.cleanParts != 0 || m.frozen != 0 {
+		d.fatalf("after the final flush: bytes %d, open %d, finished in %d partitions, %d frozen", m.Bytes(), m.OpenTxns(), m.cleanParts, m.frozen)
 	}
 	if _, ok := m.NextDeadline(); ok {
 		d.fatalf("a deadline with nothing buffered")
@@ -158,7 +159,7 @@ func (d *driver) step(p string, k changelog.Kind, size int, end, noID bool) {
 	if !noID {
 		c.TxnID = fmt.Sprintf("%s-%d", p, d.txn[p])
 	}
-	err := d.m.Step(c, d.now)
+	err := stepKeeping(d.m, c, d.now)
 	var te *Error
 	switch {
 	case errors.As(err, &te):
@@ -218,12 +219,16 @@ func (d *driver) ready(flush, advance bool) bool {
 	// hold exactly that plan's changes.
 	takesAll := flush || d.m.Bytes() >= d.m.cfg.BufferSize || d.m.SizeDue()
 	var finished []changelog.Position
-	for _, chunk := range d.m.finished() {
-		for _, c := range chunk {
+	for _, p := range d.m.parts {
+		for _, ck := range d.m.unplanned(p) {
+			for _, c := range ck.value {
+				finished = append(finished, c.Pos)
+			}
+		}
+		for _, c := range p.clean {
 			finished = append(finished, c.Pos)
 		}
 	}
-	d.checkFinishedTail(finished)
 	p := d.m.Ready(d.now, flush)
 	acted := p != nil || d.frozenChunks() != before
 	if !flush {
@@ -257,43 +262,23 @@ func (d *driver) ready(flush, advance bool) bool {
 	return true
 }
 
-// checkFinishedTail checks FinishedTail against Finished, whose positions
-// are finished: every partition's last n finished changes, for n from one
-// to one past all of them.
-func (d *driver) checkFinishedTail(finished []changelog.Position) {
-	byPart := map[string][]changelog.Position{}
-	for _, pos := range finished {
-		byPart[pos.Partition] = append(byPart[pos.Partition], pos)
-	}
-	for part := range d.input {
-		want := byPart[part]
-		for _, n := range []int{1, len(want) / 2, len(want), len(want) + 1} {
-			var got []changelog.Position
-			for _, chunk := range d.m.FinishedTail(part, n) {
-				for _, c := range chunk {
-					got = append(got, c.Pos)
-				}
-			}
-			tail := want[len(want)-min(n, len(want)):]
-			if !slices.Equal(got, tail) {
-				d.fatalf("FinishedTail(%s, %d) = %v, want %v", part, n, got, tail)
-			}
-		}
-	}
-}
-
 // planChanges returns a plan's changes in order, its chunks joined.
-func planChanges(p *Plan) []changelog.Change {
+func planChanges(p *Plan[changes]) []changelog.Change {
 	var out []changelog.Change
 	for _, chunk := range p.Chunks {
-		for _, c := range chunk {
+		for _, c := range chunk.Value {
 			out = append(out, *c)
 		}
 	}
 	return out
 }
 
-func (d *driver) checkPlan(p *Plan) {
+func (d *driver) checkPlan(p *Plan[changes]) {
+	for _, ck := range p.Chunks {
+		if n := len(ck.Value); n == 0 || ck.Changes != n || ck.Last != ck.Value[n-1].Pos {
+			d.fatalf("a chunk counts %d changes up to %v, but holds %d", ck.Changes, ck.Last, n)
+		}
+	}
 	changes := planChanges(p)
 	var bytes int64
 	txns := 0
@@ -360,7 +345,6 @@ func (d *driver) frozenChunks() int {
 // check compares the Machine's buffers with the model.
 func (d *driver) check() {
 	var bytes int64
-	regions := map[regionKey]Region{}
 	// The finished transactions not in any plan cut so far, from the
 	// model alone: the rows and bytes CommitRows and CommitBytes count.
 	doneRows, doneBytes := 0, int64(0)
@@ -380,22 +364,23 @@ func (d *driver) check() {
 		var buffered []changelog.Change
 		if p != nil {
 			for _, ck := range p.frozen {
-				if len(ck.changes) == 0 || !ck.changes[len(ck.changes)-1].TxnEnd {
-					d.fatalf("%s: a frozen chunk does not end a source transaction", name)
+				if n := len(ck.value); n == 0 || !ck.value[n-1].TxnEnd || ck.changes != n || ck.last != ck.value[n-1].Pos {
+					d.fatalf("%s: a frozen chunk of %d changes up to %v holds %d, or does not end a source transaction", name, ck.changes, ck.last, n)
 				}
-				for _, c := range ck.changes {
+				for _, c := range ck.value {
 					buffered = append(buffered, *c)
 				}
 			}
-			if p.clean > 0 && !p.active[p.clean-1].TxnEnd {
-				d.fatalf("%s: the finished part does not end a transaction", name)
+			if n := len(p.clean); n != p.cleanChanges || (n > 0) != (p.cleanTxns > 0) || n > 0 && (!p.clean[n-1].TxnEnd || p.cleanLast != p.clean[n-1].Pos) {
+				d.fatalf("%s: the finished part counts %d changes in %d transactions up to %v, but holds %d", name, p.cleanChanges, p.cleanTxns, p.cleanLast, n)
 			}
-			for _, c := range p.active[p.clean:] {
+			for _, c := range p.clean {
+				buffered = append(buffered, *c)
+			}
+			for _, c := range p.open {
 				if c.TxnEnd {
 					d.fatalf("%s: the open transaction holds an end", name)
 				}
-			}
-			for _, c := range p.active {
 				buffered = append(buffered, *c)
 			}
 		}
@@ -407,14 +392,7 @@ func (d *driver) check() {
 			if buffered[i].Pos != want[i].Pos {
 				d.fatalf("%s: buffered %v where %v is next", name, buffered[i].Pos, want[i].Pos)
 			}
-			c := &want[i]
-			bytes += int64(c.Size)
-			k := regionKey{name, c.Table}
-			r := regions[k]
-			r.Partition, r.Table = name, c.Table
-			r.Changes++
-			r.Bytes += int64(c.Size)
-			regions[k] = r
+			bytes += int64(want[i].Size)
 		}
 	}
 	if d.m.Bytes() != bytes {
@@ -426,15 +404,6 @@ func (d *driver) check() {
 	if due := (d.m.cfg.CommitRows > 0 && doneRows >= d.m.cfg.CommitRows) ||
 		(d.m.cfg.CommitBytes > 0 && doneBytes >= d.m.cfg.CommitBytes); d.m.SizeDue() != due {
 		d.fatalf("SizeDue() = %v with %d rows, %d bytes finished; model %v", d.m.SizeDue(), doneRows, doneBytes, due)
-	}
-	got := d.m.Regions()
-	if len(got) != len(regions) {
-		d.fatalf("regions %v, model %v", got, regions)
-	}
-	for _, r := range got {
-		if regions[regionKey{r.Partition, r.Table}] != r {
-			d.fatalf("region %v, model %v", r, regions[regionKey{r.Partition, r.Table}])
-		}
 	}
 }
 

@@ -110,10 +110,10 @@ func runScript(t *testing.T, file string) {
 }
 
 type script struct {
-	m    *Machine
+	m    *Machine[changes]
 	now  time.Time
 	seq  map[string]int64
-	plan *Plan
+	plan *Plan[changes]
 }
 
 func (s *script) run(line string) (string, error) {
@@ -145,7 +145,7 @@ func (s *script) run(line string) (string, error) {
 				return "", err
 			}
 		}
-		m, err := New(cfg)
+		m, err := newKeeping(cfg)
 		if err != nil {
 			return "error: " + err.Error() + "\n", nil
 		}
@@ -156,7 +156,7 @@ func (s *script) run(line string) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		switch err := s.m.Step(c, s.now); {
+		switch err := stepKeeping(s.m, c, s.now); {
 		case errors.Is(err, ErrBackPressure):
 			return fmt.Sprintf("back-pressure at %s (%d bytes)\n", c.Pos, s.m.Bytes()), nil
 		case err != nil:
@@ -180,7 +180,7 @@ func (s *script) run(line string) (string, error) {
 		if p != nil {
 			s.plan = p
 		}
-		return p.Describe(), nil
+		return describeKept(p), nil
 	case "advance":
 		if s.plan == nil || s.m.InFlight() != s.plan {
 			return "error: no plan in flight\n", nil
