@@ -39,9 +39,13 @@ type txnLoop struct {
 	inflight  *txn.Plan[*reduced]
 	committed atomic.Bool
 	wakeCh    chan struct{}
-	// spare holds reductions a plan's unit was merged from, emptied, with
-	// their capacity, for the chunks to come.
-	spare []*reduced
+	// merged is the buffer a plan's chunks are merged into, for its
+	// unit; spare holds the reductions merged from, emptied, with their
+	// capacity, for the chunks to come. A chunk's buffer is never the
+	// merge's: it would keep a whole plan's capacity for one chunk's
+	// rows, and every spare one in time.
+	merged *reduce.Buffer
+	spare  []*reduced
 	// txnScratch holds, under the dead-letter policy, the changes of the
 	// transaction being reduced.
 	txnScratch []*changelog.Change
@@ -376,7 +380,9 @@ func (l *txnLoop) wake() <-chan struct{} { return l.wakeCh }
 // transactions it commits (nil: nothing to apply). A chunk whose
 // reduction met an error fails the plan with it.
 func (l *txnLoop) unit(plan *txn.Plan[*reduced]) (*commit.Unit, int, error) {
-	var merged *reduced
+	if l.merged == nil {
+		l.merged = reduce.NewBuffer(l.e.cfg.Name)
+	}
 	skipped := 0
 	for _, ck := range plan.Chunks {
 		r := ck.Value
@@ -387,23 +393,15 @@ func (l *txnLoop) unit(plan *txn.Plan[*reduced]) (*commit.Unit, int, error) {
 			return nil, 0, r.err
 		}
 		skipped += r.skipped
-		if merged == nil {
-			merged = r
-		} else {
-			merged.buf.Merge(r.buf)
-			l.recycle(r)
-		}
+		l.merged.Merge(r.buf)
+		l.recycle(r)
 	}
 	if skipped > 0 {
 		l.e.mu.Lock()
 		l.e.stats.Skipped += int64(skipped)
 		l.e.mu.Unlock()
 	}
-	if merged == nil {
-		return nil, 0, nil
-	}
-	u := merged.buf.Take()
-	l.recycle(merged)
+	u := l.merged.Take()
 	if u == nil {
 		return nil, 0, nil
 	}
