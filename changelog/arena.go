@@ -18,8 +18,8 @@ import "unsafe"
 // consumer resets an arena only once it holds nothing of it: it copied
 // what it keeps (the per-key buffer does: reduce detaches every string
 // and number), or it is done with the changes (the engine's transaction
-// loop holds each arena until the plans holding its changes are
-// committed). A consumer that cannot tell must give the decoder no
+// loop holds each arena until the source transactions of its changes have
+// ended, each reduced as it ends). A consumer that cannot tell must give the decoder no
 // arena, and so have the changes on the heap.
 //
 // The methods of a nil *Arena allocate on the heap, so a decoder takes an
