@@ -64,8 +64,8 @@ func TestBenchRounds(t *testing.T) {
 }
 
 // TestBenchBothModes runs plain and transaction mode one after the other
-// in each round: both verify, and their events/s are compared round by
-// round.
+// in each round, taking turns to go first: both verify, and their events/s
+// are compared round by round.
 func TestBenchBothModes(t *testing.T) {
 	var out, errOut bytes.Buffer
 	code := run([]string{"bench", "--workload", "txn", "--orders", "40", "--mode", "both", "--rounds", "2", "--dir", t.TempDir()}, &out, &errOut)
@@ -79,6 +79,16 @@ func TestBenchBothModes(t *testing.T) {
 	}
 	if n := strings.Count(out.String(), "verified: the target equals the workload's final state, every round"); n != 2 {
 		t.Errorf("%d modes verified every round, want 2:\n%s", n, out.String())
+	}
+	var order []string
+	for _, line := range strings.Split(errOut.String(), "\n") {
+		if strings.HasPrefix(line, "txsink bench: round ") {
+			order = append(order, strings.TrimPrefix(line, "txsink bench: "))
+		}
+	}
+	want := []string{"round 1 of 2, plain mode", "round 1 of 2, transaction mode", "round 2 of 2, transaction mode", "round 2 of 2, plain mode"}
+	if !slices.Equal(order, want) {
+		t.Errorf("rounds ran in the order %q, want %q", order, want)
 	}
 }
 
