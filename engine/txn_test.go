@@ -414,20 +414,13 @@ func TestTransactionModeCountsRows(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			db := testdb.SQLite(t)
 			db.Exec(t, `CREATE TABLE counted (id INTEGER NOT NULL PRIMARY KEY, v INTEGER NOT NULL)`)
-			var lines []byte
+			var changes []changelog.Change
 			for i := 1; i <= txns; i++ {
 				c := tc.change(i)
-				c.Table = changelog.Table{Namespace: "shop", Name: "counted"}
 				c.TxnID, c.TxnEnd = fmt.Sprint("t", i), true
-				var err error
-				if lines, err = native.Append(lines, &c); err != nil {
-					t.Fatal(err)
-				}
+				changes = append(changes, c)
 			}
-			path := filepath.Join(t.TempDir(), "changes.jsonl")
-			if err := os.WriteFile(path, lines, 0o644); err != nil {
-				t.Fatal(err)
-			}
+			path := writeChanges(t, "counted", changes)
 			cfg := txnPipeline(pipeline(db, config.Table{Source: "shop.counted"}))
 			cfg.Source.Paths = []string{path}
 			cfg.Sink.FlushInterval = time.Hour // only max-rows and the end of input commit
@@ -473,4 +466,64 @@ func TestTransactionModeAcrossDatabases(t *testing.T) {
 	if got := query(t, db, "SELECT o.total, l.amount FROM orders o JOIN "+other+".ledger l ON l.order_id = o.id"); got != "5|5" {
 		t.Errorf("joined = %q", got)
 	}
+}
+
+// TestTransactionModeBadChange: a change that cannot be reduced (here an
+// insert without its key) fails the plan whose transaction holds it, once
+// the plans before it have committed. Its transaction's other changes are
+// not committed either, and the error names the change's position: the
+// transaction is reduced as it ends, and the error waits in its chunk
+// until the plan holding it is cut.
+func TestTransactionModeBadChange(t *testing.T) {
+	db := testdb.SQLite(t)
+	db.Exec(t, `CREATE TABLE checked (id INTEGER NOT NULL PRIMARY KEY, v INTEGER NOT NULL)`)
+	changes := []changelog.Change{
+		{Kind: changelog.Insert, After: row("id", int64(1), "v", int64(1)), TxnID: "t1", TxnEnd: true},
+		{Kind: changelog.Insert, After: row("id", int64(2), "v", int64(2)), TxnID: "t2", TxnEnd: true},
+		{Kind: changelog.Insert, After: row("id", int64(3), "v", int64(3)), TxnID: "t3"},
+		{Kind: changelog.Insert, After: row("v", int64(4)), TxnID: "t3", TxnEnd: true}, // no key
+		{Kind: changelog.Insert, After: row("id", int64(5), "v", int64(5)), TxnID: "t4", TxnEnd: true},
+	}
+	path := writeChanges(t, "checked", changes)
+	cfg := txnPipeline(pipeline(db, config.Table{Source: "shop.checked"}))
+	cfg.Source.Paths = []string{path}
+	cfg.Sink.FlushInterval = time.Hour
+	cfg.Sink.FlushMaxRows = 1 // a plan per transaction
+	cfg.Sink.FlushCoalesce = false
+	e := newEngine(t, cfg)
+	err := e.Run(context.Background(), engine.RunOptions{})
+	if err == nil {
+		t.Fatal("the run succeeded over a change without its key")
+	}
+	for _, want := range []string{"changes.jsonl:4", "id"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q: %v", want, err)
+		}
+	}
+	if got := query(t, db, "SELECT id FROM checked ORDER BY id"); got != "1\n2" {
+		t.Errorf("rows after the failed run:\n%s\nwant t1's and t2's, ids 1 and 2", got)
+	}
+	if got := e.Stats().Commits; got != 2 {
+		t.Errorf("%d commits, want t1's and t2's", got)
+	}
+}
+
+// writeChanges writes changes, as changes of table shop.<table>, to a
+// txsink-json file changes.jsonl of its own, and returns its path.
+func writeChanges(t *testing.T, table string, changes []changelog.Change) string {
+	t.Helper()
+	var lines []byte
+	for i := range changes {
+		c := changes[i]
+		c.Table = changelog.Table{Namespace: "shop", Name: table}
+		var err error
+		if lines, err = native.Append(lines, &c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "changes.jsonl")
+	if err := os.WriteFile(path, lines, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
