@@ -49,6 +49,10 @@ func (p Pressure) String() string {
 	return fmt.Sprintf("Pressure(%d)", uint8(p))
 }
 
+// keptOpen is the most pointers a partition's array of open changes
+// keeps, for the next transaction, once its transaction ends.
+const keptOpen = 4096
+
 // chunk is a frozen run of whole source transactions of one partition.
 type chunk[T any] struct {
 	value   T // what the caller kept of them (see Machine.Finished)
@@ -232,6 +236,10 @@ func (m *Machine[T]) StepCounted(c *changelog.Change, rows int, now time.Time) e
 		// its changes, and what they point into, can go.
 		clear(p.open)
 		p.open = p.open[:0]
+		if cap(p.open) > keptOpen {
+			// One long transaction does not keep its array for good.
+			p.open = nil
+		}
 		p.openRows, p.openBytes = 0, 0
 		p.openID = ""
 		p.lastEnd = now

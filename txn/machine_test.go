@@ -3,6 +3,7 @@ package txn
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -168,5 +169,34 @@ func TestStepCountedTakesTheCallersCount(t *testing.T) {
 				t.Fatalf("after Drop: %d rows still counted", m.doneRows)
 			}
 		})
+	}
+}
+
+// TestOpenArrayAfterEnd: a partition keeps its array of open changes for
+// the next transaction, unless a long transaction grew it past keptOpen;
+// either way it holds none of the ended transaction's changes.
+func TestOpenArrayAfterEnd(t *testing.T) {
+	for _, tc := range []struct {
+		changes int
+		kept    bool
+	}{{10, true}, {keptOpen + 1, false}} {
+		m, err := New[struct{}](Config{CommitInterval: time.Hour, MiniSwitchInterval: time.Hour, BufferSize: 1 << 30})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range tc.changes {
+			seq := int64(i + 1)
+			c := changelog.Change{Kind: changelog.Insert, TxnID: "t1", TxnEnd: i == tc.changes-1, Size: 1,
+				Pos: changelog.Position{Partition: "p0", Offset: seq, Seq: seq}}
+			if err := m.Step(c, t0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p := m.byName["p0"]
+		left := slices.ContainsFunc(p.open[:cap(p.open)], func(c *changelog.Change) bool { return c != nil })
+		if kept := cap(p.open) > 0; kept != tc.kept || len(p.open) != 0 || left {
+			t.Errorf("after a transaction of %d changes: %d open, capacity %d kept (want kept %v), pointers left: %v",
+				tc.changes, len(p.open), cap(p.open), tc.kept, left)
+		}
 	}
 }
