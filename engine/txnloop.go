@@ -46,8 +46,7 @@ type txnLoop struct {
 	// rows, and every spare one in time.
 	merged *reduce.Buffer
 	spare  []*reduced
-	// txnScratch holds, under the dead-letter policy, the changes of the
-	// transaction being reduced.
+	// txnScratch holds the changes of the transaction being reduced.
 	txnScratch []*changelog.Change
 	// held holds, in read order, the arenas records were decoded into
 	// (see changelog.Arena) while the machine may still hold changes in
@@ -145,15 +144,16 @@ func (l *txnLoop) record(ctx context.Context, d *decoded) error {
 			}
 		}
 		rows := 0
+		now := l.e.now()
 		if c.TxnEnd {
 			// The transaction is reduced as it ends, which counts its
 			// rows after reduction, exactly; its other changes count
 			// none.
-			rows = l.reduceEnding(ctx, c)
+			rows = l.reduceEnding(ctx, c, now)
 		}
 		// The machine keeps c itself until its transaction ends: nothing
 		// changes a decoded change after it is stepped.
-		if err := l.m.StepCounted(c, rows, l.e.now()); err != nil && !errors.Is(err, txn.ErrBackPressure) {
+		if err := l.m.StepCounted(c, rows, now); err != nil && !errors.Is(err, txn.ErrBackPressure) {
 			return err
 		}
 		if c.TxnEnd {
@@ -419,7 +419,7 @@ func (l *txnLoop) recycle(r *reduced) {
 // (txn.Machine.Finished), before c is stepped, and returns the rows it
 // adds there, for the machine's CommitRows. The count is exact within the
 // chunk: keys its earlier transactions wrote add none.
-func (l *txnLoop) reduceEnding(ctx context.Context, c *changelog.Change) int {
+func (l *txnLoop) reduceEnding(ctx context.Context, c *changelog.Change, now time.Time) int {
 	part := c.Pos.Partition
 	fin := l.m.Finished(part)
 	r := *fin
@@ -432,40 +432,26 @@ func (l *txnLoop) reduceEnding(ctx context.Context, c *changelog.Change) int {
 		}
 		*fin = r
 	}
-	open := l.m.Open(part)
-	if r.err != nil {
-		return countWrites(open, c)
-	}
-	before := r.buf.Rows()
-	now := l.e.now()
-	if l.e.deadLettering() {
-		txnChanges := append(append(l.txnScratch[:0], open...), c)
-		r.err = l.reduceTxn(ctx, r, txnChanges, now)
+	txnChanges := append(append(l.txnScratch[:0], l.m.Open(part)...), c)
+	defer func() {
 		clear(txnChanges)
 		l.txnScratch = txnChanges[:0]
-	} else if r.err = l.add(ctx, r, open, now); r.err == nil {
-		end := [1]*changelog.Change{c}
-		r.err = l.add(ctx, r, end[:], now)
+	}()
+	before := r.buf.Rows()
+	if r.err == nil {
+		r.err = l.reduceTxn(ctx, r, txnChanges, now)
 	}
 	if r.err != nil {
 		// No count after reduction: count each row-writing change.
-		return countWrites(open, c)
+		rows := 0
+		for _, ch := range txnChanges {
+			if ch.Kind.Writes() {
+				rows++
+			}
+		}
+		return rows
 	}
 	return r.buf.Rows() - before
-}
-
-// countWrites counts the changes of open and c that can write a row.
-func countWrites(open []*changelog.Change, c *changelog.Change) int {
-	rows := 0
-	for _, o := range open {
-		if o.Kind.Writes() {
-			rows++
-		}
-	}
-	if c.Kind.Writes() {
-		rows++
-	}
-	return rows
 }
 
 // forget forgets a partition given up whose buffered changes, and their
@@ -486,18 +472,20 @@ func (l *txnLoop) forget(part string) {
 	l.release()
 }
 
-// reduceTxn reduces the changes of one source transaction into r, under
-// the dead-letter policy: a transaction with a change that cannot be
-// applied is quarantined whole, in the same unit, and the others go on.
-// The error is one that is not about the input.
+// reduceTxn reduces the changes of one source transaction into r. Under
+// the dead-letter policy a transaction with a change that cannot be
+// applied is quarantined whole, in the same unit, and the others go on;
+// the error is then one that is not about the input.
 func (l *txnLoop) reduceTxn(ctx context.Context, r *reduced, changes []*changelog.Change, now time.Time) error {
-	bad, err := l.firstBad(ctx, r.buf, changes)
-	if err != nil {
-		return err
-	}
-	if bad != nil {
-		l.quarantine(r.buf, changes, bad, now)
-		return nil
+	if l.e.deadLettering() {
+		bad, err := l.firstBad(ctx, r.buf, changes)
+		if err != nil {
+			return err
+		}
+		if bad != nil {
+			l.quarantine(r.buf, changes, bad, now)
+			return nil
+		}
 	}
 	return l.add(ctx, r, changes, now)
 }
