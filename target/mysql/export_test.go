@@ -22,3 +22,7 @@ func LoadOff(d *Dialect) string {
 
 // NewRowReader returns the reader Load streams rows through.
 var NewRowReader = newRowReader
+
+// RowReaderErr returns why a reader from NewRowReader stopped before its
+// last row, nil when it did not.
+func RowReaderErr(r any) error { return r.(*rowReader).err }

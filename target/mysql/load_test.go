@@ -39,12 +39,14 @@ func openTarget(t testing.TB, url string) *target.DB {
 }
 
 // loaderOn opens a target on url whose loader takes every group of two
-// rows or more, and describes tables in it.
-func loaderOn(t *testing.T, url string, tables ...string) (*target.DB, *mysql.Dialect, []*schema.Table) {
+// rows or more, sending each load as one query (multi) or as three
+// statements, and describes tables in it.
+func loaderOn(t *testing.T, url string, multi bool, tables ...string) (*target.DB, *mysql.Dialect, []*schema.Table) {
 	t.Helper()
 	tdb := openTarget(t, url)
 	d := tdb.Dialect().(*mysql.Dialect)
 	d.BulkMinRows = 1
+	d.MultiStatements = multi
 	var out []*schema.Table
 	for _, name := range tables {
 		tbl, err := tdb.Describe(context.Background(), name)
@@ -54,6 +56,20 @@ func loaderOn(t *testing.T, url string, tables ...string) (*target.DB, *mysql.Di
 		out = append(out, tbl)
 	}
 	return tdb, d, out
+}
+
+// bothTrips runs test with each of the loader's ways of sending a load:
+// one query of savepoint, load and count (what Open sets up), and three
+// statements (a Dialect from Detect, whose connections may not take
+// several statements in one query).
+func bothTrips(t *testing.T, test func(t *testing.T, multi bool)) {
+	for _, multi := range []bool{true, false} {
+		name := "one-query"
+		if !multi {
+			name = "three-statements"
+		}
+		t.Run(name, func(t *testing.T) { test(t, multi) })
+	}
 }
 
 // pair is one private database written twice over: by the loader
@@ -66,7 +82,7 @@ type pair struct {
 	d              *mysql.Dialect
 }
 
-func newPair(t *testing.T, ddl ...string) *pair {
+func newPair(t *testing.T, multi bool, ddl ...string) *pair {
 	t.Helper()
 	p := &pair{loadDB: testdb.MySQL(t), stmtDB: testdb.MySQL(t)}
 	p.loadDB.Exec(t, ddl...)
@@ -74,6 +90,7 @@ func newPair(t *testing.T, ddl ...string) *pair {
 	p.load = openTarget(t, p.loadDB.URL)
 	p.d = p.load.Dialect().(*mysql.Dialect)
 	p.d.BulkMinRows = 1
+	p.d.MultiStatements = multi
 	s := openTarget(t, p.stmtDB.URL)
 	p.stmt = target.New(s.DB(), statementsOnly{s.Dialect()})
 	return p
@@ -222,8 +239,10 @@ func allTypesRows(n, salt int) [][]any {
 // for upserts, plain LOAD DATA for inserts) and through the statements, and
 // requires the same bytes in both tables: inserts of new rows, upserts
 // over existing ones, and an append-only table.
-func TestLoadRoundTrip(t *testing.T) {
-	p := newPair(t,
+func TestLoadRoundTrip(t *testing.T) { bothTrips(t, testLoadRoundTrip) }
+
+func testLoadRoundTrip(t *testing.T, multi bool) {
+	p := newPair(t, multi,
 		fmt.Sprintf(allTypesDDL, "t"),
 		strings.Replace(strings.Replace(fmt.Sprintf(allTypesDDL, "a"), "NOT NULL PRIMARY KEY", "NOT NULL", 1), "id BIGINT", "seq BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY, id BIGINT", 1))
 	p.apply(t, func(describe func(string) *schema.Table) *commit.Unit {
@@ -253,7 +272,9 @@ func TestLoadRoundTrip(t *testing.T) {
 // does not write, and keys that compare equal while they differ. Groups
 // of new rows only may go in as plain inserts on such tables; a group
 // touching an existing row must not.
-func TestLoadSemantics(t *testing.T) {
+func TestLoadSemantics(t *testing.T) { bothTrips(t, testLoadSemantics) }
+
+func testLoadSemantics(t *testing.T, multi bool) {
 	const (
 		fkDDL     = "CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(10) NOT NULL)"
 		childDDL  = "CREATE TABLE child (id INT PRIMARY KEY, pid INT NOT NULL, FOREIGN KEY (pid) REFERENCES t (id) ON DELETE CASCADE)"
@@ -371,7 +392,7 @@ func TestLoadSemantics(t *testing.T) {
 	for _, tc := range tests {
 		for _, staging := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/staging=%v", tc.name, staging), func(t *testing.T) {
-				p := newPair(t, tc.ddl...)
+				p := newPair(t, multi, tc.ddl...)
 				p.d.BulkStaging = staging
 				ctx := context.Background()
 				if tc.seed != nil {
@@ -421,7 +442,7 @@ func TestLoadNewBackoff(t *testing.T) {
 	db := testdb.MySQL(t)
 	db.Exec(t, "CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(10) NOT NULL, kept INT NOT NULL DEFAULT 0)",
 		"INSERT INTO t (id, v) VALUES (1, 'old'), (2, 'old')")
-	tdb, d, tables := loaderOn(t, db.URL, "t")
+	tdb, d, tables := loaderOn(t, db.URL, true, "t")
 	tbl, ctx := tables[0], context.Background()
 	next := int64(100)
 	steps := []struct {
@@ -461,9 +482,11 @@ func TestLoadNewBackoff(t *testing.T) {
 // append-only table, where LOCAL turns refusals into warnings and skipped
 // rows. Each unit must fail as it does on the statement path — same error,
 // same row key and position — and leave nothing behind.
-func TestLoadBadInput(t *testing.T) {
+func TestLoadBadInput(t *testing.T) { bothTrips(t, testLoadBadInput) }
+
+func testLoadBadInput(t *testing.T, multi bool) {
 	const cols = `id INT NOT NULL, s VARCHAR(5) NULL, i TINYINT NULL, d DECIMAL(5,2) NULL,
-		nn VARCHAR(10) NOT NULL DEFAULT 'x', l VARCHAR(5) CHARACTER SET latin1 NULL, tt TINYTEXT NULL, j JSON NULL`
+		nn VARCHAR(10) NOT NULL DEFAULT 'x', l VARCHAR(5) CHARACTER SET latin1 NULL, tt TINYTEXT NULL, j JSON NULL, dt DATETIME(6) NULL`
 	ddl := []string{
 		"CREATE TABLE rep (" + cols + ", PRIMARY KEY (id))",
 		// A column the group does not write: REPLACE is out, staging in.
@@ -471,22 +494,24 @@ func TestLoadBadInput(t *testing.T) {
 		// Append-only, with a unique key a duplicate can hit.
 		"CREATE TABLE app (" + cols + ", UNIQUE KEY (id))",
 	}
-	names := []string{"id", "s", "i", "d", "nn", "l", "tt", "j"}
+	names := []string{"id", "s", "i", "d", "nn", "l", "tt", "j", "dt"}
 	tests := []struct {
 		name    string
 		bad     []any // row 3 of 5
 		wantErr string
 		paths   []string // default: all three tables
 	}{
-		{name: "string too long", bad: []any{int64(3), "toolong", int64(1), "1.00", "nn", nil, nil, nil}, wantErr: "Data too long"},
-		{name: "int out of range", bad: []any{int64(3), "ok", int64(300), "1.00", "nn", nil, nil, nil}, wantErr: "Out of range"},
-		{name: "decimal out of range", bad: []any{int64(3), "ok", int64(1), "12345.6", "nn", nil, nil, nil}, wantErr: "Out of range"},
-		{name: "not a decimal", bad: []any{int64(3), "ok", int64(1), "1,5", "nn", nil, nil, nil}, wantErr: "Data truncated"},
-		{name: "NULL into NOT NULL", bad: []any{int64(3), "ok", int64(1), "1.00", nil, nil, nil, nil}, wantErr: "cannot be null"},
-		{name: "character the column's charset lacks", bad: []any{int64(3), "ok", int64(1), "1.00", "nn", "李", nil, nil}, wantErr: "Incorrect string value"},
-		{name: "TINYTEXT over 255 bytes", bad: []any{int64(3), "ok", int64(1), "1.00", "nn", nil, strings.Repeat("é", 200), nil}, wantErr: "Incorrect string value"},
-		{name: "invalid JSON", bad: []any{int64(3), "ok", int64(1), "1.00", "nn", nil, nil, "{nope"}, wantErr: "CONSTRAINT"},
-		{name: "duplicate key on an append-only table", bad: []any{int64(1), "dup", nil, nil, "nn", nil, nil, nil}, wantErr: "Duplicate entry", paths: []string{"app"}},
+		{name: "string too long", bad: []any{int64(3), "toolong", int64(1), "1.00", "nn", nil, nil, nil, nil}, wantErr: "Data too long"},
+		{name: "int out of range", bad: []any{int64(3), "ok", int64(300), "1.00", "nn", nil, nil, nil, nil}, wantErr: "Out of range"},
+		{name: "decimal out of range", bad: []any{int64(3), "ok", int64(1), "12345.6", "nn", nil, nil, nil, nil}, wantErr: "Out of range"},
+		{name: "not a decimal", bad: []any{int64(3), "ok", int64(1), "1,5", "nn", nil, nil, nil, nil}, wantErr: "Data truncated"},
+		{name: "NULL into NOT NULL", bad: []any{int64(3), "ok", int64(1), "1.00", nil, nil, nil, nil, nil}, wantErr: "cannot be null"},
+		{name: "character the column's charset lacks", bad: []any{int64(3), "ok", int64(1), "1.00", "nn", "李", nil, nil, nil}, wantErr: "Incorrect string value"},
+		{name: "TINYTEXT over 255 bytes", bad: []any{int64(3), "ok", int64(1), "1.00", "nn", nil, strings.Repeat("é", 200), nil, nil}, wantErr: "Incorrect string value"},
+		{name: "invalid JSON", bad: []any{int64(3), "ok", int64(1), "1.00", "nn", nil, nil, "{nope", nil}, wantErr: "CONSTRAINT"},
+		{name: "year past 9999", bad: []any{int64(3), "ok", int64(1), "1.00", "nn", nil, nil, nil, time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}, wantErr: "year"},
+		{name: "value of a type with no text form", bad: []any{int64(3), "ok", int64(1), "1.00", "nn", nil, nil, nil, struct{}{}}, wantErr: "struct"},
+		{name: "duplicate key on an append-only table", bad: []any{int64(1), "dup", nil, nil, "nn", nil, nil, nil, nil}, wantErr: "Duplicate entry", paths: []string{"app"}},
 	}
 	for _, tc := range tests {
 		paths := tc.paths
@@ -498,13 +523,13 @@ func TestLoadBadInput(t *testing.T) {
 				db := testdb.MySQL(t)
 				db.Exec(t, ddl...)
 				db.Exec(t, "INSERT INTO "+name+" (id, nn) VALUES (1, 'seed')")
-				tdb, d, tables := loaderOn(t, db.URL, name)
+				tdb, d, tables := loaderOn(t, db.URL, multi, name)
 				d.BulkStaging = true
 				stmt := target.New(tdb.DB(), statementsOnly{d})
 				tbl, ctx := tables[0], context.Background()
 				var rows [][]any
 				for i := 1; i <= 5; i++ {
-					row := []any{int64(i + 10), "ok", int64(1), "1.50", "nn", "l", "t", "{}"}
+					row := []any{int64(i + 10), "ok", int64(1), "1.50", "nn", "l", "t", "{}", time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
 					if i == 3 {
 						row = tc.bad
 					}
@@ -544,10 +569,12 @@ func TestLoadBadInput(t *testing.T) {
 // TestLoadRollback proves a load is part of the unit's transaction: when
 // a later statement of the unit fails, or COMMIT is refused, nothing the
 // load wrote remains, and progress has not moved.
-func TestLoadRollback(t *testing.T) {
+func TestLoadRollback(t *testing.T) { bothTrips(t, testLoadRollback) }
+
+func testLoadRollback(t *testing.T, multi bool) {
 	db := testdb.MySQL(t)
 	db.Exec(t, "CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(10) NOT NULL)", "CREATE TABLE u (id INT PRIMARY KEY, v VARCHAR(2) NOT NULL)")
-	tdb, d, tables := loaderOn(t, db.URL, "t", "u")
+	tdb, d, tables := loaderOn(t, db.URL, multi, "t", "u")
 	tt, ut, ctx := tables[0], tables[1], context.Background()
 	if err := tdb.Setup(ctx); err != nil {
 		t.Fatal(err)
@@ -612,10 +639,12 @@ func simpleTable(t *testing.T) (*testdb.DB, *url.URL) {
 // capability out of the client's handshake, so the real server refuses
 // LOAD DATA LOCAL as it does with local_infile=OFF. Units must still
 // commit (by statements), the loader must notice once and stop trying.
-func TestLoadRefused(t *testing.T) {
+func TestLoadRefused(t *testing.T) { bothTrips(t, testLoadRefused) }
+
+func testLoadRefused(t *testing.T, multi bool) {
 	db, u := simpleTable(t)
 	u.Host = noLocalInfileProxy(t, u.Host)
-	tdb, d, tables := loaderOn(t, u.String(), "t")
+	tdb, d, tables := loaderOn(t, u.String(), multi, "t")
 	tbl, ctx := tables[0], context.Background()
 	for round := 0; round < 3; round++ {
 		var rows [][]any
@@ -697,7 +726,7 @@ func TestBulkLoadURL(t *testing.T) {
 	q := u.Query()
 	q.Set("bulk-load", "off")
 	u.RawQuery = q.Encode()
-	tdb, d, tables := loaderOn(t, u.String(), "t")
+	tdb, d, tables := loaderOn(t, u.String(), true, "t")
 	if !d.NoBulkLoad {
 		t.Fatal("bulk-load=off did not turn the loader off")
 	}
@@ -737,8 +766,18 @@ func TestRowReader(t *testing.T) {
 			t.Errorf("reads of %d bytes:\n got %q\nwant %q", size, got, want)
 		}
 	}
-	if _, err := readAll(mysql.NewRowReader([][]any{{struct{}{}}}), 64); err == nil {
-		t.Error("a value of an unknown type was encoded")
+	// A row that cannot be encoded ends the text before it, whole rows
+	// only, and the reader says which row it was.
+	bad := [][]any{{int64(1), "a"}, {int64(2), struct{}{}}, {int64(3), "c"}}
+	for _, size := range []int{1, 64} {
+		r := mysql.NewRowReader(bad)
+		got, err := readAll(r, size)
+		if err != nil || got != "1\ta\n" {
+			t.Errorf("reads of %d bytes: %q, %v; want only the first row", size, got, err)
+		}
+		if err := mysql.RowReaderErr(r); err == nil || !strings.Contains(err.Error(), "row 2") {
+			t.Errorf("reads of %d bytes: reader error %v, want row 2 named", size, err)
+		}
 	}
 }
 

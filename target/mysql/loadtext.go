@@ -25,6 +25,12 @@ type rowReader struct {
 	next int    // the next row to encode
 	buf  []byte // encoded text not yet handed out, from off
 	off  int
+	// err is why row next could not be encoded. The reader then ends the
+	// text before that row (EOF, not the error): the driver stops reading
+	// a statement's results at a reader's error, which would leave the
+	// statements after the load unread in a query of several. The caller
+	// checks err and rolls the short load back.
+	err error
 }
 
 func newRowReader(rows [][]any) *rowReader {
@@ -38,11 +44,14 @@ func (r *rowReader) Read(p []byte) (int, error) {
 		n := copy(r.buf, r.buf[r.off:])
 		r.buf, r.off = r.buf[:n], 0
 	}
-	for len(r.buf) < len(p) && r.next < len(r.rows) {
-		var err error
-		if r.buf, err = appendRow(r.buf, r.rows[r.next]); err != nil {
-			return 0, fmt.Errorf("row %d: %w", r.next+1, err)
+	for len(r.buf) < len(p) && r.next < len(r.rows) && r.err == nil {
+		b, err := appendRow(r.buf, r.rows[r.next])
+		if err != nil {
+			// Only whole rows are sent.
+			r.err = fmt.Errorf("row %d: %w", r.next+1, err)
+			break
 		}
+		r.buf = b
 		r.next++
 	}
 	if len(r.buf) == 0 {
