@@ -26,3 +26,7 @@ var NewRowReader = newRowReader
 // RowReaderErr returns why a reader from NewRowReader stopped before its
 // last row, nil when it did not.
 func RowReaderErr(r any) error { return r.(*rowReader).err }
+
+// OneQueryOff reports whether the loader has gone back to three
+// statements per load after its one query was refused.
+func OneQueryOff(d *Dialect) bool { return d.bulk.oneQueryOff.Load() }

@@ -102,6 +102,11 @@ type bulkState struct {
 	shapes  map[string]*tableShape
 	tries   map[string]*backoff // by table, for pathNew
 	counts  [numPaths]int64
+	// oneQueryOff is set when a one-query load found its savepoint
+	// missing: the connections take one statement per query after all (a
+	// proxy in between, a DSN without multiStatements), so loads go as
+	// three statements from then on.
+	oneQueryOff atomic.Bool
 }
 
 // readerSeq numbers the reader handlers: their names are global to the
@@ -385,7 +390,7 @@ func (d *Dialect) loadSaved(ctx context.Context, tx *sql.Tx, req *target.LoadReq
 	var done bool
 	var err error
 	sp := savepoint
-	if d.MultiStatements && path != pathStage {
+	if d.MultiStatements && path != pathStage && !d.bulk.oneQueryOff.Load() {
 		sp = fmt.Sprintf("%s_%d", savepoint, savepointSeq.Add(1))
 		done, err = d.loadOneTrip(ctx, tx, req, sp, path == pathReplace)
 	} else {
@@ -411,11 +416,15 @@ func (d *Dialect) loadSaved(ctx context.Context, tx *sql.Tx, req *target.LoadReq
 	}
 	if _, rerr := tx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT "+sp); rerr != nil {
 		var me *mysqldrv.MySQLError
-		if !(err != nil && errors.As(rerr, &me) && me.Number == errNoSavepoint) {
+		if !(err != nil && sp != savepoint && errors.As(rerr, &me) && me.Number == errNoSavepoint) {
 			return false, fmt.Errorf("bulk load into %s: roll back to savepoint %s: %w", req.Table, sp, rerr)
 		}
-		// The savepoint itself failed, in loadOneTrip's query: nothing
-		// was loaded.
+		// The query of loadOneTrip failed at its SAVEPOINT, so nothing
+		// was loaded; most likely the server took the query as one
+		// statement (a syntax error). Load the group as three statements,
+		// and every later one.
+		d.bulk.oneQueryOff.Store(true)
+		return d.loadSaved(ctx, tx, req, path)
 	}
 	if refusesLocal(err) {
 		d.disable("the server refused LOAD DATA LOCAL INFILE: " + err.Error())

@@ -667,6 +667,57 @@ func testLoadRefused(t *testing.T, multi bool) {
 	}
 }
 
+// TestLoadOneQueryRefused gives the loader connections that take one
+// statement per query (no multiStatements, as behind some proxies): the
+// first load's query fails at its SAVEPOINT, so it and every later one go
+// as three statements, and nothing fails.
+func TestLoadOneQueryRefused(t *testing.T) {
+	db, _ := simpleTable(t)
+	dsn, err := mysql.DSN(db.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := strings.Replace(dsn, "multiStatements=true", "multiStatements=false", 1)
+	if one == dsn {
+		t.Fatalf("DSN %q does not turn multiStatements on", dsn)
+	}
+	sdb, err := sql.Open("mysql", one)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sdb.Close() })
+	ctx := context.Background()
+	d, err := mysql.Detect(ctx, sdb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.MultiStatements, d.BulkMinRows = true, 1
+	tdb := target.New(sdb, d)
+	tbl, err := tdb.Describe(ctx, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for round := 0; round < 2; round++ {
+		var rows [][]any
+		for i := 1; i <= 50; i++ {
+			rows = append(rows, []any{int64(round*50 + i), "v"})
+		}
+		if err := tdb.Apply(ctx, upsertUnit(tbl, []string{"id", "v"}, rows)); err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+	}
+	var n int
+	if err := db.SQL.QueryRow("SELECT COUNT(*) FROM t").Scan(&n); err != nil || n != 100 {
+		t.Errorf("%d rows (err %v), want 100", n, err)
+	}
+	if !mysql.OneQueryOff(d) {
+		t.Error("the loader still sends one query per load")
+	}
+	if counts := mysql.LoadCounts(d); counts["replace"] != 2 || counts["rolled back"] != 0 || counts["declined"] != 0 {
+		t.Errorf("load paths taken: %v; want both groups loaded with REPLACE", counts)
+	}
+}
+
 // noLocalInfileProxy relays TCP connections to addr, clearing the
 // CLIENT_LOCAL_FILES capability bit in each client's handshake response.
 func noLocalInfileProxy(t *testing.T, addr string) string {
