@@ -645,20 +645,7 @@ func testLoadRefused(t *testing.T, multi bool) {
 	db, u := simpleTable(t)
 	u.Host = noLocalInfileProxy(t, u.Host)
 	tdb, d, tables := loaderOn(t, u.String(), multi, "t")
-	tbl, ctx := tables[0], context.Background()
-	for round := 0; round < 3; round++ {
-		var rows [][]any
-		for i := 1; i <= 100; i++ {
-			rows = append(rows, []any{int64(round*100 + i), "v"})
-		}
-		if err := tdb.Apply(ctx, upsertUnit(tbl, []string{"id", "v"}, rows)); err != nil {
-			t.Fatalf("round %d: %v", round, err)
-		}
-	}
-	var n int
-	if err := db.SQL.QueryRow("SELECT COUNT(*) FROM t").Scan(&n); err != nil || n != 300 {
-		t.Errorf("%d rows (err %v), want 300", n, err)
-	}
+	upsertRounds(t, tdb, db, tables[0], 3, 100)
 	if off := mysql.LoadOff(d); !strings.Contains(off, "refused") {
 		t.Errorf("LoadOff = %q, want the refusal", off)
 	}
@@ -697,24 +684,32 @@ func TestLoadOneQueryRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for round := 0; round < 2; round++ {
+	upsertRounds(t, tdb, db, tbl, 2, 50)
+	if !mysql.OneQueryOff(d) {
+		t.Error("the loader still sends one query per load")
+	}
+	if counts := mysql.LoadCounts(d); counts["replace"] != 2 || counts["rolled back"] != 0 || counts["declined"] != 0 {
+		t.Errorf("load paths taken: %v; want both groups loaded with REPLACE", counts)
+	}
+}
+
+// upsertRounds applies rounds units of per new rows (id, "v") to table t
+// through tdb, and checks that db's t then holds all of them.
+func upsertRounds(t *testing.T, tdb *target.DB, db *testdb.DB, tbl *schema.Table, rounds, per int) {
+	t.Helper()
+	ctx := context.Background()
+	for round := 0; round < rounds; round++ {
 		var rows [][]any
-		for i := 1; i <= 50; i++ {
-			rows = append(rows, []any{int64(round*50 + i), "v"})
+		for i := 1; i <= per; i++ {
+			rows = append(rows, []any{int64(round*per + i), "v"})
 		}
 		if err := tdb.Apply(ctx, upsertUnit(tbl, []string{"id", "v"}, rows)); err != nil {
 			t.Fatalf("round %d: %v", round, err)
 		}
 	}
 	var n int
-	if err := db.SQL.QueryRow("SELECT COUNT(*) FROM t").Scan(&n); err != nil || n != 100 {
-		t.Errorf("%d rows (err %v), want 100", n, err)
-	}
-	if !mysql.OneQueryOff(d) {
-		t.Error("the loader still sends one query per load")
-	}
-	if counts := mysql.LoadCounts(d); counts["replace"] != 2 || counts["rolled back"] != 0 || counts["declined"] != 0 {
-		t.Errorf("load paths taken: %v; want both groups loaded with REPLACE", counts)
+	if err := db.SQL.QueryRow("SELECT COUNT(*) FROM t").Scan(&n); err != nil || n != rounds*per {
+		t.Errorf("%d rows (err %v), want %d", n, err, rounds*per)
 	}
 }
 
