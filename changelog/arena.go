@@ -31,6 +31,9 @@ type Arena struct {
 	values  []Value
 	strs    []string
 	text    []byte
+	// recent is the string Recent made last. It is on the heap, so it
+	// outlives Reset and serves the arena's next batches too.
+	recent string
 }
 
 // Slab sizes an arena starts with: about one decode batch of narrow rows.
@@ -80,6 +83,21 @@ func (a *Arena) Text(b []byte) string {
 	c := take(&a.text, len(b))
 	copy(c, b)
 	return unsafe.String(&c[0], len(c))
+}
+
+// Recent returns a string holding a copy of b, on the heap: the very
+// string of the previous call when b repeats it, so that the events of
+// one source transaction share its id instead of allocating it each.
+// Unlike Text's strings, it stays valid after Reset. A nil arena's Recent
+// allocates every time.
+func (a *Arena) Recent(b []byte) string {
+	if a == nil {
+		return string(b)
+	}
+	if a.recent != string(b) {
+		a.recent = string(b)
+	}
+	return a.recent
 }
 
 // Reset makes the arena's memory free to be handed out again, and drops

@@ -89,3 +89,26 @@ func TestNilArenaAllocates(t *testing.T) {
 	}
 	a.Reset() // does nothing
 }
+
+func TestArenaRecentSharesRepeatsAndOutlivesReset(t *testing.T) {
+	a := new(Arena)
+	id := []byte("txn-7")
+	first := a.Recent(id)
+	if got := a.Recent(id); unsafe.StringData(got) != unsafe.StringData(first) {
+		t.Error("a repeated id got a string of its own")
+	}
+	a.Text([]byte("filler"))
+	a.Reset()
+	a.Text([]byte("overwrites the text slab"))
+	id[0] = 'X' // the caller's bytes are its own
+	if first != "txn-7" || a.Recent([]byte("txn-7")) != "txn-7" {
+		t.Errorf("after Reset: %q", first)
+	}
+	if n := testing.AllocsPerRun(100, func() { a.Recent([]byte("txn-7")) }); n != 0 {
+		t.Errorf("a repeat allocates %v times", n)
+	}
+	var nilArena *Arena
+	if got := nilArena.Recent([]byte("x")); got != "x" {
+		t.Errorf("nil arena: %q", got)
+	}
+}

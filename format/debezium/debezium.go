@@ -226,7 +226,7 @@ func (d *Decoder) decode(a *changelog.Arena, data []byte, top *envelope) ([]chan
 				events = n
 			}
 			cs := a.Changes(1)
-			cs[0] = changelog.Change{Kind: changelog.EndTxn, TxnID: d.txnKey(e.boundaryID), TxnEnd: true, TxnEvents: events}
+			cs[0] = changelog.Change{Kind: changelog.EndTxn, TxnID: d.txnKey(a, e.boundaryID), TxnEnd: true, TxnEvents: events}
 			return cs, nil
 		}
 		return nil, &recordError{Reason: `record has no "op" field: it is not a Debezium change event envelope`, Hint: hintNoOp}
@@ -293,7 +293,7 @@ func (d *Decoder) decode(a *changelog.Arena, data []byte, top *envelope) ([]chan
 	}
 	cs := rs.ChangeIn(a, data, before, after)
 	c := &cs[0]
-	c.Kind, c.Table, c.TxnID = kind, e.table, d.txnKey(e.txnID)
+	c.Kind, c.Table, c.TxnID = kind, e.table, d.txnKey(a, e.txnID)
 	if top.schema != nil && e == top.payload {
 		if err := convertImage(&top.schema.before, &c.Before, "before"); err != nil {
 			return nil, err
@@ -659,11 +659,11 @@ func TxnKey(id string) string { return id[:txnKeyLen(id)] }
 
 // txnKey returns TxnKey of id as a string shared with the previous events
 // of the transaction ("" for no id).
-func (d *Decoder) txnKey(id []byte) string {
+func (d *Decoder) txnKey(a *changelog.Arena, id []byte) string {
 	if len(id) == 0 {
 		return ""
 	}
-	return d.txnIDs.Get(id[:txnKeyLen(id)])
+	return d.txnIDs.Get(a, id[:txnKeyLen(id)])
 }
 
 // txnKeyLen returns the length of TxnKey(id).

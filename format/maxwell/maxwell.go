@@ -210,7 +210,7 @@ func (d *Decoder) decode(a *changelog.Arena, data []byte, r *record) ([]changelo
 	c := &cs[0]
 	c.Kind, c.Table, c.TxnEnd = kind, r.tbl, r.commit
 	if len(r.xid) > 0 {
-		c.TxnID = d.xids.Get(r.xid)
+		c.TxnID = d.xids.Get(a, r.xid)
 	}
 	switch kind {
 	case changelog.Insert:

@@ -168,7 +168,7 @@ func (d *Decoder) decode(a *changelog.Arena, data []byte, c *changelog.Change) (
 			hasBefore = !bef.IsZero()
 		case s.Equal(key, "txn"):
 			bit = fTxn
-			err = readTxn(&s, c, &d.txns)
+			err = readTxn(&s, c, a, &d.txns)
 		case s.Equal(key, "txn_end"):
 			bit = fTxnEnd
 			err = readTxnEnd(&s, c)
@@ -308,7 +308,7 @@ func readRow(s *jsonscan.Scanner, field string, nullable bool) (changelog.Row, e
 	return changelog.Row{}, &recordError{reason: strconv.Quote(field) + " must be an object, not a " + tok.Kind.String(), hint: hintFields}
 }
 
-func readTxn(s *jsonscan.Scanner, c *changelog.Change, txns *jsonrecord.LastString) error {
+func readTxn(s *jsonscan.Scanner, c *changelog.Change, a *changelog.Arena, txns *jsonrecord.LastString) error {
 	tok, err := s.Value()
 	if err != nil {
 		return err
@@ -316,7 +316,7 @@ func readTxn(s *jsonscan.Scanner, c *changelog.Change, txns *jsonrecord.LastStri
 	switch tok.Kind {
 	case jsonscan.String:
 		if b := s.Bytes(tok); len(b) > 0 {
-			c.TxnID = txns.Get(b)
+			c.TxnID = txns.Get(a, b)
 		}
 		return nil
 	case jsonscan.Null:

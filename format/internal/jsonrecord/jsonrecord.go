@@ -83,8 +83,15 @@ type LastString struct {
 	p atomic.Pointer[string]
 }
 
-// Get returns b as a string.
-func (c *LastString) Get(b []byte) string {
+// Get returns b as a string. With an arena, the arena remembers it (see
+// changelog.Arena.Recent) rather than c: the goroutines decoding at once
+// each into an arena of their own, the records of one batch go on sharing
+// the string where a memory of all of theirs, overwritten by the others'
+// batches, missed and cost an allocation more per miss.
+func (c *LastString) Get(a *changelog.Arena, b []byte) string {
+	if a != nil {
+		return a.Recent(b)
+	}
 	if s := c.p.Load(); s != nil && *s == string(b) {
 		return *s
 	}

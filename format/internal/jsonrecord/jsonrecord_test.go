@@ -56,12 +56,22 @@ func TestTables(t *testing.T) {
 }
 
 func TestLastString(t *testing.T) {
-	var c LastString
-	if a, b, d := c.Get([]byte("t1")), c.Get([]byte("t1")), c.Get([]byte("t2")); a != "t1" || b != "t1" || d != "t2" {
-		t.Errorf("got %q %q %q", a, b, d)
-	}
-	if n := testing.AllocsPerRun(100, func() { c.Get([]byte("t2")) }); n != 0 {
-		t.Errorf("a repeated string allocates %v times", n)
+	for _, tc := range []struct {
+		name  string
+		arena *changelog.Arena
+	}{{"shared", nil}, {"in an arena", new(changelog.Arena)}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var c LastString
+			if a, b, d := c.Get(tc.arena, []byte("t1")), c.Get(tc.arena, []byte("t1")), c.Get(tc.arena, []byte("t2")); a != "t1" || b != "t1" || d != "t2" {
+				t.Errorf("got %q %q %q", a, b, d)
+			}
+			if n := testing.AllocsPerRun(100, func() { c.Get(tc.arena, []byte("t2")) }); n != 0 {
+				t.Errorf("a repeated string allocates %v times", n)
+			}
+			if n := testing.AllocsPerRun(100, func() { c.Get(tc.arena, []byte("t3")); c.Get(tc.arena, []byte("t4")) }); tc.arena != nil && n != 2 {
+				t.Errorf("a new string allocates %v times, want 1", n/2)
+			}
+		})
 	}
 }
 
