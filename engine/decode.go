@@ -29,14 +29,15 @@ func decodeWorkers() int { return max(1, runtime.GOMAXPROCS(0)) }
 // Limits of one decodeJob. A job is small enough that several of one
 // partition are in flight at once, and large enough that handing it over
 // (two channel operations) costs little against decoding it: a Debezium
-// record takes about a microsecond. Each hand-off may wake a goroutine
-// and leave a core idle meanwhile: with jobs of 128 records or 64 KiB, the
-// update-heavy bench on two cores kept 1.69 of them busy (the median of
-// five runs), with 512 records or 256 KiB 1.80; 1024 or 512 KiB did no
-// better.
+// record takes about a microsecond. Larger jobs (512 records or 256 KiB)
+// kept the cores busier on one partition (1.80 cores against 1.69 in the
+// update-heavy bench) but cost more than they won on eight: the plain
+// loop over the txn bench's partitions took 1.9 to 2.4 s of CPU against
+// 1.5 to 1.6, most of the difference in the collector (write barriers on
+// clearing and filling the larger arenas, and their scanning).
 const (
 	jobRecords = batchMax
-	jobBytes   = 256 << 10
+	jobBytes   = 64 << 10
 )
 
 // decodePool is a fixed set of goroutines decoding decodeJobs with one

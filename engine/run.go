@@ -411,7 +411,7 @@ func (e *Engine) addDecoded(ctx context.Context, d *decoded) error {
 
 // batchMax is the most records one message from a reader to Run's loop
 // carries.
-const batchMax = 512
+const batchMax = 128
 
 // readPartition reads one partition until its end and decodes it through
 // the pool, sending its records to out in order, in batches. Records held
