@@ -83,11 +83,11 @@ type LastString struct {
 	p atomic.Pointer[string]
 }
 
-// Get returns b as a string. With an arena, the arena remembers it (see
-// changelog.Arena.Recent) rather than c: the goroutines decoding at once
-// each into an arena of their own, the records of one batch go on sharing
-// the string where a memory of all of theirs, overwritten by the others'
-// batches, missed and cost an allocation more per miss.
+// Get returns b as a string. Given an arena, it leaves the remembering to
+// the arena (changelog.Arena.Recent) rather than to c: each decoding
+// goroutine has arenas of its own, so one goroutine's batches no longer
+// overwrite the string the next record of another's would share, and a
+// new string costs one allocation, not two.
 func (c *LastString) Get(a *changelog.Arena, b []byte) string {
 	if a != nil {
 		return a.Recent(b)
