@@ -436,7 +436,14 @@ func (d *Dialect) loadSaved(ctx context.Context, tx *sql.Tx, req *target.LoadReq
 // leaving the caller to roll back, when the server warned or counted rows
 // other than req's.
 func (d *Dialect) loadDirect(ctx context.Context, tx *sql.Tx, req *target.LoadRequest, replace bool) (bool, error) {
-	stmt, rr, done := d.loadStatement(target.QuotedTable(d, req.Table), req.Columns, req.Rows, replace)
+	return d.loadChecked(ctx, tx, target.QuotedTable(d, req.Table), req, replace)
+}
+
+// loadChecked loads req's rows into table as a statement of its own, then
+// asks for its warnings. It reports true when every row went in (see
+// loadedAll) and the server warned of nothing.
+func (d *Dialect) loadChecked(ctx context.Context, tx *sql.Tx, table string, req *target.LoadRequest, replace bool) (bool, error) {
+	stmt, rr, done := d.loadStatement(table, req.Columns, req.Rows, replace)
 	defer done()
 	res, err := tx.ExecContext(ctx, stmt)
 	if err != nil {
@@ -561,16 +568,7 @@ func (d *Dialect) loadStaged(ctx context.Context, tx *sql.Tx, req *target.LoadRe
 	if _, err := tx.ExecContext(ctx, "DELETE FROM "+stage); err != nil {
 		return false, err
 	}
-	load, rr, done := d.loadStatement(stage, req.Columns, req.Rows, false)
-	defer done()
-	res, err := tx.ExecContext(ctx, load)
-	if err != nil {
-		return false, err
-	}
-	if n, err := res.RowsAffected(); err != nil || rr.err != nil || n != int64(len(req.Rows)) {
-		return false, err
-	}
-	if ok, err := d.noWarnings(ctx, tx); !ok || err != nil {
+	if ok, err := d.loadChecked(ctx, tx, stage, req, false); !ok || err != nil {
 		return false, err
 	}
 	var ins strings.Builder
