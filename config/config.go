@@ -196,8 +196,11 @@ type Table struct {
 	// have no namespace. Required.
 	Source string
 	// Target names the target table, "name" or "schema.name" (YAML
-	// "tables[].target"). Default "": the source table's name (the part
-	// after the dot); use Resolve rather than reading it directly.
+	// "tables[].target"): the only way a route leaves the URL's database
+	// or schema. Default "": the table of the source table's name (the
+	// part after the first dot) in the URL's database or schema, taken as
+	// one identifier whatever it holds. Use Resolve rather than reading it
+	// directly.
 	Target string
 	// PrimaryKey lists the key columns txsink reduces changes by (YAML
 	// "tables[].primary-key"). Default empty: the target table's PRIMARY
@@ -450,15 +453,6 @@ func (tb *Table) Matches(t changelog.Table) bool {
 		return t.Namespace == "" && globMatch(tb.Source, t.Name)
 	}
 	return globMatch(ns, t.Namespace) && globMatch(name, t.Name)
-}
-
-// Resolve returns the target table for changes of src: Target when set,
-// otherwise src's name (without its namespace).
-func (tb *Table) Resolve(src changelog.Table) string {
-	if tb.Target != "" {
-		return tb.Target
-	}
-	return src.Name
 }
 
 // String returns the URL with its password hidden, so a Target (or a Config

@@ -356,7 +356,7 @@ func TestResolve(t *testing.T) {
 		{"public.orders", "public.orders"},
 	} {
 		tb := Table{Source: "inventory.*", Target: tt.target}
-		if got := tb.Resolve(src); got != tt.want {
+		if got := tb.Resolve(src); got.String() != tt.want {
 			t.Errorf("Resolve with target %q = %q, want %q", tt.target, got, tt.want)
 		}
 	}

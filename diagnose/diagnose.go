@@ -33,6 +33,7 @@ import (
 	"time"
 
 	"github.com/txsink/txsink/config"
+	"github.com/txsink/txsink/schema"
 	"github.com/txsink/txsink/target"
 	"github.com/txsink/txsink/target/connect"
 )
@@ -180,7 +181,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) (*Report, error)
 		db:       db,
 		q:        conn,
 		report:   &Report{},
-		tables:   map[string]*tableInfo{},
+		tables:   map[schema.Name]*tableInfo{},
 		problems: map[string]*problem{},
 	}
 	for _, t := range cfg.Tables {
@@ -226,7 +227,7 @@ type checker struct {
 	report *Report
 	// tables caches each target table by the name its tables entry
 	// resolves to, so each is described and judged once.
-	tables map[string]*tableInfo
+	tables map[schema.Name]*tableInfo
 	// progress is this pipeline's committed positions, by partition;
 	// progressTable says whether txsink_progress exists at all.
 	progress      map[string]int64
@@ -319,7 +320,7 @@ func timeoutAdvice(t timeout, interval time.Duration, txnMode bool) (msg, fix st
 func (c *checker) readProgress(ctx context.Context) error {
 	d := c.db.Dialect()
 	c.progress = map[string]int64{}
-	if _, err := d.Describe(ctx, c.q, target.ProgressTable); err != nil {
+	if _, err := d.Describe(ctx, c.q, schema.Name{Name: target.ProgressTable}); err != nil {
 		return nil // no progress table: nothing was ever committed here
 	}
 	c.progressTable = true

@@ -44,8 +44,8 @@ func (c *checker) table(ctx context.Context, tc *config.Table, src changelog.Tab
 		return ti, nil
 	}
 	label := src.String()
-	if !strings.EqualFold(src.Name, name) || strings.Contains(name, ".") {
-		label += " -> " + name
+	if name.Namespace != "" || !strings.EqualFold(src.Name, name.Name) {
+		label += " -> " + name.String()
 	}
 	ti := &tableInfo{entry: tc, label: label, sourceKeys: map[string]bool{}}
 	c.tables[name] = ti

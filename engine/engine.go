@@ -48,6 +48,7 @@ import (
 	"github.com/txsink/txsink/commit"
 	"github.com/txsink/txsink/config"
 	"github.com/txsink/txsink/reduce"
+	"github.com/txsink/txsink/schema"
 	"github.com/txsink/txsink/target"
 	"github.com/txsink/txsink/target/connect"
 )
@@ -154,7 +155,7 @@ type Engine struct {
 
 	tables   map[changelog.Table]*reduce.Table
 	unknown  map[changelog.Table]bool
-	byTarget map[string]*reduce.Table
+	byTarget map[schema.Name]*reduce.Table
 	buf      *reduce.Buffer
 	policy   reduce.Policy
 
@@ -194,7 +195,7 @@ func New(ctx context.Context, cfg *config.Config, opts ...Option) (*Engine, erro
 		ownTarget: true,
 		tables:    map[changelog.Table]*reduce.Table{},
 		unknown:   map[changelog.Table]bool{},
-		byTarget:  map[string]*reduce.Table{},
+		byTarget:  map[schema.Name]*reduce.Table{},
 		buf:       reduce.NewBuffer(cfg.Name),
 		policy: reduce.Policy{
 			MaxRows:  cfg.Sink.FlushMaxRows,
@@ -319,7 +320,7 @@ func (e *Engine) resolve(ctx context.Context, tc *config.Table, src changelog.Ta
 	if t, ok := e.byTarget[name]; ok {
 		return t, nil
 	}
-	if _, last := target.SplitName(name); strings.EqualFold(last, target.ProgressTable) || strings.EqualFold(last, target.DeadLetterTable) {
+	if strings.EqualFold(name.Name, target.ProgressTable) || strings.EqualFold(name.Name, target.DeadLetterTable) {
 		// A wildcard entry must not let a message write txsink's own
 		// bookkeeping: a forged progress row would skip data.
 		return nil, fmt.Errorf("target table %s: %w", name, errReserved)

@@ -19,6 +19,7 @@ import (
 	"github.com/txsink/txsink/internal/testdb"
 	"github.com/txsink/txsink/internal/workload"
 	"github.com/txsink/txsink/reduce"
+	"github.com/txsink/txsink/schema"
 	"github.com/txsink/txsink/target/connect"
 )
 
@@ -154,7 +155,7 @@ func bufferedRowBytes(t *testing.T, db *testdb.DB, table string) int {
 		t.Fatal(err)
 	}
 	defer tgt.Close()
-	st, err := tgt.Describe(ctx, table)
+	st, err := tgt.Describe(ctx, schema.Name{Name: table})
 	if err != nil {
 		t.Fatal(err)
 	}

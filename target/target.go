@@ -33,11 +33,11 @@ import (
 
 // ProgressTable is the name of the table that holds each pipeline's
 // positions in the target.
-const ProgressTable = "txsink_progress"
+const ProgressTable = schema.ProgressTable
 
 // DeadLetterTable is the name of the table that holds quarantined source
 // transactions under the dead-letter policy.
-const DeadLetterTable = "txsink_dead_letters"
+const DeadLetterTable = schema.DeadLetterTable
 
 // Dialect is what a SQL server contributes: quoting, statement text, limits,
 // catalog reading and error classification. Implementations are stateless
@@ -78,8 +78,10 @@ type Dialect interface {
 	// matches no row once another owner has claimed the partition; it must
 	// report matched rows, not changed rows.
 	ProgressAdvance(b *strings.Builder)
-	// Describe reads table name ("t" or "ns.t") from the catalog.
-	Describe(ctx context.Context, q Querier, name string) (*schema.Table, error)
+	// Describe reads table name from the catalog; a name without a
+	// namespace is looked up in the connection's own. It takes name's
+	// parts as they are and splits neither at a dot.
+	Describe(ctx context.Context, q Querier, name schema.Name) (*schema.Table, error)
 	// Bind turns a converted value (package coerce) into what the driver
 	// takes for col.
 	Bind(col *schema.Column, v any) any
@@ -200,11 +202,12 @@ func (t *DB) wrap(op, table, key string, err error) error {
 	return &Error{Op: op, Table: table, Key: key, Transient: t.dialect.Transient(err), Err: err}
 }
 
-// Describe reads a table's schema from the catalog.
-func (t *DB) Describe(ctx context.Context, name string) (*schema.Table, error) {
+// Describe reads a table's schema from the catalog (see
+// Dialect.Describe).
+func (t *DB) Describe(ctx context.Context, name schema.Name) (*schema.Table, error) {
 	tbl, err := t.dialect.Describe(ctx, t.db, name)
 	if err != nil {
-		return nil, t.wrap("describe", name, "", err)
+		return nil, t.wrap("describe", name.String(), "", err)
 	}
 	return tbl, nil
 }
@@ -647,15 +650,6 @@ func IsKey(t *schema.Table, c string) bool {
 	return false
 }
 
-// SplitName splits "ns.table" into its parts; ns is "" without a dot.
-func SplitName(name string) (ns, table string) {
-	ns, table, ok := strings.Cut(name, ".")
-	if !ok {
-		return "", ns
-	}
-	return ns, table
-}
-
 func placeholder(d Dialect, n int) string {
 	var b strings.Builder
 	d.WritePlaceholder(&b, n)
@@ -778,7 +772,7 @@ func (t *DB) DeadLetters(ctx context.Context, pipeline string) ([]DeadLetterRow,
 		" FROM " + d.Quote(DeadLetterTable) + " WHERE " + d.Quote("pipeline") + " = " + placeholder(d, 1) + " ORDER BY " + d.Quote("id")
 	rows, err := t.db.QueryContext(ctx, q, pipeline)
 	if err != nil {
-		if _, derr := d.Describe(ctx, t.db, DeadLetterTable); derr != nil {
+		if _, derr := d.Describe(ctx, t.db, schema.Name{Name: DeadLetterTable}); derr != nil {
 			return nil, nil // no table: nothing was ever quarantined
 		}
 		return nil, t.wrap("read dead letters", DeadLetterTable, "", err)

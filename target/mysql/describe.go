@@ -10,10 +10,10 @@ import (
 	"github.com/txsink/txsink/target"
 )
 
-// Describe reads name ("t" or "db.t"; the connection's database when no db
-// is given) from information_schema.
-func (d *Dialect) Describe(ctx context.Context, q target.Querier, name string) (*schema.Table, error) {
-	ns, tbl := target.SplitName(name)
+// Describe reads name from information_schema: the table name.Name of
+// database name.Namespace, or of the connection's database when that is "".
+func (d *Dialect) Describe(ctx context.Context, q target.Querier, name schema.Name) (*schema.Table, error) {
+	ns, tbl := name.Namespace, name.Name
 	if ns == "" {
 		if err := q.QueryRowContext(ctx, "SELECT DATABASE()").Scan(&ns); err != nil {
 			return nil, err

@@ -11,6 +11,7 @@ import (
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/commit"
 	"github.com/txsink/txsink/internal/testdb"
+	"github.com/txsink/txsink/schema"
 	"github.com/txsink/txsink/target"
 	"github.com/txsink/txsink/target/mysql"
 )
@@ -66,7 +67,7 @@ func BenchmarkApplyPaths(b *testing.B) {
 					if err := tdb.Setup(ctx); err != nil {
 						b.Fatal(err)
 					}
-					tbl, err := tdb.Describe(ctx, table)
+					tbl, err := tdb.Describe(ctx, schema.Name{Name: table})
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -49,7 +49,7 @@ func loaderOn(t *testing.T, url string, multi bool, tables ...string) (*target.D
 	d.MultiStatements = multi
 	var out []*schema.Table
 	for _, name := range tables {
-		tbl, err := tdb.Describe(context.Background(), name)
+		tbl, err := tdb.Describe(context.Background(), schema.Name{Name: name})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -104,7 +104,7 @@ func (p *pair) apply(t *testing.T, build func(describe func(string) *schema.Tabl
 	for _, side := range []*target.DB{p.load, p.stmt} {
 		describe := func(name string) *schema.Table {
 			t.Helper()
-			tbl, err := side.Describe(ctx, name)
+			tbl, err := side.Describe(ctx, schema.Name{Name: name})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -397,7 +397,7 @@ func testLoadSemantics(t *testing.T, multi bool) {
 				ctx := context.Background()
 				if tc.seed != nil {
 					for _, side := range []*target.DB{p.load, p.stmt} {
-						tbl, err := side.Describe(ctx, tc.table)
+						tbl, err := side.Describe(ctx, schema.Name{Name: tc.table})
 						if err != nil {
 							t.Fatal(err)
 						}
@@ -680,7 +680,7 @@ func TestLoadOneQueryRefused(t *testing.T) {
 	}
 	d.MultiStatements, d.BulkMinRows = true, 1
 	tdb := target.New(sdb, d)
-	tbl, err := tdb.Describe(ctx, "t")
+	tbl, err := tdb.Describe(ctx, schema.Name{Name: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -94,7 +94,7 @@ func TestArrayPathRoundTrip(t *testing.T) {
 	}
 	defer tdb.Close()
 	describe := func(name string) *schema.Table {
-		tbl, err := tdb.Describe(ctx, name)
+		tbl, err := tdb.Describe(ctx, schema.Name{Name: name})
 		if err != nil {
 			t.Fatal(err)
 		}

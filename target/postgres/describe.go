@@ -9,10 +9,10 @@ import (
 	"github.com/txsink/txsink/target"
 )
 
-// Describe reads name ("t" or "schema.t"; current_schema() when no schema
-// is given) from information_schema and pg_index.
-func (d Dialect) Describe(ctx context.Context, q target.Querier, name string) (*schema.Table, error) {
-	ns, tbl := target.SplitName(name)
+// Describe reads name from information_schema and pg_index: the table
+// name.Name of schema name.Namespace, or of current_schema() when that is "".
+func (d Dialect) Describe(ctx context.Context, q target.Querier, name schema.Name) (*schema.Table, error) {
+	ns, tbl := name.Namespace, name.Name
 	if ns == "" {
 		if err := q.QueryRowContext(ctx, "SELECT current_schema()").Scan(&ns); err != nil {
 			return nil, err

@@ -127,10 +127,10 @@ func newBenchTarget(b *testing.B, minRows int, s postgres.Strategy) *benchTarget
 	if err := tdb.DB().QueryRowContext(ctx, "SELECT pg_backend_pid()").Scan(&bt.pid); err != nil {
 		b.Fatal(err)
 	}
-	if bt.ordersT, err = tdb.Describe(ctx, "orders"); err != nil {
+	if bt.ordersT, err = tdb.Describe(ctx, schema.Name{Name: "orders"}); err != nil {
 		b.Fatal(err)
 	}
-	if bt.items, err = tdb.Describe(ctx, "order_items"); err != nil {
+	if bt.items, err = tdb.Describe(ctx, schema.Name{Name: "order_items"}); err != nil {
 		b.Fatal(err)
 	}
 	return bt

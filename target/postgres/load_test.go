@@ -40,7 +40,7 @@ func loadTargets(t *testing.T, s postgres.Strategy) (db *testdb.DB, load, stmt *
 
 func describe(t *testing.T, tdb *target.DB, name string) *schema.Table {
 	t.Helper()
-	tbl, err := tdb.Describe(context.Background(), name)
+	tbl, err := tdb.Describe(context.Background(), schema.Name{Name: name})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -519,7 +519,10 @@ func TestLoadQuotedNames(t *testing.T) {
 				if tdb == nil {
 					tdb = load
 				}
-				tbl := describe(t, tdb, `Odd "Schema".`+name)
+				tbl, err := tdb.Describe(context.Background(), schema.Name{Namespace: `Odd "Schema"`, Name: name})
+				if err != nil {
+					t.Fatal(err)
+				}
 				// Twice: new keys, then existing ones.
 				for _, v := range []string{"one", "two"} {
 					var rs [][]any

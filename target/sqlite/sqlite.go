@@ -257,9 +257,11 @@ func (Dialect) Transient(err error) bool {
 	return false
 }
 
-// Describe reads name ("t" or "schema.t") with PRAGMA table_xinfo.
-func (d Dialect) Describe(ctx context.Context, q target.Querier, name string) (*schema.Table, error) {
-	ns, tbl := target.SplitName(name)
+// Describe reads name with PRAGMA table_xinfo: the table name.Name of the
+// attached database name.Namespace, or, when that is "", the table SQLite
+// finds for the unqualified name (statements name it the same way).
+func (d Dialect) Describe(ctx context.Context, q target.Querier, name schema.Name) (*schema.Table, error) {
+	ns, tbl := name.Namespace, name.Name
 	prefix := ""
 	if ns != "" {
 		prefix = d.Quote(ns) + "."
