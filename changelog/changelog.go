@@ -13,6 +13,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Kind is the kind of a row event, in Flink's RowKind vocabulary.
@@ -90,6 +92,18 @@ func (t Table) String() string {
 		return t.Name
 	}
 	return t.Namespace + "." + t.Name
+}
+
+// Printable returns String, quoted as a Go string when it holds what a
+// terminal or a log line would not show as it is (a NUL, a newline, an
+// invalid UTF-8 byte), so a message naming a hostile table stays one
+// readable line.
+func (t Table) Printable() string {
+	s := t.String()
+	if utf8.ValidString(s) && strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) < 0 {
+		return s
+	}
+	return strconv.Quote(s)
 }
 
 // Value is one column value as a source format delivered it. It is one of:

@@ -198,9 +198,10 @@ type Table struct {
 	// Target names the target table, "name" or "schema.name" (YAML
 	// "tables[].target"): the only way a route leaves the URL's database
 	// or schema. Default "": the table of the source table's name (the
-	// part after the first dot) in the URL's database or schema, taken as
-	// one identifier whatever it holds. Use Resolve rather than reading it
-	// directly.
+	// part after the first dot) in the URL's database or schema, taken
+	// whole; Resolve refuses a name that is not one plain identifier, and
+	// txsink's own tables whatever the target. Use Resolve rather than
+	// reading it directly.
 	Target string
 	// PrimaryKey lists the key columns txsink reduces changes by (YAML
 	// "tables[].primary-key"). Default empty: the target table's PRIMARY

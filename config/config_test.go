@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/txsink/txsink/changelog"
+	"github.com/txsink/txsink/schema"
 )
 
 // abs returns the absolute path of a file in testdata/good, where the good
@@ -356,9 +357,60 @@ func TestResolve(t *testing.T) {
 		{"public.orders", "public.orders"},
 	} {
 		tb := Table{Source: "inventory.*", Target: tt.target}
-		if got := tb.Resolve(src); got.String() != tt.want {
-			t.Errorf("Resolve with target %q = %q, want %q", tt.target, got, tt.want)
+		if got, err := tb.Resolve(src); err != nil || got.String() != tt.want {
+			t.Errorf("Resolve with target %q = %q, %v; want %q", tt.target, got, err, tt.want)
 		}
+	}
+}
+
+// TestResolveConfined: a target defaulted from the source's name is that
+// name, whole, in the target's own namespace — never split at a dot —
+// and a name that is not one plain identifier, or that spells one of
+// txsink's own tables, is refused with a *RouteError saying what to do;
+// an explicit target may name another namespace, but never txsink's
+// tables.
+func TestResolveConfined(t *testing.T) {
+	for _, tt := range []struct {
+		target string
+		src    changelog.Table
+		want   schema.Name
+		err    string // "" when the route is taken
+	}{
+		{"", changelog.Table{Namespace: "inventory", Name: "orders"}, schema.Name{Name: "orders"}, ""},
+		{"", changelog.Table{Namespace: "inventory", Name: "order items"}, schema.Name{Name: "order items"}, ""},
+		{"", changelog.Table{Namespace: "inventory", Name: "victim_db.t"}, schema.Name{}, `"victim_db.t" holds a dot`},
+		{"", changelog.Table{Namespace: "shop", Name: "victim_db.t"}, schema.Name{}, `source: "shop.victim_db.t", target: <a table of your own>`},
+		{"", changelog.Table{Namespace: "inventory", Name: "t`x"}, schema.Name{}, "quote character `"},
+		{"", changelog.Table{Namespace: "inventory", Name: `t"x`}, schema.Name{}, `quote character "`},
+		{"", changelog.Table{Namespace: "inventory", Name: "t\x00"}, schema.Name{}, `"t\x00" holds the control character U+0000`},
+		{"", changelog.Table{Namespace: "inventory", Name: ""}, schema.Name{}, "is empty"},
+		{"", changelog.Table{Namespace: "inventory", Name: "TXSINK_PROGRESS"}, schema.Name{}, "txsink's own tables"},
+		{"", changelog.Table{Namespace: "inventory", Name: "Txsink_Dead_Letters"}, schema.Name{}, "txsink's own tables"},
+		{"", changelog.Table{Namespace: "inventory", Name: "txsink_progress "}, schema.Name{}, "txsink's own tables"},
+		{"orders_copy", changelog.Table{Namespace: "inventory", Name: "victim_db.t"}, schema.Name{Name: "orders_copy"}, ""},
+		{"victim.t", changelog.Table{Namespace: "inventory", Name: "t"}, schema.Name{Namespace: "victim", Name: "t"}, ""},
+		{"public.txsink_progress", changelog.Table{Namespace: "inventory", Name: "t"}, schema.Name{}, "txsink's own tables"},
+		{"TXSINK_DEAD_LETTERS", changelog.Table{Namespace: "inventory", Name: "t"}, schema.Name{}, "txsink's own tables"},
+	} {
+		tb := Table{Source: "inventory.*", Target: tt.target}
+		got, err := tb.Resolve(tt.src)
+		var re *RouteError
+		switch {
+		case tt.err == "" && err != nil:
+			t.Errorf("Resolve(%q) with target %q: %v", tt.src, tt.target, err)
+		case tt.err == "" && got != tt.want:
+			t.Errorf("Resolve(%q) with target %q = %#v, want %#v", tt.src, tt.target, got, tt.want)
+		case tt.err == "":
+		case !errors.As(err, &re) || re.Source != tt.src:
+			t.Errorf("Resolve(%q) with target %q = %#v, %v; want a *RouteError of it", tt.src, tt.target, got, err)
+		case !strings.Contains(err.Error(), tt.err) || !strings.Contains(re.Hint, "target:"):
+			t.Errorf("Resolve(%q) with target %q: %v; want it to say %q and what to do", tt.src, tt.target, err, tt.err)
+		}
+	}
+	// An entry for the one table is told to set its own target.
+	fixed := Table{Source: "inventory.a.b"}
+	if _, err := fixed.Resolve(changelog.Table{Namespace: "inventory", Name: "a.b"}); err == nil || !strings.Contains(err.Error(), "set target: on this entry") {
+		t.Errorf("Resolve under %q: %v; want it to say to set this entry's target", fixed.Source, err)
 	}
 }
 

@@ -257,7 +257,13 @@ func (c *checker) run(ctx context.Context) error {
 			// sample resolves those it sees.
 			continue
 		}
-		if _, err := c.table(ctx, tc, splitTable(tc.Source)); err != nil {
+		src := splitTable(tc.Source)
+		name, err := tc.Resolve(src)
+		if err != nil {
+			c.add(routeFinding(Error, src, err)) // run refuses it at start-up
+			continue
+		}
+		if _, err := c.table(ctx, tc, src, name); err != nil {
 			return err
 		}
 	}

@@ -280,7 +280,12 @@ func (c *checker) checkChange(ctx context.Context, ch *changelog.Change, declare
 			Fix:     fmt.Sprintf("add a tables entry with source: %s (wildcards allowed), or set skip-unknown-tables: true", src)})
 		return nil
 	}
-	ti, err := c.table(ctx, tc, ch.Table)
+	name, err := tc.Resolve(ch.Table)
+	if err != nil {
+		c.note("route\x00"+ch.Table.String(), ch.Pos, routeFinding(c.badInput(), ch.Table, err))
+		return nil
+	}
+	ti, err := c.table(ctx, tc, ch.Table, name)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -36,10 +37,10 @@ func splitTable(s string) changelog.Table {
 	return changelog.Table{Namespace: ns, Name: name}
 }
 
-// table returns what check knows of the target table src goes to under
-// entry tc, describing and judging it the first time.
-func (c *checker) table(ctx context.Context, tc *config.Table, src changelog.Table) (*tableInfo, error) {
-	name := tc.Resolve(src)
+// table returns what check knows of the target table name, which src
+// goes to under entry tc (tc.Resolve), describing and judging it the
+// first time.
+func (c *checker) table(ctx context.Context, tc *config.Table, src changelog.Table, name schema.Name) (*tableInfo, error) {
 	if ti, ok := c.tables[name]; ok {
 		return ti, nil
 	}
@@ -63,6 +64,17 @@ func (c *checker) table(ctx context.Context, tc *config.Table, src changelog.Tab
 		return nil, err
 	}
 	return ti, nil
+}
+
+// routeFinding reports a route tc.Resolve refused (err) for the table
+// src: what is wrong with the name and what to do, as a run says it.
+func routeFinding(sev Severity, src changelog.Table, err error) Finding {
+	f := Finding{Severity: sev, Check: "table", Table: src.Printable(), Message: err.Error() + ".", Fix: "see the message"}
+	var re *config.RouteError
+	if errors.As(err, &re) {
+		f.Message, f.Fix = re.Reason+"; txsink run refuses its changes.", re.Hint
+	}
+	return f
 }
 
 // checkTableKey compares the configured primary-key with the target's PRIMARY

@@ -315,15 +315,16 @@ func splitTable(s string) changelog.Table {
 }
 
 // resolve returns the reduce.Table for source table src under entry tc.
+// A route config.Table.Resolve refuses is a *config.RouteError: a name
+// from the changelog never chooses a namespace or reaches txsink's own
+// tables (a forged progress row would skip data).
 func (e *Engine) resolve(ctx context.Context, tc *config.Table, src changelog.Table) (*reduce.Table, error) {
-	name := tc.Resolve(src)
+	name, err := tc.Resolve(src)
+	if err != nil {
+		return nil, err
+	}
 	if t, ok := e.byTarget[name]; ok {
 		return t, nil
-	}
-	if strings.EqualFold(name.Name, target.ProgressTable) || strings.EqualFold(name.Name, target.DeadLetterTable) {
-		// A wildcard entry must not let a message write txsink's own
-		// bookkeeping: a forged progress row would skip data.
-		return nil, fmt.Errorf("target table %s: %w", name, errReserved)
 	}
 	st, err := e.target.Describe(ctx, name)
 	if err != nil {
@@ -511,9 +512,11 @@ func (e *Engine) tableFor(ctx context.Context, c *changelog.Change) (*reduce.Tab
 	}
 	t, err := e.resolve(ctx, tc, c.Table)
 	if err != nil {
-		if errors.Is(err, errReserved) {
-			return nil, &reduce.Error{Pos: c.Pos, Table: c.Table.String(), Reason: err.Error(),
-				Hint: "a change may only write the tables its tables entry routes it to, never txsink's own; narrow the pattern (or route the table elsewhere with target:)", Err: err}
+		var re *config.RouteError
+		if errors.As(err, &re) {
+			// Bad input, not a broken target: the record is refused (or
+			// dead-lettered) and the pipeline may go on past it.
+			return nil, &reduce.Error{Pos: c.Pos, Table: c.Table.Printable(), Reason: re.Reason, Hint: re.Hint, Err: err}
 		}
 		return nil, fmt.Errorf("%s: table %s: %w", c.Pos, c.Table, err)
 	}
@@ -801,9 +804,6 @@ func (e *Engine) partitions() []string {
 	}
 	return out
 }
-
-// errReserved refuses a route to one of txsink's own tables.
-var errReserved = errors.New("it is one of txsink's own tables (" + target.ProgressTable + ", " + target.DeadLetterTable + "), which changes never write")
 
 // deadLettering reports whether bad input is quarantined rather than
 // fatal (bad-input: dead-letter).

@@ -32,11 +32,11 @@ import (
 )
 
 // ProgressTable is the name of the table that holds each pipeline's
-// positions in the target.
+// positions in the target. Changes never write it: see schema.Reserved.
 const ProgressTable = schema.ProgressTable
 
 // DeadLetterTable is the name of the table that holds quarantined source
-// transactions under the dead-letter policy.
+// transactions under the dead-letter policy. Changes never write it.
 const DeadLetterTable = schema.DeadLetterTable
 
 // Dialect is what a SQL server contributes: quoting, statement text, limits,

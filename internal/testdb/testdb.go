@@ -197,3 +197,49 @@ func (d *DB) Quote(s string) string {
 	}
 	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
 }
+
+// Namespace returns the private database's name as its server names the
+// connection's own namespace: the database on MariaDB/MySQL, the schema
+// on PostgreSQL, "main" on SQLite.
+func (d *DB) Namespace(t testing.TB) string {
+	t.Helper()
+	var q string
+	switch d.Dialect {
+	case "mysql":
+		q = "SELECT DATABASE()"
+	case "postgres":
+		q = "SELECT current_schema()"
+	default:
+		return "main"
+	}
+	var ns string
+	if err := d.SQL.QueryRow(q).Scan(&ns); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return ns
+}
+
+// Neighbour creates a namespace beside the private one, dropped when the
+// test ends, and returns its name: a database on MariaDB/MySQL, a schema
+// on PostgreSQL, for tests that a pipeline never writes outside its own.
+// SQLite reaches other databases only by attaching them, so there it
+// returns "main", the private database itself.
+func (d *DB) Neighbour(t testing.TB) string {
+	t.Helper()
+	own := d.Namespace(t)
+	if d.Dialect == "sqlite" {
+		return own
+	}
+	ns := own + "_neighbour"
+	create, drop := "CREATE SCHEMA ", "DROP SCHEMA IF EXISTS %s CASCADE"
+	if d.Dialect == "mysql" {
+		create, drop = "CREATE DATABASE ", "DROP DATABASE IF EXISTS %s"
+	}
+	d.Exec(t, create+d.Quote(ns))
+	t.Cleanup(func() {
+		if _, err := d.SQL.Exec(fmt.Sprintf(drop, d.Quote(ns))); err != nil {
+			t.Logf("drop %s: %v", ns, err)
+		}
+	})
+	return ns
+}
