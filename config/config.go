@@ -200,8 +200,11 @@ type Table struct {
 	// or schema. Default "": the table of the source table's name (the
 	// part after the first dot) in the URL's database or schema, taken
 	// whole; Resolve refuses a name that is not one plain identifier, and
-	// txsink's own tables whatever the target. Use Resolve rather than
-	// reading it directly.
+	// txsink's own tables whatever the target. Validate refuses a target
+	// with a quote, a control character or white space at either end of a
+	// part, or one of txsink's own tables, and an entry for one table
+	// without target whose name Resolve would refuse. Use Resolve rather
+	// than reading it directly.
 	Target string
 	// PrimaryKey lists the key columns txsink reduces changes by (YAML
 	// "tables[].primary-key"). Default empty: the target table's PRIMARY

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/txsink/txsink/schema"
 )
 
 // validator collects the problems of a Config.
@@ -222,6 +224,7 @@ func (v *validator) tables(tables []Table) {
 		v.keys(t, &tableSection, path)
 		v.tableSource(path+".source", t.Source)
 		v.tableTarget(path+".target", t.Target)
+		v.fixedRoute(path+".source", t)
 		seen := map[string]int{}
 		for j, col := range t.PrimaryKey {
 			key := fmt.Sprintf("%s.primary-key[%d]", path, j)
@@ -267,16 +270,45 @@ func (v *validator) tableTarget(key, target string) {
 	if target == "" {
 		return // the default: the source table's name
 	}
-	schema, name, dotted := splitTableName(target)
+	ns, name, dotted := splitTableName(target)
 	switch {
 	case hasWildcard(target):
 		v.add(key, fmt.Sprintf("%q has a wildcard, but a target names one table; leave target out to keep each source table's name", target))
 	case strings.Contains(name, "."):
 		v.add(key, fmt.Sprintf("%q has more than one dot; write name or schema.name", target))
-	case dotted && (schema == "" || name == ""):
+	case dotted && (ns == "" || name == ""):
 		v.add(key, fmt.Sprintf("%q has an empty part; write name or schema.name", target))
+	case schema.Reserved(name):
+		v.add(key, fmt.Sprintf("%q is one of %s, which changes never write; name a table of your own", target, reservedTables))
+	case dotted && schema.IdentProblem(ns) != "":
+		v.add(key, fmt.Sprintf("%q: its schema part %s; %s", target, schema.IdentProblem(ns), plainName))
+	case schema.IdentProblem(name) != "":
+		v.add(key, fmt.Sprintf("%q: its table name %s; %s", target, schema.IdentProblem(name), plainName))
 	}
 }
+
+// fixedRoute refuses an entry for one table, without target, whose
+// table name a run would refuse as a target (see Table.Resolve): the run
+// would stop at start-up, so the configuration is wrong already.
+func (v *validator) fixedRoute(key string, t *Table) {
+	if t.Target != "" || t.Source == "" || hasWildcard(t.Source) {
+		return
+	}
+	ns, name, dotted := splitTableName(t.Source)
+	if dotted && (ns == "" || name == "") {
+		return // reported by tableSource
+	}
+	switch {
+	case schema.Reserved(name):
+		v.add(key, fmt.Sprintf("%q routes to %q, one of %s, which changes never write; set target: to a table of your own", t.Source, name, reservedTables))
+	case schema.IdentProblem(name) != "":
+		v.add(key, fmt.Sprintf("%q routes to a table named %q, which %s, and a target taken from the source's name must be one plain table name; set target: to name the target table",
+			t.Source, name, schema.IdentProblem(name)))
+	}
+}
+
+// plainName is what to do about a target name that is not plain.
+const plainName = "write the name as the target's catalog spells it, without quotes (txsink quotes every identifier itself)"
 
 // covers reports whether every table pattern b matches is matched by
 // pattern a too, as far as simple reasoning tells: b without wildcards, or
