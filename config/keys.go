@@ -361,8 +361,15 @@ var tableSection = sectionDef{
 		name: "target", typ: typeString,
 		want:       `a table name, "name" or "schema.name", without wildcards`,
 		defaultDoc: "the source table's name",
-		doc: "The target table, `name` or `schema.name`. Without it, a change goes to the table of the " +
-			"source table's name (the part after the dot).",
+		doc: "The target table, `name` or `schema.name`, written as the target's catalog spells it, without " +
+			"quotes (txsink quotes every identifier). Only a `target` may name another database or schema than " +
+			"the URL's. Without it, a change goes to the table of the source table's name (the part after the " +
+			"first dot) in the URL's database or schema, taken whole, never split at a dot. A source name that " +
+			"is empty or holds a dot, a quote (`` ` `` `\"` `'` `[` `]`), a control character (NUL included) or " +
+			"white space at either end is refused at its record as bad input, naming the position and the table " +
+			"(under `bad-input: dead-letter` the record is quarantined): route such a table with an entry of its " +
+			"own that sets `target`. Names beginning with `txsink_progress` or `txsink_dead_letters`, in any " +
+			"case, are txsink's own and never a target, in any schema, whether from the changelog or from `target`.",
 		field: func(s any) any { return &s.(*Table).Target },
 	}, {
 		name: "primary-key", typ: typeStrings,
