@@ -189,23 +189,32 @@ func (r *Row) Set(name string, v Value) {
 // partition is consumed once this change is applied, and where a person finds
 // it.
 //
-// Offset is what resuming needs: a byte offset just past the record for a file,
-// the next offset for Kafka. Positions of one partition only grow.
+// Offset is what resuming needs: a byte offset just past the record for a file
+// (counted over the partition's files, for a partition of several), the next
+// offset for Kafka. Positions of one partition only grow.
 type Position struct {
 	// Partition names the ordered lane the change came from (a file path, a
-	// Kafka topic-partition).
+	// sequence of files, a Kafka topic-partition).
 	Partition string
+	// File names the file the record is in when the partition is a
+	// sequence of several files; "" otherwise (the partition is the file).
+	File string
 	// Offset is where reading resumes once this change is applied.
 	Offset int64
-	// Seq is the record's ordinal in the partition, 1-based (a line number
-	// for a file, the Kafka offset for Kafka); used in messages.
+	// Seq is the record's ordinal, 1-based (a line number within the file
+	// for a file source, the Kafka offset for Kafka); used in messages.
 	Seq int64
 }
 
 // String returns "partition:seq", the form an error message points at
-// (a path and a line number for a file).
+// (a path and a line number for a file; the file rather than its
+// partition when the partition is a sequence of files).
 func (p Position) String() string {
-	return p.Partition + ":" + strconv.FormatInt(p.Seq, 10)
+	where := p.Partition
+	if p.File != "" {
+		where = p.File
+	}
+	return where + ":" + strconv.FormatInt(p.Seq, 10)
 }
 
 // Change is one row event.

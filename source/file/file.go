@@ -99,12 +99,20 @@ type Reader struct {
 	// before the first Next.
 	PollInterval time.Duration
 
-	name   string
-	f      *os.File  // a regular file; nil for a stream
-	pump   *pump     // a stream's reading goroutine; nil for a regular file
-	closer io.Closer // closed by Close: the file Open opened; nil if the caller owns the input
-	br     *bufio.Reader
-	follow bool
+	name string
+	// osPath is the file's path when it differs from name.
+	osPath string
+	// file is what records' Pos.File says: the file's name when it is
+	// one of a partition's several files, else "". markName is the
+	// file's name in marks (see Mark.File).
+	file     string
+	markName string
+	f        *os.File  // a regular file; nil for a stream
+	guard    *guard    // reads f, checking it is not rewritten; nil for a stream
+	pump     *pump     // a stream's reading goroutine; nil for a regular file
+	closer   io.Closer // closed by Close: the file Open opened; nil if the caller owns the input
+	br       *bufio.Reader
+	follow   bool
 
 	// Invariant: offset and seq describe the input up to the end of the last
 	// line consumed (returned or skipped). acc holds the bytes read after it
@@ -122,6 +130,11 @@ type Reader struct {
 	err    error // permanent: returned by every later Next
 	timer  *time.Timer
 	onWait func() // test hook: called each time Next starts waiting for growth
+	// moveOn, when set, is asked by a following Reader each time it finds
+	// the file has not grown: true means the file is finished (a later
+	// file of its partition exists), so the Reader stops following and
+	// ends at the file's end.
+	moveOn func() (bool, error)
 }
 
 var _ source.Reader = (*Reader)(nil)
@@ -168,19 +181,30 @@ func Open(path string, start changelog.Position, follow bool) (*Reader, error) {
 			"the file was truncated or replaced after its progress was recorded; restore the original file, "+
 			"or reset this partition's progress to read the new file from its start", path, start.Offset, fi.Size()), ErrFileChanged}
 	}
-	r := newReader(path, f, start)
-	r.f, r.closer, r.follow = f, f, follow
-	r.size.Store(fi.Size())
+	r, err := regularReader(path, f, fi.Size(), start, follow)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	r.closer = f
+	return r, nil
+}
+
+// regularReader reads the regular file f, of size bytes and named name in
+// messages, from start, which the caller has checked lies within it. The
+// caller keeps ownership of f.
+func regularReader(name string, f *os.File, size int64, start changelog.Position, follow bool) (*Reader, error) {
+	g := &guard{f: f, off: start.Offset, name: name}
+	r := newReader(name, g, start)
+	r.f, r.follow, r.guard = f, follow, g
+	r.size.Store(size)
 	if start.Offset > 0 {
-		var last [1]byte
-		if _, err := f.ReadAt(last[:], start.Offset-1); err != nil {
-			f.Close()
-			return nil, fmt.Errorf("%s: resume at byte %d: %w", path, start.Offset, err)
+		if err := g.prime(); err != nil {
+			return nil, fmt.Errorf("%s: resume at byte %d: %w", name, start.Offset, err)
 		}
-		r.midLine = last[0] != '\n'
+		r.midLine = g.lastByte() != '\n'
 		if _, err := f.Seek(start.Offset, io.SeekStart); err != nil {
-			f.Close()
-			return nil, fmt.Errorf("%s: resume at byte %d: %w", path, start.Offset, err)
+			return nil, fmt.Errorf("%s: resume at byte %d: %w", name, start.Offset, err)
 		}
 	}
 	return r, nil
@@ -318,6 +342,9 @@ func (r *Reader) next(ctx context.Context, borrow bool) (Record, error) {
 			// The stream's goroutine gave up waiting; what was read stays in
 			// acc for the next call.
 			return Record{}, err
+		case errors.Is(err, ErrFileChanged):
+			r.err = err // the guard's message names the file already
+			return Record{}, r.err
 		default:
 			r.err = fmt.Errorf("%s: read after line %d: %w", r.name, r.seq, err)
 			return Record{}, r.err
@@ -389,7 +416,7 @@ func (r *Reader) consume(line []byte, terminated, keep bool) (Record, bool, erro
 	if !keep {
 		data = bytes.Clone(data)
 	}
-	return Record{Data: data, Pos: changelog.Position{Partition: r.name, Offset: r.offset, Seq: r.seq}}, true, nil
+	return Record{Data: data, Pos: changelog.Position{Partition: r.name, File: r.file, Offset: r.offset, Seq: r.seq}}, true, nil
 }
 
 func (r *Reader) tooLong(n int) error {
@@ -424,20 +451,8 @@ func (r *Reader) waitForGrowth(ctx context.Context) error {
 		return ctx.Err()
 	default:
 	}
-	d := r.PollInterval
-	if d <= 0 {
-		d = DefaultPollInterval
-	}
-	if r.timer == nil {
-		r.timer = time.NewTimer(d)
-	} else {
-		r.timer.Reset(d)
-	}
-	select {
-	case <-ctx.Done():
-		r.timer.Stop()
-		return ctx.Err()
-	case <-r.timer.C:
+	if err := sleep(ctx, &r.timer, r.PollInterval); err != nil {
+		return err
 	}
 	fi, err := r.f.Stat()
 	if err != nil {
@@ -454,14 +469,72 @@ func (r *Reader) waitForGrowth(ctx context.Context) error {
 			"and restart, or reset this partition's progress", r.name, size, read), ErrFileChanged}
 		return r.err
 	case size == read:
-		if now, err := os.Stat(r.name); err != nil || !os.SameFile(fi, now) {
+		if r.moveOn != nil {
+			done, err := r.moveOn()
+			if err != nil {
+				r.err = err
+				return err
+			}
+			if done {
+				// What is left is read to the end, a last line without
+				// its terminator included: a later file exists, so this
+				// one is finished.
+				r.follow = false
+				return nil
+			}
+		}
+		if now, err := os.Stat(r.path()); err != nil || !os.SameFile(fi, now) {
 			r.err = &posError{fmt.Sprintf("%s: the path no longer names the file being read "+
-				"(it was removed, renamed or rotated after %d bytes); txsink follows one file per partition "+
-				"and does not follow rotation; list each file as its own partition", r.name, read), ErrFileChanged}
+				"(it was removed, renamed or rotated after %d bytes); txsink does not follow a file replaced under "+
+				"its name: write each new file under a name that sorts after the last (numbered or dated) and "+
+				"make the partition a glob, such as partitions: [\"logs/app-*.jsonl\"]", r.name, read), ErrFileChanged}
 			return r.err
 		}
 	}
 	return nil
+}
+
+// sleep waits one poll interval d (DefaultPollInterval when d <= 0) on the
+// timer *t, made at the first call, or until ctx is done.
+func sleep(ctx context.Context, t **time.Timer, d time.Duration) error {
+	if d <= 0 {
+		d = DefaultPollInterval
+	}
+	if *t == nil {
+		*t = time.NewTimer(d)
+	} else {
+		(*t).Reset(d)
+	}
+	select {
+	case <-ctx.Done():
+		(*t).Stop()
+		return ctx.Err()
+	case <-(*t).C:
+		return nil
+	}
+}
+
+// path returns the file system path of the file read.
+func (r *Reader) path() string {
+	if r.osPath != "" {
+		return r.osPath
+	}
+	return r.name
+}
+
+// Mark fingerprints byte offset at of the file (see Mark), for a position
+// a record of this Reader reported. It reads the file, not the Reader's
+// buffer, and may be called from any goroutine until Close. A stream has
+// no mark: it returns ok false.
+func (r *Reader) Mark(at int64) (m Mark, ok bool, err error) {
+	if r.f == nil {
+		return Mark{}, false, nil
+	}
+	m, err = markOf(r.f, r.markName, at)
+	if err != nil {
+		return Mark{}, false, fmt.Errorf("%s: fingerprint the position at byte %d: %w", r.name, at, err)
+	}
+	return m, true, nil
 }
 
 // Size returns the file's size in bytes as last seen (at Open, at each poll
@@ -593,3 +666,58 @@ func (p *pump) Read(b []byte) (int, error) {
 }
 
 func (p *pump) stop() { p.once.Do(func() { close(p.done) }) }
+
+// guardWindow is how many bytes before its read offset a guard checks.
+const guardWindow = 256
+
+// guard reads a regular file for a Reader and checks, after every read,
+// that the bytes just before it are still those read before them. A file
+// truncated and refilled between two reads (copytruncate followed at once by
+// a burst larger than the old size) never shows a shrink to a size check,
+// and reading on at the old offset would start in the middle of a record of
+// other content; the bytes before the offset tell. A pread of 256 bytes per
+// read of up to 256 KiB costs nothing to speak of.
+type guard struct {
+	f    *os.File
+	name string
+	off  int64 // the file offset of the next Read
+	// last holds, right-aligned, the n bytes of the file before off.
+	last [guardWindow]byte
+	n    int
+}
+
+// prime loads the bytes before g.off from the file: the guard of a Reader
+// that resumes there.
+func (g *guard) prime() error {
+	g.n = int(min(g.off, guardWindow))
+	_, err := g.f.ReadAt(g.last[guardWindow-g.n:], g.off-int64(g.n))
+	return err
+}
+
+// lastByte returns the byte before off; prime or a read must have set it.
+func (g *guard) lastByte() byte { return g.last[guardWindow-1] }
+
+// Read reads from the file, then checks the bytes before what it read.
+func (g *guard) Read(p []byte) (int, error) {
+	n, err := g.f.Read(p)
+	if n > 0 && g.n > 0 {
+		var now [guardWindow]byte
+		_, rerr := g.f.ReadAt(now[:g.n], g.off-int64(g.n))
+		if rerr != nil || !bytes.Equal(now[:g.n], g.last[guardWindow-g.n:]) {
+			return 0, &posError{fmt.Sprintf("%s: the bytes before byte %d changed while the file was read "+
+				"(it was truncated and refilled, as by copytruncate, or rewritten in place), so what follows is not "+
+				"the continuation of what was applied; restore the file and restart, or reset this partition's progress",
+				g.name, g.off), ErrFileChanged}
+		}
+	}
+	if n >= guardWindow {
+		copy(g.last[:], p[n-guardWindow:n])
+		g.n = guardWindow
+	} else if n > 0 {
+		copy(g.last[:], g.last[n:])
+		copy(g.last[guardWindow-n:], p[:n])
+		g.n = min(guardWindow, g.n+n)
+	}
+	g.off += int64(n)
+	return n, err
+}

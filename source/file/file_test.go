@@ -439,6 +439,13 @@ func TestFollowFileChanged(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, "the path no longer names the file being read"},
+		{"truncated and refilled past the offset at once", func(t *testing.T, path string) {
+			// copytruncate, then a burst larger than the old size
+			// before the next poll: the size never shows the shrink.
+			if err := os.WriteFile(path, []byte("xyzzy-new-content\nmore\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, "the bytes before byte 5 changed while the file was read"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
