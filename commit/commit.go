@@ -26,6 +26,12 @@ type Unit struct {
 	// Progress holds, per partition, the position of the last change the
 	// unit contains. Targets store it with the rows.
 	Progress []changelog.Position
+	// Marks holds, by partition, the fingerprint of the position Progress
+	// holds for it (a file source's check that the position still points
+	// into the bytes it was taken from on resume), when the source gives
+	// one. Targets store it with the position; a partition without a mark
+	// is stored without one.
+	Marks map[string]string
 	// Changes counts the source changes the unit consumed (before reduction).
 	Changes int
 	// DeadLetters holds the source transactions (plain mode: records) the

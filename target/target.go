@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/txsink/txsink/changelog"
@@ -74,7 +75,8 @@ type Dialect interface {
 	// epoch 1 (position 0), or adds one to an existing row's epoch.
 	ProgressClaim(b *strings.Builder)
 	// ProgressAdvance writes the statement that moves one partition's
-	// position, bound as (position, seq, pipeline, partition, epoch). It
+	// position, bound as (position, seq, mark, pipeline, partition, epoch),
+	// mark being the position's fingerprint or NULL (column position_mark). It
 	// matches no row once another owner has claimed the partition; it must
 	// report matched rows, not changed rows.
 	ProgressAdvance(b *strings.Builder)
@@ -168,6 +170,12 @@ type DB struct {
 	// afterCommit, when set, runs after a successful COMMIT; an error from
 	// it is reported as a transient error of the commit.
 	afterCommit func(*commit.Unit) error
+
+	// lockMu guards locks and held: the session holding the partitions'
+	// locks (see Hold), opened at the first Hold, and the keys it holds.
+	lockMu sync.Mutex
+	locks  Locks
+	held   map[string]bool
 }
 
 // SetAfterCommit installs f to run after each successful COMMIT; an error
@@ -192,8 +200,8 @@ func (t *DB) DB() *sql.DB { return t.db }
 // Dialect returns the target's dialect.
 func (t *DB) Dialect() Dialect { return t.dialect }
 
-// Close closes the database handle.
-func (t *DB) Close() error { return t.db.Close() }
+// Close gives up the partitions' locks and closes the database handle.
+func (t *DB) Close() error { return errors.Join(t.closeLocks(), t.db.Close()) }
 
 func (t *DB) wrap(op, table, key string, err error) error {
 	if err == nil {
@@ -212,9 +220,13 @@ func (t *DB) Describe(ctx context.Context, name schema.Name) (*schema.Table, err
 	return tbl, nil
 }
 
-// Setup creates the progress table if it does not exist.
+// Setup creates the progress table if it does not exist, and adds the
+// position_mark column to one an older txsink created.
 func (t *DB) Setup(ctx context.Context) error {
-	return t.createIfMissing(ctx, t.dialect.ProgressSchema(), "create progress table", ProgressTable)
+	if err := t.createIfMissing(ctx, t.dialect.ProgressSchema(), "create progress table", ProgressTable); err != nil {
+		return err
+	}
+	return t.addMarkColumn(ctx)
 }
 
 // createIfMissing runs CREATE ... IF NOT EXISTS statements. Instances of a
@@ -235,31 +247,6 @@ func (t *DB) createIfMissing(ctx context.Context, stmts []string, op, table stri
 		}
 	}
 	return nil
-}
-
-// Progress returns the positions stored for pipeline, by partition. A
-// pipeline that never committed has none.
-func (t *DB) Progress(ctx context.Context, pipeline string) (map[string]changelog.Position, error) {
-	d := t.dialect
-	q := "SELECT " + d.Quote("source_partition") + ", " + d.Quote("position") + ", " + d.Quote("seq") +
-		" FROM " + d.Quote(ProgressTable) + " WHERE " + d.Quote("pipeline") + " = " + placeholder(d, 1)
-	rows, err := t.db.QueryContext(ctx, q, pipeline)
-	if err != nil {
-		return nil, t.wrap("read progress", ProgressTable, "", err)
-	}
-	defer rows.Close()
-	out := map[string]changelog.Position{}
-	for rows.Next() {
-		var p changelog.Position
-		if err := rows.Scan(&p.Partition, &p.Offset, &p.Seq); err != nil {
-			return nil, t.wrap("read progress", ProgressTable, "", err)
-		}
-		out[p.Partition] = p
-	}
-	if err := rows.Err(); err != nil {
-		return nil, t.wrap("read progress", ProgressTable, "", err)
-	}
-	return out, nil
 }
 
 // Apply applies u in one transaction (see the package doc for the order).
@@ -656,76 +643,6 @@ func placeholder(d Dialect, n int) string {
 	return b.String()
 }
 
-func claimKey(pipeline, partition string) string { return pipeline + "\x00" + partition }
-
-// Claim makes this instance the owner of partitions of pipeline: in one
-// transaction it raises each partition's epoch in the progress table
-// (creating the row at position 0 if there is none) and reads the
-// positions stored there. From then on a commit of any earlier owner finds
-// its epoch stale and fails with ErrFenced, so only one instance commits
-// for a partition. The claim waits for a commit in flight on those
-// partitions (it holds their progress rows), so the positions it returns
-// include it.
-func (t *DB) Claim(ctx context.Context, pipeline string, partitions []string) (map[string]changelog.Position, error) {
-	tx, err := t.db.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, t.wrap("claim partitions", ProgressTable, "", err)
-	}
-	defer tx.Rollback()
-	var claim, read strings.Builder
-	t.dialect.ProgressClaim(&claim)
-	d := t.dialect
-	read.WriteString("SELECT " + d.Quote("position") + ", " + d.Quote("seq") + ", " + d.Quote("epoch") + " FROM " + d.Quote(ProgressTable) +
-		" WHERE " + d.Quote("pipeline") + " = " + placeholder(d, 1) + " AND " + d.Quote("source_partition") + " = " + placeholder(d, 2))
-	out := make(map[string]changelog.Position, len(partitions))
-	epochs := make(map[string]int64, len(partitions))
-	for _, part := range partitions {
-		if _, err := tx.ExecContext(ctx, claim.String(), pipeline, part); err != nil {
-			return nil, t.wrap("claim partition "+part, ProgressTable, "", err)
-		}
-		p := changelog.Position{Partition: part}
-		var epoch int64
-		if err := tx.QueryRowContext(ctx, read.String(), pipeline, part).Scan(&p.Offset, &p.Seq, &epoch); err != nil {
-			return nil, t.wrap("claim partition "+part, ProgressTable, "", err)
-		}
-		out[part], epochs[part] = p, epoch
-	}
-	if err := tx.Commit(); err != nil {
-		return nil, t.wrap("claim partitions", ProgressTable, "", err)
-	}
-	for part, ep := range epochs {
-		t.epochs[claimKey(pipeline, part)] = ep
-	}
-	return out, nil
-}
-
-// advance moves the unit's partitions to their new positions, checking in
-// the same statement that this instance still owns each of them.
-func (t *DB) advance(ctx context.Context, tx *sql.Tx, u *commit.Unit) error {
-	if len(u.Progress) == 0 {
-		return nil
-	}
-	var sb strings.Builder
-	t.dialect.ProgressAdvance(&sb)
-	q := sb.String()
-	for _, p := range u.Progress {
-		epoch := t.epochs[claimKey(u.Pipeline, p.Partition)]
-		res, err := tx.ExecContext(ctx, q, p.Offset, p.Seq, u.Pipeline, p.Partition, epoch)
-		if err != nil {
-			return t.wrap("write progress", ProgressTable, "", err)
-		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return t.wrap("write progress", ProgressTable, "", err)
-		}
-		if n != 1 {
-			return &Error{Op: "commit", Table: ProgressTable, Err: fmt.Errorf("partition %s of pipeline %s: %w (this instance's claim, epoch %d, is stale)", p.Partition, u.Pipeline, ErrFenced, epoch),
-				Hint: "another instance with the same pipeline name claimed the partition, so this one stops without writing; run one instance per partition, or give each pipeline its own name"}
-		}
-	}
-	return nil
-}
-
 // SetupDeadLetters creates the dead-letter table if it does not exist.
 func (t *DB) SetupDeadLetters(ctx context.Context) error {
 	return t.createIfMissing(ctx, t.dialect.DeadLetterSchema(), "create dead-letter table", DeadLetterTable)
@@ -785,44 +702,20 @@ func (t *DB) DeadLetters(ctx context.Context, pipeline string) ([]DeadLetterRow,
 		if err := rows.Scan(&r.ID, &r.Partition, &r.Offset, &r.Seq, &r.TxnID, &r.Raw, &r.Reason, &created); err != nil {
 			return nil, t.wrap("read dead letters", DeadLetterTable, "", err)
 		}
-		r.CreatedAt = fmt.Sprint(created)
-		if tm, ok := created.(interface{ UTC() time.Time }); ok {
-			r.CreatedAt = tm.UTC().Format(time.RFC3339)
-		}
+		r.CreatedAt = formatTime(created)
 		out = append(out, r)
 	}
 	return out, rows.Err()
 }
 
-// Committed reports whether u is already in the target: every partition of
-// u stands at or past u's position, under this instance's claim. After an
-// error whose outcome is unknown — above all a connection lost during
-// COMMIT, which the server may have carried out — it tells a retry that
-// would apply the unit twice from one that is needed. It answers from the
-// progress rows, which are written only in the units' own transactions.
-func (t *DB) Committed(ctx context.Context, u *commit.Unit) (bool, error) {
-	if len(u.Progress) == 0 {
-		return false, nil
+// formatTime renders a time a server returned (a time.Time, or text on
+// SQLite) in RFC 3339, UTC.
+func formatTime(v any) string {
+	if tm, ok := v.(interface{ UTC() time.Time }); ok {
+		return tm.UTC().Format(time.RFC3339)
 	}
-	d := t.dialect
-	q := "SELECT " + d.Quote("position") + ", " + d.Quote("epoch") + " FROM " + d.Quote(ProgressTable) +
-		" WHERE " + d.Quote("pipeline") + " = " + placeholder(d, 1) + " AND " + d.Quote("source_partition") + " = " + placeholder(d, 2)
-	for _, p := range u.Progress {
-		var pos, epoch int64
-		err := t.db.QueryRowContext(ctx, q, u.Pipeline, p.Partition).Scan(&pos, &epoch)
-		if errors.Is(err, sql.ErrNoRows) {
-			return false, nil
-		}
-		if err != nil {
-			return false, t.wrap("read progress", ProgressTable, "", err)
-		}
-		if mine, ok := t.epochs[claimKey(u.Pipeline, p.Partition)]; ok && epoch != mine {
-			return false, &Error{Op: "commit", Table: ProgressTable, Err: fmt.Errorf("partition %s of pipeline %s: %w (epoch %d, this instance's %d)", p.Partition, u.Pipeline, ErrFenced, epoch, mine),
-				Hint: "another instance with the same pipeline name claimed the partition, so this one stops without writing; run one instance per partition, or give each pipeline its own name"}
-		}
-		if pos < p.Offset {
-			return false, nil
-		}
+	if b, ok := v.([]byte); ok {
+		return string(b)
 	}
-	return true, nil
+	return fmt.Sprint(v)
 }

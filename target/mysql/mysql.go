@@ -450,6 +450,7 @@ func (d *Dialect) ProgressSchema() []string {
 		"`seq` BIGINT NOT NULL," +
 		"`epoch` BIGINT NOT NULL DEFAULT 0," +
 		"`updated_at` TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6) ON UPDATE CURRENT_TIMESTAMP(6)," +
+		"`position_mark` TEXT NULL," +
 		"PRIMARY KEY (`pipeline`,`source_partition`)) ENGINE=InnoDB"}
 }
 
@@ -478,7 +479,7 @@ func (d *Dialect) ProgressClaim(b *strings.Builder) {
 // The session reports found rows (clientFoundRows), so an update that
 // changes nothing still counts its row.
 func (d *Dialect) ProgressAdvance(b *strings.Builder) {
-	b.WriteString("UPDATE `" + target.ProgressTable + "` SET `position`=?,`seq`=? WHERE `pipeline`=? AND `source_partition`=? AND `epoch`=?")
+	b.WriteString("UPDATE `" + target.ProgressTable + "` SET `position`=?,`seq`=?,`position_mark`=? WHERE `pipeline`=? AND `source_partition`=? AND `epoch`=?")
 }
 
 // Bind passes converted values through: the driver formats time.Time in

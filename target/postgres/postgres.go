@@ -110,6 +110,7 @@ func (Dialect) ProgressSchema() []string {
 		"position" BIGINT NOT NULL,
 		"seq" BIGINT NOT NULL,
 		"epoch" BIGINT NOT NULL DEFAULT 0,
+		"position_mark" TEXT,
 		"updated_at" TIMESTAMPTZ NOT NULL DEFAULT now(),
 		PRIMARY KEY ("pipeline", "source_partition"))`}
 }
@@ -144,12 +145,14 @@ func (d Dialect) ProgressAdvance(b *strings.Builder) {
 	d.WritePlaceholder(b, 1)
 	b.WriteString(`,"seq"=`)
 	d.WritePlaceholder(b, 2)
-	b.WriteString(`,"updated_at"=now() WHERE "pipeline"=`)
+	b.WriteString(`,"position_mark"=`)
 	d.WritePlaceholder(b, 3)
-	b.WriteString(` AND "source_partition"=`)
+	b.WriteString(`,"updated_at"=now() WHERE "pipeline"=`)
 	d.WritePlaceholder(b, 4)
-	b.WriteString(` AND "epoch"=`)
+	b.WriteString(` AND "source_partition"=`)
 	d.WritePlaceholder(b, 5)
+	b.WriteString(` AND "epoch"=`)
+	d.WritePlaceholder(b, 6)
 }
 
 // Bind sends DateTime values (timestamp without time zone) as text so the

@@ -27,7 +27,11 @@ import (
 )
 
 // Dialect is the SQLite dialect. It has no state.
-type Dialect struct{}
+type Dialect struct {
+	// Path is the database file, for the partitions' locks (see
+	// OpenLocks); "" or ":memory:" for none.
+	Path string
+}
 
 // Path returns the file path of a sqlite:// URL: sqlite:///abs/path.db is
 // absolute, sqlite://rel/path.db is relative to baseDir, and
@@ -108,7 +112,7 @@ func open(ctx context.Context, path, dsn string) (*target.DB, error) {
 		db.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	return target.New(db, Dialect{}), nil
+	return target.New(db, Dialect{Path: path}), nil
 }
 
 // Name returns "sqlite".
@@ -178,6 +182,7 @@ func (Dialect) ProgressSchema() []string {
 		"position" INTEGER NOT NULL,
 		"seq" INTEGER NOT NULL,
 		"epoch" INTEGER NOT NULL DEFAULT 0,
+		"position_mark" TEXT,
 		"updated_at" TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),
 		PRIMARY KEY ("pipeline", "source_partition"))`}
 }
@@ -212,12 +217,14 @@ func (d Dialect) ProgressAdvance(b *strings.Builder) {
 	d.WritePlaceholder(b, 1)
 	b.WriteString(`,"seq"=`)
 	d.WritePlaceholder(b, 2)
-	b.WriteString(`,"updated_at"=strftime('%Y-%m-%dT%H:%M:%fZ','now') WHERE "pipeline"=`)
+	b.WriteString(`,"position_mark"=`)
 	d.WritePlaceholder(b, 3)
-	b.WriteString(` AND "source_partition"=`)
+	b.WriteString(`,"updated_at"=strftime('%Y-%m-%dT%H:%M:%fZ','now') WHERE "pipeline"=`)
 	d.WritePlaceholder(b, 4)
-	b.WriteString(` AND "epoch"=`)
+	b.WriteString(` AND "source_partition"=`)
 	d.WritePlaceholder(b, 5)
+	b.WriteString(` AND "epoch"=`)
+	d.WritePlaceholder(b, 6)
 }
 
 // Bind writes times as ISO-8601 text in UTC, booleans as 0/1 and unsigned

@@ -20,5 +20,5 @@ DELETE FROM `shop`.`order``items"x` WHERE (`order_id`,`line_no`) IN ((?,?),(?,?)
 INSERT INTO `txsink_progress` (`pipeline`,`source_partition`,`position`,`seq`,`epoch`) VALUES (?,?,0,0,1) ON DUPLICATE KEY UPDATE `epoch`=`epoch`+1;
 
 -- progress advance, fenced by epoch
-UPDATE `txsink_progress` SET `position`=?,`seq`=? WHERE `pipeline`=? AND `source_partition`=? AND `epoch`=?;
+UPDATE `txsink_progress` SET `position`=?,`seq`=?,`position_mark`=? WHERE `pipeline`=? AND `source_partition`=? AND `epoch`=?;
 

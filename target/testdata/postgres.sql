@@ -20,5 +20,5 @@ DELETE FROM "shop"."order`items""x" WHERE ("order_id","line_no") IN (($1,$2),($3
 INSERT INTO "txsink_progress" ("pipeline","source_partition","position","seq","epoch") VALUES ($1,$2,0,0,1) ON CONFLICT ("pipeline","source_partition") DO UPDATE SET "epoch"="txsink_progress"."epoch"+1;
 
 -- progress advance, fenced by epoch
-UPDATE "txsink_progress" SET "position"=$1,"seq"=$2,"updated_at"=now() WHERE "pipeline"=$3 AND "source_partition"=$4 AND "epoch"=$5;
+UPDATE "txsink_progress" SET "position"=$1,"seq"=$2,"position_mark"=$3,"updated_at"=now() WHERE "pipeline"=$4 AND "source_partition"=$5 AND "epoch"=$6;
 

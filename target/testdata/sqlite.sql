@@ -20,5 +20,5 @@ DELETE FROM "shop"."order`items""x" WHERE ("order_id","line_no") IN (VALUES (?,?
 INSERT INTO "txsink_progress" ("pipeline","source_partition","position","seq","epoch") VALUES (?,?,0,0,1) ON CONFLICT ("pipeline","source_partition") DO UPDATE SET "epoch"="txsink_progress"."epoch"+1;
 
 -- progress advance, fenced by epoch
-UPDATE "txsink_progress" SET "position"=?,"seq"=?,"updated_at"=strftime('%Y-%m-%dT%H:%M:%fZ','now') WHERE "pipeline"=? AND "source_partition"=? AND "epoch"=?;
+UPDATE "txsink_progress" SET "position"=?,"seq"=?,"position_mark"=?,"updated_at"=strftime('%Y-%m-%dT%H:%M:%fZ','now') WHERE "pipeline"=? AND "source_partition"=? AND "epoch"=?;
 

@@ -1,0 +1,22 @@
+package mysql
+
+import (
+	"context"
+	"database/sql"
+
+	"github.com/txsink/txsink/target"
+)
+
+var _ target.Locker = (*Dialect)(nil)
+
+// OpenLocks implements target.Locker with GET_LOCK, whose locks belong to
+// the connection that took them: a process that dies gives them up with
+// its connection.
+func (d *Dialect) OpenLocks(ctx context.Context, db *sql.DB) (target.Locks, error) {
+	c, err := db.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &target.ConnLocks{Conn: c, LockSQL: "SELECT GET_LOCK(?, 0)", UnlockSQL: "DO RELEASE_LOCK(?)",
+		Arg: func(key string) any { return key }}, nil
+}
