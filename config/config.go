@@ -81,13 +81,19 @@ type Source struct {
 	// (newline-delimited files) or "kafka" (topics of a Kafka cluster, read
 	// by a consumer group). Keys of the other kind are refused.
 	Type string
-	// Paths lists the files to read (YAML "source.paths"). Each path is one
-	// partition, read in order from its start (or from its recorded
-	// progress). "-" reads standard input and may appear once. Parse and
-	// Load make relative paths absolute against the config file's
-	// directory, so the pipeline reads the same files from any working
-	// directory. At least one; no path twice.
+	// Paths lists the files of a source of one partition (YAML
+	// "source.paths"): they are read one after another, in the order
+	// listed, as one ordered lane; an entry may be a glob, whose matches
+	// are read in name order. "-" reads standard input and must be the
+	// only entry. Parse and Load make relative paths absolute against the
+	// config file's directory, so the pipeline reads the same files from
+	// any working directory. Paths or Partitions, not both; no path twice.
 	Paths []string
+	// Partitions lists the partitions of a source of several (YAML
+	// "source.partitions"), read concurrently: each is an ordered
+	// sequence of files, as Paths is for one. Order is kept within a
+	// partition only.
+	Partitions [][]string
 	// Format is the changelog format of the records (YAML "source.format").
 	// Required; one of the names format/formats.Names returns
 	// ("debezium-json", "canal-json", "maxwell-json", "ogg-json",
@@ -148,6 +154,18 @@ type Source struct {
 	// "source.sasl.user", "source.sasl.password"); ${NAME} in them is
 	// replaced by the environment variable NAME.
 	SASLUser, SASLPassword string
+}
+
+// FilePartitions returns the partitions of a file source, each an ordered
+// list of paths or globs: Paths as one partition, or Partitions.
+func (s Source) FilePartitions() [][]string {
+	if len(s.Partitions) > 0 {
+		return s.Partitions
+	}
+	if len(s.Paths) > 0 {
+		return [][]string{s.Paths}
+	}
+	return nil
 }
 
 // Values of Source.Start.

@@ -71,7 +71,7 @@ func TestLoadGood(t *testing.T) {
 				BadInput:          BadInputDeadLetter,
 				Source: Source{
 					Type:           "file",
-					Paths:          []string{"/var/lib/cdc/p0.jsonl", abs(t, "sub/p1.jsonl"), "-"},
+					Partitions:     [][]string{{"/var/lib/cdc/p0.jsonl", abs(t, "sub/p1.jsonl")}, {"-"}},
 					Format:         "txsink-json",
 					FormatOptions:  map[string]string{"timestamp-unit": "ms", "strict": "true"},
 					Follow:         true,
@@ -204,7 +204,7 @@ func wantErrors(t *testing.T, file string) []string {
 func TestParseBaseDir(t *testing.T) {
 	const doc = `
 name: p
-source: {type: file, paths: [a.jsonl, /abs/b.jsonl, "-"], format: debezium-json}
+source: {type: file, paths: [a.jsonl, /abs/b.jsonl, "logs/*.jsonl"], format: debezium-json}
 target: {url: "sqlite://rel/t.db"}
 tables: [{source: "*.*"}]
 `
@@ -213,8 +213,8 @@ tables: [{source: "*.*"}]
 		wantPaths []string
 		wantURL   string
 	}{
-		{"", []string{"a.jsonl", "/abs/b.jsonl", "-"}, "sqlite://rel/t.db"},
-		{"/etc/txsink", []string{"/etc/txsink/a.jsonl", "/abs/b.jsonl", "-"}, "sqlite:///etc/txsink/rel/t.db"},
+		{"", []string{"a.jsonl", "/abs/b.jsonl", "logs/*.jsonl"}, "sqlite://rel/t.db"},
+		{"/etc/txsink", []string{"/etc/txsink/a.jsonl", "/abs/b.jsonl", "/etc/txsink/logs/*.jsonl"}, "sqlite:///etc/txsink/rel/t.db"},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("baseDir=%q", tt.baseDir), func(t *testing.T) {

@@ -240,7 +240,7 @@ func (d *decoder) set(k *keyDef, p any, key string, e entry) {
 	bad := func(format string, args ...any) {
 		d.errorf(n.Line, key, "%s; set it to %s", fmt.Sprintf(format, args...), k.want)
 	}
-	if k.typ != typeStrings && k.typ != typeStringMap && n.Kind != yaml.ScalarNode {
+	if k.typ != typeStrings && k.typ != typeStringMap && k.typ != typeStringLists && n.Kind != yaml.ScalarNode {
 		bad("is a %s, not a single value", kindName(n))
 		return
 	}
@@ -305,6 +305,18 @@ func (d *decoder) set(k *keyDef, p any, key string, e entry) {
 		}
 	case typeStrings:
 		*p.(*[]string) = d.strings(n, key, k)
+	case typeStringLists:
+		if n.Kind != yaml.SequenceNode {
+			bad("is a %s", kindName(n))
+			return
+		}
+		l := make([][]string, 0, len(n.Content))
+		for i, item := range n.Content {
+			ik := key + "[" + strconv.Itoa(i) + "]"
+			d.lines[ik] = deref(item).Line
+			l = append(l, d.strings(deref(item), ik, k))
+		}
+		*p.(*[][]string) = l
 	case typeStringMap:
 		entries, ok := d.mapping(n, key)
 		if !ok {
@@ -445,10 +457,16 @@ func (d *decoder) mergeOne(m *yaml.Node, path string) []entry {
 // target URL is expanded from the environment.
 func (d *decoder) resolve(c *Config) {
 	if d.baseDir != "" {
-		for i, p := range c.Source.Paths {
-			if p != "" && p != "-" && !filepath.IsAbs(p) {
-				c.Source.Paths[i] = filepath.Join(d.baseDir, p)
+		abs := func(paths []string) {
+			for i, p := range paths {
+				if p != "" && p != "-" && !filepath.IsAbs(p) {
+					paths[i] = filepath.Join(d.baseDir, p)
+				}
 			}
+		}
+		abs(c.Source.Paths)
+		for _, part := range c.Source.Partitions {
+			abs(part)
 		}
 		for _, p := range []*string{&c.Source.TLSCA, &c.Source.TLSCert, &c.Source.TLSKey} {
 			if *p != "" && !filepath.IsAbs(*p) {

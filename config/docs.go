@@ -100,7 +100,7 @@ func formatDefault(k *keyDef, p any) string {
 			return "-1 (automatic)"
 		}
 		return strconv.FormatInt(p.(*time.Duration).Milliseconds(), 10)
-	case typeStrings, typeStringMap:
+	case typeStrings, typeStringMap, typeStringLists:
 		if isZero(p) {
 			return "none"
 		}

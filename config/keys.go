@@ -18,14 +18,15 @@ import (
 type valueType uint8
 
 const (
-	typeString    valueType = iota
-	typeBool                // true or false
-	typeInt                 // whole number
-	typeSize                // bytes, with an optional unit: 16MiB
-	typeDuration            // Go duration: 1s, 100ms
-	typeMillis              // whole number of milliseconds
-	typeStrings             // list of strings, or one string
-	typeStringMap           // mapping of string keys to string values
+	typeString      valueType = iota
+	typeBool                  // true or false
+	typeInt                   // whole number
+	typeSize                  // bytes, with an optional unit: 16MiB
+	typeDuration              // Go duration: 1s, 100ms
+	typeMillis                // whole number of milliseconds
+	typeStrings               // list of strings, or one string
+	typeStringMap             // mapping of string keys to string values
+	typeStringLists           // list whose entries are a string or a list of strings
 )
 
 // String returns the type's name as the reference documentation shows it.
@@ -45,6 +46,8 @@ func (t valueType) String() string {
 		return "list of strings"
 	case typeStringMap:
 		return "map of strings"
+	case typeStringLists:
+		return "list of lists of strings"
 	}
 	return fmt.Sprintf("valueType(%d)", t)
 }
@@ -185,12 +188,23 @@ var sourceSection = sectionDef{
 		field: func(s any) any { return &s.(*Source).Type },
 		check: oneOf("source type", sourceTypes),
 	}, {
-		name: "paths", typ: typeStrings, required: true, only: SourceFile,
-		want: "a list of files, one per partition, such as [p0.jsonl, p1.jsonl]",
-		doc: "The files to read; each file is one partition, read in order. `-` is standard input " +
-			"(at most once). Relative paths are relative to the config file's directory. A single " +
-			"string is a list of one.",
+		name: "paths", typ: typeStrings, only: SourceFile,
+		want: "a list of files read one after another, such as [day1.jsonl, day2.jsonl]", defaultDoc: "none",
+		doc: "The files to read, as ONE partition: one file after another, in the order listed, as one ordered " +
+			"lane (so one key's changes may be spread over them). An entry may be a glob (`logs/*.jsonl`), " +
+			"whose files are read in name order. `-` is standard input, and must be the only entry. Relative " +
+			"paths are relative to the config file's directory. A single string is a list of one. Set this or " +
+			"`partitions`, not both.",
 		field: func(s any) any { return &s.(*Source).Paths },
+	}, {
+		name: "partitions", typ: typeStringLists, only: SourceFile,
+		want: "a list of partitions, each a file, a glob or a list of files, such as [[day1.jsonl, day2.jsonl], [other.jsonl]]", defaultDoc: "none",
+		doc: "Several partitions, read concurrently: each entry is one partition, an ordered sequence of files " +
+			"(a file, a glob read in name order, or a list of them, read one after another). Order is kept " +
+			"within a partition only, so one key's changes must stay in one partition: a key that appears in two " +
+			"stops the pipeline with an error naming both. `-` (standard input) must be a partition of its own. " +
+			"Set this or `paths`, not both.",
+		field: func(s any) any { return &s.(*Source).Partitions },
 	}, {
 		name: "format", typ: typeString, required: true,
 		want:  "one of: " + strings.Join(formats, ", "),

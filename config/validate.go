@@ -29,7 +29,7 @@ func (c *Config) validate(file string, lines map[string]int, skip map[string]boo
 	v.kafka(c)
 	v.keys(&c.Target, &targetSection, "target")
 	v.keys(&c.Sink, &sinkSection, "sink")
-	v.paths(c.Source.Paths)
+	v.files(&c.Source)
 	for k := range c.Source.FormatOptions {
 		if k == "" {
 			v.add("source.format-options", "has an empty option name; remove it")
@@ -180,30 +180,63 @@ func isZero(p any) bool {
 		return *p == 0
 	case *map[string]string:
 		return len(*p) == 0
+	case *[][]string:
+		return len(*p) == 0
 	}
 	panic(fmt.Sprintf("config: isZero on %T", p))
 }
 
-func (v *validator) paths(paths []string) {
-	stdin := -1
-	seen := map[string]int{}
-	for i, p := range paths {
-		key := fmt.Sprintf("source.paths[%d]", i)
-		switch {
-		case strings.TrimSpace(p) == "":
-			v.add(key, "empty; write a file path, or - for standard input")
-		case p == "-":
-			if stdin >= 0 {
-				v.add(key, fmt.Sprintf("standard input (-) is listed again (first as source.paths[%d]); it can be read only once", stdin))
-			} else {
-				stdin = i
+// files checks source.paths and source.partitions: one of them, entries
+// that are not empty, standard input alone in its partition and once, no
+// path twice. Files that are the same under other spellings (links) are
+// found when the pipeline opens them.
+func (v *validator) files(s *Source) {
+	if s.Type != SourceFile && s.Type != "" {
+		return
+	}
+	switch {
+	case len(s.Paths) > 0 && len(s.Partitions) > 0:
+		v.add("source.partitions", "is set with source.paths; set one: paths for one partition (files read one after another), partitions for several read concurrently")
+		return
+	case len(s.Paths) == 0 && len(s.Partitions) == 0:
+		state := "missing"
+		if _, ok := v.lines["source.paths"]; ok {
+			state = "empty"
+		}
+		v.add("source.paths", state+"; set it to a list of files read one after another, such as [day1.jsonl, day2.jsonl] (or set source.partitions)")
+		return
+	}
+	stdin := ""
+	seen := map[string]string{}
+	for i, part := range s.FilePartitions() {
+		pkey := "source.paths"
+		if len(s.Partitions) > 0 {
+			pkey = fmt.Sprintf("source.partitions[%d]", i)
+			if len(part) == 0 {
+				v.add(pkey, "empty; list the partition's files, or remove the entry")
 			}
-		default:
-			c := filepath.Clean(p)
-			if j, dup := seen[c]; dup {
-				v.add(key, fmt.Sprintf("names the same file as source.paths[%d]; each file is one partition, list it once", j))
-			} else {
-				seen[c] = i
+		}
+		for j, p := range part {
+			key := fmt.Sprintf("%s[%d]", pkey, j)
+			switch {
+			case strings.TrimSpace(p) == "":
+				v.add(key, "empty; write a file path, or - for standard input")
+			case p == "-":
+				switch {
+				case stdin != "":
+					v.add(key, fmt.Sprintf("standard input (-) is listed again (first as %s); it can be read only once", stdin))
+				case len(part) > 1:
+					v.add(key, "standard input (-) is in a list of files; a stream cannot be one of a sequence: make it a partition of its own")
+				default:
+					stdin = key
+				}
+			default:
+				c := filepath.Clean(p)
+				if first, dup := seen[c]; dup {
+					v.add(key, fmt.Sprintf("names the same file as %s; list each file once", first))
+				} else {
+					seen[c] = key
+				}
 			}
 		}
 	}
