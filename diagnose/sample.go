@@ -72,9 +72,17 @@ func (c *checker) sample(ctx context.Context) error {
 			Fix: "correct source.format or source.format-options"})
 		return nil
 	}
-	for _, path := range c.cfg.Source.Paths {
-		if err := c.sampleFile(ctx, dec, path); err != nil {
-			return err
+	for _, paths := range c.cfg.Source.FilePartitions() {
+		// Every file of a partition is sampled; a path or glob that names
+		// no file is reported by sampleFile.
+		files, err := file.Files(file.Partition{Name: paths[0], Paths: paths})
+		if err != nil {
+			files = paths
+		}
+		for _, path := range files {
+			if err := c.sampleFile(ctx, dec, path); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

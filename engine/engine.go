@@ -30,14 +30,11 @@ package engine
 
 import (
 	"context"
-
 	"errors"
 	"fmt"
-	"github.com/txsink/txsink/format"
 	"log/slog"
 	"maps"
 	"math/rand/v2"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -47,8 +44,10 @@ import (
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/commit"
 	"github.com/txsink/txsink/config"
+	"github.com/txsink/txsink/format"
 	"github.com/txsink/txsink/reduce"
 	"github.com/txsink/txsink/schema"
+	"github.com/txsink/txsink/source/file"
 	"github.com/txsink/txsink/target"
 	"github.com/txsink/txsink/target/connect"
 )
@@ -78,6 +77,10 @@ func WithTarget(t *target.DB) Option { return func(e *Engine) { e.target, e.ownT
 // WithBaseDir sets the folder relative sqlite:// paths are resolved
 // against (the config file's folder; default the working directory).
 func WithBaseDir(dir string) Option { return func(e *Engine) { e.baseDir = dir } }
+
+// WithConfigFile names the pipeline's config file, for the commands that
+// messages suggest (txsink reset --config FILE).
+func WithConfigFile(path string) Option { return func(e *Engine) { e.configFile = path } }
 
 // WithLostCommitAck makes the target report a transient error after each
 // COMMIT for which f returns true, although the COMMIT succeeded — as when
@@ -131,6 +134,7 @@ type Engine struct {
 	target       *target.DB
 	ownTarget    bool
 	baseDir      string
+	configFile   string
 	onCommit     func(*commit.Unit)
 	beforeCommit func(*commit.Unit) error
 	lostAck      func(*commit.Unit) bool
@@ -149,6 +153,9 @@ type Engine struct {
 	// insert-only bench.
 	progress atomic.Pointer[map[string]changelog.Position]
 	progMu   sync.Mutex // serializes the writers of progress
+	// marks holds the marks stored with the positions at start (see
+	// commit.Unit.Marks), by partition; read only after New.
+	marks map[string]string
 	// appliedAt is the loop's memory of the stored position it looked up
 	// last (see applied).
 	appliedAt appliedAt
@@ -255,6 +262,12 @@ func New(ctx context.Context, cfg *config.Config, opts ...Option) (*Engine, erro
 	if err != nil {
 		return fail(err)
 	}
+	if err := e.checkStoredPartitions(p); err != nil {
+		return fail(err)
+	}
+	if e.marks, err = e.target.Marks(ctx, cfg.Name); err != nil {
+		return fail(err)
+	}
 	// Claim the partitions this instance reads: an older instance still
 	// running with the same pipeline name is fenced from now on, and the
 	// positions read with the claim include its last commit.
@@ -265,6 +278,11 @@ func New(ctx context.Context, cfg *config.Config, opts ...Option) (*Engine, erro
 		}
 		for k, v := range claimed {
 			p[k] = v
+		}
+		if busy, err := e.target.Hold(ctx, cfg.Name, parts); err != nil {
+			return fail(err)
+		} else if len(busy) > 0 {
+			e.log.Warn("another session holds the lock of partitions this instance claimed (an older instance still running is fenced from now on)", "partitions", busy)
 		}
 	}
 	e.progress.Store(&p)
@@ -599,6 +617,11 @@ func (e *Engine) commitUnit(ctx context.Context, u *commit.Unit, reason string, 
 	start := e.clock.Now()
 	d, up, in := u.Rows()
 	info := CommitInfo{Reason: reason, Changes: u.Changes, Upserted: up, Deleted: d, Inserted: in, Txns: txns, Progress: u.Progress}
+	if err := e.markUnit(u); err != nil {
+		info.Took, info.Err = e.clock.Now().Sub(start), err
+		e.hookCommit(info)
+		return err
+	}
 	if err := e.apply(ctx, u); err != nil {
 		info.Took, info.Err = e.clock.Now().Sub(start), err
 		e.hookCommit(info)
@@ -642,6 +665,26 @@ func (e *Engine) commitUnit(ctx context.Context, u *commit.Unit, reason string, 
 	if e.onCommit != nil {
 		e.onCommit(u)
 	}
+	return nil
+}
+
+// markUnit fingerprints the positions of u, when the source gives marks.
+func (e *Engine) markUnit(u *commit.Unit) error {
+	f := e.feed
+	if f == nil || f.mark == nil || u.Marks != nil {
+		return nil
+	}
+	marks := make(map[string]string, len(u.Progress))
+	for _, p := range u.Progress {
+		m, err := f.mark(p)
+		if err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+		if m != "" {
+			marks[p.Partition] = m
+		}
+	}
+	u.Marks = marks
 	return nil
 }
 
@@ -697,20 +740,10 @@ func (e *Engine) Close() error {
 
 // PartitionName returns the partition name of a file path: the path
 // relative to baseDir (the config file's folder) when the file lies below
-// it, else the cleaned path. Progress is keyed by this name, so a pipeline
-// folder can move without starting over.
-func PartitionName(path, baseDir string) string {
-	if path == "-" {
-		return path
-	}
-	path = filepath.Clean(path)
-	if baseDir != "" && filepath.IsAbs(path) {
-		if rel, err := filepath.Rel(baseDir, path); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			return rel
-		}
-	}
-	return path
-}
+// it, else the cleaned path; see file.Name. A partition of several files
+// is named after its first entry. Progress is keyed by this name, so a
+// pipeline folder can move without starting over.
+func PartitionName(path, baseDir string) string { return file.Name(path, baseDir) }
 
 // partLocked returns the status of a partition, creating it. e.mu must be
 // held (or the engine not yet shared).
@@ -793,16 +826,66 @@ func (e *Engine) Status() Status {
 	return st
 }
 
-// partitions lists the partitions the configured source reads.
+// partitions lists the partitions the configured source reads, when it
+// knows them before reading (a file source).
 func (e *Engine) partitions() []string {
-	if e.cfg.Source.Type != "file" {
+	if e.cfg.Source.Type != config.SourceFile {
 		return nil
 	}
-	out := make([]string, 0, len(e.cfg.Source.Paths))
-	for _, path := range e.cfg.Source.Paths {
-		out = append(out, PartitionName(path, e.baseDir))
+	var out []string
+	for _, p := range e.filePartitions() {
+		out = append(out, p.Name)
 	}
 	return out
+}
+
+// checkStoredPartitions refuses stored progress of a file source for a
+// partition the configuration does not read: the partitions were laid out
+// otherwise when it was stored (a file removed from the list, files of
+// several partitions made one sequence, or the other way round), and
+// reading on would apply records twice or skip them.
+func (e *Engine) checkStoredPartitions(stored map[string]changelog.Position) error {
+	if e.cfg.Source.Type != config.SourceFile {
+		return nil
+	}
+	want := map[string]bool{}
+	for _, p := range e.partitions() {
+		want[p] = true
+	}
+	var extra []string
+	for part, pos := range stored {
+		if !want[part] && (pos.Offset > 0 || pos.Seq > 0) {
+			extra = append(extra, part)
+		}
+	}
+	if len(extra) == 0 {
+		return nil
+	}
+	sort.Strings(extra)
+	names := strings.Join(e.partitions(), ", ")
+	return fmt.Errorf("the target holds progress of pipeline %s for partition %s, which this configuration does not read (it reads %s): "+
+		"the files were laid out in other partitions when that progress was stored, and reading on could apply records twice or skip them. "+
+		"Several files in source.paths are one partition, read one after another; to read files as partitions of their own, "+
+		"list them in source.partitions (such as partitions: [[a.jsonl], [b.jsonl]]). If the change is meant, forget the old progress with: %s",
+		e.cfg.Name, strings.Join(extra, ", "), names, e.resetCommand(extra[0]))
+}
+
+// rewind moves a stream partition's stored position back to its start:
+// a stream is read from its first byte on every run.
+func (e *Engine) rewind(ctx context.Context, part string) error {
+	if pos, ok := e.Progress(part); !ok || pos.Offset == 0 && pos.Seq == 0 {
+		return nil
+	}
+	if err := e.target.Rewind(ctx, e.cfg.Name, part); err != nil {
+		return err
+	}
+	e.setProgress(func(m map[string]changelog.Position) { m[part] = changelog.Position{Partition: part} })
+	e.mu.Lock()
+	ps := e.partLocked(part)
+	ps.Committed, ps.CommittedSeq, ps.Read = 0, 0, 0
+	e.mu.Unlock()
+	e.log.Info("reading a stream from its start: the position of an earlier run is not resumed", "partition", part)
+	return nil
 }
 
 // deadLettering reports whether bad input is quarantined rather than

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/txsink/txsink/changelog"
@@ -35,15 +36,59 @@ type feed struct {
 	// committed, when set, is told of the positions of every commit.
 	// It is called from the goroutine that committed.
 	committed func(ctx context.Context, progress []changelog.Position)
+	// mark, when set, fingerprints a position for its progress row (see
+	// commit.Unit.Marks). It is called from the goroutine that commits, in
+	// the order of the positions.
+	mark func(pos changelog.Position) (string, error)
 }
 
-// openFiles starts one reader per configured path (each one partition),
-// from the stored progress on.
+// filePartitions returns the partitions of the configured file source:
+// source.paths as one, or each of source.partitions.
+func (e *Engine) filePartitions() []file.Partition {
+	var out []file.Partition
+	for _, paths := range e.cfg.Source.FilePartitions() {
+		name := PartitionName(paths[0], e.baseDir)
+		p := file.Partition{Name: name, Paths: paths, BaseDir: e.baseDir, Follow: e.cfg.Source.Follow,
+			ResetHint: e.resetCommand(name)}
+		if n := e.cfg.Source.MaxRecordBytes; n > 0 {
+			p.MaxRecordBytes = int(min(n, int64(math.MaxInt32)))
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// resetCommand is the command that forgets partition's progress, for
+// messages that suggest it.
+func (e *Engine) resetCommand(partition string) string {
+	cfg := "FILE"
+	if e.configFile != "" {
+		cfg = shellQuote(e.configFile)
+	}
+	return "txsink reset --config " + cfg + " --partition " + shellQuote(partition)
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=+@%,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// openFiles starts one reader per partition of the file source, from the
+// stored progress on, once each stored position is verified. A stream
+// (standard input, a pipe) is read from its start: its stored position
+// is rewound.
 func (e *Engine) openFiles(ctx context.Context, pool *decodePool, out chan<- []decoded) (*feed, error) {
-	f := &feed{done: make(chan error, len(e.cfg.Source.Paths)), loopDone: make(chan struct{})}
-	readers := make([]*file.Reader, 0, len(e.cfg.Source.Paths))
-	parts := make([]string, 0, len(e.cfg.Source.Paths))
-	byPart := make(map[string]*file.Reader, len(e.cfg.Source.Paths))
+	specs := e.filePartitions()
+	if err := file.CheckDistinct(specs); err != nil {
+		return nil, fmt.Errorf("source: %w", err)
+	}
+	f := &feed{done: make(chan error, len(specs)), loopDone: make(chan struct{})}
+	readers := make([]*file.Sequence, 0, len(specs))
+	parts := make([]string, 0, len(specs))
+	byPart := make(map[string]*file.Sequence, len(specs))
 	f.close = func() {
 		for _, r := range readers {
 			r.Close()
@@ -55,17 +100,30 @@ func (e *Engine) openFiles(ctx context.Context, pool *decodePool, out chan<- []d
 		}
 		return -1
 	}
-	for _, path := range e.cfg.Source.Paths {
-		part := PartitionName(path, e.baseDir)
+	f.mark = func(pos changelog.Position) (string, error) {
+		if r := byPart[pos.Partition]; r != nil {
+			return r.Mark(pos)
+		}
+		return "", nil
+	}
+	for _, spec := range specs {
+		part := spec.Name
 		start, _ := e.Progress(part)
 		start.Partition = part
-		r, err := file.Open(path, start, e.cfg.Source.Follow)
+		if file.IsStream(spec) {
+			if err := e.rewind(ctx, part); err != nil {
+				f.close()
+				return nil, err
+			}
+			start = changelog.Position{Partition: part}
+		}
+		r, warn, err := file.OpenSequence(spec, start, e.marks[part])
 		if err != nil {
 			f.close()
-			return nil, fmt.Errorf("open source %s: %w", path, err)
+			return nil, fmt.Errorf("source: %w", err)
 		}
-		if n := e.cfg.Source.MaxRecordBytes; n > 0 {
-			r.MaxRecordBytes = int(min(n, int64(math.MaxInt32)))
+		if warn != nil {
+			e.log.Warn("resuming at a position that cannot be fully verified", "partition", part, "reason", warn.Error())
 		}
 		readers = append(readers, r)
 		parts = append(parts, part)

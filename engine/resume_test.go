@@ -56,7 +56,10 @@ func workloadPipeline(db *testdb.DB, paths []string) *config.Config {
 		config.Table{Source: "shop.order_items", PrimaryKey: []string{"order_id", "line_no"}},
 		config.Table{Source: "shop.order_events", AppendOnly: true})
 	cfg.Name = "resume"
-	cfg.Source.Paths = paths
+	// Each file is a partition of its own, read concurrently.
+	for _, p := range paths {
+		cfg.Source.Partitions = append(cfg.Source.Partitions, []string{p})
+	}
 	return cfg
 }
 

@@ -421,7 +421,7 @@ const batchMax = 128
 //
 // After a record that cannot be decoded it stops, unless keepGoing (the
 // dead-letter policy, which quarantines the record and reads on).
-func readPartition(ctx context.Context, r *file.Reader, part string, pool *decodePool, out chan<- []decoded, keepGoing bool) error {
+func readPartition(ctx context.Context, r *file.Sequence, part string, pool *decodePool, out chan<- []decoded, keepGoing bool) error {
 	// Decoded changes never point into the record (format.Decoder's
 	// contract), so the line is borrowed from the reader's buffer and
 	// copied into its job, which the dead-letter policy keeps as read.

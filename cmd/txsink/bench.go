@@ -272,7 +272,11 @@ func runBench(ctx context.Context, o *benchOptions, stderr io.Writer) (*benchRes
 
 	cfg := config.Default()
 	cfg.Name = "txsink-bench-" + run
-	cfg.Source = config.Source{Type: "file", Paths: paths, Format: "debezium-json"}
+	cfg.Source = config.Source{Type: "file", Format: "debezium-json"}
+	for _, p := range paths {
+		// Each file is a partition of its own, read concurrently.
+		cfg.Source.Partitions = append(cfg.Source.Partitions, []string{p})
+	}
 	cfg.Target = config.Target{URL: o.target}
 	for _, t := range benchTables {
 		cfg.Tables = append(cfg.Tables, config.Table{Source: "shop." + t.name, Target: r.prefix + t.name})

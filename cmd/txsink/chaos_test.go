@@ -335,7 +335,8 @@ func writeChaosConfig(t *testing.T, dir, name, url string, paths []string) strin
 	t.Helper()
 	var b strings.Builder
 	fmt.Fprintf(&b, "name: %s\n", name)
-	fmt.Fprintf(&b, "source:\n  type: file\n  paths: [%s]\n  format: txsink-json\n  follow: true\n", strings.Join(paths, ", "))
+	// Each file is a partition of its own, read concurrently.
+	fmt.Fprintf(&b, "source:\n  type: file\n  partitions: [[%s]]\n  format: txsink-json\n  follow: true\n", strings.Join(paths, "], ["))
 	fmt.Fprintf(&b, "target:\n  url: %s\n", strconv.Quote(url))
 	b.WriteString("tables:\n  - source: shop.orders\n  - source: shop.order_items\n  - source: shop.order_events\n    append-only: true\n")
 	b.WriteString("sink:\n")

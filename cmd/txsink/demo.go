@@ -136,7 +136,7 @@ func demoConfig(paths []string) string {
 name: demo
 source:
   type: file
-  paths: [` + strings.Join(paths, ", ") + `]
+  partitions: [` + strings.Join(paths, ", ") + `]    # each file a partition, read concurrently
   format: txsink-json
 target:
   url: sqlite://demo.db

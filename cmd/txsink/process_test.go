@@ -493,7 +493,8 @@ func writeConfig(t *testing.T, dir, file string, s pipelineSpec) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "name: %s\n", s.name)
 	b.WriteString("source:\n  type: file\n")
-	fmt.Fprintf(&b, "  paths: [%s]\n", strings.Join(s.paths, ", "))
+	// Each file is a partition of its own, read concurrently.
+	fmt.Fprintf(&b, "  partitions: [[%s]]\n", strings.Join(s.paths, "], ["))
 	b.WriteString("  format: txsink-json\n")
 	fmt.Fprintf(&b, "  follow: %t\n", s.follow)
 	fmt.Fprintf(&b, "target:\n  url: %s\n", strconv.Quote(s.url))

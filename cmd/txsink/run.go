@@ -21,6 +21,7 @@ import (
 	"github.com/txsink/txsink/diagnose"
 	"github.com/txsink/txsink/engine"
 	"github.com/txsink/txsink/metrics"
+	"github.com/txsink/txsink/source/file"
 	"github.com/txsink/txsink/statushttp"
 )
 
@@ -75,10 +76,10 @@ Examples:
 		log.Info("starting", "pipeline", cfg.Name, "target", cfg.Target.String(), "format", cfg.Source.Format,
 			"brokers", cfg.Source.Brokers, "group", cfg.Source.Group, "topics", cmp.Or(strings.Join(cfg.Source.Topics, ","), cfg.Source.TopicRegex))
 	} else {
-		log.Info("starting", "pipeline", cfg.Name, "target", cfg.Target.String(), "format", cfg.Source.Format, "partitions", len(cfg.Source.Paths))
+		log.Info("starting", "pipeline", cfg.Name, "target", cfg.Target.String(), "format", cfg.Source.Format, "partitions", len(cfg.Source.FilePartitions()))
 	}
 	m := metrics.New(cfg)
-	e, err := engine.New(ctx, cfg, engine.WithLogger(log), engine.WithBaseDir(baseDir), engine.WithHooks(m))
+	e, err := engine.New(ctx, cfg, engine.WithLogger(log), engine.WithBaseDir(baseDir), engine.WithConfigFile(*cfgPath), engine.WithHooks(m))
 	if err != nil {
 		return err
 	}
@@ -147,13 +148,21 @@ func startStatusServer(addr string, cfg *config.Config, m *metrics.Metrics, e *e
 // (no bar) when a size is unknown, as for stdin.
 func remainingBytes(e *engine.Engine, cfg *config.Config, baseDir string) int64 {
 	var n int64
-	for _, path := range cfg.Source.Paths {
-		fi, err := os.Stat(path)
-		if path == "-" || err != nil || !fi.Mode().IsRegular() {
+	for _, paths := range cfg.Source.FilePartitions() {
+		files, err := file.Files(file.Partition{Name: paths[0], Paths: paths})
+		if err != nil {
 			return 0
 		}
-		pos, _ := e.Progress(engine.PartitionName(path, baseDir))
-		n += max(fi.Size()-pos.Offset, 0)
+		var size int64
+		for _, path := range files {
+			fi, err := os.Stat(path)
+			if path == "-" || err != nil || !fi.Mode().IsRegular() {
+				return 0
+			}
+			size += fi.Size()
+		}
+		pos, _ := e.Progress(engine.PartitionName(paths[0], baseDir))
+		n += max(size-pos.Offset, 0)
 	}
 	return n
 }
