@@ -6,6 +6,7 @@
 //	txsink demo                          # embedded SQLite, no server needed
 //	txsink run   --config pipeline.yaml  # apply a changelog (files or Kafka) to a database
 //	txsink check --config pipeline.yaml  # validate config against the target; writes nothing
+//	txsink reset --config pipeline.yaml  # forget progress, so the next run reads from the start
 //	txsink version
 package main
 
@@ -33,6 +34,7 @@ Usage:
   txsink run   --config pipeline.yaml       apply the changelog (files: exit when consumed)
   txsink check --config pipeline.yaml       diagnose config, target and a source sample; writes nothing
   txsink dead-letters --config pipeline.yaml  list what bad-input: dead-letter quarantined
+  txsink reset --config pipeline.yaml [--partition P]  forget progress: read again from the start
   txsink bench [--workload W] [--target URL] measure throughput against the database's bulk load
   txsink version
 
@@ -70,6 +72,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = cmdCheck(ctx, args[1:], stdout, stderr)
 	case "dead-letters":
 		err = cmdDeadLetters(ctx, args[1:], stdout, stderr)
+	case "reset":
+		err = cmdReset(ctx, args[1:], stdout, stderr)
 	case "demo":
 		err = cmdDemo(ctx, args[1:], stdout, stderr)
 	case "bench":

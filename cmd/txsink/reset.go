@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/txsink/txsink/config"
+	"github.com/txsink/txsink/target"
+	"github.com/txsink/txsink/target/connect"
+)
+
+// partitionFlags collects repeated --partition flags.
+type partitionFlags []string
+
+func (p *partitionFlags) String() string { return strings.Join(*p, ",") }
+func (p *partitionFlags) Set(s string) error {
+	*p = append(*p, s)
+	return nil
+}
+
+// cmdReset forgets a pipeline's progress: the one supported way to read a
+// partition again from its start.
+func cmdReset(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("reset", `txsink reset --config pipeline.yaml [--partition P]... [--dry-run]
+
+Forgets how far the pipeline has read: deletes its progress rows in the
+target (txsink_progress), so that the next run reads those partitions from
+their start (a file source) or from source.start (Kafka). Without
+--partition, every partition of the pipeline is forgotten. It refuses while
+a running txsink instance holds one of the partitions: stop it first. With
+--dry-run it prints what it would delete and deletes nothing.
+
+Nothing else changes: the target tables keep their rows, so a rerun applies
+the changelog again over them (upserts and deletes end the same; rows of
+append-only tables are inserted again).
+
+Examples:
+  txsink reset --config pipeline.yaml --partition day1.jsonl --dry-run
+  txsink reset --config pipeline.yaml`, stderr)
+	cfgPath := fs.String("config", "", "pipeline configuration file (YAML); required")
+	var parts partitionFlags
+	fs.Var(&parts, "partition", "a partition to forget, as txsink run's messages and /status name it; repeat for several (default: all)")
+	dryRun := fs.Bool("dry-run", false, "print what would be deleted; delete nothing")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *cfgPath == "" {
+		return usageError{msg: "--config is required (see txsink reset --help)"}
+	}
+	cfg, err := config.Load(*cfgPath)
+	if err != nil {
+		return err
+	}
+	open := connect.Open
+	if *dryRun {
+		open = connect.OpenReadOnly
+	}
+	t, err := open(ctx, cfg.Target.URL, configDir(*cfgPath))
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	stored, err := t.Stored(ctx, cfg.Name)
+	if err != nil {
+		return err
+	}
+	var names []string
+	for _, s := range stored {
+		names = append(names, s.Partition)
+	}
+	if len(stored) == 0 {
+		fmt.Fprintf(stdout, "%s: no stored progress; nothing to reset\n", cfg.Name)
+		return nil
+	}
+	want := []string(parts)
+	for _, p := range want {
+		if !slices.Contains(names, p) {
+			return fmt.Errorf("pipeline %s has no stored progress for partition %q; it has progress for: %s", cfg.Name, p, strings.Join(quoteAll(names), ", "))
+		}
+	}
+	if len(want) == 0 {
+		want = names
+	}
+	held, known, err := t.Held(ctx, cfg.Name, want)
+	if err != nil {
+		return err
+	}
+	if len(held) > 0 {
+		return fmt.Errorf("partition %s of pipeline %s is held by a running txsink instance; stop it first, then reset", strings.Join(quoteAll(held), ", "), cfg.Name)
+	}
+	var todo []target.Stored
+	for _, s := range stored {
+		if slices.Contains(want, s.Partition) {
+			todo = append(todo, s)
+		}
+	}
+	verb := "forgot"
+	if *dryRun {
+		verb = "would forget"
+	} else {
+		// Holding the locks keeps a second reset out; an instance that
+		// starts meanwhile claims afresh and finds no row.
+		if busy, err := t.Hold(ctx, cfg.Name, want); err != nil {
+			return err
+		} else if len(busy) > 0 {
+			return fmt.Errorf("partition %s of pipeline %s is held by a running txsink instance; stop it first, then reset", strings.Join(quoteAll(busy), ", "), cfg.Name)
+		}
+		if todo, err = t.Forget(ctx, cfg.Name, want); err != nil {
+			return err
+		}
+	}
+	for _, s := range todo {
+		fmt.Fprintf(stdout, "%s: %s partition %s at byte %d (line %d), stored %s\n", cfg.Name, verb, s.Partition, s.Offset, s.Seq, s.UpdatedAt)
+	}
+	if !known {
+		fmt.Fprintf(stderr, "note: this database cannot tell whether an instance is running (no locks); one that is will stop at its next commit\n")
+	}
+	if *dryRun {
+		fmt.Fprintf(stdout, "%s: dry run; nothing deleted\n", cfg.Name)
+	}
+	return nil
+}
+
+func quoteAll(names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = fmt.Sprintf("%q", n)
+	}
+	return out
+}
