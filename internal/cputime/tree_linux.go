@@ -19,18 +19,34 @@ const clockTick = 10 * time.Millisecond
 // (MariaDB, MySQL) and for a postmaster with a process per connection
 // (PostgreSQL). ok is false when the process is gone or unreadable. The
 // figure moves in steps of 10 ms.
+//
+// A child reaped while its siblings are read would count neither as
+// running nor among the ended (its time reaches the parent's cutime after
+// that was read), and two readings would differ by less than nothing: the
+// parent is read again after its children, and the whole reading repeated
+// while a child was reaped in between.
 func Tree(pid int) (cpu time.Duration, ok bool) {
-	st, ok := readStat(pid)
-	if !ok {
-		return 0, false
-	}
-	ticks := st.utime + st.stime + st.cutime + st.cstime
-	for _, child := range processes() {
-		if child == pid {
-			continue
+	var ticks int64
+	for attempt := 0; attempt < 5; attempt++ {
+		st, ok := readStat(pid)
+		if !ok {
+			return 0, false
 		}
-		if cs, ok := readStat(child); ok && cs.ppid == pid {
-			ticks += cs.utime + cs.stime
+		ticks = st.utime + st.stime + st.cutime + st.cstime
+		for _, child := range processes() {
+			if child == pid {
+				continue
+			}
+			if cs, ok := readStat(child); ok && cs.ppid == pid {
+				ticks += cs.utime + cs.stime
+			}
+		}
+		after, ok := readStat(pid)
+		if !ok {
+			return 0, false
+		}
+		if after.cutime == st.cutime && after.cstime == st.cstime {
+			break
 		}
 	}
 	return time.Duration(ticks) * clockTick, true
