@@ -197,6 +197,11 @@ func (e *Engine) assign(ctx context.Context, l loop, parts []string) (map[string
 	if err != nil {
 		return nil, err
 	}
+	if busy, err := e.target.Hold(ctx, e.cfg.Name, parts); err != nil {
+		return nil, err
+	} else if len(busy) > 0 {
+		e.log.Info("the partitions' previous owner still holds their locks; it is fenced from now on", "partitions", busy)
+	}
 	offsets := make(map[string]int64, len(parts))
 	for part, pos := range claimed {
 		if pos.Offset > 0 {
@@ -250,6 +255,9 @@ func (e *Engine) revoke(ctx context.Context, l loop, parts []string) error {
 		delete(e.parts, p)
 	}
 	e.mu.Unlock()
+	if err := e.target.Release(ctx, e.cfg.Name, parts); err != nil {
+		e.log.Warn("giving up the locks of revoked partitions", "partitions", parts, "err", err)
+	}
 	e.log.Info("partitions revoked", "partitions", parts, "dropped", dropped, "dropped_unit", unit)
 	return nil
 }
