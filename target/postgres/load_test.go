@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"testing"
@@ -510,16 +511,20 @@ func TestLoadQuotedNames(t *testing.T) {
 	for _, s := range strategies {
 		t.Run(s.name, func(t *testing.T) {
 			db, load, stmt := loadTargets(t, s.strategy)
-			db.Exec(t, `CREATE SCHEMA "Odd ""Schema"""`,
-				`CREATE TABLE "Odd ""Schema"""."l ""x""" ("Id" BIGINT PRIMARY KEY, "sp ace" TEXT, "select" UUID)`,
-				`CREATE TABLE "Odd ""Schema""".s ("Id" BIGINT PRIMARY KEY, "sp ace" TEXT, "select" UUID)`)
-			t.Cleanup(func() { db.Exec(t, `DROP SCHEMA "Odd ""Schema""" CASCADE`) })
+			// The schema is the server's, not the test database's: its
+			// name is the run's own, so runs at once do not collide.
+			odd := fmt.Sprintf(`Odd "Schema" %d`, rand.Int64())
+			q := `"` + strings.ReplaceAll(odd, `"`, `""`) + `"`
+			db.Exec(t, `CREATE SCHEMA `+q,
+				`CREATE TABLE `+q+`."l ""x""" ("Id" BIGINT PRIMARY KEY, "sp ace" TEXT, "select" UUID)`,
+				`CREATE TABLE `+q+`.s ("Id" BIGINT PRIMARY KEY, "sp ace" TEXT, "select" UUID)`)
+			t.Cleanup(func() { db.Exec(t, `DROP SCHEMA `+q+` CASCADE`) })
 			for _, name := range []string{`l "x"`, "s"} {
 				tdb := map[string]*target.DB{"s": stmt}[name]
 				if tdb == nil {
 					tdb = load
 				}
-				tbl, err := tdb.Describe(context.Background(), schema.Name{Namespace: `Odd "Schema"`, Name: name})
+				tbl, err := tdb.Describe(context.Background(), schema.Name{Namespace: odd, Name: name})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -533,7 +538,7 @@ func TestLoadQuotedNames(t *testing.T) {
 					apply(t, tdb, &commit.Unit{Pipeline: "load", Batches: []*commit.Batch{batch(tbl, g, false)}})
 				}
 			}
-			sameRows(t, dump(t, db, `"Odd ""Schema"""."l ""x"""`), dump(t, db, `"Odd ""Schema""".s`))
+			sameRows(t, dump(t, db, q+`."l ""x"""`), dump(t, db, q+`.s`))
 		})
 	}
 }
