@@ -498,7 +498,29 @@ func (e *Engine) add(ctx context.Context, c *changelog.Change) error {
 		e.buf.Skip(c.Pos, now)
 		return nil
 	}
-	return e.buf.Add(t, c, now)
+	return e.stale(ctx, t, e.buf.Add(t, c, now))
+}
+
+// stale returns err, a refusal of a change for table t, unless t was
+// altered since it was described: a value its old definition refuses may
+// fit the new one (a column widened by the DBA), so the pipeline starts
+// again with the new definition (target.ErrShapeChanged) rather than call
+// the value bad input. Only refusals of a value or a column ask the
+// target; the others are returned as they are.
+func (e *Engine) stale(ctx context.Context, t *reduce.Table, err error) error {
+	var re *reduce.Error
+	if err == nil || !errors.As(err, &re) || re.Column == "" {
+		return err
+	}
+	changed, cerr := e.target.ShapeChanged(ctx, t.Schema)
+	switch {
+	case cerr != nil:
+		return errors.Join(err, cerr)
+	case changed:
+		return &target.Error{Op: "convert", Table: t.Schema.String(), Err: fmt.Errorf("%w: %s", target.ErrShapeChanged, re.Reason),
+			Hint: "txsink reads the definition again and converts the change anew"}
+	}
+	return err
 }
 
 // Consumed records that the record at pos held nothing to apply (a
@@ -911,7 +933,7 @@ func (e *Engine) check(ctx context.Context, c *changelog.Change) error {
 	if err != nil || t == nil {
 		return err
 	}
-	return e.buf.Check(t, c)
+	return e.stale(ctx, t, e.buf.Check(t, c))
 }
 
 // deadLetter quarantines a record (plain mode): it is counted, logged and

@@ -14,6 +14,7 @@ import (
 	"github.com/txsink/txsink/format/formats"
 	"github.com/txsink/txsink/reduce"
 	"github.com/txsink/txsink/source/file"
+	"github.com/txsink/txsink/target"
 )
 
 // decoded is one source record, decoded, on its way to the engine loop.
@@ -62,6 +63,12 @@ type RunOptions struct {
 // read before returning. When ctx is cancelled (SIGINT), Run stops reading,
 // commits what it has buffered and returns nil: nothing is lost, and the
 // next run resumes after that commit.
+//
+// A target table altered while Run runs (target.ErrShapeChanged) is no
+// error: Run starts again from the last commit, describing the tables
+// anew, so what was read and not committed is converted for their new
+// shape. It gives up after maxShapeRestarts such starts without a commit
+// between them.
 func (e *Engine) Run(ctx context.Context, opts RunOptions) (err error) {
 	e.setState(StateRunning, nil)
 	defer func() {
@@ -76,6 +83,50 @@ func (e *Engine) Run(ctx context.Context, opts RunOptions) (err error) {
 	if opts.Queue <= 0 {
 		opts.Queue = 1024
 	}
+	for restarts := 0; ; restarts++ {
+		commits := e.Stats().Commits
+		err = e.run(ctx, opts)
+		if !errors.Is(err, target.ErrShapeChanged) || ctx.Err() != nil {
+			return err
+		}
+		if e.Stats().Commits > commits {
+			restarts = 0
+		}
+		if restarts >= maxShapeRestarts {
+			return fmt.Errorf("%w (the target's tables changed %d times without a commit between; stopping)", err, restarts+1)
+		}
+		e.log.Warn("a target table was altered while txsink ran; starting again from the last commit with its new definition", "err", err)
+		if err := e.forgetShapes(ctx); err != nil {
+			return err
+		}
+	}
+}
+
+// maxShapeRestarts bounds the starts again of Run for altered tables
+// without a commit between them: a table that changes faster than a unit
+// commits is not a shape txsink can write.
+const maxShapeRestarts = 10
+
+// forgetShapes drops what was read and not committed, and every table's
+// description, so that a start again of Run reads from the committed
+// positions and describes the tables anew.
+func (e *Engine) forgetShapes(ctx context.Context) error {
+	e.buf = reduce.NewBuffer(e.cfg.Name)
+	clear(e.tables)
+	clear(e.byTarget)
+	clear(e.unknown)
+	e.appliedAt = appliedAt{}
+	marks, err := e.target.Marks(ctx, e.cfg.Name)
+	if err != nil {
+		return err
+	}
+	e.marks = marks
+	return nil
+}
+
+// run is one start of Run: it opens the source at the committed positions
+// and applies what it reads until the end, a signal or an error.
+func (e *Engine) run(ctx context.Context, opts RunOptions) (err error) {
 	dec, err := formats.New(e.cfg.Source.Format, format.Options(e.cfg.Source.FormatOptions))
 	if err != nil {
 		return fmt.Errorf("source.format: %w", err)

@@ -506,7 +506,7 @@ func (l *txnLoop) add(ctx context.Context, r *reduced, changes []*changelog.Chan
 			r.buf.Skip(c.Pos, now)
 			continue
 		}
-		if err := r.buf.Add(t, c, now); err != nil {
+		if err := l.e.stale(ctx, t, r.buf.Add(t, c, now)); err != nil {
 			return err
 		}
 	}
@@ -528,7 +528,7 @@ func (l *txnLoop) firstBad(ctx context.Context, buf *reduce.Buffer, changes []*c
 		}
 		t, err := l.e.tableFor(ctx, c)
 		if err == nil && t != nil {
-			err = buf.Check(t, c)
+			err = l.e.stale(ctx, t, buf.Check(t, c))
 		}
 		if err != nil {
 			if !isBadInput(err) {

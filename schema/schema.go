@@ -80,6 +80,11 @@ type Table struct {
 	// PrimaryKey lists the primary-key columns in key order; empty when the
 	// table has none.
 	PrimaryKey []string
+	// Version is the target catalog's version of the table's shape, read
+	// just before the table was described: it changes with every ALTER
+	// TABLE, so a commit can tell that the shape its values were converted
+	// for is no longer the table's. "" when the target cannot tell.
+	Version string
 }
 
 // String returns "namespace.name", or "name" without a namespace.

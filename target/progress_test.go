@@ -13,7 +13,7 @@ import (
 	"github.com/txsink/txsink/target/connect"
 )
 
-func openTarget(t *testing.T, db *testdb.DB) *target.DB {
+func openTarget(t testing.TB, db *testdb.DB) *target.DB {
 	t.Helper()
 	tdb, err := connect.Open(context.Background(), db.URL, "")
 	if err != nil {

@@ -211,12 +211,28 @@ func (t *DB) wrap(op, table, key string, err error) error {
 }
 
 // Describe reads a table's schema from the catalog (see
-// Dialect.Describe).
+// Dialect.Describe), with its shape's version when the dialect is a
+// Versioner. The version is read first: an ALTER between the two readings
+// leaves a version older than the shape, which the next check takes for a
+// change (a needless re-description, never a missed one).
 func (t *DB) Describe(ctx context.Context, name schema.Name) (*schema.Table, error) {
+	v, versioned := t.dialect.(Versioner)
+	var version string
+	var verr error
+	if versioned {
+		version, verr = v.ShapeVersion(ctx, t.db, name)
+	}
 	tbl, err := t.dialect.Describe(ctx, t.db, name)
 	if err != nil {
+		// A missing table fails both; Describe says it better.
 		return nil, t.wrap("describe", name.String(), "", err)
 	}
+	if verr != nil {
+		if version, verr = v.ShapeVersion(ctx, t.db, name); verr != nil {
+			return nil, t.wrap("describe", name.String(), "", verr)
+		}
+	}
+	tbl.Version = version
 	return tbl, nil
 }
 
@@ -345,6 +361,9 @@ func (t *DB) apply(ctx context.Context, u *commit.Unit) (failed *failure, err er
 				return f, err
 			}
 		}
+	}
+	if err := t.checkShapes(ctx, tx, u); err != nil {
+		return nil, err
 	}
 	if t.beforeCommit != nil {
 		if err := t.beforeCommit(u); err != nil {
