@@ -209,7 +209,7 @@ func (s *Scanner) ScanRow(rs *Rows, p *Pending) error {
 		}
 		val, err := s.value(0)
 		if err != nil {
-			return err
+			return s.inColumn(err, key)
 		}
 		if uint64(val.End-start) > maxRowBytes {
 			return s.errf("row object longer than 4 GiB")
@@ -237,6 +237,15 @@ func (s *Scanner) ScanRow(rs *Rows, p *Pending) error {
 		}
 	}
 	return nil
+}
+
+// inColumn names the column key in err when it is bad text in the
+// column's value, so that the refusal can say which value is not text.
+func (s *Scanner) inColumn(err error, key Token) error {
+	if se, ok := err.(*SyntaxError); ok && se.BadText {
+		se.Column = s.Text(key)
+	}
+	return err
 }
 
 // Row builds the row p, which a scanner of data read into rs.

@@ -6,9 +6,14 @@
 // It exists because encoding/json cannot do all three at once: decoding into
 // map[string]any loses the column order, and json.Decoder.Token allocates for
 // every token. The scanner accepts exactly what encoding/json accepts
-// (RFC 8259; the differential fuzz test holds it to json.Valid), and decodes
-// strings the way encoding/json does, invalid UTF-8 and lone surrogates
-// becoming U+FFFD.
+// (RFC 8259; the differential fuzz test holds it to json.Valid), except
+// strings that the grammar allows but that are not Unicode text: an
+// invalid UTF-8 byte, and a \u escape of half a UTF-16 surrogate pair
+// without its other half. encoding/json puts U+FFFD in their place, which
+// would store a value the source never had and make different values
+// (keys "a\ud800" and "a\udbff") one; the scanner refuses them instead
+// (SyntaxError.BadText). Every other string decodes as encoding/json
+// decodes it.
 package jsonscan
 
 import (
@@ -59,15 +64,32 @@ type Token struct {
 	Plain bool
 }
 
-// SyntaxError is malformed JSON: what was wrong and at which byte offset.
+// SyntaxError is input the scanner refuses: what was wrong and at which
+// byte offset.
 type SyntaxError struct {
 	Offset int
 	Msg    string
+	// BadText marks a string that JSON's grammar allows but that is not
+	// text (see the package documentation): the record is well formed,
+	// one of its values is not. Msg then says which escape or byte it is.
+	BadText bool
+	// Column is the column of a row object (see ScanRow) whose value
+	// holds the bad text, "" when it is elsewhere (in a column's name,
+	// or outside any row).
+	Column string
 }
 
-// Error returns "invalid JSON at byte N: msg".
+// Error returns "invalid JSON at byte N: msg", or for BadText "invalid
+// text at byte N: msg", preceded by `column "name": ` when Column is set.
 func (e *SyntaxError) Error() string {
-	return "invalid JSON at byte " + strconv.Itoa(e.Offset) + ": " + e.Msg
+	what := "invalid JSON at byte "
+	if e.BadText {
+		what = "invalid text at byte "
+	}
+	if e.Column != "" {
+		what = "column " + strconv.Quote(e.Column) + ": " + what
+	}
+	return what + strconv.Itoa(e.Offset) + ": " + e.Msg
 }
 
 // MaxDepth is the deepest nesting of objects and arrays the scanner accepts,
@@ -82,6 +104,8 @@ type Scanner struct {
 	pos   int
 	names *Names
 	mem   *changelog.Arena
+	// tolerant passes over bad text (see TolerateBadText).
+	tolerant bool
 }
 
 // New returns a scanner positioned at the start of data.
@@ -94,6 +118,13 @@ func (s *Scanner) UseNames(n *Names) { s.names = n }
 // changelog.Arena), their text included; nil is the heap.
 func (s *Scanner) UseArena(a *changelog.Arena) { s.mem = a }
 
+// TolerateBadText makes the scanner pass over strings that are well-formed
+// JSON but not text (SyntaxError.BadText) instead of refusing them; their
+// Text then holds U+FFFD in place of each bad escape or byte. It is for a
+// second, lenient look at a record already refused, to find what the
+// refusal should name (its table): never for reading values.
+func (s *Scanner) TolerateBadText() { s.tolerant = true }
+
 // Arena returns the arena given to UseArena, nil for none.
 func (s *Scanner) Arena() *changelog.Arena { return s.mem }
 
@@ -104,6 +135,45 @@ func (s *Scanner) Data() []byte { return s.data }
 func (s *Scanner) Pos() int { return s.pos }
 
 func (s *Scanner) errf(msg string) error { return &SyntaxError{Offset: s.pos, Msg: msg} }
+
+// stringErr is the error of a string scanString refused at offset end, with
+// bad its reason: BadText when it is well-formed JSON that is not text.
+func (s *Scanner) stringErr(end int, bad string) error {
+	s.pos = end
+	return &SyntaxError{Offset: end, Msg: bad, BadText: badTextAt(s.data, end) > 0}
+}
+
+// badTextAt returns how many bytes at d[i] are bad text that scanString
+// refused: 1 for an invalid UTF-8 byte, 6 for a lone surrogate escape, 0
+// when what it refused there is malformed JSON.
+func badTextAt(d []byte, i int) int {
+	switch {
+	case i >= len(d):
+		return 0
+	case d[i] >= utf8.RuneSelf:
+		return 1
+	case d[i] == '\\' && i+6 <= len(d) && d[i+1] == 'u' && isHex4(d[i+2:i+6]):
+		// scanString refuses a well-formed \u escape only for being half
+		// a surrogate pair.
+		return 6
+	}
+	return 0
+}
+
+// scanTolerant is scanString for a tolerant scanner: it passes over the
+// bad text scanString refuses, and refuses only malformed JSON.
+func scanTolerant(d []byte, i int) (end int, plain bool, bad string) {
+	end, plain, bad = scanString(d, i)
+	for bad != "" {
+		n := badTextAt(d, end)
+		if n == 0 {
+			return end, false, bad
+		}
+		end, _, bad = scanString(d, end+n)
+		plain = false
+	}
+	return end, plain, ""
+}
 
 func (s *Scanner) unexpected(what string) error {
 	if s.pos >= len(s.data) {
@@ -215,9 +285,11 @@ func (s *Scanner) nextKey(first bool) (key Token, ok bool, err error) {
 		return Token{}, false, s.unexpected("'\"' (an object key)")
 	}
 	end, plain, bad := scanString(d, i+1)
+	if bad != "" && s.tolerant {
+		end, plain, bad = scanTolerant(d, i+1)
+	}
 	if bad != "" {
-		s.pos = end
-		return Token{}, false, s.errf(bad)
+		return Token{}, false, s.stringErr(end, bad)
 	}
 	key = Token{Kind: String, Start: i + 1, End: end, Plain: plain}
 	i = skipWS(d, end+1)
@@ -338,9 +410,11 @@ func (s *Scanner) value(depth int) (Token, error) {
 	switch c := d[start]; c {
 	case '"':
 		end, plain, bad := scanString(d, start+1)
+		if bad != "" && s.tolerant {
+			end, plain, bad = scanTolerant(d, start+1)
+		}
 		if bad != "" {
-			s.pos = end
-			return Token{}, s.errf(bad)
+			return Token{}, s.stringErr(end, bad)
 		}
 		s.pos = end + 1
 		return Token{Kind: String, Start: start + 1, End: end, Plain: plain}, nil
@@ -470,6 +544,17 @@ func scanString(d []byte, i int) (end int, plain bool, bad string) {
 				if i+6 > len(d) || !isHex4(d[i+2:i+6]) {
 					return i, false, `invalid \u escape in string`
 				}
+				if d[i+2]|0x20 == 'd' && d[i+3] >= '8' {
+					// U+D800 to U+DFFF: half of a UTF-16 surrogate
+					// pair ('8' to '9', 'A' to 'F' and 'a' to 'f' all
+					// sort after '8'), whole only with its other half.
+					n, bad := pairAt(d, i)
+					if bad != "" {
+						return i, false, bad
+					}
+					i += n
+					continue
+				}
 				i += 6
 			default:
 				return i, false, "invalid escape " + strconv.Quote(string(d[i:i+2])) + " in string"
@@ -487,6 +572,44 @@ func scanString(d []byte, i int) (end int, plain bool, bad string) {
 			i += size
 		}
 	}
+}
+
+// pairAt checks the surrogate escape at d[i] (a well-formed \uD800 to
+// \uDFFF) and returns how many bytes to pass over: 12 for a high
+// surrogate followed by a low one, which together are one character; 6
+// when the input ends or a malformed escape follows, for the scan to
+// refuse that as malformed JSON; else why it is not text. encoding/json
+// would decode a lone half as U+FFFD; txsink refuses it, like an invalid
+// UTF-8 byte.
+func pairAt(d []byte, i int) (n int, bad string) {
+	esc := string(d[i : i+6])
+	if hi, _ := hexRune(d[i+2:]); hi >= 0xDC00 {
+		return 0, "lone surrogate " + esc + " in string (a UTF-16 low surrogate with no high surrogate before it is not a character)"
+	}
+	j := i + 6
+	if j >= len(d) || d[j] == '\\' && !escapeAt(d, j) {
+		return 6, ""
+	}
+	if d[j] == '\\' && d[j+1] == 'u' {
+		if lo, _ := hexRune(d[j+2:]); lo >= 0xDC00 && lo <= 0xDFFF {
+			return 12, ""
+		}
+	}
+	return 0, "lone surrogate " + esc + " in string (a UTF-16 high surrogate not followed by a low surrogate is not a character)"
+}
+
+// escapeAt reports whether d[j], a backslash, starts a well-formed escape.
+func escapeAt(d []byte, j int) bool {
+	if j+1 >= len(d) {
+		return false
+	}
+	switch d[j+1] {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		return true
+	case 'u':
+		return j+6 <= len(d) && isHex4(d[j+2:j+6])
+	}
+	return false
 }
 
 // special8 returns a mask whose lowest set bit is the high bit of the
@@ -569,7 +692,7 @@ func skipDigits(d []byte, i int) int {
 // other token.
 func (s *Scanner) Text(t Token) string {
 	if t.Kind == String && !t.Plain {
-		return Unescape(s.data[t.Start:t.End])
+		return unescape(s.data[t.Start:t.End], s.tolerant)
 	}
 	return string(s.data[t.Start:t.End])
 }
@@ -591,7 +714,7 @@ func (s *Scanner) Bytes(t Token) []byte {
 //
 //go:noinline
 func (s *Scanner) unescaped(t Token) []byte {
-	return []byte(Unescape(s.data[t.Start:t.End]))
+	return []byte(unescape(s.data[t.Start:t.End], s.tolerant))
 }
 
 // Equal reports whether the String token t holds exactly lit. It does not
@@ -603,14 +726,20 @@ func (s *Scanner) Equal(t Token, lit string) bool {
 	if t.Plain {
 		return string(s.data[t.Start:t.End]) == lit
 	}
-	return Unescape(s.data[t.Start:t.End]) == lit
+	return unescape(s.data[t.Start:t.End], s.tolerant) == lit
 }
 
 // Unescape decodes the contents of a JSON string (the bytes between the
 // quotes, already checked by the scanner) the way encoding/json does:
-// escapes are resolved, surrogate pairs combined, and invalid UTF-8 bytes
-// and lone surrogates become U+FFFD.
-func Unescape(b []byte) string {
+// escapes are resolved and surrogate pairs combined. Text the scanner
+// checked holds neither invalid UTF-8 nor lone surrogates; in text it did
+// not check, those become U+FFFD.
+func Unescape(b []byte) string { return unescape(b, false) }
+
+// unescape is Unescape; with shown, a tolerant scanner's, it writes a
+// lone surrogate escape as it is written and an invalid UTF-8 byte as
+// \xHH instead of U+FFFD, so that a refusal names what the record holds.
+func unescape(b []byte, shown bool) string {
 	out := make([]byte, 0, len(b))
 	for i := 0; i < len(b); {
 		c := b[i]
@@ -652,6 +781,9 @@ func Unescape(b []byte) string {
 					if dec := utf16.DecodeRune(r, r2); ok2 && dec != utf8.RuneError {
 						r = dec
 						i += 6
+					} else if shown {
+						out = append(out, b[i-6:i]...)
+						continue
 					} else {
 						r = utf8.RuneError
 					}
@@ -666,9 +798,12 @@ func Unescape(b []byte) string {
 			i++
 		default:
 			r, size := utf8.DecodeRune(b[i:])
-			if r == utf8.RuneError && size == 1 {
+			switch {
+			case r == utf8.RuneError && size == 1 && shown:
+				out = append(out, '\\', 'x', hexDigits[c>>4], hexDigits[c&15])
+			case r == utf8.RuneError && size == 1:
 				out = utf8.AppendRune(out, utf8.RuneError)
-			} else {
+			default:
 				out = append(out, b[i:i+size]...)
 			}
 			i += size
@@ -676,6 +811,8 @@ func Unescape(b []byte) string {
 	}
 	return string(out)
 }
+
+const hexDigits = "0123456789abcdef"
 
 func hexRune(b []byte) (rune, bool) {
 	if len(b) < 4 {
