@@ -326,7 +326,7 @@ func readRows(s *jsonscan.Scanner, field string, old bool) (rows []changelog.Row
 				return nil, false, &recordError{Reason: elem() + ": " + err.Error(), Hint: hintMalformed}
 			}
 			if err != nil {
-				return nil, false, err
+				return nil, false, jsonrecord.InImage(err, elem())
 			}
 			if row.IsZero() && !old {
 				return nil, false, &recordError{Reason: elem() + " has no columns", Hint: hintMalformed}

@@ -616,6 +616,7 @@ func tableOf(data []byte, top *envelope) string {
 		}
 	}
 	s := jsonscan.New(data)
+	s.TolerateBadText() // the refusal may be a value that is not text
 	return findTable(&s, true)
 }
 

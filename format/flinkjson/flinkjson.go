@@ -222,7 +222,7 @@ func readData(s *jsonscan.Scanner, r *record) error {
 			return &recordError{Reason: `"data": ` + err.Error(), Hint: hintMalformed}
 		}
 		if err != nil {
-			return err
+			return jsonrecord.InImage(err, `"data"`)
 		}
 		if row.IsZero() {
 			return &recordError{Reason: `"data" has no columns`, Hint: hintMalformed}

@@ -1,6 +1,7 @@
 package formats
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -142,4 +143,67 @@ func fixtureRecords(t *testing.T, dir string) []string {
 		return nil
 	})
 	return recs
+}
+
+// TestLoneSurrogates: in every format, a string holding half a UTF-16
+// surrogate pair without its other half, lone or reversed, is bad input:
+// a *format.Error naming the record's position, its table (also when the
+// image comes before the table in the text), the image and the column,
+// and the byte offset, never a value with U+FFFD in its place. A pair
+// escaped whole is a character like any other.
+func TestLoneSurrogates(t *testing.T) {
+	// records writes a record of each format whose row holds column doc
+	// with the JSON string text s; key gives the value of column k.
+	records := func(s string) map[string]string {
+		return map[string]string{
+			"debezium-json":        `{"op":"c","after":{"id":1,"doc":"` + s + `"},"source":{"db":"d","table":"t"}}`,
+			"canal-json":           `{"data":[{"id":"1","doc":"` + s + `"}],"database":"d","table":"t","type":"INSERT","isDdl":false}`,
+			"maxwell-json":         `{"data":{"id":1,"doc":"` + s + `"},"database":"d","table":"t","type":"insert"}`,
+			"ogg-json":             `{"after":{"id":1,"doc":"` + s + `"},"table":"d.t","op_type":"I"}`,
+			"flink-changelog-json": `{"data":{"id":1,"doc":"` + s + `"},"op":"+I"}`,
+			"txsink-json":          `{"op":"+I","row":{"id":1,"doc":"` + s + `"},"table":"d.t"}`,
+		}
+	}
+	image := map[string]string{
+		"debezium-json": `"after" image`, "canal-json": `"data"[0] image`, "maxwell-json": `"data" image`,
+		"ogg-json": `"after" image`, "flink-changelog-json": `"data" image`, "txsink-json": `"row" image`,
+	}
+	opts := map[string]format.Options{"flink-changelog-json": {"flink-changelog-json.table": "d.t"}}
+	pos := changelog.Position{Partition: "p.jsonl", Offset: 10, Seq: 4}
+	for _, tc := range []struct{ text, esc string }{
+		{`a\ud800b`, `\ud800`}, {`a\ud800`, `\ud800`}, {`a\udbff`, `\udbff`}, {`a\udfff`, `\udfff`},
+		{`\udc00\ud800`, `\udc00`}, {`\ud83d\u0041`, `\ud83d`}, {`x\uDBFF\n`, `\uDBFF`},
+	} {
+		for _, name := range Names() {
+			d, err := New(name, opts[name])
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec := records(tc.text)[name]
+			cs, err := d.Decode([]byte(rec), pos)
+			var fe *format.Error
+			if !errors.As(err, &fe) || cs != nil {
+				t.Errorf("%s %s: %v, %v; want a *format.Error", name, rec, cs, err)
+				continue
+			}
+			at := strings.Index(rec, tc.esc)
+			for _, w := range []string{"p.jsonl:4", "table d.t", image[name] + ` column "doc"`, "lone surrogate " + tc.esc,
+				fmt.Sprintf("at byte %d", at), "never puts U+FFFD"} {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("%s %s: error lacks %q:\n%v", name, rec, w, err)
+				}
+			}
+		}
+	}
+	for _, name := range Names() {
+		d, _ := New(name, opts[name])
+		rec := records(`\ud83d\ude00 \uFFFD`)[name]
+		cs, err := d.Decode([]byte(rec), pos)
+		if err != nil || len(cs) != 1 {
+			t.Fatalf("%s %s: %v, %v", name, rec, cs, err)
+		}
+		if v, _ := cs[0].After.Get("doc"); v != "😀 \uFFFD" {
+			t.Errorf("%s: doc = %q, want the pair's character and the U+FFFD the record wrote", name, v)
+		}
+	}
 }

@@ -53,6 +53,7 @@ func FuzzDecode(f *testing.F) {
 		in := append([]byte(nil), data...)
 		cs, err := d.Decode(data, pos)
 		decodetest.SameInArena(t, d, &mem, data, pos, cs, err)
+		decodetest.Text(t, data, cs)
 		if !bytes.Equal(in, data) {
 			t.Fatal("Decode modified its input")
 		}

@@ -87,6 +87,7 @@ const (
 type recordError struct {
 	reason, hint string
 	table        string
+	badText      bool // a value that is not text (jsonrecord.BadText)
 }
 
 func (e *recordError) Error() string { return e.reason }
@@ -102,13 +103,16 @@ func (d *Decoder) DecodeIn(a *changelog.Arena, data []byte, pos changelog.Positi
 	var c changelog.Change
 	empty, err := d.decode(a, data, &c)
 	if err != nil {
-		fe := &format.Error{Pos: pos, Format: Name, Table: c.Table.String()}
-		if re, ok := err.(*recordError); ok {
-			fe.Reason, fe.Hint = re.reason, re.hint
-		} else {
-			fe.Reason, fe.Hint, fe.Err = "invalid JSON", hintJSON, err
+		table := c.Table.String()
+		if re, ok := err.(*recordError); ok && re.badText && c.Table.Name == "" {
+			// A value that is not text came before "table": a
+			// lenient look finds the table the refusal names.
+			table = jsonrecord.FindTable(data)
 		}
-		return nil, fe
+		if re, ok := err.(*recordError); ok {
+			return nil, &format.Error{Pos: pos, Format: Name, Table: table, Reason: re.reason, Hint: re.hint}
+		}
+		return nil, jsonrecord.Fail(Name, pos, table, err, hintJSON)
 	}
 	if empty {
 		return nil, nil
@@ -286,6 +290,9 @@ func readRow(s *jsonscan.Scanner, field string, nullable bool) (changelog.Row, e
 	case '{':
 		row, err := s.Row()
 		if err != nil {
+			if reason, ok := jsonrecord.BadText(err, strconv.Quote(field)); ok {
+				return row, &recordError{reason: reason, hint: jsonrecord.HintText, badText: true}
+			}
 			if _, ok := err.(*jsonscan.SyntaxError); ok {
 				return row, err
 			}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/format"
+	"github.com/txsink/txsink/format/internal/decodetest"
 )
 
 var testPos = changelog.Position{Partition: "orders.jsonl", Offset: 100, Seq: 3}
@@ -283,6 +284,7 @@ func FuzzDecode(f *testing.F) {
 	pos := changelog.Position{Partition: "fuzz", Offset: 9, Seq: 2}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cs, err := d.Decode(data, pos)
+		decodetest.Text(t, data, cs)
 		if err != nil {
 			var fe *format.Error
 			if !errors.As(err, &fe) || fe.Pos != pos || fe.Reason == "" || fe.Hint == "" || cs != nil {

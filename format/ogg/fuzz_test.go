@@ -56,6 +56,7 @@ func FuzzDecode(f *testing.F) {
 		in := append([]byte(nil), data...)
 		cs, err := decoders[allowMissingBefore].Decode(data, pos)
 		decodetest.SameInArena(t, decoders[allowMissingBefore], &mem, data, pos, cs, err)
+		decodetest.Text(t, data, cs)
 		if !bytes.Equal(in, data) {
 			t.Fatal("Decode modified its input")
 		}

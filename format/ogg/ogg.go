@@ -337,6 +337,7 @@ func (d *Decoder) fail(data []byte, pos changelog.Position, r *record, err error
 // record names no table.
 func findTable(data []byte) string {
 	s := jsonscan.New(data)
+	s.TolerateBadText() // the refusal may be a value that is not text
 	if s.Peek() != '{' || s.BeginObject() != nil {
 		return ""
 	}

@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"errors"
 	"strconv"
+	"strings"
 	"sync/atomic"
 
 	"github.com/txsink/txsink/changelog"
@@ -112,25 +113,79 @@ func (e *Error) Error() string { return e.Reason }
 func (e *Error) Unwrap() error { return e.Err }
 
 // Fail turns a decoding failure into the *format.Error decoders return: an
-// *Error keeps its reason and hint; anything else is a JSON syntax error,
-// with jsonHint.
+// *Error keeps its reason and hint; a string that is not text (see
+// BadText) gets a reason naming its column and offset and HintText;
+// anything else is a JSON syntax error, with jsonHint.
 func Fail(name string, pos changelog.Position, table string, err error, jsonHint string) *format.Error {
 	fe := &format.Error{Pos: pos, Format: name, Table: table}
 	var re *Error
-	if errors.As(err, &re) {
+	switch {
+	case errors.As(err, &re):
 		fe.Reason, fe.Hint, fe.Err = re.Reason, re.Hint, re.Err
-	} else {
+	default:
+		if reason, ok := BadText(err, ""); ok {
+			fe.Reason, fe.Hint = reason, HintText
+			break
+		}
 		fe.Reason, fe.Hint, fe.Err = "invalid JSON", jsonHint, err
 	}
 	return fe
 }
 
+// HintText is what to do about a string that is not text.
+const HintText = "txsink writes text exactly as the source wrote it and never puts U+FFFD in place of what is not a character; " +
+	"fix the producer (a UTF-16 surrogate pair split apart, or text in another encoding), " +
+	"or set bad-input: dead-letter to quarantine such records"
+
+// BadText returns the reason to refuse a record for err when err is a
+// string the scanner found well formed but not text (a
+// *jsonscan.SyntaxError with BadText: an invalid UTF-8 byte or a lone
+// surrogate escape), naming the row image field it is in (`"after"`; ""
+// for none), its column when known and its byte offset in the record.
+func BadText(err error, field string) (reason string, ok bool) {
+	var se *jsonscan.SyntaxError
+	if !errors.As(err, &se) || !se.BadText {
+		return "", false
+	}
+	var b strings.Builder
+	if field != "" {
+		b.WriteString(field)
+		b.WriteString(" image")
+	}
+	if se.Column != "" {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString("column ")
+		b.WriteString(strconv.Quote(se.Column))
+	}
+	if b.Len() > 0 {
+		b.WriteString(": ")
+	}
+	b.WriteString(se.Msg)
+	b.WriteString(" at byte ")
+	b.WriteString(strconv.Itoa(se.Offset))
+	return b.String(), true
+}
+
+// InImage is err, or when err is bad text in the row image field (see
+// BadText) the *Error that names the image and column.
+func InImage(err error, field string) error {
+	if reason, ok := BadText(err, field); ok {
+		return &Error{Reason: reason, Hint: HintText}
+	}
+	return err
+}
+
 // FindTable names the table of a record that failed to decode, by a
 // lenient look at its top-level "database" and "table" fields (Canal's and
-// Maxwell's): an error can come before them in the text. It gives up at the
-// first syntax error, and returns "" when the record names no table.
+// Maxwell's): an error can come before them in the text. It passes over
+// values that are not text (jsonscan.Scanner.TolerateBadText), gives up
+// at the first syntax error, and returns "" when the record names no
+// table.
 func FindTable(data []byte) string {
 	s := jsonscan.New(data)
+	s.TolerateBadText()
 	if s.Peek() != '{' || s.BeginObject() != nil {
 		return ""
 	}
@@ -219,7 +274,10 @@ func scanObject(s *jsonscan.Scanner, rs *jsonscan.Rows, p *jsonscan.Pending, fie
 		if errors.Is(err, jsonscan.ErrDuplicateColumn) {
 			return false, &Error{Reason: strconv.Quote(field) + what + ": " + err.Error(), Hint: hint}
 		}
-		return err == nil, err
+		if err != nil {
+			return false, InImage(err, strconv.Quote(field))
+		}
+		return true, nil
 	case 'n':
 		_, err = s.Value() // checks the literal
 		return false, err
