@@ -47,6 +47,12 @@
 // digit and drop trailing zeros. ZonedTimestamp, Json and the other string
 // logical types stay strings.
 //
+// A column whose value is Debezium's unavailable-value placeholder (an
+// unchanged TOASTed column under REPLICA IDENTITY DEFAULT, in any of the
+// forms placeholder lists) is dropped from its image: the change does not
+// carry it, and the target keeps the value it holds. The placeholder is
+// OptionUnavailableValuePlaceholder's.
+//
 // Every error is a *format.Error naming the record's position, its table
 // when known, and a hint.
 package debezium
@@ -71,7 +77,10 @@ const OptionAllowMissingBefore = "debezium.allow-missing-before"
 // Decoder decodes debezium-json records. It is safe for concurrent use.
 type Decoder struct {
 	allowMissingBefore bool
-	schemas            schemaCache
+	// unavailable is the unavailable-value placeholder, nil when its
+	// detection is off.
+	unavailable *placeholder
+	schemas     schemaCache
 	// tables interns the tables records name, txnIDs the transaction id
 	// the events of a transaction repeat, and names the column lists of
 	// row images.
@@ -82,17 +91,25 @@ type Decoder struct {
 
 var _ format.Decoder = (*Decoder)(nil)
 
-// New returns a Decoder configured by opts; the only option is
-// OptionAllowMissingBefore. An unknown option is an error.
+// New returns a Decoder configured by opts: OptionAllowMissingBefore and
+// OptionUnavailableValuePlaceholder. An unknown option is an error.
 func New(opts format.Options) (*Decoder, error) {
-	if err := opts.Check(Name, OptionAllowMissingBefore); err != nil {
+	if err := opts.Check(Name, OptionAllowMissingBefore, OptionUnavailableValuePlaceholder); err != nil {
 		return nil, err
 	}
 	allow, err := opts.Bool(Name, OptionAllowMissingBefore, false)
 	if err != nil {
 		return nil, err
 	}
-	return &Decoder{allowMissingBefore: allow}, nil
+	spec, ok := opts[OptionUnavailableValuePlaceholder]
+	if !ok {
+		spec = DefaultUnavailableValuePlaceholder
+	}
+	unavailable, err := newPlaceholder(spec)
+	if err != nil {
+		return nil, err
+	}
+	return &Decoder{allowMissingBefore: allow, unavailable: unavailable}, nil
 }
 
 // Bits of envelope.seen: the fields read so far.
@@ -294,6 +311,16 @@ func (d *Decoder) decode(a *changelog.Arena, data []byte, top *envelope) ([]chan
 	cs := rs.ChangeIn(a, data, before, after)
 	c := &cs[0]
 	c.Kind, c.Table, c.TxnID = kind, e.table, d.txnKey(a, e.txnID)
+	if d.unavailable != nil {
+		// Before the schema's conversions, which would decode the
+		// placeholder's base64 form into bytes like any other.
+		var bi, ai *image
+		if top.schema != nil && e == top.payload {
+			bi, ai = &top.schema.before, &top.schema.after
+		}
+		d.unavailable.drop(&c.Before, bi)
+		d.unavailable.drop(&c.After, ai)
+	}
 	if top.schema != nil && e == top.payload {
 		if err := convertImage(&top.schema.before, &c.Before, "before"); err != nil {
 			return nil, err
