@@ -353,6 +353,8 @@ var targetSection = sectionDef{
 			"`postgres://` or `postgresql://user:pass@host:5432/db[?params]`, `sqlite:///abs/path.db`, " +
 			"`sqlite://rel/path.db` (relative to the config file's directory) or `\"sqlite::memory:\"` (quoted, " +
 			"because YAML reads a trailing colon as a key). " +
+			"A parameter that would change how values are written or read (a time zone, an SQL mode, " +
+			"a character set, a date style) is refused when the target is opened: see README's Values. " +
 			"`${NAME}` is replaced by the environment variable NAME (percent-encoded inside " +
 			"`user:password@`), so secrets need not be in the file; an unset variable is an error.",
 		field: func(s any) any { return &s.(*Target).URL },

@@ -4,7 +4,9 @@
 // Sessions run in strict SQL mode (STRICT_ALL_TABLES, NO_ZERO_DATE,
 // NO_ZERO_IN_DATE, ERROR_FOR_DIVISION_BY_ZERO) and in UTC, so the server
 // refuses what it would otherwise truncate, and TIMESTAMP values mean the
-// same instant whatever the server's zone. Upserts use MariaDB's
+// same instant whatever the server's zone; a URL parameter that would
+// change either, or otherwise how values are written or read, is refused
+// when the target is opened (see params.go). Upserts use MariaDB's
 // VALUES(c) form, or MySQL 8.0.20+'s row alias, chosen from the server's
 // version.
 //
@@ -115,7 +117,10 @@ func Open(ctx context.Context, rawURL string) (*target.DB, error) {
 func redact(raw string) string { return redactpkg.URL(raw) }
 
 // DSN turns a mysql:// URL into a go-sql-driver DSN with txsink's session
-// settings. Query parameters of the URL are passed to the driver.
+// settings. The URL's query parameters are passed to the driver when they
+// cannot change what a value becomes, and refused with an error naming
+// them when they can (see params.go); txsink's own (tls*, bulk-load) are
+// read by txsink.
 func DSN(rawURL string) (string, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
@@ -155,28 +160,22 @@ func DSN(rawURL string) (string, error) {
 		"sql_mode":  "'STRICT_ALL_TABLES,NO_ZERO_DATE,NO_ZERO_IN_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION'",
 		"time_zone": "'+00:00'",
 	}
-	var tlsOpts tlsOptions
-	for k, vs := range u.Query() {
-		if len(vs) == 0 {
-			continue
-		}
+	q := u.Query()
+	pass, err := checkParams(q)
+	if err != nil {
+		return "", err
+	}
+	for k, v := range pass {
+		// Set through the driver's own fields where it has them, so
+		// that FormatDSN writes each once.
 		switch k {
-		case "tls":
-			tlsOpts.mode = vs[0]
-		case "tls-ca":
-			tlsOpts.ca = vs[0]
-		case "tls-cert":
-			tlsOpts.cert = vs[0]
-		case "tls-key":
-			tlsOpts.key = vs[0]
-		case "tls-server-name":
-			tlsOpts.serverName = vs[0]
-		case "bulk-load":
-			// txsink's own (see bulkLoadOff), not a session variable.
+		case "parseTime", "loc", "clientFoundRows", "multiStatements", "interpolateParams":
+			// txsink's value, set above.
 		default:
-			cfg.Params[k] = vs[0]
+			cfg.Params[k] = v
 		}
 	}
+	tlsOpts := tlsOptions{mode: q.Get("tls"), ca: q.Get("tls-ca"), cert: q.Get("tls-cert"), key: q.Get("tls-key"), serverName: q.Get("tls-server-name")}
 	name, err := tlsOpts.register(u.Hostname())
 	if err != nil {
 		return "", err

@@ -5,8 +5,9 @@
 // Upserts are INSERT ... ON CONFLICT (key) DO UPDATE SET c = EXCLUDED.c;
 // deletes match a list of key tuples. Groups of a hundred rows or more are
 // written with COPY inside the unit's transaction (Dialect.Load). Sessions
-// run in UTC so TIMESTAMP WITH TIME ZONE values read back as the instants
-// written.
+// run in UTC, DateStyle ISO, IntervalStyle postgres and UTF8, whatever the
+// server says, so TIMESTAMP WITH TIME ZONE values read back as the
+// instants written; URL parameters that would change that are refused.
 package postgres
 
 import (
@@ -16,7 +17,6 @@ import (
 	"fmt"
 	"github.com/txsink/txsink/internal/redact"
 	"net"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -31,30 +31,21 @@ import (
 // Dialect is the PostgreSQL dialect. It has no state.
 type Dialect struct{}
 
-// Open connects to a postgres:// or postgresql:// URL.
+// Open connects to a postgres:// or postgresql:// URL, in a session of
+// txsink's (see params.go): a URL parameter that could change what a
+// value becomes is refused, naming it, before anything connects.
 func Open(ctx context.Context, rawURL string) (*target.DB, error) {
-	u, err := url.Parse(rawURL)
+	cfg, err := connConfig(rawURL)
 	if err != nil {
-		return nil, fmt.Errorf("target url: %w", err)
+		return nil, err
 	}
-	q := u.Query()
-	if q.Get("timezone") == "" {
-		q.Set("timezone", "UTC")
-	}
-	u.RawQuery = q.Encode()
-	db, err := sql.Open("pgx", u.String())
-	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", redact.URL(rawURL), err)
-	}
+	db := stdlib.OpenDB(*cfg)
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("connect %s: %w", redact.URL(rawURL), err)
 	}
 	return target.New(db, Dialect{}), nil
 }
-
-// Ensure the pgx driver is registered as "pgx".
-var _ = stdlib.GetDefaultDriver
 
 // Name returns "postgres".
 func (Dialect) Name() string { return "postgres" }
