@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"sort"
+	"time"
 )
 
 // Locker is an optional interface of a Dialect whose server can hold a lock
@@ -144,16 +145,25 @@ func (t *DB) Held(ctx context.Context, pipeline string, partitions []string) (he
 	return held, true, nil
 }
 
-// closeLocks gives up every lock this DB holds.
+// closeLocks gives up every lock this DB holds. Each is unlocked before
+// the session closes: a server ends a closed session on a thread of its
+// own, a moment later, and a txsink reset run just after this process
+// exits must not find the locks still held.
 func (t *DB) closeLocks() error {
 	t.lockMu.Lock()
 	defer t.lockMu.Unlock()
 	if t.locks == nil {
 		return nil
 	}
-	err := t.locks.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var errs []error
+	for key := range t.held {
+		errs = append(errs, t.locks.Unlock(ctx, key))
+	}
+	errs = append(errs, t.locks.Close())
 	t.locks, t.held = nil, nil
-	return err
+	return errors.Join(errs...)
 }
 
 // ConnLocks is Locks over one connection, for servers whose locks belong to
