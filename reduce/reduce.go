@@ -67,6 +67,8 @@ type Table struct {
 	AppendOnly bool
 
 	keyCols []*schema.Column
+	// salt is mixed into the hashes of the table's keys (see keyHash).
+	salt [2]uint64
 	// colIndex maps each column of Schema, lower-cased, to its index.
 	colIndex map[string]int
 
@@ -208,6 +210,7 @@ func NewTable(t *schema.Table, key []string, appendOnly bool) (*Table, error) {
 		return nil, fmt.Errorf("table %s: configured primary-key [%s] differs from the target's PRIMARY KEY [%s]: reducing by one key and writing by another overwrites or duplicates rows (seed 000 §15); make them the same, column for column", t, strings.Join(key, ", "), strings.Join(t.PrimaryKey, ", "))
 	}
 	rt.Key = t.PrimaryKey
+	rt.salt = tableSalt(t.String())
 	for _, k := range t.PrimaryKey {
 		c, ok := t.Column(k)
 		if !ok {
@@ -345,11 +348,112 @@ type Buffer struct {
 	// idle holds the table states a Merge emptied, kept (with their
 	// capacity) for this buffer's next changes.
 	idle map[*Table]*tableState
+	// confined refuses a key's changes from two partitions, and keys, when
+	// not nil, remembers keys' partitions across units (see
+	// ConfinePartitions).
+	confined bool
+	keys     *KeyPartitions
 }
 
 // NewBuffer returns an empty buffer for the named pipeline.
 func NewBuffer(pipeline string) *Buffer {
 	return &Buffer{pipeline: pipeline, byTable: map[*Table]*tableState{}, partIdx: map[string]int{}}
+}
+
+// ConfinePartitions makes b refuse, as bad input, a change of a key whose
+// entry in b came from another partition, in Add and in Merge: the source
+// orders changes only inside a partition, so for such a key no change is
+// known to be the last, and keeping the one read last would make the
+// target depend on how the partitions' reads raced. With keys not nil, b
+// also records in keys the partition of every key new to it and refuses a
+// key keys holds from another partition, which finds such keys across
+// units, as far back as keys reaches.
+//
+// The *Error names the table, the key, both partitions and both
+// positions, and wraps ErrCrossPartition. Append-only tables are not
+// concerned: their rows have no key, and inserts of one table from many
+// partitions are all kept.
+//
+// Buffers reducing the same pipeline's partitions separately (transaction
+// mode's per-partition chunks) share one keys; the buffer they are merged
+// into is confined with keys nil, since each key entered keys already.
+func (b *Buffer) ConfinePartitions(keys *KeyPartitions) {
+	b.confined, b.keys = true, keys
+}
+
+// keyOf is a key's converted values, for messages: vals in key order, or,
+// with at, the values of a row at those indexes.
+type keyOf struct {
+	vals []any
+	at   []int
+}
+
+func (k keyOf) String() string {
+	if k.at == nil {
+		return RenderKey(k.vals)
+	}
+	vals := make([]any, len(k.at))
+	for i, j := range k.at {
+		if j >= 0 {
+			vals[i] = k.vals[j]
+		}
+	}
+	return RenderKey(vals)
+}
+
+// entryKey returns the key of an entry of t, for messages.
+func entryKey(t *Table, e *entry) keyOf {
+	if e.del {
+		return keyOf{vals: e.key}
+	}
+	at := make([]int, len(t.keyCols))
+	for i, kc := range t.keyCols {
+		at[i] = -1
+		for j, name := range e.cols {
+			if name == kc.Name {
+				at[i] = j
+			}
+		}
+	}
+	return keyOf{vals: e.row, at: at}
+}
+
+// crossError refuses a change at pos of key k of t, which partition
+// other.Partition changed too, at other: in the same unit (buffered), or
+// earlier as KeyPartitions remembers.
+func crossError(t *Table, k keyOf, pos, other changelog.Position, buffered bool) error {
+	at := other.Partition
+	if other.Seq > 0 {
+		at = other.String()
+	}
+	when := "a change read earlier, remembered by key-partitions.remember"
+	if buffered {
+		when = "a change buffered for the same commit"
+	}
+	return &Error{Pos: pos, Table: t.Schema.String(), Key: k.String(), Err: ErrCrossPartition,
+		Reason: fmt.Sprintf("this key's changes come from two partitions: %s here, and %s at %s (%s)", pos.Partition, other.Partition, at, when),
+		Hint:   crossHint}
+}
+
+// conflict returns the error put would return for a change at pos of the
+// key encoded as key, without recording anything.
+func (b *Buffer) conflict(ts *tableState, key []byte, pos changelog.Position, k keyOf) error {
+	if !b.confined {
+		return nil
+	}
+	if i, ok := ts.index[string(key)]; ok {
+		if other := ts.entries[i].pos; other.Partition != pos.Partition {
+			return crossError(ts.t, k, pos, other, true)
+		}
+		return nil
+	}
+	if b.keys != nil {
+		h1, h2 := keyHash(ts.t, key)
+		if other, crossed := b.keys.check(h1, h2, pos.Partition); crossed {
+			return crossError(ts.t, k, pos, other, false)
+		}
+	}
+	return nil
 }
 
 // state returns the buffer's state for t, taking the table's spare one
@@ -513,7 +617,9 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 		}
 		size := keyedEntryBytes + detach(key)
 		b.key = appendKey(b.key[:0], t, func(i int) any { return key[i] })
-		b.put(b.state(t), b.key, entry{pos: c.Pos, del: true, key: key, size: size + len(b.key)})
+		if err := b.put(b.state(t), b.key, entry{pos: c.Pos, del: true, key: key, size: size + len(b.key)}, keyOf{vals: key}); err != nil {
+			return err
+		}
 	case changelog.Insert, changelog.UpdateAfter:
 		p, row, err := b.convertRow(t, c, c.After, "after")
 		if err != nil {
@@ -525,15 +631,25 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 		}
 		b.key = appendKey(b.key[:0], t, func(i int) any { return row[p.keyOut[i]] })
 		ts := b.state(t)
+		k := keyOf{vals: row, at: p.keyOut}
 		if oldKey != nil {
 			b.oldKey = appendKey(b.oldKey[:0], t, func(i int) any { return oldKey[i] })
 			if !bytes.Equal(b.oldKey, b.key) {
+				// Both keys or neither: the new key is checked before
+				// the old one's delete is put.
+				if err := b.conflict(ts, b.key, c.Pos, k); err != nil {
+					return err
+				}
 				size := keyedEntryBytes + detach(oldKey) + len(b.oldKey)
-				b.put(ts, b.oldKey, entry{pos: c.Pos, del: true, key: oldKey, size: size})
+				if err := b.put(ts, b.oldKey, entry{pos: c.Pos, del: true, key: oldKey, size: size}, keyOf{vals: oldKey}); err != nil {
+					return err
+				}
 			}
 		}
 		size := keyedEntryBytes + detach(row) + len(b.key)
-		b.put(ts, b.key, entry{pos: c.Pos, cols: p.out, row: row, size: size})
+		if err := b.put(ts, b.key, entry{pos: c.Pos, cols: p.out, row: row, size: size}, k); err != nil {
+			return err
+		}
 	default:
 		return &Error{Pos: c.Pos, Table: t.Schema.String(), Reason: fmt.Sprintf("unknown change kind %d", c.Kind), Hint: "this is a bug in the decoder that produced it; please report it"}
 	}
@@ -550,15 +666,28 @@ const (
 	keyedEntryBytes = entryBytes + 28
 )
 
-// put makes e the entry of the key encoded as key. The map is searched
-// with the scratch bytes; a string is only made for a key seen first.
-func (b *Buffer) put(ts *tableState, key []byte, e entry) {
+// put makes e the entry of the key encoded as key, whose values k holds
+// (for messages). The map is searched with the scratch bytes; a string is
+// only made for a key seen first. A confined buffer refuses a key another
+// partition changed (see ConfinePartitions), changing nothing.
+func (b *Buffer) put(ts *tableState, key []byte, e entry, k keyOf) error {
 	if i, ok := ts.index[string(key)]; ok {
+		if other := ts.entries[i].pos; b.confined && other.Partition != e.pos.Partition {
+			return crossError(ts.t, k, e.pos, other, true)
+		}
 		b.replace(ts, i, e)
-		return
+		return nil
+	}
+	if b.keys != nil {
+		// A key new to the unit: the one look-up in the memory it costs.
+		h1, h2 := keyHash(ts.t, key)
+		if other, crossed := b.keys.note(h1, h2, e.pos); crossed {
+			return crossError(ts.t, k, e.pos, other, false)
+		}
 	}
 	e.k = string(key)
 	b.append(ts, e)
+	return nil
 }
 
 // replace makes e, a later change of the same key, entry i of ts: the
@@ -586,9 +715,14 @@ func (b *Buffer) append(ts *tableState, e entry) {
 // takes them, into that commit's unit; each entry moves at the cost of one
 // map lookup, not of a reduction. o keeps its table states, emptied, for
 // its next changes.
-func (b *Buffer) Merge(o *Buffer) {
+//
+// A confined b (see ConfinePartitions) refuses an entry of o whose key b
+// holds from another partition, with the *Error Add would return. b then
+// holds part of o, and o is left as it was in part: the caller stops (a
+// pipeline stops on bad input), using neither again.
+func (b *Buffer) Merge(o *Buffer) error {
 	if o.Empty() {
-		return
+		return nil
 	}
 	if b.Empty() || o.since.Before(b.since) {
 		b.since = o.since
@@ -599,6 +733,9 @@ func (b *Buffer) Merge(o *Buffer) {
 			for i := range ots.entries {
 				e := &ots.entries[i]
 				if j, ok := ts.index[e.k]; ok {
+					if other := ts.entries[j].pos; b.confined && other.Partition != e.pos.Partition {
+						return crossError(ts.t, entryKey(ts.t, e), e.pos, other, true)
+					}
 					b.replace(ts, j, *e)
 				} else {
 					b.append(ts, *e)
@@ -622,6 +759,7 @@ func (b *Buffer) Merge(o *Buffer) {
 	b.changes += o.changes
 	b.dead = append(b.dead, o.dead...)
 	o.empty()
+	return nil
 }
 
 // movedFrom returns the converted key of an update's before image when the
