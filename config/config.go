@@ -280,6 +280,13 @@ type Sink struct {
 	// connection, a deadlock, a serialization failure) is retried before the
 	// pipeline stops (YAML "max-retries"). Default 10; 0 retries never.
 	MaxRetries int
+	// KeyPartitionsRemember is how many key writes a pipeline of more than
+	// one partition remembers the partition of, across commits, to stop
+	// at a key whose changes come from two partitions (YAML
+	// "key-partitions.remember"; see reduce.KeyPartitions). Default
+	// 1,000,000 (at most about 32 MB); 0 turns the memory off, leaving
+	// the check within one commit; at most reduce.MaxKeyPartitions.
+	KeyPartitionsRemember int
 
 	// TxnEnabled turns on multi-table transactions (YAML
 	// "transaction.multi-table.enabled"): whole source transactions of
@@ -335,6 +342,7 @@ func Default() Config {
 			FlushInterval:         time.Second,
 			FlushCoalesce:         true,
 			MaxRetries:            10,
+			KeyPartitionsRemember: 1_000_000,
 			TxnBufferSize:         128 << 20,
 			TxnMiniSwitchInterval: MiniSwitchAuto,
 			TxnMinSwitchBytes:     1 << 20,

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/txsink/txsink/changelog"
+	"github.com/txsink/txsink/reduce"
 	"github.com/txsink/txsink/schema"
 )
 
@@ -89,6 +90,7 @@ func TestLoadGood(t *testing.T) {
 					FlushInterval:         250 * time.Millisecond,
 					FlushCoalesce:         false,
 					MaxRetries:            0,
+					KeyPartitionsRemember: 20000,
 					TxnEnabled:            true,
 					TxnBufferSize:         1e9,
 					TxnMiniSwitchInterval: 750 * time.Millisecond,
@@ -647,5 +649,13 @@ func TestLoadMissingFile(t *testing.T) {
 	_, err := Load(filepath.Join(t.TempDir(), "absent.yaml"))
 	if !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("Load of a missing file = %v; want os.ErrNotExist", err)
+	}
+}
+
+// TestMaxKeyPartitions: sink.key-partitions.remember's bound is the
+// memory's own.
+func TestMaxKeyPartitions(t *testing.T) {
+	if maxKeyPartitions != reduce.MaxKeyPartitions {
+		t.Errorf("config allows key-partitions.remember up to %d, reduce.NewKeyPartitions up to %d", maxKeyPartitions, reduce.MaxKeyPartitions)
 	}
 }

@@ -455,6 +455,29 @@ var sinkSection = sectionDef{
 		field: func(s any) any { return &s.(*Sink).MaxRetries },
 		check: atLeast(0),
 	}, {
+		name: "key-partitions.remember", typ: typeInt, unit: "keys",
+		want: fmt.Sprintf("a whole number of keys, 0 to %d", maxKeyPartitions),
+		doc: "Order is only known inside a partition, so one key's changes must stay in one partition: a key whose changes " +
+			"come from two partitions stops the pipeline with an error naming the table, the key, both partitions and " +
+			"both positions, under every `bad-input` policy (dead-lettering one of the two changes would leave the target " +
+			"holding whichever came first; the layout must be fixed). Within one commit every such key is found. Across " +
+			"commits txsink remembers the partition of the keys of the last this many key writes (a key counts once per " +
+			"commit that writes it; in multi-table mode once per partition's batch of finished transactions), so a key is " +
+			"checked against its last write as long as fewer than this many key writes came after it: set it above the keys " +
+			"one partition writes before another may write them again (day-1 and day-2 files read at once: the keys of " +
+			"both). It costs 32 bytes per key (32 MB for 1,000,000), allocated as keys come, and nothing when the source has " +
+			"one partition. A stop is never false: keys are compared by a 128-bit hash. `0` turns the memory off, keeping the check within a commit. " +
+			"Transactions joined across topics (`source.transaction-topic`) are ordered across partitions, and not checked.",
+		field: func(s any) any { return &s.(*Sink).KeyPartitionsRemember },
+		check: func(p any) string {
+			if v := *p.(*int); v < 0 {
+				return fmt.Sprint(v, " is negative")
+			} else if v > maxKeyPartitions {
+				return fmt.Sprint(v, " is too large")
+			}
+			return ""
+		},
+	}, {
 		name: "transaction.multi-table.enabled", typ: typeBool,
 		want:  "true or false",
 		doc:   "Commit whole source transactions, across all their tables, atomically: the changes of a partition are grouped at the transaction ends the format marks (Debezium END events, Maxwell `commit`, txsink-json `txn_end`; a change with no transaction id is a transaction of its own), and several finished transactions are reduced per key and committed in one target transaction. An unfinished transaction is never committed.",
@@ -501,6 +524,11 @@ var sinkSection = sectionDef{
 		check: atLeast(0),
 	}},
 }
+
+// maxKeyPartitions is reduce.MaxKeyPartitions, the most key writes the
+// memory of sink.key-partitions.remember holds, repeated so that config
+// needs no core package (TestMaxKeyPartitions checks that they agree).
+const maxKeyPartitions = 1<<26 - 2
 
 // sections lists the sections in the order the documentation shows them.
 var sections = []*sectionDef{&topSection, &sourceSection, &targetSection, &tableSection, &sinkSection}

@@ -49,10 +49,12 @@ func TestReducedAhead(t *testing.T) {
 			stepped := map[string][]*changelog.Change{}
 			for _, at := range tc.steps {
 				clock.now = t0.Add(at)
-				for _, part := range []string{"p0", "p1"} {
+				for i, part := range []string{"p0", "p1"} {
 					seq++
-					// Keys repeat, so the unit reduces them.
-					stepped[part] = append(stepped[part], recordTxn(t, l, part, seq, seq%3))
+					// Keys repeat, so the unit reduces them; each
+					// partition has keys of its own, as one key's
+					// changes must stay in one partition.
+					stepped[part] = append(stepped[part], recordTxn(t, l, part, seq, seq%3+10*int64(i)))
 				}
 			}
 			// Every transaction ended, reduced: the machine holds none of

@@ -165,6 +165,10 @@ type Engine struct {
 	byTarget map[schema.Name]*reduce.Table
 	buf      *reduce.Buffer
 	policy   reduce.Policy
+	// keys remembers recent keys' partitions across units (see
+	// keyMemory); nil when the source has one partition or the memory is
+	// off.
+	keys *reduce.KeyPartitions
 
 	hooks []Hook
 
@@ -212,6 +216,13 @@ func New(ctx context.Context, cfg *config.Config, opts ...Option) (*Engine, erro
 	}
 	for _, o := range opts {
 		o(e)
+	}
+	if !cfg.Sink.TxnEnabled || cfg.Source.TransactionTopic == "" {
+		// Transactions joined by a transaction topic come in the source's
+		// commit order across partitions: a key met in two partitions is
+		// then in order, not a contradiction.
+		e.keys = e.keyMemory()
+		e.buf.ConfinePartitions(e.keys)
 	}
 	e.stats = Stats{Events: map[changelog.Kind]int64{}, Tables: map[string]TableStats{}, Started: e.clock.Now()}
 	e.state = StateStarting
@@ -908,6 +919,19 @@ func (e *Engine) rewind(ctx context.Context, part string) error {
 	e.mu.Unlock()
 	e.log.Info("reading a stream from its start: the position of an earlier run is not resumed", "partition", part)
 	return nil
+}
+
+// keyMemory returns the memory of recent keys' partitions the pipeline's
+// buffers share (sink.key-partitions.remember), or nil when it is off or
+// cannot find anything: a file source of one partition (stdin included)
+// has every key in that one. A Kafka source, or changes added through the
+// library, may have several, however many exist at the start.
+func (e *Engine) keyMemory() *reduce.KeyPartitions {
+	n := e.cfg.Sink.KeyPartitionsRemember
+	if n <= 0 || (e.cfg.Source.Type == config.SourceFile && len(e.partitions()) == 1) {
+		return nil
+	}
+	return reduce.NewKeyPartitions(min(n, reduce.MaxKeyPartitions))
 }
 
 // deadLettering reports whether bad input is quarantined rather than

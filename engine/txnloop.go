@@ -382,6 +382,8 @@ func (l *txnLoop) wake() <-chan struct{} { return l.wakeCh }
 func (l *txnLoop) unit(plan *txn.Plan[*reduced]) (*commit.Unit, int, error) {
 	if l.merged == nil {
 		l.merged = reduce.NewBuffer(l.e.cfg.Name)
+		// Each chunk's keys met the memory as they were reduced.
+		l.merged.ConfinePartitions(nil)
 	}
 	skipped := 0
 	for _, ck := range plan.Chunks {
@@ -393,7 +395,11 @@ func (l *txnLoop) unit(plan *txn.Plan[*reduced]) (*commit.Unit, int, error) {
 			return nil, 0, r.err
 		}
 		skipped += r.skipped
-		l.merged.Merge(r.buf)
+		if err := l.merged.Merge(r.buf); err != nil {
+			// A key of two partitions in one plan, the memory off (or
+			// past its reach): the chunks were reduced apart.
+			return nil, 0, err
+		}
 		l.recycle(r)
 	}
 	if skipped > 0 {
@@ -429,6 +435,11 @@ func (l *txnLoop) reduceEnding(ctx context.Context, c *changelog.Change, now tim
 			l.spare = l.spare[:n-1]
 		} else {
 			r = &reduced{buf: reduce.NewBuffer(l.e.cfg.Name)}
+			// A key met in another partition stops the pipeline when
+			// this transaction is reduced, at the latest: its keys meet
+			// the memory now, the other partitions' chunks (committed,
+			// finished or merged) met it as they were reduced.
+			r.buf.ConfinePartitions(l.e.keys)
 		}
 		*fin = r
 	}
