@@ -3,6 +3,7 @@ package reduce
 import (
 	"fmt"
 	"hash/maphash"
+	"strconv"
 	"testing"
 
 	"github.com/txsink/txsink/changelog"
@@ -93,5 +94,60 @@ func BenchmarkRowKey(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkConfined measures what confining keys to their partitions
+// costs Add: not confined, confined within the unit, and with the memory
+// of keys' partitions across units (the default 1,000,000 key writes), for
+// unique keys (every change a key write) and hot keys (ten changes per
+// key, a key write per unit). The changes come from 8 partitions in runs
+// of 16, each partition with keys of its own; a unit is taken every 5000
+// rows.
+func BenchmarkConfined(b *testing.B) {
+	for _, keys := range []int{1 << 30, 1000} {
+		for _, mode := range []string{"off", "unit", "memory"} {
+			name := fmt.Sprintf("unique-keys/%s", mode)
+			if keys < 1<<30 {
+				name = fmt.Sprintf("hot-keys/%s", mode)
+			}
+			b.Run(name, func(b *testing.B) {
+				tbl := ordersTable(b)
+				changes := make([]changelog.Change, 1<<16)
+				for i := range changes {
+					id := i
+					if keys < 1<<30 {
+						id = i % keys
+					}
+					part := id / 16 % 8
+					changes[i] = changelog.Change{Kind: changelog.UpdateAfter, Size: 100,
+						After: row("id", changelog.Number(fmt.Sprint(id)), "amount", changelog.Number("123.45"), "status", "PAID"),
+						Pos:   changelog.Position{Partition: fmt.Sprint("/var/lib/cdc/p", part, ".json"), Offset: int64(i), Seq: int64(i)}}
+				}
+				buf := NewBuffer("p")
+				switch mode {
+				case "unit":
+					buf.ConfinePartitions(nil)
+				case "memory":
+					buf.ConfinePartitions(NewKeyPartitions(1_000_000))
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					c := &changes[i%len(changes)]
+					if keys == 1<<30 {
+						// Unique keys past the table's: shift them.
+						c.After.Values[0] = changelog.Number(strconv.Itoa(i))
+						c.Pos.Partition = changes[i/16%8].Pos.Partition
+					}
+					if err := buf.Add(tbl, c, t0); err != nil {
+						b.Fatal(err)
+					}
+					if buf.Rows() >= 5000 {
+						buf.Take()
+					}
+				}
+			})
+		}
 	}
 }

@@ -48,10 +48,11 @@ const crossHint = "the order of changes is only known inside one partition, so w
 type KeyPartitions struct {
 	limit int
 	// ring holds the last limit key writes, in pages of ringPage slots
-	// allocated as the ring first fills; written counts the writes made,
-	// so the next goes to written % limit.
-	ring    [][]keySlot
-	written int64
+	// allocated as the ring first fills; head is where the next goes,
+	// and full says the ring has wrapped: head's slot is the oldest.
+	ring [][]keySlot
+	head int
+	full bool
 	// index finds a key's slot in ring: open addressing with linear
 	// probing, kept at most half full. A value is the ring position + 1
 	// in its low posBits bits (0: empty) and a tag of the key's hash in
@@ -60,12 +61,9 @@ type KeyPartitions struct {
 	index []uint32
 	live  int
 	// parts lists the partitions met; a slot names its partition by
-	// index + 1. last caches the partition looked up last: a partition's
-	// changes come in runs.
-	parts    []string
-	partIdx  map[string]uint64
-	lastPart string
-	lastIdx  uint64
+	// index + 1.
+	parts   []string
+	partIdx map[string]uint64
 }
 
 // keySlot is one key write: the key's 128-bit hash, and meta, the
@@ -139,11 +137,8 @@ func tableSalt(name string) [2]uint64 {
 }
 
 // part returns the index + 1 of partition name, 0 when k cannot name
-// more partitions.
+// more partitions. Callers keep it for a run of one partition's keys.
 func (k *KeyPartitions) part(name string) uint64 {
-	if k.lastIdx != 0 && name == k.lastPart {
-		return k.lastIdx
-	}
 	i, ok := k.partIdx[name]
 	if !ok {
 		if len(k.parts) >= maxParts {
@@ -153,7 +148,6 @@ func (k *KeyPartitions) part(name string) uint64 {
 		i = uint64(len(k.parts))
 		k.partIdx[name] = i
 	}
-	k.lastPart, k.lastIdx = name, i
 	return i
 }
 
@@ -173,20 +167,19 @@ func (k *KeyPartitions) home(h1 uint64) int {
 
 func tag(h2 uint64) uint32 { return uint32(h2>>(64-(32-posBits))) << posBits }
 
-// find returns the index position of the key hashed (h1, h2), or -1.
-func (k *KeyPartitions) find(h1, h2 uint64) int {
-	if len(k.index) == 0 {
-		return -1
-	}
+// find returns the index position of the key hashed (h1, h2) and true,
+// or, when k does not hold it, the empty position its probe ended at and
+// false. The index must not be empty.
+func (k *KeyPartitions) find(h1, h2 uint64) (int, bool) {
 	tg := tag(h2)
 	for i := k.home(h1); ; {
 		v := k.index[i]
 		if v == 0 {
-			return -1
+			return i, false
 		}
 		if v&^posMask == tg {
 			if s := k.slot(int(v&posMask) - 1); s.h1 == h1 && s.h2 == h2 {
-				return i
+				return i, true
 			}
 		}
 		if i++; i == len(k.index) {
@@ -198,8 +191,11 @@ func (k *KeyPartitions) find(h1, h2 uint64) int {
 // check returns where the key hashed (h1, h2) was written from, when k
 // holds it and a partition other than part's wrote it.
 func (k *KeyPartitions) check(h1, h2 uint64, part string) (changelog.Position, bool) {
-	i := k.find(h1, h2)
-	if i < 0 {
+	if len(k.index) == 0 {
+		return changelog.Position{}, false
+	}
+	i, ok := k.find(h1, h2)
+	if !ok {
 		return changelog.Position{}, false
 	}
 	meta := k.slot(int(k.index[i]&posMask) - 1).meta
@@ -209,11 +205,11 @@ func (k *KeyPartitions) check(h1, h2 uint64, part string) (changelog.Position, b
 	return k.position(meta), true
 }
 
-// note records a write of the key hashed (h1, h2) at pos, unless k holds
-// the key from another partition: then it returns where that was read,
-// and true, and changes nothing.
-func (k *KeyPartitions) note(h1, h2 uint64, pos changelog.Position) (changelog.Position, bool) {
-	p := k.part(pos.Partition)
+// note records a write of the key hashed (h1, h2) at pos, from the
+// partition whose part is p (see part), unless k holds the key from
+// another partition: then it returns where that was read, and true, and
+// changes nothing.
+func (k *KeyPartitions) note(h1, h2 uint64, p uint64, pos changelog.Position) (changelog.Position, bool) {
 	if p == 0 {
 		return changelog.Position{}, false
 	}
@@ -222,9 +218,12 @@ func (k *KeyPartitions) note(h1, h2 uint64, pos changelog.Position) (changelog.P
 		seq = uint64(pos.Seq)
 	}
 	meta := p<<seqBits | seq
-	i := k.find(h1, h2)
-	if i < 0 {
-		k.insert(h1, h2, meta)
+	if 2*(k.live+1) > len(k.index) {
+		k.grow()
+	}
+	i, ok := k.find(h1, h2)
+	if !ok {
+		k.insert(i, h1, h2, meta)
 		return changelog.Position{}, false
 	}
 	old := int(k.index[i]&posMask) - 1
@@ -232,17 +231,18 @@ func (k *KeyPartitions) note(h1, h2 uint64, pos changelog.Position) (changelog.P
 	if s.meta>>seqBits != p {
 		return k.position(s.meta), true
 	}
-	next := int(k.written % int64(k.limit))
-	if old == next {
+	if k.full && old == k.head {
 		// The key's own slot is the oldest, the one written next.
 		s.meta = meta
-		k.written++
+		k.advance()
 		return changelog.Position{}, false
 	}
 	// The write may evict the oldest key, whose removal may move this
-	// key's index value: find it again after.
-	at := k.write(h1, h2, meta)
-	i = k.findPos(h1, old)
+	// key's index value: find it again then.
+	at, evicted := k.write(h1, h2, meta)
+	if evicted {
+		i = k.findPos(h1, old)
+	}
 	k.index[i] = k.index[i]&^posMask | uint32(at+1)
 	s.meta = 0
 	return changelog.Position{}, false
@@ -261,16 +261,18 @@ func (k *KeyPartitions) findPos(h1 uint64, pos int) int {
 	}
 }
 
-// insert records a key k does not hold.
-func (k *KeyPartitions) insert(h1, h2, meta uint64) {
-	if 2*(k.live+1) > len(k.index) {
-		k.grow()
-	}
-	at := k.write(h1, h2, meta)
-	i := k.home(h1)
-	for k.index[i] != 0 {
-		if i++; i == len(k.index) {
-			i = 0
+// insert records a key k does not hold, whose probe ended at the empty
+// index position i.
+func (k *KeyPartitions) insert(i int, h1, h2, meta uint64) {
+	at, evicted := k.write(h1, h2, meta)
+	if evicted {
+		// The removal may have moved values into i, or emptied one
+		// before it: probe again.
+		i = k.home(h1)
+		for k.index[i] != 0 {
+			if i++; i == len(k.index) {
+				i = 0
+			}
 		}
 	}
 	k.index[i] = tag(h2) | uint32(at+1)
@@ -278,20 +280,28 @@ func (k *KeyPartitions) insert(h1, h2, meta uint64) {
 }
 
 // write puts a key write in the ring's next slot, first forgetting the
-// key whose slot it is, and returns the slot's position. The new slot is
-// not indexed yet.
-func (k *KeyPartitions) write(h1, h2, meta uint64) int {
-	at := int(k.written % int64(k.limit))
-	if at%ringPage == 0 && at/ringPage == len(k.ring) {
+// key whose slot it is (evicted), and returns the slot's position. The
+// new slot is not indexed yet.
+func (k *KeyPartitions) write(h1, h2, meta uint64) (at int, evicted bool) {
+	at = k.head
+	if !k.full && at%ringPage == 0 {
 		k.ring = append(k.ring, make([]keySlot, min(ringPage, k.limit-at)))
 	}
 	s := k.slot(at)
-	if k.written >= int64(k.limit) && s.meta != 0 {
+	if k.full && s.meta != 0 {
 		k.remove(k.findPos(s.h1, at))
+		evicted = true
 	}
 	*s = keySlot{h1: h1, h2: h2, meta: meta}
-	k.written++
-	return at
+	k.advance()
+	return at, evicted
+}
+
+// advance moves the ring's head past the slot just written.
+func (k *KeyPartitions) advance() {
+	if k.head++; k.head == k.limit {
+		k.head, k.full = 0, true
+	}
 }
 
 // remove empties index position i, moving back the values after it that
@@ -319,13 +329,18 @@ func (k *KeyPartitions) remove(i int) {
 	k.live--
 }
 
-// grow doubles the index (up to twice the limit and two, so that it stays
-// at most half full) and indexes the ring's live slots again.
+// grow makes the index four times larger (up to twice the limit and two,
+// so that it stays at most half full: live+1 <= limit+1) and indexes the
+// ring's live slots again. Four times, not two: each growth writes every
+// key again at a random place, which on the txn bench cost as much as the
+// look-ups themselves.
 func (k *KeyPartitions) grow() {
-	// live+1 <= limit+1: the largest index is never more than half full.
-	n := min(max(1024, 2*len(k.index)), 2*k.limit+2)
+	n := min(max(1024, 4*len(k.index)), 2*k.limit+2)
 	k.index = make([]uint32, n)
-	filled := int(min(k.written, int64(k.limit)))
+	filled := k.head
+	if k.full {
+		filled = k.limit
+	}
 	for at := range filled {
 		s := k.slot(at)
 		if s.meta == 0 {

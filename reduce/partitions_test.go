@@ -331,7 +331,7 @@ func TestKeyPartitionsModel(t *testing.T) {
 					model = model[1:]
 				}
 			}
-			other, crossed := kp.note(h1, h2, pos)
+			other, crossed := kp.note(h1, h2, kp.part(pos.Partition), pos)
 			if crossed != wantCross || other != wantOther {
 				t.Fatalf("seed %d (n %d, %d keys), step %d: key %d from %s: crossed %v at %v, want %v at %v",
 					seed, n, keys, step, key, pos.Partition, crossed, other, wantCross, wantOther)
@@ -355,13 +355,13 @@ func TestKeyPartitionsBytes(t *testing.T) {
 	const n = 200_000
 	kp := NewKeyPartitions(n)
 	for i := range uint64(n / 10) {
-		kp.note(i*0x9e3779b97f4a7c15, i, changelog.Position{Partition: "a", Seq: int64(i + 1)})
+		kp.note(i*0x9e3779b97f4a7c15, i, kp.part("a"), changelog.Position{Partition: "a", Seq: int64(i + 1)})
 	}
 	if got := kp.Bytes(); got > n/10*keyBytes*2 {
 		t.Errorf("%d bytes for %d keys of %d: it should grow with the keys met", got, n/10, n)
 	}
 	for i := range uint64(3 * n) {
-		kp.note(i*0x9e3779b97f4a7c15, i, changelog.Position{Partition: "a", Seq: int64(i + 1)})
+		kp.note(i*0x9e3779b97f4a7c15, i, kp.part("a"), changelog.Position{Partition: "a", Seq: int64(i + 1)})
 	}
 	if got, most := kp.Bytes(), int64(n*keyBytes+ringPage*24+8); got > most {
 		t.Errorf("%d bytes (%.1f a key) for a limit of %d, want at most %d", got, float64(got)/n, n, most)

@@ -108,11 +108,20 @@ func benchWorkload(name string, n int) [][]byte {
 // leaves out only reading the file and applying the units to a database.
 // The arena variants decode into a changelog.Arena reset every 128
 // records, as the engine's plain loop recycles one per decoded batch.
+// The -8p variants read 8 partitions (each key in one of them: orders by
+// id, items by order id), the -keys variants with the buffer confined to one
+// partition per key and the memory of keys' partitions of a pipeline of
+// several partitions (sink.key-partitions.remember's default): what
+// that check costs per record.
 func BenchmarkPipeline(b *testing.B) {
 	for _, bc := range []struct {
 		name  string
 		arena bool
-	}{{"insert-only", false}, {"update-heavy", false}, {"insert-only/arena", true}, {"update-heavy/arena", true}} {
+		parts bool
+		keys  bool
+	}{{"insert-only", false, false, false}, {"update-heavy", false, false, false}, {"insert-only/arena", true, false, false}, {"update-heavy/arena", true, false, false},
+		{"insert-only/arena-8p", true, true, false}, {"insert-only/arena-8p-keys", true, true, true},
+		{"update-heavy/arena-8p", true, true, false}, {"update-heavy/arena-8p-keys", true, true, true}} {
 		w, _, _ := strings.Cut(bc.name, "/")
 		b.Run(bc.name, func(b *testing.B) {
 			recs := benchWorkload(w, 30000)
@@ -126,6 +135,28 @@ func BenchmarkPipeline(b *testing.B) {
 				size += int64(len(r))
 			}
 			buf := NewBuffer("bench")
+			if bc.keys {
+				buf.ConfinePartitions(NewKeyPartitions(1_000_000))
+			}
+			// part holds each record's partition.
+			part := make([]string, len(recs))
+			last := "p0"
+			for r, rec := range recs {
+				cs, err := dec.Decode(rec, changelog.Position{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if bc.parts && len(cs) > 0 && cs[0].Kind != changelog.EndTxn {
+					img := cs[0].Image()
+					id, ok := img.Get("order_id")
+					if !ok {
+						id, _ = img.Get("id")
+					}
+					n, _ := id.(changelog.Number).Int64()
+					last = fmt.Sprint("p", n%8)
+				}
+				part[r] = last
+			}
 			var mem *changelog.Arena
 			if bc.arena {
 				mem = new(changelog.Arena)
@@ -135,9 +166,9 @@ func BenchmarkPipeline(b *testing.B) {
 			cpu0, cpuOK := cputime.Process()
 			i := 0
 			for b.Loop() {
-				rec := recs[i%len(recs)]
+				rec, p := recs[i%len(recs)], part[i%len(recs)]
 				i++
-				pos := changelog.Position{Partition: "p0", Offset: int64(i), Seq: int64(i)}
+				pos := changelog.Position{Partition: p, Offset: int64(i), Seq: int64(i)}
 				if i%128 == 0 {
 					mem.Reset()
 				}

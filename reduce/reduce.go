@@ -353,6 +353,10 @@ type Buffer struct {
 	// ConfinePartitions).
 	confined bool
 	keys     *KeyPartitions
+	// keysIdx is the memory's index of partition keysPart (see
+	// KeyPartitions.part), the last partition a key of b was noted for.
+	keysPart string
+	keysIdx  uint64
 }
 
 // NewBuffer returns an empty buffer for the named pipeline.
@@ -378,7 +382,7 @@ func NewBuffer(pipeline string) *Buffer {
 // mode's per-partition chunks) share one keys; the buffer they are merged
 // into is confined with keys nil, since each key entered keys already.
 func (b *Buffer) ConfinePartitions(keys *KeyPartitions) {
-	b.confined, b.keys = true, keys
+	b.confined, b.keys, b.keysIdx = true, keys, 0
 }
 
 // keyOf is a key's converted values, for messages: vals in key order, or,
@@ -680,8 +684,13 @@ func (b *Buffer) put(ts *tableState, key []byte, e entry, k keyOf) error {
 	}
 	if b.keys != nil {
 		// A key new to the unit: the one look-up in the memory it costs.
+		// A partition's changes come in runs (a transaction mode chunk
+		// has one partition): its index in the memory is kept.
+		if b.keysIdx == 0 || e.pos.Partition != b.keysPart {
+			b.keysPart, b.keysIdx = e.pos.Partition, b.keys.part(e.pos.Partition)
+		}
 		h1, h2 := keyHash(ts.t, key)
-		if other, crossed := b.keys.note(h1, h2, e.pos); crossed {
+		if other, crossed := b.keys.note(h1, h2, b.keysIdx, e.pos); crossed {
 			return crossError(ts.t, k, e.pos, other, false)
 		}
 	}
