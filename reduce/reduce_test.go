@@ -341,6 +341,30 @@ func TestDueTriggers(t *testing.T) {
 	}
 }
 
+// applyUnit applies u's deletes and upserts to state, keyed by the
+// rendered first key value, each row's value made by value, and returns
+// the rows u appends to append-only tables.
+func applyUnit(state map[string]string, u *commit.Unit, value func(row []any) string) int {
+	if u == nil {
+		return 0
+	}
+	inserted := 0
+	for _, bt := range u.Batches {
+		for _, k := range bt.Deletes {
+			delete(state, fmt.Sprint(k[0]))
+		}
+		for _, g := range bt.Upserts {
+			for _, r := range g.Rows {
+				state[fmt.Sprint(r[0])] = value(r)
+			}
+		}
+		for _, g := range bt.Inserts {
+			inserted += len(g.Rows)
+		}
+	}
+	return inserted
+}
+
 // TestAgainstModel checks the buffer against the naive model: replaying
 // every change into a map gives the same final state as applying the
 // reduced units, whatever the flush points.
@@ -351,21 +375,7 @@ func TestAgainstModel(t *testing.T) {
 		b := NewBuffer("p")
 		model := map[string]string{}
 		applied := map[string]string{}
-		apply := func(u *commit.Unit) {
-			if u == nil {
-				return
-			}
-			for _, bt := range u.Batches {
-				for _, k := range bt.Deletes {
-					delete(applied, fmt.Sprint(k[0]))
-				}
-				for _, g := range bt.Upserts {
-					for _, r := range g.Rows {
-						applied[fmt.Sprint(r[0])] = fmt.Sprint(r[1:])
-					}
-				}
-			}
-		}
+		apply := func(u *commit.Unit) { applyUnit(applied, u, func(r []any) string { return fmt.Sprint(r[1:]) }) }
 		for i := 0; i < 300; i++ {
 			id := rng.IntN(8)
 			amount := fmt.Sprintf("%d.00", rng.IntN(1000))
