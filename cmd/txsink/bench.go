@@ -59,6 +59,7 @@ type benchOptions struct {
 	partitions    int
 	changesPerKey int
 	mode          string
+	keyPartitions string
 	flushRows     int
 	flushMiB      int
 	dir           string
@@ -97,6 +98,9 @@ its txsink run with the bulk load right after it. --mode both runs plain
 mode and transaction mode one after the other in each round, taking turns
 to go first (plain mode in odd rounds: the database may still be busy with
 the run before), and compares their events/s round by round.
+--key-partitions both does the same with sink.key-partitions.remember at its
+default and at 0 (the memory of keys' partitions on and off): what the
+check that one key's changes stay in one partition costs.
 
 Workloads:
   insert-only   orders with 1-5 items, one source transaction each
@@ -122,6 +126,7 @@ Examples:
 	fs.IntVar(&o.partitions, "partitions", 0, "changelog files the workload is spread over (default 1; txn: 8)")
 	fs.IntVar(&o.changesPerKey, "changes-per-key", 12, "update-heavy: changes per key (at least 10)")
 	fs.StringVar(&o.mode, "mode", "", "plain, transaction, or both: each round then runs plain mode and transaction mode, one after the other, plain mode first in odd rounds (default: transaction for txn, plain otherwise)")
+	fs.StringVar(&o.keyPartitions, "key-partitions", "", "sink key-partitions.remember, or both: each round then runs with the default and with 0, taking turns to go first (default: the config's default)")
 	fs.IntVar(&o.flushRows, "flush-rows", 5000, "sink buffer-flush.max-rows")
 	fs.IntVar(&o.flushMiB, "flush-mib", 16, "sink buffer-flush.max-bytes, in MiB (txsink run's memory limit follows it)")
 	fs.StringVar(&o.dir, "dir", "", "folder for the changelog files (default: a temporary folder, removed afterwards)")
@@ -156,6 +161,11 @@ Examples:
 	case "plain", "transaction", "both":
 	default:
 		return usageError{msg: fmt.Sprintf("--mode %q: want plain, transaction or both", o.mode)}
+	}
+	if o.keyPartitions != "" && o.keyPartitions != "both" {
+		if n, err := strconv.Atoi(o.keyPartitions); err != nil || n < 0 {
+			return usageError{msg: fmt.Sprintf("--key-partitions %q: want a whole number of keys, 0 or more, or both", o.keyPartitions)}
+		}
 	}
 	if o.orders < 1 || o.partitions < 1 || o.flushRows < 1 || o.flushMiB < 1 || o.rounds < 1 {
 		return usageError{msg: "--orders, --partitions, --flush-rows, --flush-mib and --rounds must be at least 1"}
@@ -203,10 +213,31 @@ type benchResult struct {
 	server int
 }
 
+// benchVariant is one way a round runs txsink: its mode, and
+// sink.key-partitions.remember.
+type benchVariant struct {
+	mode string
+	keys int
+}
+
+func (v benchVariant) String() string {
+	return fmt.Sprintf("%s mode, key-partitions.remember %d", v.mode, v.keys)
+}
+
+// label names v in the bench's output: its mode, and its memory of
+// keys' partitions when --key-partitions chose it.
+func (v benchVariant) label(o *benchOptions) string {
+	if o.keyPartitions == "" {
+		return v.mode + " mode"
+	}
+	return v.String()
+}
+
 // benchRound is one txsink run and the bulk load after it.
 type benchRound struct {
 	round int    // from 1
 	mode  string // plain or transaction
+	keys  int    // sink.key-partitions.remember
 	run   time.Duration
 	cpu   time.Duration // CPU time of the run; -1 when unknown
 	// serverCPU and bulkServerCPU are the target server's CPU time during
@@ -287,9 +318,23 @@ func runBench(ctx context.Context, o *benchOptions, stderr io.Writer) (*benchRes
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	modes := []string{o.mode}
+	keys := []int{cfg.Sink.KeyPartitionsRemember}
+	switch o.keyPartitions {
+	case "both":
+		keys = append(keys, 0)
+	case "":
+	default:
+		keys[0], _ = strconv.Atoi(o.keyPartitions)
+	}
+	base := []string{o.mode}
 	if o.mode == "both" {
-		modes = []string{"plain", "transaction"}
+		base = []string{"plain", "transaction"}
+	}
+	var modes []benchVariant
+	for _, mode := range base {
+		for _, k := range keys {
+			modes = append(modes, benchVariant{mode, k})
+		}
 	}
 	deleteProgress := func() error {
 		// The progress row is the bench's own; leave the table as it was.
@@ -306,15 +351,17 @@ func runBench(ctx context.Context, o *benchOptions, stderr io.Writer) (*benchRes
 	}()
 	for i := 1; i <= o.rounds; i++ {
 		order := modes
-		if len(modes) == 2 && i%2 == 0 {
+		if len(modes) > 1 && i%2 == 0 {
 			// The mode that goes second meets a database still busy with
 			// the first's run and bulk load (purge, page flushing): over
 			// five rounds of the txn workload into MariaDB, its bulk
 			// loads ran at 0.89x the first's (medians). Taking turns
 			// keeps that out of the comparison.
-			order = []string{modes[1], modes[0]}
+			order = slices.Clone(modes)
+			slices.Reverse(order)
 		}
-		for j, mode := range order {
+		for j, v := range order {
+			mode := v.mode
 			if i > 1 || j > 0 {
 				// Every run starts from empty tables and no progress.
 				if err := deleteProgress(); err != nil {
@@ -325,15 +372,16 @@ func runBench(ctx context.Context, o *benchOptions, stderr io.Writer) (*benchRes
 				}
 			}
 			if o.rounds > 1 || len(modes) > 1 {
-				fmt.Fprintf(stderr, "txsink bench: round %d of %d, %s mode\n", i, o.rounds, mode)
+				fmt.Fprintf(stderr, "txsink bench: round %d of %d, %s\n", i, o.rounds, v.label(o))
 			}
 			cfg.Sink.TxnEnabled = mode == "transaction"
+			cfg.Sink.KeyPartitionsRemember = v.keys
 			tuneGC(&cfg) // as txsink run does
 			rr, err := r.applyRound(ctx, o, &cfg, i == 1 && j == 0, stderr)
 			if err != nil {
 				return nil, err
 			}
-			rr.round, rr.mode = i, mode
+			rr.round, rr.mode, rr.keys = i, mode, v.keys
 			if o.verify {
 				fmt.Fprintf(stderr, "txsink bench: checking the target against the final state\n")
 				if err := r.check(ctx, db, final, &rr); err != nil {
@@ -1106,40 +1154,64 @@ func unescapeBulkText(s string) string {
 // print writes the figures of each mode's rounds, and with --mode both
 // how transaction mode's events/s compare with plain mode's, round by
 // round.
+//
+// With --key-partitions both it also compares, per mode, the events/s
+// with the memory of keys' partitions on with those with it off.
 func (r *benchResult) print(w io.Writer) {
-	byMode := map[string][]benchRound{}
-	var modes []string
+	byMode := map[benchVariant][]benchRound{}
+	var modes []benchVariant
 	for _, rr := range r.rounds {
-		if byMode[rr.mode] == nil {
-			modes = append(modes, rr.mode)
+		v := benchVariant{rr.mode, rr.keys}
+		if byMode[v] == nil {
+			modes = append(modes, v)
 		}
-		byMode[rr.mode] = append(byMode[rr.mode], rr)
+		byMode[v] = append(byMode[v], rr)
 	}
-	for i, mode := range modes {
+	for i, v := range modes {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		r.printMode(w, mode, byMode[mode])
-	}
-	plain, txn := byMode["plain"], byMode["transaction"]
-	if len(plain) == 0 || len(plain) != len(txn) {
-		return
-	}
-	v := make([]float64, len(plain))
-	var each []string
-	for i := range plain {
-		// Same events: the ratio of the rates is that of the run times.
-		v[i] = plain[i].run.Seconds() / txn[i].run.Seconds()
-		each = append(each, fmt.Sprintf("%.2f", v[i]))
+		r.printMode(w, v, byMode[v])
 	}
 	tw := &tableWriter{}
-	tw.row("transaction ÷ plain", "events/s "+spread(v, func(x float64) string { return fmt.Sprintf("%.2f×", x) })+", each round "+strings.Join(each, " "))
-	fmt.Fprintln(w)
-	tw.write(w)
+	// ratio adds a row comparing the events/s of b's rounds with a's,
+	// round by round (each pair ran in the same round).
+	ratio := func(name string, a, b []benchRound) {
+		if len(a) == 0 || len(a) != len(b) {
+			return
+		}
+		v := make([]float64, len(a))
+		var each []string
+		for i := range a {
+			// Same events: the ratio of the rates is that of the run times.
+			v[i] = a[i].run.Seconds() / b[i].run.Seconds()
+			each = append(each, fmt.Sprintf("%.2f", v[i]))
+		}
+		tw.row(name, "events/s "+spread(v, func(x float64) string { return fmt.Sprintf("%.2f×", x) })+", each round "+strings.Join(each, " "))
+	}
+	keys := r.rounds[0].keys
+	ratio("transaction ÷ plain", byMode[benchVariant{"plain", keys}], byMode[benchVariant{"transaction", keys}])
+	if len(modes) > 1 {
+		for _, mode := range []string{"plain", "transaction"} {
+			var on, off []benchRound
+			for _, v := range modes {
+				if v.mode == mode && v.keys > 0 {
+					on = byMode[v]
+				} else if v.mode == mode {
+					off = byMode[v]
+				}
+			}
+			ratio("key memory on ÷ off, "+mode, off, on)
+		}
+	}
+	if len(tw.labels) > 0 {
+		fmt.Fprintln(w)
+		tw.write(w)
+	}
 }
 
 // printMode writes the figures of one mode's rounds.
-func (r *benchResult) printMode(w io.Writer, mode string, rounds []benchRound) {
+func (r *benchResult) printMode(w io.Writer, v benchVariant, rounds []benchRound) {
 	o := r.opts
 	n := len(rounds)
 	// Each figure per round, then its median (and range, over rounds).
@@ -1168,7 +1240,7 @@ func (r *benchResult) printMode(w io.Writer, mode string, rounds []benchRound) {
 	if !o.coalesce {
 		flush += ", not coalesced"
 	}
-	tw.row("workload", fmt.Sprintf("%s, %d orders, %s, %s mode, %s", o.workload, o.orders, countOf(o.partitions, "partition"), mode, flush))
+	tw.row("workload", fmt.Sprintf("%s, %d orders, %s, %s, %s", o.workload, o.orders, countOf(o.partitions, "partition"), v.label(o), flush))
 	tw.row("target", fmt.Sprintf("%s (%s)", r.dialect, config.RedactURL(o.target)))
 	if n > 1 {
 		tw.row("rounds", fmt.Sprintf("%d, each a txsink run then the bulk load into emptied tables; figures are medians [ranges]", n))
