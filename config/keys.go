@@ -466,7 +466,7 @@ var sinkSection = sectionDef{
 			"checked against its last write as long as fewer than this many key writes came after it: set it above the keys " +
 			"one partition writes before another may write them again (day-1 and day-2 files read at once: the keys of " +
 			"both). It costs 32 bytes per key (32 MB for 1,000,000), allocated as keys come, and nothing when the source has " +
-			"one partition. A stop is never false: keys are compared by a 128-bit hash. `0` turns the memory off, keeping the check within a commit. " +
+			"one partition (a file source without `source.partitions`); `txsink run`'s memory limit grows by as much. A stop is never false: keys are compared by a 128-bit hash. `0` turns the memory off, keeping the check within a commit. " +
 			"Transactions joined across topics (`source.transaction-topic`) are ordered across partitions, and not checked.",
 		field: func(s any) any { return &s.(*Sink).KeyPartitionsRemember },
 		check: func(p any) string {

@@ -934,6 +934,22 @@ func (e *Engine) keyMemory() *reduce.KeyPartitions {
 	return reduce.NewKeyPartitions(min(n, reduce.MaxKeyPartitions))
 }
 
+// KeyMemoryBytes returns the most memory a run of cfg's source keeps to
+// remember recent keys' partitions (sink.key-partitions.remember, see
+// reduce.KeyPartitionsBytes): none when the memory is off, when the
+// source is files of one partition, or when transactions are joined
+// across topics (ordered across partitions, not checked). txsink run's
+// memory limit makes room for it, so that the memory does not leave the
+// collector less room for the buffer.
+func KeyMemoryBytes(cfg *config.Config) int64 {
+	s, n := cfg.Source, cfg.Sink.KeyPartitionsRemember
+	several := s.Type == config.SourceKafka || (s.Type == config.SourceFile && len(s.FilePartitions()) > 1)
+	if !several || n <= 0 || (cfg.Sink.TxnEnabled && s.TransactionTopic != "") {
+		return 0
+	}
+	return reduce.KeyPartitionsBytes(min(n, reduce.MaxKeyPartitions))
+}
+
 // deadLettering reports whether bad input is quarantined rather than
 // fatal (bad-input: dead-letter).
 func (e *Engine) deadLettering() bool { return e.cfg.BadInput == config.BadInputDeadLetter }

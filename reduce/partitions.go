@@ -91,6 +91,14 @@ const (
 	keyBytes = 24 + 2*4
 )
 
+// KeyPartitionsBytes returns the most memory a KeyPartitions of limit
+// key writes takes: 32 bytes a key, and while its index grows the old
+// index beside the new one (a quarter of its size: 2 bytes a key more),
+// and one page of the ring's rounding.
+func KeyPartitionsBytes(limit int) int64 {
+	return int64(limit)*(keyBytes+2) + ringPage*24
+}
+
 // keySeeds seed the two halves of a key's hash. They are random per
 // process: nothing stored outlives it, and keys a source chooses cannot be
 // made to collide.

@@ -5,6 +5,7 @@ import (
 	"runtime/debug"
 
 	"github.com/txsink/txsink/config"
+	"github.com/txsink/txsink/engine"
 )
 
 // gcPercent is the garbage collector's GOGC for a pipeline run. txsink
@@ -24,7 +25,8 @@ const gcPercent = 200
 const gcHeadroom = 40 << 20
 
 // tuneGC sets the collector for running cfg's pipeline: GOGC 200 with a
-// soft memory limit of the configured buffer plus gcHeadroom, so the
+// soft memory limit of the configured buffer plus gcHeadroom (and the
+// memory of keys' partitions, engine.KeyMemoryBytes), so the
 // cheaper collection never costs the memory bound. GOGC or GOMEMLIMIT in
 // the environment win: then it changes nothing.
 func tuneGC(cfg *config.Config) {
@@ -32,7 +34,7 @@ func tuneGC(cfg *config.Config) {
 		return
 	}
 	debug.SetGCPercent(gcPercent)
-	debug.SetMemoryLimit(bufferBudget(cfg) + gcHeadroom)
+	debug.SetMemoryLimit(bufferBudget(cfg) + engine.KeyMemoryBytes(cfg) + gcHeadroom)
 }
 
 // bufferBudget is the memory cfg lets txsink buffer: the flush buffer; in

@@ -50,6 +50,21 @@ func TestTuneGC(t *testing.T) {
 		t.Errorf("memory limit after tuneGC = %d, want %d", got, want)
 	}
 
+	// A source of several partitions: room for the memory of keys'
+	// partitions too, none for it when it is off.
+	kafka := config.Default()
+	kafka.Source.Type = config.SourceKafka
+	tuneGC(&kafka)
+	if got, want := debug.SetMemoryLimit(math.MaxInt64), kafka.Sink.FlushMaxBytes+34*1_000_000+8192*24+gcHeadroom; got != want {
+		t.Errorf("memory limit for a Kafka source = %d, want %d", got, want)
+	}
+	kafka.Sink.KeyPartitionsRemember = 0
+	tuneGC(&kafka)
+	if got, want := debug.SetMemoryLimit(math.MaxInt64), kafka.Sink.FlushMaxBytes+gcHeadroom; got != want {
+		t.Errorf("memory limit for a Kafka source, key-partitions.remember 0 = %d, want %d", got, want)
+	}
+	debug.SetGCPercent(100)
+
 	for _, env := range []string{"GOGC", "GOMEMLIMIT"} {
 		t.Run(env+" set", func(t *testing.T) {
 			t.Setenv(env, "150")
