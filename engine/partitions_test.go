@@ -214,20 +214,23 @@ func kpKafka(db *testdb.DB, brokers []string, group string, txnMode bool, topics
 // change a source transaction: the key's change in the other partition
 // is found when its transaction is reduced), at every flush size: Run
 // stops with the cross-partition error naming both partitions, never
-// returns nil. The last case is the day-1/day-2 shape at 20,000 keys.
+// returns nil, under the dead-letter policy too (quarantining one of the
+// two changes would leave the target at whichever came first). The
+// day-1/day-2 shape runs at 20,000 keys.
 func TestKeysAcrossKafkaPartitions(t *testing.T) {
 	type kcase struct {
 		n     int
 		txn   bool
 		flush int
 		kind  changelog.Kind
+		dead  bool // bad-input: dead-letter
 	}
 	var cases []kcase
 	for _, txnMode := range []bool{false, true} {
 		for _, flush := range []int{1, 10, 1000, 1 << 20} {
-			cases = append(cases, kcase{2000, txnMode, flush, changelog.UpdateAfter}, kcase{2000, txnMode, flush, changelog.Delete})
+			cases = append(cases, kcase{2000, txnMode, flush, changelog.UpdateAfter, false}, kcase{2000, txnMode, flush, changelog.Delete, false})
 		}
-		cases = append(cases, kcase{20000, txnMode, 5000, changelog.UpdateAfter})
+		cases = append(cases, kcase{20000, txnMode, 5000, changelog.UpdateAfter, false}, kcase{2000, txnMode, 100, changelog.UpdateAfter, true})
 	}
 	forEachDialect(t, func(t *testing.T, db *testdb.DB) {
 		db.Exec(t, `CREATE TABLE kp (id BIGINT NOT NULL PRIMARY KEY, v BIGINT NOT NULL)`)
@@ -242,12 +245,15 @@ func TestKeysAcrossKafkaPartitions(t *testing.T) {
 		t.Cleanup(c.Close)
 		brokers := c.ListenAddrs()
 		for i, kc := range cases {
-			t.Run(fmt.Sprintf("%d keys, txn %v, %s, max-rows %d", kc.n, kc.txn, kc.kind, kc.flush), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%d keys, txn %v, %s, max-rows %d, dead-letter %v", kc.n, kc.txn, kc.kind, kc.flush, kc.dead), func(t *testing.T) {
 				db.Exec(t, "DELETE FROM kp")
 				topic := topics[i]
 				produceChanges(t, brokers, topic, splitChanges(kc.n, "0", "1", kc.kind, false, 0))
 				cfg := kpKafka(db, brokers, topic, kc.txn, topic)
 				cfg.Sink.FlushMaxRows = kc.flush
+				if kc.dead {
+					cfg.BadInput = config.BadInputDeadLetter
+				}
 				e := newEngine(t, cfg)
 				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 				defer cancel()
