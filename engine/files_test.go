@@ -59,32 +59,12 @@ func createKV(t *testing.T, db *testdb.DB) {
 // size from one row to all. The files are read one after another, so the
 // target always ends as the replay: every key at its last value, or gone.
 func TestSequenceOfFiles(t *testing.T) {
-	type size struct {
-		keys  int
-		flush []int // buffer-flush.max-rows; 0: all in one flush
-	}
-	sizes := map[int][]size{
-		// The day1/day2 layout at the size it was found at.
-		2:  {{keys: 20000, flush: []int{1000, 0}}, {keys: 120, flush: []int{1, 7, 50}}},
-		8:  {{keys: 2000, flush: []int{500, 0}}, {keys: 120, flush: []int{1, 7, 50}}},
-		64: {{keys: 2000, flush: []int{500, 0}}, {keys: 128, flush: []int{1, 7, 50}}},
-	}
 	forEachDialect(t, func(t *testing.T, db *testdb.DB) {
 		createKV(t, db)
 		for _, files := range []int{2, 8, 64} {
-			for _, sz := range sizes[files] {
+			for _, sz := range daySizes[files] {
 				for _, last := range []string{"+U", "-D"} {
-					dir := t.TempDir()
-					half := files / 2
-					lines := make([][]string, files)
-					for k := 0; k < sz.keys; k++ {
-						lines[k%half] = append(lines[k%half], kvLine("+I", k, "day1"))
-						lines[half+k%half] = append(lines[half+k%half], kvLine(last, k, "day2"))
-					}
-					var paths []string
-					for i := range lines {
-						paths = append(paths, writeLines(t, dir, fmt.Sprintf("day%02d.jsonl", i+1), lines[i]))
-					}
+					paths := dayFiles(t, t.TempDir(), files, sz.keys, last)
 					for _, flush := range sz.flush {
 						for _, txn := range []bool{false, true} {
 							if txn && flush != 0 && flush < 50 {
@@ -123,6 +103,39 @@ func TestSequenceOfFiles(t *testing.T) {
 			}
 		}
 	})
+}
+
+// daySize is a size of the day-by-day layout: keys, and the flush sizes
+// to run it at (buffer-flush.max-rows; 0: all in one flush).
+type daySize struct {
+	keys  int
+	flush []int
+}
+
+// daySizes are the sizes of the day-by-day layout per number of files.
+var daySizes = map[int][]daySize{
+	// The day1/day2 layout at the size it was found at.
+	2:  {{keys: 20000, flush: []int{1000, 0}}, {keys: 120, flush: []int{1, 7, 50}}},
+	8:  {{keys: 2000, flush: []int{500, 0}}, {keys: 120, flush: []int{1, 7, 50}}},
+	64: {{keys: 2000, flush: []int{500, 0}}, {keys: 128, flush: []int{1, 7, 50}}},
+}
+
+// dayFiles writes the day-by-day layout into files files in dir: the
+// inserts of keys keys in the first half of the files, their last change
+// (last: +U or -D) in the second half, and returns the paths in order.
+func dayFiles(t *testing.T, dir string, files, keys int, last string) []string {
+	t.Helper()
+	half := files / 2
+	lines := make([][]string, files)
+	for k := 0; k < keys; k++ {
+		lines[k%half] = append(lines[k%half], kvLine("+I", k, "day1"))
+		lines[half+k%half] = append(lines[half+k%half], kvLine(last, k, "day2"))
+	}
+	var paths []string
+	for i := range lines {
+		paths = append(paths, writeLines(t, dir, fmt.Sprintf("day%02d.jsonl", i+1), lines[i]))
+	}
+	return paths
 }
 
 func cmpOr(a, b int) int {

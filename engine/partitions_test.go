@@ -377,3 +377,50 @@ func TestKafkaRebalanceKeepsKeys(t *testing.T) {
 		})
 	}
 }
+
+// TestDeclaredPartitionsCrossing is TestSequenceOfFiles's layout read as
+// declared concurrent partitions (source.partitions, each file one):
+// inserts in the first half of the files, updates or deletes of the same
+// keys in the second half, 2, 8 and 64 files, at every flush size from
+// one row to all, in plain and transaction mode. The files are read at
+// once, so no order is known between a key's insert and its later
+// change: the run always stops with the cross-partition error, never
+// ends with a target that depends on how the reads raced.
+func TestDeclaredPartitionsCrossing(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, db *testdb.DB) {
+		createKV(t, db)
+		for _, files := range []int{2, 8, 64} {
+			for _, sz := range daySizes[files] {
+				for _, last := range []string{"+U", "-D"} {
+					var parts [][]string
+					for _, p := range dayFiles(t, t.TempDir(), files, sz.keys, last) {
+						parts = append(parts, []string{p})
+					}
+					for _, flush := range sz.flush {
+						for _, txn := range []bool{false, true} {
+							name := fmt.Sprintf("files%d-keys%d-%s-flush%d-txn%v", files, sz.keys, map[string]string{"+U": "update", "-D": "delete"}[last], flush, txn)
+							t.Run(name, func(t *testing.T) {
+								db.Exec(t, "DELETE FROM kv")
+								cfg := kvPipeline(db, "cross-"+name)
+								cfg.Source.Partitions = parts
+								cfg.Sink.FlushMaxRows = cmpOr(flush, 1<<30)
+								cfg.Sink.FlushMaxBytes = 1 << 40
+								if txn {
+									txnPipeline(cfg)
+								}
+								r := runPipeline(t, cfg)
+								if !errors.Is(r.err, reduce.ErrCrossPartition) {
+									t.Fatalf("got %v, want the cross-partition error; %s rows left at day 1", r.err,
+										query(t, db, "SELECT COUNT(*) FROM kv WHERE v = 'day1'"))
+								}
+								if msg := r.err.Error(); !strings.Contains(msg, "kv key (") || strings.Count(msg, "day") < 2 {
+									t.Errorf("error %q names no key or not both partitions", msg)
+								}
+							})
+						}
+					}
+				}
+			}
+		}
+	})
+}
