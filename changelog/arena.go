@@ -34,6 +34,9 @@ type Arena struct {
 	// recent is the string Recent made last. It is on the heap, so it
 	// outlives Reset and serves the arena's next batches too.
 	recent string
+	// bytes is the memory of the slabs handed out since the last Reset,
+	// those grown past included (see Bytes).
+	bytes int
 }
 
 // Slab sizes an arena starts with: about one decode batch of narrow rows.
@@ -48,7 +51,7 @@ func (a *Arena) Changes(n int) []Change {
 	if a == nil {
 		return make([]Change, n)
 	}
-	a.changes = grown(a.changes, n, minArenaChanges)
+	a.changes = grown(a.changes, n, minArenaChanges, &a.bytes)
 	return take(&a.changes, n)
 }
 
@@ -57,7 +60,7 @@ func (a *Arena) Values(n int) []Value {
 	if a == nil {
 		return make([]Value, n)
 	}
-	a.values = grown(a.values, n, minArenaValues)
+	a.values = grown(a.values, n, minArenaValues, &a.bytes)
 	return take(&a.values, n)
 }
 
@@ -66,7 +69,7 @@ func (a *Arena) Strings(n int) []string {
 	if a == nil {
 		return make([]string, n)
 	}
-	a.strs = grown(a.strs, n, minArenaValues)
+	a.strs = grown(a.strs, n, minArenaValues, &a.bytes)
 	return take(&a.strs, n)
 }
 
@@ -79,7 +82,7 @@ func (a *Arena) Text(b []byte) string {
 	if len(b) == 0 {
 		return ""
 	}
-	a.text = grown(a.text, len(b), minArenaText)
+	a.text = grown(a.text, len(b), minArenaText, &a.bytes)
 	c := take(&a.text, len(b))
 	copy(c, b)
 	return unsafe.String(&c[0], len(c))
@@ -112,17 +115,41 @@ func (a *Arena) Reset() {
 	clear(a.values)
 	clear(a.strs)
 	a.changes, a.values, a.strs, a.text = a.changes[:0], a.values[:0], a.strs[:0], a.text[:0]
+	// The slabs grown past are the collector's now; the last ones stay.
+	a.bytes = slabBytes(a.changes) + slabBytes(a.values) + slabBytes(a.strs) + slabBytes(a.text)
+}
+
+// Bytes returns the memory of the slabs the arena has handed out of
+// since its last Reset (or since it was made): its slabs, and the
+// smaller ones it grew past, which what was handed out of them keeps
+// alive. It is what holding the arena's changes costs, room not yet
+// handed out included, which is most of an arena whose batch was
+// small; a nil arena's is 0.
+func (a *Arena) Bytes() int {
+	if a == nil {
+		return 0
+	}
+	return a.bytes
+}
+
+// slabBytes is the memory of the slab s is in.
+func slabBytes[T any](s []T) int {
+	var zero T
+	return cap(s) * int(unsafe.Sizeof(zero))
 }
 
 // grown returns s with room for n more elements: s itself, or a new slab
-// twice as large (at least min) when s is full. What was handed out of the
+// twice as large (at least min) when s is full, whose memory it adds to
+// *bytes. What was handed out of the
 // old slab stays where it is, valid until Reset; the old slab is the
 // collector's once its last slice is.
-func grown[T any](s []T, n, min int) []T {
+func grown[T any](s []T, n, min int, bytes *int) []T {
 	if len(s)+n <= cap(s) {
 		return s
 	}
-	return make([]T, 0, max(2*cap(s), n, min))
+	g := make([]T, 0, max(2*cap(s), n, min))
+	*bytes += slabBytes(g)
+	return g
 }
 
 // take hands out the next n elements of *s, capped so that appending to

@@ -112,3 +112,48 @@ func TestArenaRecentSharesRepeatsAndOutlivesReset(t *testing.T) {
 		t.Errorf("nil arena: %q", got)
 	}
 }
+
+// TestArenaBytes: Bytes counts every slab handed out of since the last
+// Reset, the ones grown past included, and after Reset the slabs kept.
+func TestArenaBytes(t *testing.T) {
+	var a Arena
+	if a.Bytes() != 0 || (*Arena)(nil).Bytes() != 0 {
+		t.Fatalf("an empty arena holds %d bytes", a.Bytes())
+	}
+	change := int(unsafe.Sizeof(Change{}))
+	a.Changes(1)
+	if got, want := a.Bytes(), minArenaChanges*change; got != want {
+		t.Fatalf("after one change: %d bytes, want the first slab's %d", got, want)
+	}
+	a.Changes(minArenaChanges) // past the first slab: a second, twice as large
+	grownTo := 3 * minArenaChanges * change
+	if got := a.Bytes(); got != grownTo {
+		t.Fatalf("after growing: %d bytes, want both slabs' %d", got, grownTo)
+	}
+	a.Text([]byte("abc"))
+	if got := a.Bytes(); got != grownTo+minArenaText {
+		t.Fatalf("after text: %d bytes, want %d", got, grownTo+minArenaText)
+	}
+	a.Reset()
+	if got, want := a.Bytes(), 2*minArenaChanges*change+minArenaText; got != want {
+		t.Fatalf("after Reset: %d bytes, want the kept slabs' %d", got, want)
+	}
+}
+
+// TestMemBytes: a change's estimate grows with its values' text and
+// counts both images.
+func TestMemBytes(t *testing.T) {
+	empty := (&Change{}).MemBytes()
+	if empty != int(unsafe.Sizeof(Change{})) {
+		t.Errorf("an empty change: %d bytes, want the Change's %d", empty, unsafe.Sizeof(Change{}))
+	}
+	short := Change{Kind: Insert, After: RowOf("id", Number("1"), "name", "a")}
+	long := Change{Kind: Insert, After: RowOf("id", Number("1"), "name", strings.Repeat("a", 1000))}
+	both := Change{Kind: UpdateAfter, Before: short.After, After: short.After}
+	if d := long.MemBytes() - short.MemBytes(); d != 999 {
+		t.Errorf("999 more bytes of text add %d", d)
+	}
+	if d := both.MemBytes() - short.MemBytes(); d != short.MemBytes()-empty {
+		t.Errorf("a before image adds %d, want the after image's %d", d, short.MemBytes()-empty)
+	}
+}
