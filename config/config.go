@@ -307,10 +307,34 @@ type Sink struct {
 	// "transaction.multi-table.min-switch-bytes"). Default 1 MiB; 0 disables
 	// the threshold.
 	TxnMinSwitchBytes int64
-	// TxnMaxTxnBytes refuses a source transaction larger than this with an
-	// error instead of buffering it (YAML
-	// "transaction.multi-table.max-txn-bytes"). Default 0: unlimited.
+	// TxnMaxTxnBytes refuses a source transaction whose decoded changes
+	// take more memory than this (changelog.Change.MemBytes) with an error,
+	// instead of holding it until its end (YAML
+	// "transaction.multi-table.max-txn-bytes"). MaxTxnBytesAuto (-1, the
+	// default, YAML "auto") makes it TxnBufferSize; read it through
+	// MaxTxnBytes. 0 (YAML "unlimited" or 0) refuses none: a transaction is
+	// then bounded only by the host's memory, since an unfinished
+	// transaction can neither be committed nor dropped to make room.
 	TxnMaxTxnBytes int64
+}
+
+// MaxTxnBytesAuto is the value of Sink.TxnMaxTxnBytes that asks for the
+// default limit, TxnBufferSize (YAML "auto"); see Sink.MaxTxnBytes.
+const MaxTxnBytesAuto int64 = -1
+
+// MaxTxnBytes returns TxnMaxTxnBytes, resolving MaxTxnBytesAuto to
+// TxnBufferSize; 0 means no limit.
+//
+// The buffer size is the default because a transaction that does not fit
+// the buffer cannot be held within the memory the buffer promises: every
+// byte of an open transaction stays until its end, and nothing can be
+// committed or dropped to make room for it. A larger limit, or none, is a
+// choice to make for a host with the memory.
+func (s Sink) MaxTxnBytes() int64 {
+	if s.TxnMaxTxnBytes == MaxTxnBytesAuto {
+		return s.TxnBufferSize
+	}
+	return s.TxnMaxTxnBytes
 }
 
 // MiniSwitchInterval returns TxnMiniSwitchInterval, resolving
@@ -346,6 +370,7 @@ func Default() Config {
 			TxnBufferSize:         128 << 20,
 			TxnMiniSwitchInterval: MiniSwitchAuto,
 			TxnMinSwitchBytes:     1 << 20,
+			TxnMaxTxnBytes:        MaxTxnBytesAuto,
 		},
 	}
 }

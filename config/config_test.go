@@ -645,6 +645,40 @@ func TestMiniSwitchInterval(t *testing.T) {
 	}
 }
 
+// TestMaxTxnBytes: max-txn-bytes follows buffer-size unless set, and
+// takes sizes, "auto" and "unlimited".
+func TestMaxTxnBytes(t *testing.T) {
+	for _, tt := range []struct {
+		yaml    string // the sink keys after transaction.multi-table.enabled
+		field   int64  // Sink.TxnMaxTxnBytes as parsed
+		resolve int64  // Sink.MaxTxnBytes()
+	}{
+		{"", MaxTxnBytesAuto, 128 << 20},
+		{"transaction.multi-table.buffer-size: 1GiB", MaxTxnBytesAuto, 1 << 30},
+		{"transaction.multi-table.max-txn-bytes: auto\n  transaction.multi-table.buffer-size: 64MiB", MaxTxnBytesAuto, 64 << 20},
+		{"transaction.multi-table.max-txn-bytes: AUTO", MaxTxnBytesAuto, 128 << 20},
+		{"transaction.multi-table.max-txn-bytes: unlimited", 0, 0},
+		{"transaction.multi-table.max-txn-bytes: 0", 0, 0},
+		{"transaction.multi-table.max-txn-bytes: 2GiB", 2 << 30, 2 << 30},
+	} {
+		t.Run(tt.yaml, func(t *testing.T) {
+			c, err := Parse([]byte(minimal+"sink:\n  transaction.multi-table.enabled: true\n  "+tt.yaml+"\n"), "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Sink.TxnMaxTxnBytes != tt.field || c.Sink.MaxTxnBytes() != tt.resolve {
+				t.Errorf("TxnMaxTxnBytes %d, MaxTxnBytes() %d; want %d, %d", c.Sink.TxnMaxTxnBytes, c.Sink.MaxTxnBytes(), tt.field, tt.resolve)
+			}
+		})
+	}
+	for _, bad := range []string{"-2", "lots", "-1"} {
+		_, err := Parse([]byte(minimal+"sink:\n  transaction.multi-table.max-txn-bytes: "+bad+"\n"), "")
+		if err == nil || !strings.Contains(err.Error(), "sink.transaction.multi-table.max-txn-bytes") {
+			t.Errorf("max-txn-bytes: %s parsed (err %v); want an error naming the key", bad, err)
+		}
+	}
+}
+
 func TestLoadMissingFile(t *testing.T) {
 	_, err := Load(filepath.Join(t.TempDir(), "absent.yaml"))
 	if !errors.Is(err, os.ErrNotExist) {

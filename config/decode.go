@@ -264,9 +264,22 @@ func (d *decoder) set(k *keyDef, p any, key string, e entry) {
 		}
 		*p.(*int) = v
 	case typeSize:
+		switch {
+		case k.auto && strings.EqualFold(n.Value, "auto"):
+			*p.(*int64) = MaxTxnBytesAuto
+			return
+		case k.unlimited && strings.EqualFold(n.Value, "unlimited"):
+			*p.(*int64) = 0
+			return
+		}
 		v, err := parseSize(n.Value)
 		if err != nil {
 			bad("%v", err)
+			return
+		}
+		if k.auto && v < 0 {
+			// -1 stands for auto inside; the file says "auto".
+			bad("%q is negative", n.Value)
 			return
 		}
 		*p.(*int64) = v

@@ -120,7 +120,7 @@ func TestReferenceDefaults(t *testing.T) {
 		"sink.transaction.multi-table.enabled":                 "false",
 		"sink.transaction.multi-table.buffer-size":             "128MiB",
 		"sink.transaction.multi-table.min-switch-bytes":        "1MiB",
-		"sink.transaction.multi-table.max-txn-bytes":           "0",
+		"sink.transaction.multi-table.max-txn-bytes":           "auto (`transaction.multi-table.buffer-size`)",
 		"sink.transaction.multi-table.mini-switch-interval-ms": "-1 (automatic)",
 	}
 	for _, k := range Reference() {

@@ -66,8 +66,10 @@ type keyDef struct {
 	// refused, and required only binds for its own type.
 	only string
 	// auto keys also take -1 (typeMillis) or "auto" (typeDuration), stored
-	// as MiniSwitchAuto.
+	// as MiniSwitchAuto, or "auto" (typeSize), stored as MaxTxnBytesAuto.
 	auto bool
+	// unlimited keys (typeSize) also take "unlimited", stored as 0.
+	unlimited bool
 	// aliasOf names the key of the same section that sets the same field in
 	// another spelling; setting both is an error.
 	aliasOf string
@@ -516,12 +518,23 @@ var sinkSection = sectionDef{
 		field: func(s any) any { return &s.(*Sink).TxnMinSwitchBytes },
 		check: atLeast(0),
 	}, {
-		name: "transaction.multi-table.max-txn-bytes", typ: typeSize, unit: "bytes",
-		want: "a size of 0 or more, such as 1GiB (0 = unlimited)",
-		doc: "Multi-table mode: a source transaction larger than this stops the pipeline with an error " +
-			"naming this key, instead of being buffered. `0` means unlimited.",
+		name: "transaction.multi-table.max-txn-bytes", typ: typeSize, unit: "bytes", auto: true, unlimited: true,
+		want:       "a size of 0 or more, such as 1GiB (0 = unlimited)",
+		defaultDoc: "auto (`transaction.multi-table.buffer-size`)",
+		doc: "Multi-table mode: a source transaction is held, decoded, until its end; one whose decoded changes " +
+			"would take more memory than this stops the pipeline with an error naming the transaction, its " +
+			"partition and first position, and nothing of it is committed. `auto` (the default) is " +
+			"`transaction.multi-table.buffer-size`, so that memory stays bounded by the buffer (see " +
+			"[operations](operations.md#deploy) for the peak RSS measured at the limit); a decoded change takes " +
+			"about 1 to 4 times its record's bytes. `unlimited` (or `0`) refuses none: a transaction larger than " +
+			"the host's memory then ends the process.",
 		field: func(s any) any { return &s.(*Sink).TxnMaxTxnBytes },
-		check: atLeast(0),
+		check: func(p any) string {
+			if v := *p.(*int64); v < 0 && v != MaxTxnBytesAuto {
+				return fmt.Sprintf("%d is negative", v)
+			}
+			return ""
+		},
 	}},
 }
 

@@ -138,7 +138,7 @@ func (j *decodeJob) decode(p *decodePool) {
 			changes, err = p.dec.Decode(r.data, r.pos)
 		}
 		held = held || len(changes) > 0
-		d := decoded{pos: r.pos, size: len(r.data), changes: changes, err: err, end: r.end}
+		d := decoded{pos: r.pos, size: len(r.data), changes: changes, err: err, end: r.end, inArena: j.mem != nil}
 		if j.keepRaw {
 			d.raw = r.data
 		}

@@ -30,6 +30,10 @@ type decoded struct {
 	// fatal marks an error of the source itself (not of one record's
 	// content), which stops the pipeline under any bad-input policy.
 	fatal bool
+	// inArena says the changes are in their job's arena (mem, on the
+	// job's last record), not on the heap: the arena's Bytes tell their
+	// memory.
+	inArena bool
 	// ctl, when set, is no record but a change of the partitions this
 	// instance owns (a Kafka rebalance). It travels in the records'
 	// channel so that it is handled after every record read before it.

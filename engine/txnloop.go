@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -59,6 +60,10 @@ type txnLoop struct {
 	held   []heldArena
 	unheld []changelog.Position
 	ended  map[string]int64
+	// maxTxn is sink.transaction.multi-table.max-txn-bytes resolved: the
+	// most memory the decoded changes of one open source transaction may
+	// take (see bound); 0 for no limit.
+	maxTxn int64
 }
 
 // heldArena is the arena of one decoded job and, per partition of the
@@ -90,16 +95,23 @@ type reduced struct {
 type openTxn struct {
 	id     string
 	events int
+	// mem is the memory the transaction's decoded changes take, for
+	// max-txn-bytes (see bound); inJob says a decode job of the partition
+	// is being taken, whose first record is at jobFrom.
+	mem     int64
+	jobFrom int64
+	inJob   bool
 }
 
 func (e *Engine) newTxnLoop() (*txnLoop, error) {
 	s := e.cfg.Sink
+	// No MaxTxnBytes: the loop bounds a transaction by the memory of its
+	// decoded changes (bound), not by the records' Size the machine counts.
 	m, err := txn.New[*reduced](txn.Config{
 		CommitInterval:     s.FlushInterval,
 		MiniSwitchInterval: s.MiniSwitchInterval(),
 		MinSwitchBytes:     s.TxnMinSwitchBytes,
 		BufferSize:         s.TxnBufferSize,
-		MaxTxnBytes:        s.TxnMaxTxnBytes,
 		CommitRows:         s.FlushMaxRows,
 		CommitBytes:        s.FlushMaxBytes,
 	})
@@ -107,7 +119,7 @@ func (e *Engine) newTxnLoop() (*txnLoop, error) {
 		return nil, fmt.Errorf("sink: %w", err)
 	}
 	return &txnLoop{e: e, m: m, open: map[string]*openTxn{}, wakeCh: make(chan struct{}, 1),
-		ended: map[string]int64{}}, nil
+		ended: map[string]int64{}, maxTxn: s.MaxTxnBytes()}, nil
 }
 
 // record steps every change of a record into the machine. A change that
@@ -132,10 +144,20 @@ func (l *txnLoop) record(ctx context.Context, d *decoded) error {
 		// done with every change in it, this record's included.
 		l.hold(d.mem)
 	}
+	if l.maxTxn > 0 && d.inArena {
+		if ot := l.openOf(d.pos.Partition); !ot.inJob {
+			ot.jobFrom, ot.inJob = d.pos.Offset, true
+		}
+	}
 	for i := range changes {
 		c := &changes[i]
 		if err := l.check(ctx, c, i == len(changes)-1); err != nil {
 			return err
+		}
+		if l.maxTxn > 0 && !d.inArena {
+			if err := l.bound(c, int64(c.MemBytes())); err != nil {
+				return err
+			}
 		}
 		// Step may ask for a commit before the next change is taken.
 		for l.m.Pressure() == txn.PressureHard {
@@ -158,6 +180,19 @@ func (l *txnLoop) record(ctx context.Context, d *decoded) error {
 		}
 		if c.TxnEnd {
 			l.ended[c.Pos.Partition] = c.Pos.Offset
+			l.lastOpen.mem = 0 // c's partition's, set by check
+		}
+	}
+	if d.mem != nil && l.maxTxn > 0 {
+		// The job's last record: its arena's memory is known now. A
+		// transaction that was open when the job began holds the whole
+		// arena until it ends.
+		ot := l.openOf(d.pos.Partition)
+		ot.inJob = false
+		if open := l.m.Open(d.pos.Partition); len(open) > 0 && open[0].Pos.Offset < ot.jobFrom {
+			if err := l.bound(open[len(open)-1], int64(d.mem.Bytes())); err != nil {
+				return err
+			}
 		}
 	}
 	if l.m.Pressure() == txn.PressureOverrun {
@@ -178,16 +213,7 @@ func (l *txnLoop) record(ctx context.Context, d *decoded) error {
 // that came.
 func (l *txnLoop) check(ctx context.Context, c *changelog.Change, lastOfRecord bool) error {
 	part := c.Pos.Partition
-	ot := l.lastOpen
-	if ot == nil || l.lastOpenPart != part {
-		// A partition's changes come in runs: most find their partition
-		// without hashing its name.
-		if ot = l.open[part]; ot == nil {
-			ot = &openTxn{}
-			l.open[part] = ot
-		}
-		l.lastOpen, l.lastOpenPart = ot, part
-	}
+	ot := l.openOf(part)
 	if c.Kind == changelog.EndTxn {
 		if c.TxnEvents > 0 && (ot.id != c.TxnID || ot.events != c.TxnEvents) {
 			got := ot.events
@@ -198,7 +224,7 @@ func (l *txnLoop) check(ctx context.Context, c *changelog.Change, lastOfRecord b
 				Reason: fmt.Sprintf("the transaction's END event counts %d events, but %d arrived in partition %s before it", c.TxnEvents, got, part),
 				Hint:   "events of the transaction are missing or were sent to another partition; a whole transaction must be read from one partition (check the source's topic routing and retention)"}
 		}
-		*ot = openTxn{}
+		ot.id, ot.events = "", 0
 		return nil
 	}
 	e := l.e
@@ -212,10 +238,57 @@ func (l *txnLoop) check(ctx context.Context, c *changelog.Change, lastOfRecord b
 		return nil
 	}
 	if ot.id != c.TxnID {
-		*ot = openTxn{id: c.TxnID}
+		ot.id, ot.events = c.TxnID, 0
 	}
 	ot.events++
 	return nil
+}
+
+// bound adds mem, memory c's transaction holds, to it and checks it
+// against max-txn-bytes: the decoded changes of one open source
+// transaction may not take more. A transaction is held whole until its end
+// and nothing can be committed or dropped to make room for it, so the
+// limit is what keeps a transaction larger than memory from ending the
+// process.
+//
+// A change on the heap counts its MemBytes as it is checked. Changes
+// decoded into an arena count, once the job's last record comes, the
+// arena's Bytes, slabs and their unused room included, when the whole job
+// is the transaction's: it then holds the arena until it ends (on a
+// transaction of short txsink-json inserts, that was twice the changes'
+// MemBytes). The first and the last job of a transaction, shared with the
+// transactions around it, count nothing: they go as soon as those end,
+// and a small transaction is not charged the room of a job's arena (about
+// 120 KiB for 128 narrow records), which would refuse it under a small
+// buffer-size. A transaction's memory passes the limit by at most those
+// two jobs.
+func (l *txnLoop) bound(c *changelog.Change, mem int64) error {
+	part := c.Pos.Partition
+	ot := l.openOf(part)
+	ot.mem += mem
+	if ot.mem <= l.maxTxn {
+		return nil
+	}
+	te := &txn.Error{Partition: part, TxnID: cmp.Or(ot.id, c.TxnID), Pos: c.Pos, Bytes: ot.mem, Limit: l.maxTxn, Decoded: true, Err: txn.ErrMaxTxnBytes}
+	if open := l.m.Open(part); len(open) > 0 {
+		te.Start = open[0].Pos
+	}
+	return te
+}
+
+// openOf returns what the loop knows of part's open transaction.
+func (l *txnLoop) openOf(part string) *openTxn {
+	ot := l.lastOpen
+	if ot == nil || l.lastOpenPart != part {
+		// A partition's changes come in runs: most find their partition
+		// without hashing its name.
+		if ot = l.open[part]; ot == nil {
+			ot = &openTxn{}
+			l.open[part] = ot
+		}
+		l.lastOpen, l.lastOpenPart = ot, part
+	}
+	return ot
 }
 
 func (l *txnLoop) note() { l.e.noteBuffer(l.m.Bytes(), l.m.OpenTxns()) }
@@ -380,6 +453,11 @@ func (l *txnLoop) wake() <-chan struct{} { return l.wakeCh }
 // transactions it commits (nil: nothing to apply). A chunk whose
 // reduction met an error fails the plan with it.
 func (l *txnLoop) unit(plan *txn.Plan[*reduced]) (*commit.Unit, int, error) {
+	// The arenas of the transactions the plan holds go first: a large
+	// transaction's decoded changes, reduced as it ended, would otherwise
+	// live on while its reduction is merged and committed, until the next
+	// job or tick released them.
+	l.release()
 	if l.merged == nil {
 		l.merged = reduce.NewBuffer(l.e.cfg.Name)
 		// Each chunk's keys met the memory as they were reduced.

@@ -39,11 +39,15 @@ type Config struct {
 	// without waiting for CommitInterval; at 2×BufferSize Step asks the
 	// engine to stop reading (ErrBackPressure). Must be > 0.
 	BufferSize int64
-	// MaxTxnBytes refuses a single open source transaction that would grow
-	// past it (YAML "transaction.multi-table.max-txn-bytes"): Step returns an
-	// *Error wrapping ErrMaxTxnBytes. 0 means unlimited: an open transaction
-	// is then bounded only by the heap, because an unfinished transaction can
-	// neither be committed nor dropped to make room.
+	// MaxTxnBytes refuses a single open source transaction whose changes'
+	// Size would grow past it: Step returns an *Error wrapping
+	// ErrMaxTxnBytes. 0 means unlimited: an open transaction is then
+	// bounded only by the heap, because an unfinished transaction can
+	// neither be committed nor dropped to make room. The engine bounds
+	// transactions by the memory their decoded changes take
+	// (changelog.Change.MemBytes, YAML
+	// "transaction.multi-table.max-txn-bytes") rather than by Size, the
+	// records' length, and leaves this 0.
 	MaxTxnBytes int64
 	// CommitRows and CommitBytes cut a plan as soon as the finished
 	// transactions not yet committed hold that many rows or bytes (YAML

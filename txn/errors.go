@@ -48,8 +48,13 @@ type Error struct {
 	// Bytes is what the open transaction would hold with the refused change
 	// (max-txn-bytes refusals).
 	Bytes int64
-	// Limit is Config.MaxTxnBytes (max-txn-bytes refusals).
+	// Limit is the max-txn-bytes it exceeds (max-txn-bytes refusals).
 	Limit int64
+	// Decoded says Bytes and Limit count the memory of the transaction's
+	// decoded changes (changelog.Change.MemBytes), as the engine bounds a
+	// transaction, rather than their Size; the message then says so, and
+	// what to do with both options the limit comes from.
+	Decoded bool
 	// Other is the transaction id of the refused change (ErrInterleaved).
 	Other string
 	// Err is ErrMaxTxnBytes or ErrInterleaved.
@@ -59,6 +64,10 @@ type Error struct {
 // Error renders, for example:
 //
 //	p0:17: partition p0 transaction t9 (started at p0:3): source transaction exceeds sink.transaction.multi-table.max-txn-bytes: 1048600 bytes > 1048576; raise max-txn-bytes (0 = unlimited) or split the transaction upstream
+//
+// and with Decoded:
+//
+//	p0:17: partition p0 transaction t9 (started at p0:3): source transaction exceeds sink.transaction.multi-table.max-txn-bytes: its decoded changes take 1048600 bytes of memory > 1048576; nothing of it is committed, and the stored progress stays before it. If the host has the memory, raise max-txn-bytes (its default, auto, is sink.transaction.multi-table.buffer-size: raise that with it to keep memory bounded by the buffer; unlimited for no limit) and run again, or split the transaction upstream
 func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString(e.Pos.String())
@@ -77,6 +86,16 @@ func (e *Error) Error() string {
 	b.WriteString(e.Err.Error())
 	switch e.Err {
 	case ErrMaxTxnBytes:
+		if e.Decoded {
+			b.WriteString(": its decoded changes take ")
+			b.WriteString(strconv.FormatInt(e.Bytes, 10))
+			b.WriteString(" bytes of memory > ")
+			b.WriteString(strconv.FormatInt(e.Limit, 10))
+			b.WriteString("; nothing of it is committed, and the stored progress stays before it. If the host has the memory, " +
+				"raise max-txn-bytes (its default, auto, is sink.transaction.multi-table.buffer-size: raise that with it to keep " +
+				"memory bounded by the buffer; unlimited for no limit) and run again, or split the transaction upstream")
+			break
+		}
 		b.WriteString(": ")
 		b.WriteString(strconv.FormatInt(e.Bytes, 10))
 		b.WriteString(" bytes > ")
