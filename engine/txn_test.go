@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 	"github.com/txsink/txsink/format/native"
 	"github.com/txsink/txsink/internal/testdb"
 	"github.com/txsink/txsink/internal/workload"
+	"github.com/txsink/txsink/txn"
 )
 
 // txnPipeline turns transaction mode on with short intervals, so a test
@@ -526,4 +528,65 @@ func writeChanges(t *testing.T, table string, changes []changelog.Change) string
 		t.Fatal(err)
 	}
 	return path
+}
+
+// TestTransactionModeMaxTxnBytes: a source transaction whose decoded
+// changes take more memory than max-txn-bytes, which is buffer-size
+// unless set, stops the pipeline naming the transaction, its partition
+// and first position, and both options; nothing of it is committed. Set
+// larger, or unlimited, the same transaction is applied.
+func TestTransactionModeMaxTxnBytes(t *testing.T) {
+	const big = 5000 // changes of transaction t2, about 40 decode jobs
+	changes := []changelog.Change{
+		{Kind: changelog.Insert, After: row("id", int64(1), "v", "one"), TxnID: "t1", TxnEnd: true},
+	}
+	for i := range big {
+		changes = append(changes, changelog.Change{Kind: changelog.Insert, TxnID: "t2", TxnEnd: i == big-1,
+			After: row("id", int64(100+i), "v", strings.Repeat("x", 100))})
+	}
+	path := writeChanges(t, "wide", changes)
+	tests := []struct {
+		name       string
+		bufferSize int64
+		maxTxn     int64
+		refused    bool
+	}{
+		{"auto, smaller than the transaction", 256 << 10, config.MaxTxnBytesAuto, true},
+		{"set, smaller than the transaction", 64 << 20, 256 << 10, true},
+		{"auto, larger than the transaction", 64 << 20, config.MaxTxnBytesAuto, false},
+		{"unlimited", 256 << 10, 0, false},
+	}
+	forEachDialect(t, func(t *testing.T, db *testdb.DB) {
+		db.Exec(t, `CREATE TABLE wide (id INT NOT NULL PRIMARY KEY, v VARCHAR(200) NOT NULL)`)
+		for i, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				db.Exec(t, "DELETE FROM wide")
+				cfg := txnPipeline(pipeline(db, config.Table{Source: "shop.wide"}))
+				cfg.Name = fmt.Sprintf("maxtxn-%d", i) // progress of its own
+				cfg.Source.Paths = []string{path}
+				cfg.Sink.TxnBufferSize, cfg.Sink.TxnMaxTxnBytes = tc.bufferSize, tc.maxTxn
+				err := newEngine(t, cfg).Run(context.Background(), engine.RunOptions{})
+				t2 := query(t, db, "SELECT COUNT(*) FROM wide WHERE id >= 100")
+				if !tc.refused {
+					if err != nil || t2 != fmt.Sprint(big) {
+						t.Fatalf("err = %v, %s rows of t2; want it applied whole", err, t2)
+					}
+					return
+				}
+				var te *txn.Error
+				if !errors.As(err, &te) || !errors.Is(err, txn.ErrMaxTxnBytes) || te.TxnID != "t2" || te.Start.Seq != 2 {
+					t.Fatalf("err = %v; want a max-txn-bytes refusal of t2, started at line 2", err)
+				}
+				for _, want := range []string{"changes.jsonl:2)", "partition " + te.Partition, "transaction t2",
+					"sink.transaction.multi-table.max-txn-bytes", "sink.transaction.multi-table.buffer-size", "unlimited", "split the transaction upstream"} {
+					if !strings.Contains(err.Error(), want) {
+						t.Errorf("the refusal lacks %q: %v", want, err)
+					}
+				}
+				if t2 != "0" {
+					t.Errorf("%s rows of the refused transaction were committed", t2)
+				}
+			})
+		}
+	})
 }
