@@ -35,6 +35,7 @@ import (
 	"log/slog"
 	"maps"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -50,6 +51,7 @@ import (
 	"github.com/txsink/txsink/source/file"
 	"github.com/txsink/txsink/target"
 	"github.com/txsink/txsink/target/connect"
+	"github.com/txsink/txsink/txn"
 )
 
 // Clock gives the engine the time. Tests inject a fake one.
@@ -117,6 +119,50 @@ type Stats struct {
 	Bytes       int64 // bytes of source records read
 	// Tables counts the rows committed per target table.
 	Tables map[string]TableStats
+	// Unfinished lists, once Run has returned nil in transaction mode,
+	// the source transactions it left open: read in part, their end not
+	// yet, so nothing of them is committed and each one's partition's
+	// stored progress stays before it. The next run reads them again from
+	// there, and applies each once its end is read.
+	Unfinished []OpenTxn
+	// EndOfInput says Run returned nil because every source was read to
+	// its end, not because its context was done (a signal).
+	EndOfInput bool
+}
+
+// OpenTxn is a source transaction read in part, its end not yet
+// (transaction mode).
+type OpenTxn struct {
+	// Partition is the partition it is read from.
+	Partition string `json:"partition"`
+	// TxnID is its transaction id, "" when the format carries none.
+	TxnID string `json:"txn"`
+	// StartOffset and StartSeq are where its first change was read (for
+	// a file, the byte offset past that record and its line): a rerun
+	// reads it again from the stored progress, which is before it.
+	StartOffset int64 `json:"start_offset"`
+	StartSeq    int64 `json:"start_seq"`
+	// Changes counts its changes read so far.
+	Changes int `json:"changes"`
+}
+
+// Start returns where its first change was read.
+func (o OpenTxn) Start() changelog.Position {
+	return changelog.Position{Partition: o.Partition, Offset: o.StartOffset, Seq: o.StartSeq}
+}
+
+// String says which transaction it is and where it starts:
+// "transaction t9 from p0.jsonl:3 (2 changes)".
+func (o OpenTxn) String() string {
+	id := "a transaction without an id"
+	if o.TxnID != "" {
+		id = "transaction " + o.TxnID
+	}
+	changes := "changes"
+	if o.Changes == 1 {
+		changes = "change"
+	}
+	return fmt.Sprintf("%s from %s (%d %s)", id, o.Start(), o.Changes, changes)
 }
 
 // TableStats counts the rows committed to one target table, after
@@ -192,6 +238,9 @@ type Engine struct {
 	lastCommit time.Time
 	buffered   int64
 	openTxns   int
+	// open lists the open source transactions as the transaction loop
+	// last published them (see noteOpen).
+	open []OpenTxn
 }
 
 // New opens the target, creates the progress table if needed, reads the
@@ -387,6 +436,7 @@ func (e *Engine) Stats() Stats {
 		s.Events[k] = v
 	}
 	s.Tables = maps.Clone(e.stats.Tables)
+	s.Unfinished = slices.Clone(e.stats.Unfinished)
 	return s
 }
 
@@ -823,6 +873,37 @@ func (e *Engine) noteBuffer(bytes int64, open int) {
 	e.mu.Unlock()
 }
 
+// noteOpen records the open source transactions, for Status.
+func (e *Engine) noteOpen(open []txn.OpenTxn) {
+	e.mu.Lock()
+	e.open = e.open[:0]
+	for _, o := range open {
+		e.open = append(e.open, OpenTxn{Partition: o.Partition, TxnID: o.ID, StartOffset: o.Start.Offset, StartSeq: o.Start.Seq, Changes: o.Changes})
+	}
+	e.mu.Unlock()
+}
+
+// noteUnfinished records, and logs, the source transactions left open
+// when Run ends without an error; end says the input ended (else a
+// signal stopped it). At the end of input they are worth a warning: the
+// run exits as if done, and nothing else would say that the last
+// transactions of its input are not in the target.
+func (e *Engine) noteUnfinished(end bool) {
+	e.mu.Lock()
+	open := slices.Clone(e.open)
+	e.stats.Unfinished, e.stats.EndOfInput = open, end
+	e.mu.Unlock()
+	for _, o := range open {
+		if end {
+			e.log.Warn("the input ended inside a source transaction: nothing of it is committed, and the next run applies it once its end is read (the stored progress stays before it)",
+				"partition", o.Partition, "txn", o.TxnID, "start", o.Start().String(), "changes", o.Changes)
+		} else {
+			e.log.Info("stopped inside a source transaction: the next run reads it again from the stored progress",
+				"partition", o.Partition, "txn", o.TxnID, "start", o.Start().String(), "changes", o.Changes)
+		}
+	}
+}
+
 // Status returns a snapshot of the pipeline. Safe from any goroutine.
 func (e *Engine) Status() Status {
 	e.mu.Lock()
@@ -832,6 +913,7 @@ func (e *Engine) Status() Status {
 		State:         e.state,
 		BufferedBytes: e.buffered,
 		OpenTxns:      e.openTxns,
+		Open:          slices.Clone(e.open),
 		LastCommit:    e.lastCommit,
 		Stats: StatsSnapshot{
 			Events:      make(map[string]int64, len(e.stats.Events)),

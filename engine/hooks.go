@@ -129,6 +129,11 @@ type Status struct {
 	// OpenTxns is the number of unfinished source transactions
 	// (transaction mode).
 	OpenTxns int `json:"open_txns"`
+	// Open lists them, one per partition at most, with where each
+	// starts: while the pipeline runs, the transactions being read (as of
+	// the last batch of records taken); once it has stopped, those it left
+	// open, which the next run reads again from the stored progress.
+	Open []OpenTxn `json:"open_transactions,omitempty"`
 	// LastCommit is when the last unit was committed (zero before one).
 	LastCommit time.Time `json:"last_commit"`
 	// Stats holds the pipeline's counters.

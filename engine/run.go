@@ -238,6 +238,8 @@ func (e *Engine) run(ctx context.Context, opts RunOptions) (err error) {
 		}
 		timerC = timer.C
 	}
+	// endOfInput is set once every reader has returned, for shutdown.
+	endOfInput := false
 	// shutdown commits what can be committed with a context of its own,
 	// so a signal lets the commit in flight finish.
 	shutdown := func(runErr error) error {
@@ -257,7 +259,11 @@ func (e *Engine) run(ctx context.Context, opts RunOptions) (err error) {
 		e.setState(StateStopping, nil)
 		fctx, cancel := context.WithTimeout(applyCtx, time.Minute)
 		defer cancel()
-		return l.finish(fctx)
+		if err := l.finish(fctx); err != nil {
+			return err
+		}
+		e.noteUnfinished(endOfInput)
+		return nil
 	}
 	take := func(d *decoded) error {
 		if d.ctl != nil {
@@ -367,6 +373,7 @@ func (e *Engine) run(ctx context.Context, opts RunOptions) (err error) {
 			return shutdown(err)
 		}
 	}
+	endOfInput = ctx.Err() == nil
 	return shutdown(nil)
 }
 

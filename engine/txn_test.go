@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -587,6 +588,71 @@ func TestTransactionModeMaxTxnBytes(t *testing.T) {
 					t.Errorf("%s rows of the refused transaction were committed", t2)
 				}
 			})
+		}
+	})
+}
+
+// TestTransactionModeUnfinishedAtEnd: a source transaction whose end is
+// not in the input is not committed, and Run says so: Stats and Status
+// name it, where it starts and how many changes it has, and that the input
+// ended. Its end appended, the next run applies it, read again from the
+// stored progress.
+func TestTransactionModeUnfinishedAtEnd(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, db *testdb.DB) {
+		db.Exec(t, `CREATE TABLE checked (id INT NOT NULL PRIMARY KEY, v INT NOT NULL)`)
+		changes := []changelog.Change{
+			{Kind: changelog.Insert, After: row("id", int64(1), "v", int64(1)), TxnID: "t1", TxnEnd: true},
+			{Kind: changelog.Insert, After: row("id", int64(2), "v", int64(2)), TxnID: "t2"},
+			{Kind: changelog.Insert, After: row("id", int64(3), "v", int64(3)), TxnID: "t2"},
+		}
+		path := writeChanges(t, "checked", changes)
+		cfg := txnPipeline(pipeline(db, config.Table{Source: "shop.checked"}))
+		cfg.Source.Paths = []string{path}
+		e := newEngine(t, cfg)
+		if err := e.Run(context.Background(), engine.RunOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		st := e.Stats()
+		part := engine.PartitionName(path, "")
+		want := []engine.OpenTxn{{Partition: part, TxnID: "t2", StartOffset: st.Unfinished[0].StartOffset, StartSeq: 2, Changes: 2}}
+		if !slices.Equal(st.Unfinished, want) || !st.EndOfInput || st.Unfinished[0].StartOffset <= 0 {
+			t.Errorf("Stats: unfinished %+v, end of input %v; want %+v at the end of input", st.Unfinished, st.EndOfInput, want)
+		}
+		if got := e.Status().Open; !slices.Equal(got, want) {
+			t.Errorf("Status().Open = %+v, want %+v", got, want)
+		}
+		if s := want[0].String(); s != "transaction t2 from "+part+":2 (2 changes)" {
+			t.Errorf("OpenTxn.String() = %q", s)
+		}
+		if got := query(t, db, "SELECT id FROM checked ORDER BY id"); got != "1" {
+			t.Errorf("rows after the first run:\n%s\nwant t1's alone", got)
+		}
+
+		end := changelog.Change{Kind: changelog.Insert, After: row("id", int64(4), "v", int64(4)), TxnID: "t2", TxnEnd: true,
+			Table: changelog.Table{Namespace: "shop", Name: "checked"}}
+		line, err := native.Append(nil, &end)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Write(line); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+		e2 := newEngine(t, cfg)
+		if err := e2.Run(context.Background(), engine.RunOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if st := e2.Stats(); len(st.Unfinished) != 0 || st.Txns != 1 {
+			t.Errorf("the rerun left %+v open and committed %d transactions; want none open, t2 committed", st.Unfinished, st.Txns)
+		}
+		if got := query(t, db, "SELECT id FROM checked ORDER BY id"); got != "1\n2\n3\n4" {
+			t.Errorf("rows after the rerun:\n%s\nwant t1's and t2's", got)
 		}
 	})
 }

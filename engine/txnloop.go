@@ -60,6 +60,10 @@ type txnLoop struct {
 	held   []heldArena
 	unheld []changelog.Position
 	ended  map[string]int64
+	// openList is the machine's open transactions, as note last
+	// published them; published says there were some.
+	openList  []txn.OpenTxn
+	published bool
 	// maxTxn is sink.transaction.multi-table.max-txn-bytes resolved: the
 	// most memory the decoded changes of one open source transaction may
 	// take (see bound); 0 for no limit.
@@ -291,7 +295,16 @@ func (l *txnLoop) openOf(part string) *openTxn {
 	return ot
 }
 
-func (l *txnLoop) note() { l.e.noteBuffer(l.m.Bytes(), l.m.OpenTxns()) }
+// note publishes the buffer's bytes and the open transactions; with none
+// open now or at the last call, without taking the engine's lock twice.
+func (l *txnLoop) note() {
+	l.openList = l.m.AppendOpen(l.openList[:0])
+	l.e.noteBuffer(l.m.Bytes(), len(l.openList))
+	if len(l.openList) > 0 || l.published {
+		l.e.noteOpen(l.openList)
+		l.published = len(l.openList) > 0
+	}
+}
 
 func (l *txnLoop) tick(ctx context.Context) error {
 	// The machine's time-based work is due even while a plan commits,

@@ -486,6 +486,36 @@ func (m *Machine[T]) OpenTxns() int {
 	return n
 }
 
+// OpenTxn is one partition's open source transaction: read in part, its
+// end not yet.
+type OpenTxn struct {
+	// Partition is the partition it is read from.
+	Partition string
+	// ID is its transaction id, "" when the format carries none.
+	ID string
+	// Start and Last are where its first and its last change so far were
+	// read.
+	Start, Last changelog.Position
+	// Changes and Bytes count its changes so far and their Size.
+	Changes int
+	Bytes   int64
+}
+
+// AppendOpen appends to dst the open source transactions, at most one per
+// partition, in the order the partitions were first stepped, and returns
+// it. None of them is in a plan, and none is until its end is stepped: at
+// shutdown they are what the stored progress does not cover.
+func (m *Machine[T]) AppendOpen(dst []OpenTxn) []OpenTxn {
+	for _, p := range m.parts {
+		if len(p.open) == 0 {
+			continue
+		}
+		dst = append(dst, OpenTxn{Partition: p.name, ID: p.openID, Start: p.open[0].Pos, Last: p.open[len(p.open)-1].Pos,
+			Changes: len(p.open), Bytes: p.openBytes})
+	}
+	return dst
+}
+
 // Pressure returns the buffer's fill level; see the Pressure constants for
 // what the engine must do at each.
 func (m *Machine[T]) Pressure() Pressure {

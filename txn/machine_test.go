@@ -200,3 +200,35 @@ func TestOpenArrayAfterEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendOpen: the open transactions, one per partition in first-seen
+// order, with where they start and how far they got; a finished one is
+// not among them, even before it is committed.
+func TestAppendOpen(t *testing.T) {
+	m, err := New[struct{}](Config{CommitInterval: time.Hour, MiniSwitchInterval: time.Hour, BufferSize: 1 << 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pos := func(p string, seq int64) changelog.Position {
+		return changelog.Position{Partition: p, Offset: 10 * seq, Seq: seq}
+	}
+	for _, c := range []changelog.Change{
+		{Kind: changelog.Insert, TxnID: "b1", Pos: pos("b", 1), Size: 5},
+		{Kind: changelog.Insert, TxnID: "a1", Pos: pos("a", 1), Size: 7, TxnEnd: true},
+		{Kind: changelog.Insert, TxnID: "a2", Pos: pos("a", 2), Size: 3},
+		{Kind: changelog.Insert, TxnID: "b1", Pos: pos("b", 2), Size: 5},
+		{Kind: changelog.Insert, Pos: pos("c", 1), Size: 1, TxnEnd: true},
+	} {
+		if err := m.Step(c, t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []OpenTxn{
+		{Partition: "b", ID: "b1", Start: pos("b", 1), Last: pos("b", 2), Changes: 2, Bytes: 10},
+		{Partition: "a", ID: "a2", Start: pos("a", 2), Last: pos("a", 2), Changes: 1, Bytes: 3},
+	}
+	scratch := make([]OpenTxn, 0, 4)
+	if got := m.AppendOpen(scratch); !slices.Equal(got, want) || len(got) != m.OpenTxns() {
+		t.Errorf("AppendOpen = %+v\nwant %+v (OpenTxns %d)", got, want, m.OpenTxns())
+	}
+}
