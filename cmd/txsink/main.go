@@ -91,6 +91,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
+	var xe exitError
+	if errors.As(err, &xe) {
+		fmt.Fprintf(stderr, "txsink %s: %s\n", args[0], xe.msg)
+		return xe.code
+	}
 	var ue usageError
 	if errors.As(err, &ue) {
 		if !ue.printed {
@@ -113,6 +118,15 @@ type usageError struct {
 }
 
 func (u usageError) Error() string { return u.msg }
+
+// exitError ends the command with an exit code of its own (not 1), after
+// printing msg.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (x exitError) Error() string { return x.msg }
 
 func version() string {
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {

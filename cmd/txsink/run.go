@@ -44,6 +44,16 @@ While it runs it serves, on --http (loopback only by default):
 On a terminal it draws a progress bar and ends with a summary table; piped,
 it prints one summary line on stdout and logs on stderr.
 
+In transaction mode a source transaction whose end is not in the input is
+not applied: the summary and the log name each one left open (partition,
+transaction id, first position), and the next run, reading again from the
+stored progress, which stays before it, applies it once its end is read.
+The exit code is still 0 (the target is consistent, as of the last whole
+transaction), or 3 with --fail-on-open-txn.
+
+Exit codes: 0 done; 1 stopped by an error; 2 a mistake in the command line;
+3 the input ended inside a source transaction (--fail-on-open-txn only).
+
 Examples:
   txsink run --config pipeline.yaml --log-level debug
   txsink run --config pipeline.yaml --http 0.0.0.0:9464    # let Prometheus scrape from other hosts
@@ -51,6 +61,7 @@ Examples:
   curl -s 127.0.0.1:9464/status                            # while it runs`, stderr)
 	cfgPath := fs.String("config", "", "pipeline configuration file (YAML); required")
 	httpAddr := fs.String("http", defaultHTTPAddr, `address of the /metrics, /healthz, /readyz and /status server; "" or "off" disables it`)
+	failOpen := fs.Bool("fail-on-open-txn", false, "exit 3, not 0, when the input ends inside a source transaction (transaction mode), which is then not applied")
 	logger := logFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -125,7 +136,60 @@ Examples:
 		return runErr
 	}
 	log.Info("stopped", "pipeline", cfg.Name, "commits", st.Commits)
+	if *failOpen && st.EndOfInput && len(st.Unfinished) > 0 {
+		return exitError{code: exitOpenTxn, msg: fmt.Sprintf("the input ended inside %s (--fail-on-open-txn): %s; nothing of %s is committed, and the next run applies %s once %s read",
+			countOf(len(st.Unfinished), "source transaction"), listOpen(st.Unfinished, len(st.Unfinished)), them(st.Unfinished), them(st.Unfinished), endIs(st.Unfinished))}
+	}
 	return nil
+}
+
+// exitOpenTxn is the exit code of a run whose input ended inside a source
+// transaction, under --fail-on-open-txn: not 1, since nothing failed and
+// the target is consistent, but a script that must know the input was
+// applied whole can tell.
+const exitOpenTxn = 3
+
+// openNote is the part of the summary line that names the source
+// transactions the run left open, "" when none.
+func openNote(st engine.Stats) string {
+	n := len(st.Unfinished)
+	if n == 0 {
+		return ""
+	}
+	when := "at the end of input"
+	if !st.EndOfInput {
+		when = "when stopped"
+	}
+	return fmt.Sprintf("; %s left open %s, not applied: %s; the next run applies %s once %s read",
+		countOf(n, "source transaction"), when, listOpen(st.Unfinished, 3), them(st.Unfinished), endIs(st.Unfinished))
+}
+
+// listOpen lists the first max of open (each with its first position),
+// and says how many more the log names.
+func listOpen(open []engine.OpenTxn, max int) string {
+	parts := make([]string, 0, min(len(open), max)+1)
+	for i, o := range open {
+		if i == max {
+			parts = append(parts, fmt.Sprintf("and %d more (the log names each)", len(open)-max))
+			break
+		}
+		parts = append(parts, o.String())
+	}
+	return strings.Join(parts, ", ")
+}
+
+func them(open []engine.OpenTxn) string {
+	if len(open) == 1 {
+		return "it"
+	}
+	return "them"
+}
+
+func endIs(open []engine.OpenTxn) string {
+	if len(open) == 1 {
+		return "its end is"
+	}
+	return "their ends are"
 }
 
 // defaultHTTPAddr is loopback only: metrics and status reveal table names
@@ -223,6 +287,25 @@ func summaryTable(name string, st engine.Stats, took time.Duration, runErr error
 	if st.Retries > 0 {
 		row("retries", st.Retries, "transient target errors")
 	}
+	if n := len(st.Unfinished); n > 0 {
+		when := "at the end of input"
+		if !st.EndOfInput {
+			when = "when stopped"
+		}
+		what := "source transactions"
+		if n == 1 {
+			what = "source transaction"
+		}
+		row("left open", n, fmt.Sprintf("%s %s, not applied; the next run applies %s once %s read",
+			what, when, them(st.Unfinished), endIs(st.Unfinished)))
+		for i, o := range st.Unfinished {
+			if i == 10 {
+				row("", "", fmt.Sprintf("and %d more (the log names each)", n-10))
+				break
+			}
+			row("", "", o.String())
+		}
+	}
 	row("duration", took.Round(time.Millisecond), "")
 	secs := max(took.Seconds(), 1e-9)
 	row("rows/s", fmt.Sprintf("%.0f", float64(written)/secs), "written")
@@ -267,6 +350,7 @@ func summaryLine(name string, st engine.Stats, took time.Duration) string {
 		fmt.Fprintf(&b, ", %d retries", st.Retries)
 	}
 	fmt.Fprintf(&b, ", %s, %.0f events/s", took.Round(time.Millisecond), rate)
+	b.WriteString(openNote(st))
 	return b.String()
 }
 

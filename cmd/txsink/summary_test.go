@@ -63,7 +63,20 @@ func TestSummaryTable(t *testing.T) {
 			st:   engine.Stats{Events: map[changelog.Kind]int64{changelog.Insert: 1}},
 			took: time.Second, err: errors.New("bad input"),
 			want:   []string{`^p: stopped by an error \(above\) in 1s$`, `^  reduction ratio +-  `, `^  rows written +0 `},
-			absent: []string{"source txns", "retries", "skipped", "rows by table", "dead-lettered"},
+			absent: []string{"source txns", "retries", "skipped", "rows by table", "dead-lettered", "left open"},
+		},
+		{
+			name: "transactions left open at the end of input",
+			st: engine.Stats{Events: map[changelog.Kind]int64{changelog.Insert: 3}, EndOfInput: true, Unfinished: []engine.OpenTxn{
+				{Partition: "p0.jsonl", TxnID: "t2", StartOffset: 80, StartSeq: 2, Changes: 2},
+				{Partition: "p1.jsonl", StartOffset: 10, StartSeq: 1, Changes: 1},
+			}},
+			took: time.Second,
+			want: []string{
+				`^  left open +2  source transactions at the end of input, not applied; the next run applies them once their ends are read$`,
+				`^  +transaction t2 from p0\.jsonl:2 \(2 changes\)$`,
+				`^  +a transaction without an id from p1\.jsonl:1 \(1 change\)$`,
+			},
 		},
 	}
 	for _, tt := range tests {
@@ -124,5 +137,33 @@ func TestNotATerminal(t *testing.T) {
 	bar.done()
 	if got := buf.String(); got != "a log line\n" {
 		t.Errorf("off a terminal the bar wrote %q, want the log line alone", got)
+	}
+}
+
+// TestOpenNote checks the summary line's note of the transactions a run
+// left open: none, one, and more than it lists.
+func TestOpenNote(t *testing.T) {
+	open := func(n int) []engine.OpenTxn {
+		var o []engine.OpenTxn
+		for i := range n {
+			o = append(o, engine.OpenTxn{Partition: "p.jsonl", TxnID: "t" + string(rune('a'+i)), StartOffset: int64(i + 1), StartSeq: int64(i + 1), Changes: 1})
+		}
+		return o
+	}
+	tests := []struct {
+		st   engine.Stats
+		want string
+	}{
+		{engine.Stats{EndOfInput: true}, ""},
+		{engine.Stats{EndOfInput: true, Unfinished: open(1)},
+			"; 1 source transaction left open at the end of input, not applied: transaction ta from p.jsonl:1 (1 change); the next run applies it once its end is read"},
+		{engine.Stats{Unfinished: open(5)},
+			"; 5 source transactions left open when stopped, not applied: transaction ta from p.jsonl:1 (1 change), transaction tb from p.jsonl:2 (1 change), " +
+				"transaction tc from p.jsonl:3 (1 change), and 2 more (the log names each); the next run applies them once their ends are read"},
+	}
+	for _, tt := range tests {
+		if got := openNote(tt.st); got != tt.want {
+			t.Errorf("openNote(%d open, end %v) =\n%q\nwant\n%q", len(tt.st.Unfinished), tt.st.EndOfInput, got, tt.want)
+		}
 	}
 }
