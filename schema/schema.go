@@ -66,6 +66,11 @@ type Column struct {
 	CaseInsensitive bool
 	// Generated reports a column the target computes; txsink never writes it.
 	Generated bool
+	// HasDefault reports a column the target fills when an INSERT leaves
+	// it out: it has a DEFAULT, or it is auto-increment, an identity, a
+	// serial or SQLite's rowid. A NOT NULL column without one must be in
+	// every row txsink inserts, or the insert fails.
+	HasDefault bool
 }
 
 // Table is one target table.

@@ -21,7 +21,7 @@ func (d *Dialect) Describe(ctx context.Context, q target.Querier, name schema.Na
 	}
 	rows, err := q.QueryContext(ctx, `SELECT COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, IS_NULLABLE,
 		CHARACTER_MAXIMUM_LENGTH, NUMERIC_PRECISION, NUMERIC_SCALE, DATETIME_PRECISION,
-		COALESCE(COLLATION_NAME, ''), EXTRA
+		COALESCE(COLLATION_NAME, ''), EXTRA, COLUMN_DEFAULT IS NOT NULL
 		FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?
 		ORDER BY ORDINAL_POSITION`, ns, tbl)
 	if err != nil {
@@ -33,8 +33,9 @@ func (d *Dialect) Describe(ctx context.Context, q target.Querier, name schema.Na
 		var (
 			colName, dataType, colType, nullable, collation, extra string
 			charLen, prec, scale, dtPrec                           sql.NullInt64
+			hasDefault                                             bool
 		)
-		if err := rows.Scan(&colName, &dataType, &colType, &nullable, &charLen, &prec, &scale, &dtPrec, &collation, &extra); err != nil {
+		if err := rows.Scan(&colName, &dataType, &colType, &nullable, &charLen, &prec, &scale, &dtPrec, &collation, &extra, &hasDefault); err != nil {
 			return nil, err
 		}
 		c := schema.Column{
@@ -43,6 +44,7 @@ func (d *Dialect) Describe(ctx context.Context, q target.Querier, name schema.Na
 			Nullable:        nullable == "YES",
 			CaseInsensitive: strings.HasSuffix(collation, "_ci"),
 			Generated:       generated(extra),
+			HasDefault:      hasDefault || strings.Contains(strings.ToLower(extra), "auto_increment"),
 		}
 		classify(&c, strings.ToLower(dataType), strings.ToLower(colType), charLen.Int64, int(prec.Int64), int(scale.Int64), int(dtPrec.Int64))
 		t.Columns = append(t.Columns, c)

@@ -20,7 +20,7 @@ func (d Dialect) Describe(ctx context.Context, q target.Querier, name schema.Nam
 	}
 	rows, err := q.QueryContext(ctx, `SELECT column_name, data_type, udt_name, is_nullable,
 		character_maximum_length, numeric_precision, numeric_scale, datetime_precision,
-		is_generated, column_default
+		is_generated, column_default, is_identity
 		FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2
 		ORDER BY ordinal_position`, ns, tbl)
 	if err != nil {
@@ -30,11 +30,11 @@ func (d Dialect) Describe(ctx context.Context, q target.Querier, name schema.Nam
 	t := &schema.Table{Namespace: ns, Name: tbl}
 	for rows.Next() {
 		var (
-			colName, dataType, udt, nullable, generated string
-			charLen, prec, scale, dtPrec                sql.NullInt64
-			def                                         sql.NullString
+			colName, dataType, udt, nullable, generated, identity string
+			charLen, prec, scale, dtPrec                          sql.NullInt64
+			def                                                   sql.NullString
 		)
-		if err := rows.Scan(&colName, &dataType, &udt, &nullable, &charLen, &prec, &scale, &dtPrec, &generated, &def); err != nil {
+		if err := rows.Scan(&colName, &dataType, &udt, &nullable, &charLen, &prec, &scale, &dtPrec, &generated, &def, &identity); err != nil {
 			return nil, err
 		}
 		c := schema.Column{
@@ -42,6 +42,8 @@ func (d Dialect) Describe(ctx context.Context, q target.Querier, name schema.Nam
 			SQLType:   dataType,
 			Nullable:  nullable == "YES",
 			Generated: generated == "ALWAYS",
+			// A serial's default is its sequence; an identity has none.
+			HasDefault: def.Valid || identity == "YES",
 		}
 		classify(&c, udt, charLen, prec, scale, dtPrec)
 		t.Columns = append(t.Columns, c)

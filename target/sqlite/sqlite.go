@@ -293,7 +293,7 @@ func (d Dialect) Describe(ctx context.Context, q target.Querier, name schema.Nam
 		if err := rows.Scan(&cid, &colName, &colType, &notnull, &def, &pkPos, &hidden); err != nil {
 			return nil, err
 		}
-		c := schema.Column{Name: colName, SQLType: colType, Nullable: notnull == 0 && pkPos == 0, Generated: hidden == 2 || hidden == 3}
+		c := schema.Column{Name: colName, SQLType: colType, Nullable: notnull == 0 && pkPos == 0, Generated: hidden == 2 || hidden == 3, HasDefault: def.Valid}
 		classify(&c, colType)
 		if hidden == 1 {
 			continue // a hidden column of a virtual table
@@ -312,6 +312,12 @@ func (d Dialect) Describe(ctx context.Context, q target.Querier, name schema.Nam
 	t.PrimaryKey = make([]string, len(pks))
 	for _, p := range pks {
 		t.PrimaryKey[p.pos-1] = p.name
+	}
+	if len(pks) == 1 {
+		// An INTEGER PRIMARY KEY is the rowid, which SQLite fills.
+		if c, _ := t.Column(pks[0].name); strings.EqualFold(c.SQLType, "INTEGER") {
+			c.HasDefault = true
+		}
 	}
 	if err := d.markCaseInsensitive(ctx, q, t, prefix); err != nil {
 		return nil, err
