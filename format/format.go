@@ -57,6 +57,20 @@ type ArenaDecoder interface {
 	DecodeIn(a *changelog.Arena, data []byte, pos changelog.Position) ([]changelog.Change, error)
 }
 
+// ColumnDeclarer is a Decoder whose records can declare the columns of
+// their table's row images, as Debezium's Kafka Connect schema envelope
+// does. "txsink check" uses it to know which columns the changelog sends
+// beyond those its sampled images happen to carry: a NOT NULL column
+// without a default that no record ever sends makes every insert fail.
+type ColumnDeclarer interface {
+	Decoder
+	// DeclaredColumns returns the columns the record's own schema
+	// declares for its row images, and whether it carries such a schema;
+	// nil, false for a record without one (a bare envelope, a tombstone, a
+	// transaction boundary) or one it cannot read.
+	DeclaredColumns(data []byte) ([]string, bool)
+}
+
 // Options are per-format settings, from the pipeline config's
 // source.format-options map. Keys are prefixed with the format's short name
 // ("debezium.allow-missing-before") so one map can be read by any format.

@@ -89,7 +89,10 @@ type Decoder struct {
 	names  jsonscan.Names
 }
 
-var _ format.Decoder = (*Decoder)(nil)
+var (
+	_ format.Decoder        = (*Decoder)(nil)
+	_ format.ColumnDeclarer = (*Decoder)(nil)
+)
 
 // New returns a Decoder configured by opts: OptionAllowMissingBefore and
 // OptionUnavailableValuePlaceholder. An unknown option is an error.

@@ -622,3 +622,33 @@ func TestDecodeAllocations(t *testing.T) {
 		}
 	}
 }
+
+// TestDeclaredColumns: a record in the Connect envelope declares its
+// images' columns, whatever its images carry; a bare record, a tombstone
+// and a record without images in its schema declare none.
+func TestDeclaredColumns(t *testing.T) {
+	d, err := New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields := []field{{name: "id", typ: "int32"}, {name: "note", typ: "string"}}
+	tests := []struct {
+		name string
+		rec  []byte
+		cols []string
+		ok   bool
+	}{
+		{"connect insert", connect(fields, "c", "null", `{"id":1,"note":"a"}`), []string{"id", "note"}, true},
+		{"connect delete, no after image", connect(fields, "d", `{"id":1,"note":null}`, "null"), []string{"id", "note"}, true},
+		{"bare", bare("c", "null", `{"id":1}`), nil, false},
+		{"schema null", []byte(`{"schema":null,"payload":null}`), nil, false},
+		{"boundary", []byte(`{"schema":{"type":"struct","fields":[{"type":"string","field":"status"}]},"payload":{"status":"END","id":"t1"}}`), nil, false},
+		{"not JSON", []byte(`{`), nil, false},
+	}
+	for _, tt := range tests {
+		cols, ok := d.DeclaredColumns(tt.rec)
+		if ok != tt.ok || !reflect.DeepEqual(cols, tt.cols) {
+			t.Errorf("%s: DeclaredColumns = %v, %v; want %v, %v", tt.name, cols, ok, tt.cols, tt.ok)
+		}
+	}
+}

@@ -77,6 +77,36 @@ func parseSchema(raw []byte) (*rowSchema, error) {
 	return rs, nil
 }
 
+// DeclaredColumns returns the columns the record's Kafka Connect schema
+// declares for the after image (the before image's when it declares no
+// after), and whether the record carries such a schema. Debezium writes
+// every captured column of the table in its images' schema, so a column
+// missing there is never sent.
+func (d *Decoder) DeclaredColumns(data []byte) ([]string, bool) {
+	var wrapper struct {
+		Schema json.RawMessage `json:"schema"`
+	}
+	if json.Unmarshal(data, &wrapper) != nil || len(wrapper.Schema) == 0 || string(wrapper.Schema) == "null" {
+		return nil, false
+	}
+	rs, err := d.schemas.lookup(wrapper.Schema)
+	if err != nil {
+		return nil, false
+	}
+	img := &rs.after
+	if len(img.cols) == 0 {
+		img = &rs.before
+	}
+	if len(img.cols) == 0 {
+		return nil, false
+	}
+	cols := make([]string, len(img.cols))
+	for i, c := range img.cols {
+		cols[i] = c.name
+	}
+	return cols, true
+}
+
 // decimalScale reads parameters.scale of a Decimal field. Connect writes
 // parameters as strings ("2"); a number is accepted too.
 func decimalScale(params map[string]json.RawMessage) (int, error) {
