@@ -76,6 +76,13 @@ func WithLogger(l *slog.Logger) Option { return func(e *Engine) { e.log = l } }
 // opening cfg.Target.URL. The engine does not close it.
 func WithTarget(t *target.DB) Option { return func(e *Engine) { e.target, e.ownTarget = t, false } }
 
+// WithCatalog makes the engine read the target's catalog (the tables it
+// resolves) through q, one connection of the caller's, rather than
+// through the target's pool: "txsink check" passes its read-only one, so
+// that it resolves the tables entries as a run does on the connection
+// every query of its runs on.
+func WithCatalog(q target.Querier) Option { return func(e *Engine) { e.catalog = q } }
+
 // WithBaseDir sets the folder relative sqlite:// paths are resolved
 // against (the config file's folder; default the working directory).
 func WithBaseDir(dir string) Option { return func(e *Engine) { e.baseDir = dir } }
@@ -186,6 +193,9 @@ type Engine struct {
 	lostAck      func(*commit.Unit) bool
 
 	checkOnly bool
+	// catalog, when set, is what tables are described through (see
+	// WithCatalog).
+	catalog target.Querier
 
 	// async, while Run drives a plain-mode pipeline, applies units on a
 	// goroutine of its own (see committer); nil otherwise.
@@ -368,7 +378,8 @@ func Check(ctx context.Context, cfg *config.Config, opts ...Option) error {
 }
 
 // CheckTables resolves every tables entry without wildcards against the
-// target, returning all the problems it finds at once.
+// target, returning all the problems it finds at once: each a
+// *TableError, joined (errors.Join).
 func (e *Engine) CheckTables(ctx context.Context) error {
 	var errs []error
 	for i := range e.cfg.Tables {
@@ -378,11 +389,30 @@ func (e *Engine) CheckTables(ctx context.Context) error {
 		}
 		src := splitTable(tc.Source)
 		if _, err := e.resolve(ctx, tc, src); err != nil {
-			errs = append(errs, fmt.Errorf("tables[%d] (%s): %w", i, tc.Source, err))
+			errs = append(errs, &TableError{Index: i, Source: tc.Source, Err: err})
 		}
 	}
 	return errors.Join(errs...)
 }
+
+// TableError is a tables entry New refuses, and with it the pipeline's
+// start: its target table is missing or one of txsink's own, or its key
+// disagrees with the target's. "txsink check" reports each as an error.
+type TableError struct {
+	// Index is the entry's place in Config.Tables, Source its pattern.
+	Index  int
+	Source string
+	// Err says what is wrong.
+	Err error
+}
+
+// Error renders "tables[0] (shop.orders): ...".
+func (e *TableError) Error() string {
+	return fmt.Sprintf("tables[%d] (%s): %v", e.Index, e.Source, e.Err)
+}
+
+// Unwrap returns Err.
+func (e *TableError) Unwrap() error { return e.Err }
 
 func splitTable(s string) changelog.Table {
 	ns, name, ok := strings.Cut(s, ".")
@@ -404,7 +434,12 @@ func (e *Engine) resolve(ctx context.Context, tc *config.Table, src changelog.Ta
 	if t, ok := e.byTarget[name]; ok {
 		return t, nil
 	}
-	st, err := e.target.Describe(ctx, name)
+	var st *schema.Table
+	if e.catalog != nil {
+		st, err = e.target.Dialect().Describe(ctx, e.catalog, name)
+	} else {
+		st, err = e.target.Describe(ctx, name)
+	}
 	if err != nil {
 		return nil, err
 	}
