@@ -6,8 +6,17 @@
 // is set read-only (MySQL/MariaDB, PostgreSQL) or opened in mode=ro
 // (SQLite).
 //
-// What it looks at:
+// What txsink run refuses to start with, check reports as an error, with
+// a non-zero exit: a missing source file, one it cannot resume at its
+// stored progress, a tables entry New refuses (checked by engine.Check
+// itself, on check's connection), an unreachable target. Beyond those, it
+// looks at:
 //
+//   - NOT NULL columns without a default (nor generated, auto-increment,
+//     identity) that nothing sampled sends: no sampled change writing a
+//     row of the table, nor the schema its messages declare (Debezium's
+//     Connect envelope, format.ColumnDeclarer); the run's first insert
+//     fails there;
 //   - key parity: the configured primary-key, the target's PRIMARY KEY and
 //     the key columns sampled messages carry (plus a message's own primary
 //     key metadata where the format has one: canal-json pkNames,
@@ -27,12 +36,14 @@ package diagnose
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/txsink/txsink/config"
+	"github.com/txsink/txsink/engine"
 	"github.com/txsink/txsink/schema"
 	"github.com/txsink/txsink/target"
 	"github.com/txsink/txsink/target/connect"
@@ -267,12 +278,59 @@ func (c *checker) run(ctx context.Context) error {
 			return err
 		}
 	}
+	if err := c.checkAsRun(ctx); err != nil {
+		return err
+	}
 	if err := c.sample(ctx); err != nil {
 		return err
 	}
 	c.checkChildForeignKeys()
 	c.emitProblems()
+	c.checkNotNull()
 	return nil
+}
+
+// checkAsRun resolves the tables entries as txsink run does before it
+// reads anything (engine.Check, on check's read-only connection), and
+// reports as errors the refusals the findings so far do not name: what
+// run refuses to start with, check must not pass, whatever the reason
+// (a route to one of txsink's own tables, say).
+func (c *checker) checkAsRun(ctx context.Context) error {
+	err := engine.Check(ctx, c.cfg, engine.WithTarget(c.db), engine.WithCatalog(c.q), engine.WithBaseDir(c.opts.BaseDir))
+	if err == nil {
+		return nil
+	}
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	for _, err := range errs {
+		var te *engine.TableError
+		if !errors.As(err, &te) {
+			return fmt.Errorf("resolve the tables entries: %w", err)
+		}
+		if c.refused(&c.cfg.Tables[te.Index]) {
+			continue
+		}
+		c.add(Finding{Severity: Error, Check: "table", Table: fmt.Sprintf("tables[%d] (%s)", te.Index, te.Source),
+			Message: fmt.Sprintf("txsink run refuses to start: %v.", te.Err),
+			Fix:     "correct the tables entry, or the target table it names"})
+	}
+	return nil
+}
+
+// refused reports whether entry tc is reported already as one run would
+// refuse: its route (routeFinding), or its table.
+func (c *checker) refused(tc *config.Table) bool {
+	if _, err := tc.Resolve(splitTable(tc.Source)); err != nil {
+		return true
+	}
+	for _, ti := range c.tables {
+		if ti.entry == tc && !ti.ok {
+			return true
+		}
+	}
+	return false
 }
 
 // checkTimeouts compares the server's timeouts with the commit interval.

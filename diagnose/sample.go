@@ -114,8 +114,8 @@ func (c *checker) sampleFile(ctx context.Context, dec format.Decoder, path strin
 	}
 	fi, err := os.Stat(path)
 	if err != nil {
-		c.add(Finding{Severity: Warning, Check: "source", Table: part,
-			Message: fmt.Sprintf("the source file cannot be read (%v), so it is not sampled; txsink run stops if it is still missing then.", err),
+		c.add(Finding{Severity: Error, Check: "source", Table: part,
+			Message: fmt.Sprintf("the source file cannot be read (%v); txsink run refuses to start without it.", err),
 			Fix:     "create the file before running, or correct source.paths"})
 		return nil
 	}
@@ -123,6 +123,9 @@ func (c *checker) sampleFile(ctx context.Context, dec format.Decoder, path strin
 		c.add(Finding{Severity: Info, Check: "source", Table: part,
 			Message: "the source is not a regular file (a pipe or FIFO) and is not sampled: reading it would consume it.",
 			Fix:     "to sample, check against a file holding the same records"})
+		return nil
+	}
+	if !c.checkResume(path, part) {
 		return nil
 	}
 	r, err := file.Open(path, changelog.Position{Partition: part}, false)
@@ -154,6 +157,23 @@ func (c *checker) sampleFile(ctx context.Context, dec format.Decoder, path strin
 	return nil
 }
 
+// checkResume opens the source file as txsink run will, at the position
+// the target stores for it, and reports why run would refuse to: a file
+// shorter than its stored progress (truncated or replaced), a file it may
+// not read. It reports whether the file opened.
+func (c *checker) checkResume(path, part string) bool {
+	start := changelog.Position{Partition: part, Offset: c.progress[part]}
+	r, err := file.Open(path, start, false)
+	if err != nil {
+		c.add(Finding{Severity: Error, Check: "source", Table: part,
+			Message: fmt.Sprintf("txsink run refuses to start: it cannot open the source where the target's progress says it resumes (byte %d): %v.", start.Offset, err),
+			Fix:     "restore the file the progress was recorded for, or reset this partition's progress; for a permission error, let txsink's user read the file"})
+		return false
+	}
+	r.Close()
+	return true
+}
+
 // sampleRecord decodes one sampled record and checks its changes.
 func (c *checker) sampleRecord(ctx context.Context, dec format.Decoder, rec source.Record, sourceKeyed bool) error {
 	part := rec.Pos.Partition
@@ -173,8 +193,12 @@ func (c *checker) sampleRecord(ctx context.Context, dec format.Decoder, rec sour
 	if sourceKeyed {
 		declared = declaredKey(rec.Data)
 	}
+	var cols []string
+	if cd, ok := dec.(format.ColumnDeclarer); ok && len(changes) > 0 {
+		cols, _ = cd.DeclaredColumns(rec.Data)
+	}
 	for i := range changes {
-		if err := c.checkChange(ctx, &changes[i], declared); err != nil {
+		if err := c.checkChange(ctx, &changes[i], declared, cols); err != nil {
 			return err
 		}
 	}
@@ -269,7 +293,9 @@ func declaredKey(data []byte) []string {
 
 // checkChange checks one sampled change the way the run's buffer would
 // take it: its table, its key columns, and every value against its column.
-func (c *checker) checkChange(ctx context.Context, ch *changelog.Change, declared []string) error {
+// declared is the primary key its message declares, cols the columns its
+// message's schema declares (nil when it has none).
+func (c *checker) checkChange(ctx context.Context, ch *changelog.Change, declared, cols []string) error {
 	if ch.Kind == changelog.EndTxn {
 		return nil
 	}
@@ -300,6 +326,7 @@ func (c *checker) checkChange(ctx context.Context, ch *changelog.Change, declare
 	if !ti.ok {
 		return nil // the table's problem is reported already
 	}
+	ti.noteColumns(ch, cols)
 	if tc.AppendOnly {
 		switch ch.Kind {
 		case changelog.Insert:

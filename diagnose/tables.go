@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/txsink/txsink/changelog"
@@ -26,6 +27,69 @@ type tableInfo struct {
 	// sourceKeys records the primary keys sampled messages declare, so
 	// each distinct one is reported once.
 	sourceKeys map[string]bool
+	// sent holds the columns (lower-cased) that some sampled change
+	// writing a row of the table carries, or that the schema of some
+	// sampled message declares; writes counts those changes, and
+	// declared says a schema was seen (see checkNotNull).
+	sent     map[string]bool
+	writes   int
+	declared bool
+}
+
+// noteColumns records the columns ch carries, if it writes a row, and the
+// columns cols its message's schema declares.
+func (ti *tableInfo) noteColumns(ch *changelog.Change, cols []string) {
+	if ti.sent == nil {
+		ti.sent = map[string]bool{}
+	}
+	if ch.Kind.Upserts() {
+		ti.writes++
+		for _, name := range ch.After.Names {
+			ti.sent[strings.ToLower(name)] = true
+		}
+	}
+	if cols != nil {
+		ti.declared = true
+		for _, name := range cols {
+			ti.sent[strings.ToLower(name)] = true
+		}
+	}
+}
+
+// checkNotNull reports, for each table the sample writes, the NOT NULL
+// columns without a default that nothing sampled sends: neither a sampled
+// change that writes a row nor the schema a message declares. txsink run
+// writes the columns a change carries, so its first insert of a new row
+// fails there (MySQL error 1364, PostgreSQL 23502, SQLite's NOT NULL
+// constraint), and check says so before.
+func (c *checker) checkNotNull() {
+	infos := make([]*tableInfo, 0, len(c.tables))
+	for _, ti := range c.tables {
+		infos = append(infos, ti)
+	}
+	sort.Slice(infos, func(i, j int) bool { return infos[i].label < infos[j].label })
+	for _, ti := range infos {
+		if ti.schema == nil || !ti.ok || (ti.writes == 0 && !ti.declared) {
+			continue
+		}
+		for _, col := range ti.schema.Columns {
+			if col.Nullable || col.HasDefault || col.Generated || ti.isKey(col.Name) || ti.sent[strings.ToLower(col.Name)] {
+				continue
+			}
+			what := fmt.Sprintf("none of the %d sampled changes that write a row of the table carries it", ti.writes)
+			switch {
+			case ti.writes == 1:
+				what = "the one sampled change that writes a row of the table does not carry it"
+			case ti.writes == 0:
+				what = "the schema the sampled messages declare for the table does not have it"
+			case ti.declared:
+				what += ", nor does the schema the messages declare"
+			}
+			c.add(Finding{Severity: Error, Check: "column", Table: ti.label,
+				Message: fmt.Sprintf("column %s is NOT NULL without a default, and %s: txsink run stops at the first insert of a new row (MySQL error 1364, PostgreSQL 23502, SQLite's NOT NULL constraint).", col.Name, what),
+				Fix:     fmt.Sprintf("give column %s a DEFAULT, or make it NULL-able, or have the changelog send it (for Debezium, check the connector's column.exclude.list)", col.Name)})
+		}
+	}
 }
 
 // splitTable reads "ns.name" as the changelog names a table.

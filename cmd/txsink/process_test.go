@@ -1044,6 +1044,11 @@ func TestCheckCommand(t *testing.T) {
 		dir := t.TempDir()
 		before := tables(t, db)
 		spec := pipelineSpec{name: "check", url: db.URL, paths: []string{fileName(0)}}
+		// The source file must be there: run refuses to start without it,
+		// and check says so.
+		if err := os.WriteFile(filepath.Join(dir, fileName(0)), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
 
 		good := writeConfig(t, dir, "good.yaml", spec)
 		code, stdout, stderr := runTxsink(t, "check", "--config", good)
@@ -1126,6 +1131,9 @@ func TestCheckCommand(t *testing.T) {
 			return out
 		}
 		spec := pipelineSpec{name: "check", url: "sqlite://existing.db", paths: []string{fileName(0)}}
+		if err := os.WriteFile(filepath.Join(dir, fileName(0)), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
 		good := writeConfig(t, dir, "good.yaml", spec)
 		spec.url = "sqlite://missing.db"
 		missing := writeConfig(t, dir, "missing.yaml", spec)

@@ -363,19 +363,23 @@ of each file; a Kafka source from where a run would read next in each
 partition (the target's progress, else source.start), without joining the
 consumer group. It reports, one line per finding:
 
-  error    the run would stop or write wrong data: a target table that is
-           missing or whose PRIMARY KEY disagrees with primary-key, a sampled
-           change without its key columns, a sampled value its column cannot
-           hold (too long, too many digits or fractional seconds, NULL into
-           NOT NULL, a column the table lacks), a Kafka topic the brokers
-           do not have, brokers that cannot be reached
+  error    the run would refuse to start, stop or write wrong data: a
+           source file that is missing or shorter than its stored progress,
+           a target table that is missing, one of txsink's own, or whose
+           PRIMARY KEY disagrees with primary-key, a sampled change without
+           its key columns, a sampled value its column cannot hold (too
+           long, too many digits or fractional seconds, NULL into NOT NULL,
+           a column the table lacks), a NOT NULL column without a default
+           that neither the sample nor the format's schema ever sends, a
+           Kafka topic the brokers do not have, brokers that cannot be
+           reached
   warning  it may: UNIQUE indexes besides the key, triggers, foreign keys
            checked row by row, server timeouts shorter than the interval
   info     worth knowing: case-insensitive key columns, cascading foreign
            keys, rows that another writer put into a table
 
-each with what to do, then a summary line. Exits 1 when there is an error,
-0 otherwise.
+each with what to do, then a summary line. Exits 1 when there is an error
+(everything txsink run refuses to start with is one), 0 otherwise.
 
 Examples:
   txsink check --config pipeline.yaml
