@@ -78,11 +78,12 @@ func (c *checker) checkNotNull() {
 			}
 			what := fmt.Sprintf("none of the %d sampled changes that write a row of the table carries it", ti.writes)
 			switch {
-			case ti.writes == 1:
-				what = "the one sampled change that writes a row of the table does not carry it"
 			case ti.writes == 0:
 				what = "the schema the sampled messages declare for the table does not have it"
-			case ti.declared:
+			case ti.writes == 1:
+				what = "the one sampled change that writes a row of the table does not carry it"
+			}
+			if ti.writes > 0 && ti.declared {
 				what += ", nor does the schema the messages declare"
 			}
 			c.add(Finding{Severity: Error, Check: "column", Table: ti.label,
