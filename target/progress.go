@@ -181,11 +181,17 @@ type Stored struct {
 
 // Stored returns the progress rows of pipeline, ordered by partition.
 func (t *DB) Stored(ctx context.Context, pipeline string) ([]Stored, error) {
+	return t.StoredOn(ctx, t.db, pipeline)
+}
+
+// StoredOn is Stored through q, one connection of the caller's ("txsink
+// check" reads on its read-only one).
+func (t *DB) StoredOn(ctx context.Context, q Querier, pipeline string) ([]Stored, error) {
 	d := t.dialect
-	q := "SELECT " + d.Quote("source_partition") + ", " + d.Quote("position") + ", " + d.Quote("seq") + ", " +
+	query := "SELECT " + d.Quote("source_partition") + ", " + d.Quote("position") + ", " + d.Quote("seq") + ", " +
 		d.Quote(markColumn) + ", " + d.Quote("epoch") + ", " + d.Quote("updated_at") + " FROM " + d.Quote(ProgressTable) +
 		" WHERE " + d.Quote("pipeline") + " = " + placeholder(d, 1) + " ORDER BY " + d.Quote("source_partition")
-	rows, err := t.db.QueryContext(ctx, q, pipeline)
+	rows, err := q.QueryContext(ctx, query, pipeline)
 	if err != nil {
 		return nil, t.wrap("read progress", ProgressTable, "", err)
 	}
