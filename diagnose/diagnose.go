@@ -42,6 +42,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/config"
 	"github.com/txsink/txsink/engine"
 	"github.com/txsink/txsink/schema"
@@ -106,6 +107,9 @@ type Options struct {
 	// BaseDir is the folder relative sqlite:// paths and partition names
 	// are taken against (the config file's folder).
 	BaseDir string
+	// ConfigFile is the config's path, for the commands findings suggest
+	// (txsink reset --config FILE); "" writes FILE.
+	ConfigFile string
 }
 
 // DefaultSample is the number of records per file "txsink check" samples
@@ -240,9 +244,14 @@ type checker struct {
 	// resolves to, so each is described and judged once.
 	tables map[schema.Name]*tableInfo
 	// progress is this pipeline's committed positions, by partition;
-	// progressTable says whether txsink_progress exists at all.
+	// progressTable says whether txsink_progress exists at all. stored
+	// is the pipeline's rows with their marks, for checkSources.
 	progress      map[string]int64
 	progressTable bool
+	stored        []target.Stored
+	// refusedParts holds the source partitions run would refuse to
+	// start with (checkSources): they are not sampled.
+	refusedParts map[string]bool
 	// problems aggregates what the sample shows, one finding per kind of
 	// problem and place (see sample.go), in the order first seen.
 	problems     map[string]*problem
@@ -281,6 +290,9 @@ func (c *checker) run(ctx context.Context) error {
 	if err := c.checkAsRun(ctx); err != nil {
 		return err
 	}
+	if err := c.checkSources(ctx); err != nil {
+		return err
+	}
 	if err := c.sample(ctx); err != nil {
 		return err
 	}
@@ -300,11 +312,7 @@ func (c *checker) checkAsRun(ctx context.Context) error {
 	if err == nil {
 		return nil
 	}
-	errs := []error{err}
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		errs = j.Unwrap()
-	}
-	for _, err := range errs {
+	for _, err := range joined(err) {
 		var te *engine.TableError
 		if !errors.As(err, &te) {
 			return fmt.Errorf("resolve the tables entries: %w", err)
@@ -317,6 +325,40 @@ func (c *checker) checkAsRun(ctx context.Context) error {
 			Fix:     "correct the tables entry, or the target table it names"})
 	}
 	return nil
+}
+
+// checkSources opens the source's file partitions as txsink run does, at
+// their stored positions verified against their marks
+// (engine.CheckSources), and reports each refusal as an error.
+func (c *checker) checkSources(ctx context.Context) error {
+	c.refusedParts = map[string]bool{}
+	err := engine.CheckSources(ctx, c.cfg, c.stored, engine.WithBaseDir(c.opts.BaseDir), engine.WithConfigFile(c.opts.ConfigFile))
+	if err == nil {
+		return nil
+	}
+	for _, err := range joined(err) {
+		var se *engine.SourceError
+		if !errors.As(err, &se) {
+			return err
+		}
+		where := se.Partition
+		if where == "" {
+			where = "source"
+		}
+		c.refusedParts[se.Partition] = true
+		c.add(Finding{Severity: Error, Check: "source", Table: where,
+			Message: fmt.Sprintf("txsink run refuses to start: %v.", se.Err),
+			Fix:     "see the message; nothing of this partition is sampled"})
+	}
+	return nil
+}
+
+// joined returns the errors errors.Join joined into err, or err alone.
+func joined(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
 }
 
 // refused reports whether entry tc is reported already as one run would
@@ -409,6 +451,16 @@ func (c *checker) readProgress(ctx context.Context) error {
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("read %s: %w", target.ProgressTable, err)
+	}
+	// The rows again with their marks, to verify the positions as a run
+	// does. A progress table of an older txsink has no mark column until
+	// a run adds it: its positions are then checked as a run checks
+	// positions without a mark.
+	if c.stored, err = c.db.StoredOn(ctx, c.q, c.cfg.Name); err != nil {
+		c.stored = nil
+		for part, pos := range c.progress {
+			c.stored = append(c.stored, target.Stored{Position: changelog.Position{Partition: part, Offset: pos}})
+		}
 	}
 	if len(others) > 0 {
 		names := make([]string, 0, len(others))

@@ -456,7 +456,7 @@ var cases = []tcase{
 		schema: plainTable,
 		tables: "  - source: shop.t\n",
 		paths:  []string{"p0.jsonl", "day2.jsonl"},
-		want:   []want{{sev: diagnose.Error, check: "source", contains: []string{"day2.jsonl", "cannot be read", "txsink run refuses to start", "correct source.paths"}}},
+		want:   []want{{sev: diagnose.Error, check: "source", contains: []string{"p0.jsonl: ", "day2.jsonl", "no such file", "txsink run refuses to start"}}},
 	},
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 
@@ -88,7 +90,13 @@ func TestCheckRoutingRefusedEntry(t *testing.T) {
 	db.Exec(t, "CREATE TABLE orders (id INT NOT NULL PRIMARY KEY)")
 	yaml := "name: diag\nsource:\n  type: file\n  paths: [p0.jsonl]\n  format: txsink-json\n" +
 		"target:\n  url: \"" + db.URL + "\"\ntables:\n  - source: shop.t\n"
-	cfg, err := config.Parse([]byte(yaml), t.TempDir())
+	dir := t.TempDir()
+	// The source file is there: a run refuses to start without it, and
+	// check says so.
+	if err := os.WriteFile(filepath.Join(dir, "p0.jsonl"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Parse([]byte(yaml), dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -73,6 +73,9 @@ func (c *checker) sample(ctx context.Context) error {
 		return nil
 	}
 	for _, paths := range c.cfg.Source.FilePartitions() {
+		if c.refusedParts[engine.PartitionName(paths[0], c.opts.BaseDir)] {
+			continue // reported by checkSources
+		}
 		// Every file of a partition is sampled; a path or glob that names
 		// no file is reported by sampleFile.
 		files, err := file.Files(file.Partition{Name: paths[0], Paths: paths})
@@ -125,9 +128,6 @@ func (c *checker) sampleFile(ctx context.Context, dec format.Decoder, path strin
 			Fix:     "to sample, check against a file holding the same records"})
 		return nil
 	}
-	if !c.checkResume(path, part) {
-		return nil
-	}
 	r, err := file.Open(path, changelog.Position{Partition: part}, false)
 	if err != nil {
 		c.add(Finding{Severity: Error, Check: "source", Table: part, Message: fmt.Sprintf("the source file cannot be opened: %v.", err), Fix: "check the path and its permissions"})
@@ -155,23 +155,6 @@ func (c *checker) sampleFile(ctx context.Context, dec format.Decoder, path strin
 		}
 	}
 	return nil
-}
-
-// checkResume opens the source file as txsink run will, at the position
-// the target stores for it, and reports why run would refuse to: a file
-// shorter than its stored progress (truncated or replaced), a file it may
-// not read. It reports whether the file opened.
-func (c *checker) checkResume(path, part string) bool {
-	start := changelog.Position{Partition: part, Offset: c.progress[part]}
-	r, err := file.Open(path, start, false)
-	if err != nil {
-		c.add(Finding{Severity: Error, Check: "source", Table: part,
-			Message: fmt.Sprintf("txsink run refuses to start: it cannot open the source where the target's progress says it resumes (byte %d): %v.", start.Offset, err),
-			Fix:     "restore the file the progress was recorded for, or reset this partition's progress; for a permission error, let txsink's user read the file"})
-		return false
-	}
-	r.Close()
-	return true
 }
 
 // sampleRecord decodes one sampled record and checks its changes.

@@ -11,8 +11,10 @@ import (
 	"time"
 
 	"github.com/txsink/txsink/changelog"
+	"github.com/txsink/txsink/config"
 	"github.com/txsink/txsink/source/file"
 	"github.com/txsink/txsink/source/kafka"
+	"github.com/txsink/txsink/target"
 )
 
 // feed is a running source: the goroutines that read and decode records
@@ -57,6 +59,70 @@ func (e *Engine) filePartitions() []file.Partition {
 	}
 	return out
 }
+
+// CheckSources opens every file partition of cfg as Run does, at the
+// position stored for it (stored: the pipeline's progress rows, as
+// target.DB.Stored returns them), verified against its mark, and closes it
+// again. It returns, joined, a *SourceError for each refusal Run would
+// start with: the same file listed twice, a partition's file missing,
+// replaced or truncated under its stored position. Streams (standard
+// input, a FIFO) are left alone: opening them would consume them. It
+// writes nothing.
+func CheckSources(ctx context.Context, cfg *config.Config, stored []target.Stored, opts ...Option) error {
+	if cfg.Source.Type != config.SourceFile {
+		return nil
+	}
+	e := &Engine{cfg: cfg}
+	for _, o := range opts {
+		o(e)
+	}
+	specs := e.filePartitions()
+	at := make(map[string]target.Stored, len(stored))
+	for _, s := range stored {
+		at[s.Partition] = s
+	}
+	var errs []error
+	for _, spec := range specs {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if file.IsStream(spec) {
+			continue
+		}
+		s := at[spec.Name]
+		start := s.Position
+		start.Partition = spec.Name
+		r, _, err := file.OpenSequence(spec, start, s.Mark)
+		if err != nil {
+			errs = append(errs, &SourceError{Partition: spec.Name, Err: fmt.Errorf("source: %w", err)})
+			continue
+		}
+		r.Close()
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	// Run checks this first; here it comes last, so that a missing file
+	// is reported with its partition.
+	if err := file.CheckDistinct(specs); err != nil {
+		return &SourceError{Err: fmt.Errorf("source: %w", err)}
+	}
+	return nil
+}
+
+// SourceError is a source Run refuses to start with (see CheckSources).
+type SourceError struct {
+	// Partition is the partition refused; "" when the refusal is about
+	// the partitions together (a file listed twice).
+	Partition string
+	Err       error
+}
+
+// Error returns Err's message, which names the partition.
+func (e *SourceError) Error() string { return e.Err.Error() }
+
+// Unwrap returns Err.
+func (e *SourceError) Unwrap() error { return e.Err }
 
 // resetCommand is the command that forgets partition's progress, for
 // messages that suggest it.

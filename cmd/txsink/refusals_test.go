@@ -158,7 +158,15 @@ var startupRefusals = []struct {
 			e.run()
 			e.file("p0.jsonl", "") // truncated under its progress
 		},
-		want: []string{"p0.jsonl", "past the end of the file"},
+		want: []string{"partition p0.jsonl", "cannot be trusted", "shorter than the position", "txsink reset --config"},
+	},
+	{
+		name: "source replaced under its stored position",
+		prepare: func(e *refusalEnv) {
+			e.run()
+			e.file("p0.jsonl", strings.Replace(goodRecord, `"v":"a"`, `"v":"b"`, 1)) // as long, other bytes
+		},
+		want: []string{"partition p0.jsonl", "cannot be trusted", "txsink reset --config"},
 	},
 	{
 		name:      "NOT NULL column never sent",

@@ -400,7 +400,7 @@ Examples:
 	if err != nil {
 		return err
 	}
-	report, err := diagnose.Run(ctx, cfg, diagnose.Options{Sample: *sample, BaseDir: configDir(*cfgPath)})
+	report, err := diagnose.Run(ctx, cfg, diagnose.Options{Sample: *sample, BaseDir: configDir(*cfgPath), ConfigFile: *cfgPath})
 	if err != nil {
 		return err
 	}
