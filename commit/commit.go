@@ -94,4 +94,10 @@ type Group struct {
 	// Pos holds, for each of Rows, where the change that made it was read;
 	// error messages name it.
 	Pos []changelog.Position
+	// Partial marks rows of updates whose images lack some of the table's
+	// columns (compressed or minimal row images): those columns keep their
+	// stored values, so each row must exist in the target. A target MUST
+	// refuse the unit, naming the key, when one does not, rather than
+	// insert it with the columns it lacks left NULL or defaulted.
+	Partial bool
 }

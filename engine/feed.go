@@ -319,6 +319,7 @@ func (e *Engine) revoke(ctx context.Context, l loop, parts []string) error {
 	for _, p := range parts {
 		delete(e.feed.owned, p)
 		delete(e.parts, p)
+		e.buf.Forget(p)
 	}
 	e.mu.Unlock()
 	if err := e.target.Release(ctx, e.cfg.Name, parts); err != nil {

@@ -238,7 +238,10 @@ func (l *txnLoop) check(ctx context.Context, c *changelog.Change, lastOfRecord b
 		return err
 	}
 	if c.TxnID == "" {
-		c.TxnEnd = c.TxnEnd || lastOfRecord
+		// A -U is one with the change that follows it, its +U: the two
+		// are reduced together (the +U may move the key) and committed
+		// at once.
+		c.TxnEnd = c.TxnEnd || (lastOfRecord && c.Kind != changelog.UpdateBefore)
 		return nil
 	}
 	if ot.id != c.TxnID {

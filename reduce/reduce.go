@@ -41,6 +41,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -69,8 +70,13 @@ type Table struct {
 	keyCols []*schema.Column
 	// salt is mixed into the hashes of the table's keys (see keyHash).
 	salt [2]uint64
-	// colIndex maps each column of Schema, lower-cased, to its index.
+	// colIndex maps each column of Schema, lower-cased, to its index;
+	// colPos maps each column's own name to it.
 	colIndex map[string]int
+	colPos   map[string]int
+	// writable counts the columns txsink writes (all but generated ones):
+	// an update image with fewer is partial (see plan.partial).
+	writable int
 
 	// plans caches how images with a given list of column names map to
 	// the table (see plan); spare is a reset tableState a Buffer takes
@@ -106,6 +112,10 @@ type plan struct {
 	// keyOut holds, for each key column, its index in out (-1: absent);
 	// keySrc its index in the image as Row.Get finds it (-1: absent).
 	keyOut, keySrc []int
+	// partial reports images that lack a column the table writes: as an
+	// update's image, such a one says nothing of those columns, which keep
+	// their value (see Buffer.Add).
+	partial bool
 }
 
 // maxPlans bounds the plans a table keeps; past it the cache starts over.
@@ -163,6 +173,7 @@ func (t *Table) newPlan(names []string) *plan {
 		p.src = append(p.src, idx[i])
 	}
 	p.out = p.out[:len(p.out):len(p.out)]
+	p.partial = len(p.out) < t.writable
 	img := changelog.Row{Names: names}
 	for _, kc := range t.keyCols {
 		at := -1
@@ -193,9 +204,13 @@ func (p *plan) hasKey() bool {
 // It refuses a key that disagrees with the table's PRIMARY KEY, and a table
 // without a key that is not declared append-only (seed 000 §3, §15).
 func NewTable(t *schema.Table, key []string, appendOnly bool) (*Table, error) {
-	rt := &Table{Schema: t, AppendOnly: appendOnly, colIndex: make(map[string]int, len(t.Columns))}
+	rt := &Table{Schema: t, AppendOnly: appendOnly, colIndex: make(map[string]int, len(t.Columns)), colPos: make(map[string]int, len(t.Columns))}
 	for i, c := range t.Columns {
 		rt.colIndex[strings.ToLower(c.Name)] = i
+		rt.colPos[c.Name] = i
+		if !c.Generated {
+			rt.writable++
+		}
 	}
 	if appendOnly {
 		if len(key) > 0 {
@@ -299,6 +314,9 @@ type Policy struct {
 type entry struct {
 	pos  changelog.Position // where the change that made the entry was read
 	del  bool
+	// partial marks an update's image that lacks columns the table writes:
+	// those keep the value the target holds (see Buffer.Add).
+	partial bool
 	k    string   // the key's encoding (see appendKey), the index's key
 	key  []any    // key values (only for deletes; upserts read them from row)
 	cols []string // the plan's column list, shared
@@ -357,6 +375,21 @@ type Buffer struct {
 	// KeyPartitions.part), the last partition a key of b was noted for.
 	keysPart string
 	keysIdx  uint64
+	// retracting holds, by partition, a -U whose +U has not come yet (see
+	// Add): its key, and the progress the partition had before it, which
+	// Take commits instead of the -U's own until it is paired or lone.
+	retracting map[string]*retraction
+}
+
+// retraction is a -U waiting for the +U that follows it.
+type retraction struct {
+	t   *Table
+	key []any
+	enc string
+	// hold is the partition's progress in the buffer before the -U; its
+	// Partition is "" when the buffer had none (the position committed
+	// last is then before the -U).
+	hold changelog.Position
 }
 
 // NewBuffer returns an empty buffer for the named pipeline.
@@ -519,6 +552,7 @@ func (b *Buffer) Due(now time.Time, p Policy) FlushReason {
 // DeadLetter records that the record at pos is quarantined instead of
 // applied: progress moves past it, and the unit carries d.
 func (b *Buffer) DeadLetter(d commit.DeadLetter, now time.Time) {
+	delete(b.retracting, d.Pos.Partition)
 	b.touch(d.Pos, now)
 	b.dead = append(b.dead, d)
 }
@@ -554,6 +588,10 @@ func (b *Buffer) Check(t *Table, c *changelog.Change) error {
 // Skip records that the change at pos was consumed without adding a row
 // (a tombstone, a skipped table), so progress still moves past it.
 func (b *Buffer) Skip(pos changelog.Position, now time.Time) {
+	if len(b.retracting) > 0 {
+		// A -U followed by anything but its +U is lone.
+		delete(b.retracting, pos.Partition)
+	}
 	b.touch(pos, now)
 }
 
@@ -584,6 +622,17 @@ func (b *Buffer) moveTo(pos changelog.Position) {
 // (a value its column cannot hold, a missing key column, an update on an
 // append-only table) returns an *Error and leaves the buffer as it was.
 func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
+	// A -U waits for the next change of its partition: its +U pairs with
+	// it; anything else leaves it lone.
+	var paired *retraction
+	if len(b.retracting) > 0 {
+		if r := b.retracting[c.Pos.Partition]; r != nil {
+			delete(b.retracting, c.Pos.Partition)
+			if c.Kind == changelog.UpdateAfter && c.Before.IsZero() && r.t == t {
+				paired = r
+			}
+		}
+	}
 	if c.Kind == changelog.EndTxn {
 		// A transaction boundary holds no row; only progress moves.
 		b.touch(c.Pos, now)
@@ -612,6 +661,7 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 	}
 	switch c.Kind {
 	case changelog.UpdateBefore:
+		b.retract(t, c)
 		b.touch(c.Pos, now)
 		return nil
 	case changelog.Delete:
@@ -633,6 +683,11 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 		if err != nil {
 			return err
 		}
+		if paired != nil {
+			// The +U of a -U: the -U's key is the old one (the same key
+			// when the update kept it, which puts nothing below).
+			oldKey = paired.key
+		}
 		b.key = appendKey(b.key[:0], t, func(i int) any { return row[p.keyOut[i]] })
 		ts := b.state(t)
 		k := keyOf{vals: row, at: p.keyOut}
@@ -651,7 +706,8 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 			}
 		}
 		size := keyedEntryBytes + detach(row) + len(b.key)
-		if err := b.put(ts, b.key, entry{pos: c.Pos, cols: p.out, row: row, size: size}, k); err != nil {
+		e := entry{pos: c.Pos, cols: p.out, row: row, size: size, partial: c.Kind == changelog.UpdateAfter && p.partial}
+		if err := b.put(ts, b.key, e, k); err != nil {
 			return err
 		}
 	default:
@@ -679,8 +735,7 @@ func (b *Buffer) put(ts *tableState, key []byte, e entry, k keyOf) error {
 		if other := ts.entries[i].pos; b.confined && other.Partition != e.pos.Partition {
 			return crossError(ts.t, k, e.pos, other, true)
 		}
-		b.replace(ts, i, e)
-		return nil
+		return b.replace(ts, i, e)
 	}
 	if b.keys != nil {
 		// A key new to the unit: the one look-up in the memory it costs.
@@ -700,12 +755,93 @@ func (b *Buffer) put(ts *tableState, key []byte, e entry, k keyOf) error {
 }
 
 // replace makes e, a later change of the same key, entry i of ts: the
-// key keeps its first-seen place.
-func (b *Buffer) replace(ts *tableState, i int32, e entry) {
-	b.bytes += int64(e.size - ts.entries[i].size)
-	e.k = ts.entries[i].k
-	ts.entries[i] = e
+// key keeps its first-seen place. A partial update's image is merged over
+// the entry it follows (see mergeImages): the columns it lacks keep the
+// earlier image's values. One that follows a delete of the key has no
+// values for them and is refused.
+func (b *Buffer) replace(ts *tableState, i int32, e entry) error {
+	old := &ts.entries[i]
+	if e.partial && !e.del {
+		if old.del {
+			return &Error{Pos: e.pos, Table: ts.t.Schema.String(), Key: entryKey(ts.t, &e).String(),
+				Reason: fmt.Sprintf("an update's image without column %s follows a delete of its key (at %s): the row is gone, so the columns the image lacks have no value",
+					ts.t.lacking(e.cols), old.pos),
+				Hint: "the source sent a partial update (a compressed or minimal row image) for a deleted row; capture full row images for this table, or fix the changelog"}
+		}
+		e = ts.t.mergeImages(old, e)
+	}
+	b.bytes += int64(e.size - old.size)
+	e.k = old.k
+	*old = e
+	return nil
 }
+
+// mergeImages returns e, a partial update's entry, with the columns it
+// lacks taken from old, the entry of the same key it follows: in the
+// table's column order, each column's latest value. The result is partial
+// when old was (the columns neither image carries keep the stored value).
+func (t *Table) mergeImages(old *entry, e entry) entry {
+	names := make([]string, 0, len(old.cols)+len(e.cols))
+	vals := make([]any, 0, cap(names))
+	i, j := 0, 0
+	for i < len(old.cols) || j < len(e.cols) {
+		switch {
+		case j == len(e.cols) || (i < len(old.cols) && t.colPos[old.cols[i]] < t.colPos[e.cols[j]]):
+			names, vals = append(names, old.cols[i]), append(vals, old.row[i])
+			i++
+		case i == len(old.cols) || t.colPos[e.cols[j]] < t.colPos[old.cols[i]]:
+			names, vals = append(names, e.cols[j]), append(vals, e.row[j])
+			j++
+		default: // one column in both: the later value
+			names, vals = append(names, e.cols[j]), append(vals, e.row[j])
+			i++
+			j++
+		}
+	}
+	// The plan of the merged names shares its column list with every row
+	// merged alike, so they form one group.
+	e.cols, e.row, e.partial = t.planFor(names).out, vals, old.partial
+	e.size = keyedEntryBytes + rowBytes(vals) + len(old.k)
+	return e
+}
+
+// lacking names the columns t writes that cols lacks, for messages.
+func (t *Table) lacking(cols []string) string {
+	var out []string
+	for _, c := range t.Schema.Columns {
+		if !c.Generated && !slices.Contains(cols, c.Name) {
+			out = append(out, c.Name)
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// retract notes a -U of table t: the +U that follows it in its partition
+// tells whether the update kept the key (nothing to do) or moved it (the
+// old key is deleted in the unit of the new key's upsert). Until then the
+// partition's progress stays before the -U, so that a commit between the
+// two never loses the -U: a restart reads it again. A -U without its key,
+// or one no +U follows, deletes nothing (seed 000 §11).
+func (b *Buffer) retract(t *Table, c *changelog.Change) {
+	key, err := b.keyValues(t, c, c.Before, "before")
+	if err != nil {
+		return
+	}
+	detach(key)
+	r := &retraction{t: t, key: key, enc: string(appendKey(nil, t, func(i int) any { return key[i] }))}
+	if i, ok := b.partIdx[c.Pos.Partition]; ok {
+		r.hold = b.progress[i]
+	}
+	if b.retracting == nil {
+		b.retracting = map[string]*retraction{}
+	}
+	b.retracting[c.Pos.Partition] = r
+}
+
+// Forget drops what b keeps of partition part beyond its buffered changes
+// (a -U waiting for its +U), for a partition given up: its next owner
+// reads from the committed position.
+func (b *Buffer) Forget(part string) { delete(b.retracting, part) }
 
 // append adds e, whose key ts does not hold, as ts's last entry.
 func (b *Buffer) append(ts *tableState, e entry) {
@@ -745,7 +881,9 @@ func (b *Buffer) Merge(o *Buffer) error {
 					if other := ts.entries[j].pos; b.confined && other.Partition != e.pos.Partition {
 						return crossError(ts.t, entryKey(ts.t, e), e.pos, other, true)
 					}
-					b.replace(ts, j, *e)
+					if err := b.replace(ts, j, *e); err != nil {
+						return err
+					}
 				} else {
 					b.append(ts, *e)
 				}
@@ -765,6 +903,8 @@ func (b *Buffer) Merge(o *Buffer) error {
 	for _, pos := range o.progress {
 		b.moveTo(pos)
 	}
+	// o holds whole source transactions: a -U at the end of one is lone.
+	clear(o.retracting)
 	b.changes += o.changes
 	b.dead = append(b.dead, o.dead...)
 	o.empty()
@@ -1049,13 +1189,13 @@ func (b *Buffer) Take() *commit.Unit {
 				batch.Deletes = append(batch.Deletes, e.key)
 				batch.DeletePos = append(batch.DeletePos, e.pos)
 			} else {
-				ups.add(e.cols, e.row, e.pos, len(ts.entries)-i)
+				ups.add(e.cols, e.partial, e.row, e.pos, len(ts.entries)-i)
 			}
 		}
 		batch.Upserts = ups.groups
 		var ins groupSet
 		for i := range ts.inserts {
-			ins.add(ts.inserts[i].cols, ts.inserts[i].row, ts.inserts[i].pos, len(ts.inserts)-i)
+			ins.add(ts.inserts[i].cols, false, ts.inserts[i].row, ts.inserts[i].pos, len(ts.inserts)-i)
 		}
 		batch.Inserts = ins.groups
 		if len(batch.Deletes)+len(batch.Upserts)+len(batch.Inserts) > 0 {
@@ -1066,7 +1206,19 @@ func (b *Buffer) Take() *commit.Unit {
 		ts.reset()
 		ts.t.spare.Store(ts)
 	}
-	u.Progress = append([]changelog.Position(nil), b.progress...)
+	u.Progress = make([]changelog.Position, 0, len(b.progress))
+	for _, pos := range b.progress {
+		if r := b.retracting[pos.Partition]; r != nil {
+			// Not past a -U whose +U has not come: a restart must read
+			// it again.
+			pos = r.hold
+			r.hold = changelog.Position{}
+			if pos.Partition == "" {
+				continue
+			}
+		}
+		u.Progress = append(u.Progress, pos)
+	}
 	b.empty()
 	return u
 }
@@ -1082,16 +1234,17 @@ func (b *Buffer) empty() {
 	b.rows, b.bytes, b.changes, b.since, b.dead, b.last = 0, 0, 0, time.Time{}, nil, 0
 }
 
-// groupSet groups rows by their column set, keeping first-seen order.
+// groupSet groups rows by their column set and partiality, keeping
+// first-seen order.
 type groupSet struct {
 	groups []commit.Group
 }
 
 // add adds a row; left is how many rows may still come (this one included),
 // the capacity a new group starts with: one column set is the rule.
-func (g *groupSet) add(cols []string, row []any, pos changelog.Position, left int) {
+func (g *groupSet) add(cols []string, partial bool, row []any, pos changelog.Position, left int) {
 	for i := range g.groups {
-		if sameSlice(g.groups[i].Columns, cols) {
+		if g.groups[i].Partial == partial && sameSlice(g.groups[i].Columns, cols) {
 			g.groups[i].Rows = append(g.groups[i].Rows, row)
 			g.groups[i].Pos = append(g.groups[i].Pos, pos)
 			return
@@ -1099,7 +1252,7 @@ func (g *groupSet) add(cols []string, row []any, pos changelog.Position, left in
 	}
 	rows := append(make([][]any, 0, left), row)
 	ps := append(make([]changelog.Position, 0, left), pos)
-	g.groups = append(g.groups, commit.Group{Columns: cols, Rows: rows, Pos: ps})
+	g.groups = append(g.groups, commit.Group{Columns: cols, Rows: rows, Pos: ps, Partial: partial})
 }
 
 // sameSlice reports whether a and b hold the same strings. Rows of one plan

@@ -88,8 +88,10 @@ func TestSeed000Section9(t *testing.T) {
 		{"-D -> +I", []changelog.Change{at(del, 1), at(ch(changelog.Insert, "100.00", "PAID", 0), 2)}, "UPSERT orders [1001 100.00 PAID]; PROGRESS p0:2"},
 		{"+U -> -D", []changelog.Change{at(upd, 1), at(del, 2)}, "DELETE orders [1001]; PROGRESS p0:2"},
 		{"-D -> +I -> +U", []changelog.Change{at(del, 1), at(ins, 2), at(upd, 3)}, "UPSERT orders [1001 100.00 PAID]; PROGRESS p0:3"},
-		{"lone -U", []changelog.Change{ch(changelog.UpdateBefore, "80.00", "CREATED", 1)}, "PROGRESS p0:1"},
-		{"+I -> -U", []changelog.Change{ins, ch(changelog.UpdateBefore, "80.00", "CREATED", 2)}, "UPSERT orders [1001 80.00 CREATED]; PROGRESS p0:2"},
+		// A -U whose +U has not come is not committed past: the +U
+		// that follows may move the key (see TestRetractions).
+		{"lone -U", []changelog.Change{ch(changelog.UpdateBefore, "80.00", "CREATED", 1)}, ""},
+		{"+I -> -U", []changelog.Change{ins, ch(changelog.UpdateBefore, "80.00", "CREATED", 2)}, "UPSERT orders [1001 80.00 CREATED]; PROGRESS p0:1"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -143,7 +145,8 @@ func TestSeed000Section11(t *testing.T) {
 	if err := b.Add(tbl, &u, t0); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := describe(b.Take()), "PROGRESS p0:3"; got != want {
+	// Nothing deleted, and progress not past the -U: its +U may follow.
+	if got, want := describe(b.Take()), ""; got != want {
 		t.Errorf("lone -U: got %s, want %s", got, want)
 	}
 }
@@ -375,6 +378,9 @@ func TestAgainstModel(t *testing.T) {
 		b := NewBuffer("p")
 		model := map[string]string{}
 		applied := map[string]string{}
+		// retracted is the key of a -U that the next change may pair
+		// with: a +U of another key right after it moves the row.
+		retracted := -1
 		apply := func(u *commit.Unit) { applyUnit(applied, u, func(r []any) string { return fmt.Sprint(r[1:]) }) }
 		for i := 0; i < 300; i++ {
 			id := rng.IntN(8)
@@ -386,12 +392,19 @@ func TestAgainstModel(t *testing.T) {
 			switch k {
 			case changelog.Insert, changelog.UpdateAfter:
 				c.After = img
+				if k == changelog.UpdateAfter && retracted >= 0 && retracted != id {
+					delete(model, fmt.Sprint(retracted))
+				}
 				model[fmt.Sprint(id)] = fmt.Sprint([]any{amount, "S"})
 			case changelog.Delete:
 				c.Before = img
 				delete(model, fmt.Sprint(id))
 			case changelog.UpdateBefore:
 				c.Before = img
+			}
+			retracted = -1
+			if k == changelog.UpdateBefore {
+				retracted = id
 			}
 			if err := b.Add(tbl, &c, t0); err != nil {
 				t.Fatal(err)

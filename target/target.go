@@ -352,7 +352,13 @@ func (t *DB) apply(ctx context.Context, u *commit.Unit) (failed *failure, err er
 	}
 	for _, b := range u.Batches {
 		for _, g := range b.Upserts {
-			if f, err := t.exec(ctx, conn, tx, &sb, &args, t.rowWork(b.Table, g, t.dialect.Upsert)); err != nil {
+			w := t.rowWork(b.Table, g, t.dialect.Upsert)
+			if g.Partial {
+				if err := t.requireRows(ctx, tx, w); err != nil {
+					return nil, err
+				}
+			}
+			if f, err := t.exec(ctx, conn, tx, &sb, &args, w); err != nil {
 				return f, err
 			}
 		}
@@ -737,4 +743,62 @@ func formatTime(v any) string {
 		return string(b)
 	}
 	return fmt.Sprint(v)
+}
+
+// ErrMissingRow is wrapped by the error Apply returns when a partial
+// update's row (see commit.Group.Partial) is not in the target: the
+// columns its image lacks have no value to keep.
+var ErrMissingRow = errors.New("the row a partial update image changes is not in the target")
+
+// requireRows checks that every row of w, a group of partial update
+// images, is in the target, inside the unit's transaction before they are
+// written: an upsert would insert a missing one with the columns its image
+// lacks left NULL or defaulted, which is not what the source holds.
+func (t *DB) requireRows(ctx context.Context, tx *sql.Tx, w *work) error {
+	d := t.dialect
+	keyCols := make([]*schema.Column, len(w.keyIdx))
+	for i, j := range w.keyIdx {
+		keyCols[i] = w.cols[j]
+	}
+	count := func(start, end int) (int, error) {
+		var sb strings.Builder
+		sb.WriteString("SELECT COUNT(*) FROM " + QuotedTable(d, w.table) + " WHERE ")
+		WriteKeyIn(&sb, d, w.table.PrimaryKey, end-start)
+		args := make([]any, 0, (end-start)*len(keyCols))
+		for _, row := range w.tuples[start:end] {
+			for i, j := range w.keyIdx {
+				args = append(args, d.Bind(keyCols[i], row[j]))
+			}
+		}
+		var n int
+		err := tx.QueryRowContext(ctx, sb.String(), args...).Scan(&n)
+		return n, err
+	}
+	per := t.chunkRows(len(keyCols), 64)
+	for start := 0; start < len(w.tuples); start += per {
+		end := min(start+per, len(w.tuples))
+		n, err := count(start, end)
+		if err != nil {
+			return t.wrap("read the rows partial updates change in", w.table.String(), w.key(start), err)
+		}
+		if n == end-start {
+			continue
+		}
+		// Rows of a group have distinct keys: one is missing. Find it.
+		for i := start; i < end; i++ {
+			n, err := count(i, i+1)
+			if err != nil {
+				return t.wrap("read the rows partial updates change in", w.table.String(), w.key(i), err)
+			}
+			if n == 0 {
+				e := &Error{Op: "update", Table: w.table.String(), Key: w.key(i), Err: ErrMissingRow,
+					Hint: "the source sent an update whose image lacks columns (a compressed or minimal row image, or Debezium's unavailable-value placeholder) for a row the target does not have, so those columns have no value; load the row first (a snapshot), or capture full row images; nothing of this commit was written"}
+				if i < len(w.pos) {
+					e.Pos = w.pos[i].String()
+				}
+				return e
+			}
+		}
+	}
+	return nil
 }
