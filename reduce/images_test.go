@@ -193,3 +193,32 @@ func TestRetractions(t *testing.T) {
 		})
 	}
 }
+
+// TestPartialKeyMoves moves a row to another key with a partial image: the
+// columns it lacks come from the row the buffer holds, and are refused when
+// only the target holds it.
+func TestPartialKeyMoves(t *testing.T) {
+	tbl := wideTable(t)
+	b := NewBuffer("p")
+	c1 := wch(changelog.Insert, 1, 1, "a", "x", "b", "y", "c", changelog.Number("7"))
+	move := wch(changelog.UpdateAfter, 2, 2, "a", "z")
+	move.Before = row("id", changelog.Number("1"))
+	for _, c := range []*changelog.Change{&c1, &move} {
+		if err := b.Add(tbl, c, t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, want := describeGroups(t, b), `DELETE (1); UPSERT id,a,b,c (2, "z", "y", 7); PROGRESS p0:2`; got != want {
+		t.Errorf("a move of a buffered row\n got %s\nwant %s", got, want)
+	}
+	// Row 2 is in the target now, not in the buffer.
+	again := wch(changelog.UpdateAfter, 3, 3, "b", "q")
+	again.Before = row("id", changelog.Number("2"))
+	err := b.Add(tbl, &again, t0)
+	if err == nil || !strings.Contains(err.Error(), "an update moves key (2) to (3) with an image without column a, c") {
+		t.Fatalf("a partial move of a stored row: %v, want the refusal", err)
+	}
+	if !b.Empty() {
+		t.Error("the refused move left something in the buffer")
+	}
+}

@@ -312,16 +312,16 @@ type Policy struct {
 }
 
 type entry struct {
-	pos  changelog.Position // where the change that made the entry was read
-	del  bool
+	pos changelog.Position // where the change that made the entry was read
+	del bool
 	// partial marks an update's image that lacks columns the table writes:
 	// those keep the value the target holds (see Buffer.Add).
 	partial bool
-	k    string   // the key's encoding (see appendKey), the index's key
-	key  []any    // key values (only for deletes; upserts read them from row)
-	cols []string // the plan's column list, shared
-	row  []any
-	size int
+	k       string   // the key's encoding (see appendKey), the index's key
+	key     []any    // key values (only for deletes; upserts read them from row)
+	cols    []string // the plan's column list, shared
+	row     []any
+	size    int
 }
 
 // tableState is one table's part of a buffer. Entries are kept by value in
@@ -691,8 +691,24 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 		b.key = appendKey(b.key[:0], t, func(i int) any { return row[p.keyOut[i]] })
 		ts := b.state(t)
 		k := keyOf{vals: row, at: p.keyOut}
+		partial := c.Kind == changelog.UpdateAfter && p.partial
+		var origin *entry
 		if oldKey != nil {
 			b.oldKey = appendKey(b.oldKey[:0], t, func(i int) any { return oldKey[i] })
+			if !bytes.Equal(b.oldKey, b.key) && partial {
+				// A partial image of a row that moves: the columns it
+				// lacks are the old row's, which only the buffer can give
+				// (txsink does not read the target's rows).
+				if i, ok := ts.index[string(b.oldKey)]; ok && !ts.entries[i].del {
+					o := ts.entries[i]
+					origin = &o
+				} else {
+					return &Error{Pos: c.Pos, Table: t.Schema.String(), Key: k.String(),
+						Reason: fmt.Sprintf("an update moves key %s to %s with an image without column %s: the moved row's values for them are in the target's row %s, which txsink does not read",
+							RenderKey(oldKey), k, t.lacking(p.out), RenderKey(oldKey)),
+						Hint: "capture full row images for updates that change a key (GoldenGate: NOCOMPRESSUPDATES; MySQL: binlog_row_image=FULL), or fix the changelog"}
+				}
+			}
 			if !bytes.Equal(b.oldKey, b.key) {
 				// Both keys or neither: the new key is checked before
 				// the old one's delete is put.
@@ -706,7 +722,11 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 			}
 		}
 		size := keyedEntryBytes + detach(row) + len(b.key)
-		e := entry{pos: c.Pos, cols: p.out, row: row, size: size, partial: c.Kind == changelog.UpdateAfter && p.partial}
+		e := entry{pos: c.Pos, cols: p.out, row: row, size: size, partial: partial}
+		if origin != nil {
+			e = t.mergeImages(origin, e)
+			e.size += len(b.key) - len(origin.k)
+		}
 		if err := b.put(ts, b.key, e, k); err != nil {
 			return err
 		}
