@@ -41,7 +41,8 @@ var ErrNoLocks = errors.New("this database holds no locks")
 
 // LockKey returns the lock name of a pipeline's partition: 48 hex digits of
 // a SHA-256, short enough for every server's limit on lock names (MySQL's
-// is 64 characters), so any partition name fits.
+// is 64 characters), so any partition name fits. A dialect whose lock
+// names span databases scopes them with LockKey(database, key).
 func LockKey(pipeline, partition string) string {
 	h := sha256.Sum256([]byte(pipeline + "\x00" + partition))
 	return "txsink:" + hex.EncodeToString(h[:24])

@@ -124,3 +124,22 @@ func TestProgressLocksAndForget(t *testing.T) {
 		})
 	}
 }
+
+// TestLocksAreTheDatabases holds a partition of one pipeline name in two
+// databases of one server (two schemas of one database on PostgreSQL,
+// where the progress table is a schema's): each is its own, though
+// GET_LOCK's names are the server's and advisory locks a database's.
+func TestLocksAreTheDatabases(t *testing.T) {
+	for _, d := range []string{"mysql", "postgres"} {
+		t.Run(d, func(t *testing.T) {
+			ctx := context.Background()
+			one, two := openTarget(t, testdb.Open(t, d)), openTarget(t, testdb.Open(t, d))
+			if busy, err := one.Hold(ctx, "p", []string{"a"}); err != nil || len(busy) != 0 {
+				t.Fatalf("Hold in the first database = %v, %v", busy, err)
+			}
+			if busy, err := two.Hold(ctx, "p", []string{"a"}); err != nil || len(busy) != 0 {
+				t.Fatalf("Hold in the second database = %v, %v; want it free", busy, err)
+			}
+		})
+	}
+}
