@@ -107,6 +107,15 @@ func CheckSources(ctx context.Context, cfg *config.Config, stored []target.Store
 	if err := file.CheckDistinct(specs); err != nil {
 		return &SourceError{Err: fmt.Errorf("source: %w", err)}
 	}
+	// Run refuses stored progress of a partition it does not read before it
+	// opens a file; so does check, once the files themselves are known good.
+	positions := make(map[string]changelog.Position, len(stored))
+	for _, s := range stored {
+		positions[s.Partition] = s.Position
+	}
+	if err := e.checkStoredPartitions(positions); err != nil {
+		return &SourceError{Err: err}
+	}
 	return nil
 }
 

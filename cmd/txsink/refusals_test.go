@@ -169,6 +169,27 @@ var startupRefusals = []struct {
 		want: []string{"partition p0.jsonl", "cannot be trusted", "txsink reset --config"},
 	},
 	{
+		// Two spellings config validation cannot tell apart: a symbolic
+		// link to the file.
+		name: "one file listed twice",
+		prepare: func(e *refusalEnv) {
+			if err := os.Symlink("p0.jsonl", filepath.Join(e.dir, "alias.jsonl")); err != nil {
+				e.t.Fatal(err)
+			}
+			e.paths = append(e.paths, "alias.jsonl")
+		},
+		want: []string{"alias.jsonl", "are the same file", "list it once"},
+	},
+	{
+		name: "progress of a partition this configuration does not read",
+		prepare: func(e *refusalEnv) {
+			e.run()
+			e.file("q0.jsonl", goodRecord)
+			e.paths = []string{"q0.jsonl"}
+		},
+		want: []string{"partition p0.jsonl", "which this configuration does not read", "txsink reset --config"},
+	},
+	{
 		name:      "NOT NULL column never sent",
 		prepare:   func(e *refusalEnv) { e.db.Exec(e.t, "ALTER TABLE t ADD COLUMN note VARCHAR(20) NOT NULL") },
 		want:      []string{"note"},
