@@ -778,8 +778,17 @@ func signalThenResume(t *testing.T, db *testdb.DB, res *workload.Result, sig sys
 	if first.total() == 0 {
 		t.Fatalf("nothing committed before %s, though the log shows %d commits", sigName(sig), p.Commits())
 	}
-	if int64(first.total()) != sum.events {
-		t.Errorf("the interrupted run read %d events but committed %d lines: on %s it must commit what it read", sum.events, first.total(), sigName(sig))
+	// A -U read last is held, by design, until its +U is read (the pair is
+	// one change): in each partition whose next uncommitted line is a -U,
+	// that one line may be read and not committed.
+	held := 0
+	for p, n := range first.lines {
+		if n < len(res.Partitions[p]) && res.Partitions[p][n].Kind == changelog.UpdateBefore {
+			held++
+		}
+	}
+	if read, got := sum.events, int64(first.total()); got > read || got < read-int64(held) {
+		t.Errorf("the interrupted run read %d events but committed %d lines (%d partitions end on a held -U): on %s it must commit what it read", read, got, held, sigName(sig))
 	}
 	if sum.inserted != int64(first.events) {
 		t.Errorf("the interrupted run says it inserted %d order_events rows, the table has %d", sum.inserted, first.events)
