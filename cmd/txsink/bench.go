@@ -1095,7 +1095,7 @@ func loadSQLite(ctx context.Context, db *sql.DB, prefix string, dumps []benchDum
 			rec := make([]any, len(fields))
 			for j, fl := range fields {
 				if fl != `\N` {
-					rec[j] = unescapeBulkText(fl)
+					rec[j] = bulktext.Unescape(fl)
 				}
 			}
 			records[i] = append(records[i], rec)
@@ -1124,31 +1124,6 @@ func loadSQLite(ctx context.Context, db *sql.DB, prefix string, dumps []benchDum
 		return 0, fmt.Errorf("commit: %w", err)
 	}
 	return time.Since(start), nil
-}
-
-func unescapeBulkText(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+1 < len(s) {
-			i++
-			switch s[i] {
-			case 't':
-				b.WriteByte('\t')
-			case 'n':
-				b.WriteByte('\n')
-			case 'r':
-				b.WriteByte('\r')
-			default:
-				b.WriteByte(s[i])
-			}
-			continue
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }
 
 // print writes the figures of each mode's rounds, and with --mode both

@@ -1,9 +1,11 @@
 // Package bulktext writes field text in the tab-separated format that
-// MySQL's LOAD DATA and PostgreSQL's COPY read by default: fields end at a
-// tab, rows at a newline, and a backslash starts an escape. txsink's
-// loaders and its bench's reference dumps write it, so the escaping rules
-// live here once.
+// MySQL's LOAD DATA and PostgreSQL's COPY read by default, and reads it
+// back: fields end at a tab, rows at a newline, and a backslash starts an
+// escape. txsink's loaders and its bench's reference dumps write it, and
+// the bench's SQLite load reads it, so the escaping rules live here once.
 package bulktext
+
+import "strings"
 
 // AppendEscaped appends s with the bytes that would end a field or a row,
 // or start an escape, written as backslash escapes: \\, \t, \n, \r; with
@@ -74,4 +76,33 @@ func appendDigits(b []byte, n, width int) []byte {
 		n /= 10
 	}
 	return append(b, d[:width]...)
+}
+
+// Unescape reads one field of that format back: \t, \n and \r are the
+// bytes they name, and a backslash before any other byte stands for that
+// byte (so \\ is a backslash). It undoes AppendEscaped without nul. A
+// lone backslash at the end stays as it is.
+func Unescape(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			i++
+			switch s[i] {
+			case 't':
+				b.WriteByte('\t')
+			case 'n':
+				b.WriteByte('\n')
+			case 'r':
+				b.WriteByte('\r')
+			default:
+				b.WriteByte(s[i])
+			}
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }

@@ -43,3 +43,18 @@ func TestAppendDateAndClock(t *testing.T) {
 		}
 	}
 }
+
+// TestUnescape reads back what AppendEscaped wrote without nul, and reads
+// a backslash before any other byte as that byte.
+func TestUnescape(t *testing.T) {
+	for _, in := range []string{"", "plain", "a\tb\nc\rd\\e", "日本\t語", "a\x00b", `\\`, "\xff\t", "end\\"} {
+		if got := Unescape(string(AppendEscaped(nil, in, false))); got != in {
+			t.Errorf("Unescape(AppendEscaped(%q)) = %q", in, got)
+		}
+	}
+	for in, want := range map[string]string{`a\0b`: "a0b", `\N`: "N", `x\`: `x\`, `\\t`: `\t`} {
+		if got := Unescape(in); got != want {
+			t.Errorf("Unescape(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
