@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"os"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/txsink/txsink/internal/benchrun"
 	"github.com/txsink/txsink/internal/testdb"
 )
 
@@ -116,10 +116,10 @@ func TestBenchSideBySide(t *testing.T) {
 				}
 				// A server on this host that the bench can tell apart
 				// (CI's always is) has its CPU time reported.
-				if !localTarget(db.URL) || runtime.GOOS != "linux" {
+				if !benchrun.LocalTarget(db.URL) || runtime.GOOS != "linux" {
 					continue
 				}
-				switch pid := benchServer(t.Context(), db.SQL, dialect, db.URL); {
+				switch pid := benchrun.FindServer(t.Context(), db.SQL, dialect, db.URL); {
 				case pid == 0 && os.Getenv("CI") == "true":
 					t.Errorf("the bench did not find the %s server on this host", dialect)
 				case pid != 0 && !regexp.MustCompile(`database CPU +\S+ \(\S+ cores\) in txsink's run, \S+ \(\S+ cores\) in the bulk load \(the server's process `+strconv.Itoa(pid)).MatchString(outs[i].String()):
@@ -139,63 +139,6 @@ func TestBenchSideBySide(t *testing.T) {
 				t.Errorf("%d bench tables left behind", left)
 			}
 		})
-	}
-}
-
-// TestLocalTarget tells the targets on this host, whose server's CPU time
-// the bench reads, from the others.
-func TestLocalTarget(t *testing.T) {
-	for _, tc := range []struct {
-		url   string
-		local bool
-	}{
-		{"mysql://txsink:txsink@127.0.0.1:3306/test", true},
-		{"mysql://app@localhost/shop", true},
-		{"postgres://postgres@[::1]:5432/test?sslmode=disable", true},
-		{"postgres://postgres@/test?host=/var/run/postgresql", true},
-		{"postgres://postgres@db.example.com:5432/test", false},
-		{"mysql://app@10.0.0.7:3306/shop", false},
-		{"postgres://postgres@127.0.0.1/test?host=db.example.com", false},
-		{"::not a url", false},
-	} {
-		if got := localTarget(tc.url); got != tc.local {
-			t.Errorf("localTarget(%q) = %v, want %v", tc.url, got, tc.local)
-		}
-	}
-}
-
-// TestLineCuts cuts a dump into the bench's transactions: whole lines,
-// in order, the first parts one line longer when they cannot be equal,
-// lines longer than the read buffer included.
-func TestLineCuts(t *testing.T) {
-	long := strings.Repeat("x", 40) + "\n"
-	tests := []struct {
-		data string
-		n    int
-		want []string
-	}{
-		{"a\nb\nc\nd\ne\n", 3, []string{"a\nb\n", "c\nd\n", "e\n"}},
-		{"a\nb\n", 3, []string{"a\n", "b\n", ""}},
-		{"a\nb\nc\n", 1, []string{"a\nb\nc\n"}},
-		{"", 2, []string{"", ""}},
-		{"a\tx\n" + long + "bb\n", 2, []string{"a\tx\n" + long, "bb\n"}},
-	}
-	for _, tc := range tests {
-		lines := int64(strings.Count(tc.data, "\n"))
-		cuts, err := lineCuts(bufio.NewReaderSize(strings.NewReader(tc.data), 16), lines, tc.n)
-		if err != nil {
-			t.Fatalf("lineCuts(%q, %d): %v", tc.data, tc.n, err)
-		}
-		var got []string
-		for c := range tc.n {
-			got = append(got, tc.data[cuts[c]:cuts[c+1]])
-		}
-		if !slices.Equal(got, tc.want) {
-			t.Errorf("lineCuts(%q, %d) cut %q, want %q", tc.data, tc.n, got, tc.want)
-		}
-	}
-	if _, err := lineCuts(bufio.NewReader(strings.NewReader("a\n")), 2, 1); err == nil {
-		t.Error("lineCuts of a dump shorter than its rows: no error")
 	}
 }
 

@@ -424,3 +424,11 @@ Examples:
 	}
 	return nil
 }
+
+// countOf writes n things, singular for one: "1 partition", "8 partitions".
+func countOf(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
+}

@@ -226,7 +226,7 @@ func BenchmarkDecode(b *testing.B) {
 	})
 }
 
-// The records txsink bench writes (see cmd/txsink/bench.go): a transaction's
+// The records txsink bench writes (see internal/benchrun/debezium.go): a transaction's
 // BEGIN and END and the inserts of an order and its items.
 var (
 	benchBegin       = []byte(`{"status":"BEGIN","id":"t1","event_count":null,"data_collections":null,"ts_ms":1767225600000}`)
