@@ -14,24 +14,17 @@ import (
 
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/format"
+	"github.com/txsink/txsink/format/internal/decodetest"
 )
 
 // conformanceDir holds the third-party fixtures (see its README.md). It
 // lives in the shared workspace next to the repository, not in it.
 const conformanceDir = "../../../shared/conformance/debezium"
 
-// fixture reads a file of the conformance folder, skipping the test when
-// the folder is absent (a checkout without the shared workspace).
+// fixture reads a file of the conformance folder (decodetest.Fixture).
 func fixture(t testing.TB, name string) []byte {
 	t.Helper()
-	if _, err := os.Stat(conformanceDir); err != nil {
-		t.Skipf("conformance fixtures not found at %s (they live in the shared workspace beside the repo): %v", conformanceDir, err)
-	}
-	data, err := os.ReadFile(filepath.Join(conformanceDir, name))
-	if err != nil {
-		t.Fatalf("read fixture: %v", err)
-	}
-	return data
+	return decodetest.Fixture(t, conformanceDir, name)
 }
 
 func newDecoder(t testing.TB, opts format.Options) *Decoder {

@@ -1,15 +1,13 @@
 package maxwell
 
 import (
-	"bytes"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/format"
+	"github.com/txsink/txsink/format/internal/decodetest"
 	"github.com/txsink/txsink/format/internal/flinkrow"
 )
 
@@ -17,22 +15,10 @@ import (
 // lives in the shared workspace next to the repository, not in it.
 const conformanceDir = "../../../shared/conformance/maxwell"
 
-// fixture reads a file of the conformance folder. When the folder is absent
-// (a checkout without the shared workspace) the test is skipped, except in
-// CI (CI=true), where the fixtures must be present.
+// fixture reads a file of the conformance folder (decodetest.Fixture).
 func fixture(t testing.TB, name string) []byte {
 	t.Helper()
-	if _, err := os.Stat(conformanceDir); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("conformance fixtures not found at %s, and CI=true requires them: %v", conformanceDir, err)
-		}
-		t.Skipf("conformance fixtures not found at %s (they live in the shared workspace beside the repo): %v", conformanceDir, err)
-	}
-	data, err := os.ReadFile(filepath.Join(conformanceDir, name))
-	if err != nil {
-		t.Fatalf("read fixture: %v", err)
-	}
-	return data
+	return decodetest.Fixture(t, conformanceDir, name)
 }
 
 func newDecoder(t testing.TB, opts format.Options) *Decoder {
@@ -44,38 +30,11 @@ func newDecoder(t testing.TB, opts format.Options) *Decoder {
 	return d
 }
 
-// decodeLines decodes a fixture line by line, as a file source would,
-// skipping lines that do not start with '{' (license headers, blank lines),
-// and checks the position and size every change gets.
-func decodeLines(t *testing.T, d *Decoder, name string, data []byte) []changelog.Change {
-	t.Helper()
-	var changes []changelog.Change
-	var offset int64
-	for i, line := range bytes.Split(data, []byte("\n")) {
-		offset += int64(len(line)) + 1
-		if !bytes.HasPrefix(line, []byte("{")) {
-			continue
-		}
-		pos := changelog.Position{Partition: name, Offset: offset, Seq: int64(i + 1)}
-		cs, err := d.Decode(line, pos)
-		if err != nil {
-			t.Fatalf("%s:%d: %v", name, i+1, err)
-		}
-		for _, c := range cs {
-			if c.Pos != pos || c.Size != len(line)/len(cs) {
-				t.Fatalf("%s:%d: Pos, Size = %v, %d; want %v, %d", name, i+1, c.Pos, c.Size, pos, len(line)/len(cs))
-			}
-		}
-		changes = append(changes, cs...)
-	}
-	return changes
-}
-
 // TestConformanceFlink decodes Flink's maxwell-json fixture and compares
 // the changelog with the one Flink's MaxwellJsonSerDerTest asserts.
 func TestConformanceFlink(t *testing.T) {
 	const name = "maxwell-data.txt"
-	changes := decodeLines(t, newDecoder(t, nil), name, fixture(t, name))
+	changes := decodetest.DecodeLines(t, newDecoder(t, nil), name, fixture(t, name))
 	var got []string
 	for _, c := range changes {
 		if c.Table != (changelog.Table{Namespace: "test", Name: "product"}) {
@@ -102,7 +61,7 @@ func TestConformanceFlink(t *testing.T) {
 // multi-row one (7291, 7322) ended by its last row.
 func TestConformanceTransactions(t *testing.T) {
 	const name = "maxwell-data.txt"
-	changes := decodeLines(t, newDecoder(t, nil), name, fixture(t, name))
+	changes := decodetest.DecodeLines(t, newDecoder(t, nil), name, fixture(t, name))
 	if len(changes) != 20 {
 		t.Fatalf("%d changes, want 20 (one per message)", len(changes))
 	}
@@ -190,7 +149,7 @@ func TestConformancePaimonState(t *testing.T) {
 	table := flinkrow.NewTable("id")
 	for _, file := range []string{"maxwell-data-1.txt", "maxwell-data-2.txt", "maxwell-data-3.txt"} {
 		name := "paimon-schemaevolution/" + file
-		for _, c := range decodeLines(t, d, name, fixture(t, name)) {
+		for _, c := range decodetest.DecodeLines(t, d, name, fixture(t, name)) {
 			if c.Table != (changelog.Table{Namespace: "test", Name: "product"}) {
 				t.Fatalf("%v: table %v, want test.product", c.Pos, c.Table)
 			}
@@ -203,31 +162,8 @@ func TestConformancePaimonState(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := flinkrow.ExpectedLines(string(fixture(t, name+".state.expected.txt")))
-		if !sameSet(got, want) {
+		if !decodetest.SameSet(got, want) {
 			t.Errorf("after %s the table is\n%s\nwant\n%s", file, strings.Join(got, "\n"), strings.Join(want, "\n"))
 		}
 	}
-}
-
-// sameSet reports whether got (sorted) and want hold the same lines, in any
-// order.
-func sameSet(got, want []string) bool {
-	w := append([]string(nil), want...)
-	if len(got) != len(w) {
-		return false
-	}
-	for _, g := range got {
-		found := false
-		for i, x := range w {
-			if x == g {
-				w = append(w[:i], w[i+1:]...)
-				found = true
-				break
-			}
-		}
-		if !found {
-			return false
-		}
-	}
-	return true
 }

@@ -1,0 +1,83 @@
+package decodetest
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/txsink/txsink/changelog"
+	"github.com/txsink/txsink/format"
+)
+
+// Fixture reads the file name of the conformance folder dir (third-party
+// fixtures kept in the shared workspace beside the repository, not in it).
+// When the folder is absent (a checkout without the shared workspace) the
+// test is skipped, except in CI (CI=true), where the fixtures must be
+// present and their absence fails the test.
+func Fixture(t testing.TB, dir, name string) []byte {
+	t.Helper()
+	if _, err := os.Stat(dir); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("conformance fixtures not found at %s, and CI=true requires them: %v", dir, err)
+		}
+		t.Skipf("conformance fixtures not found at %s (they live in the shared workspace beside the repo): %v", dir, err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		t.Fatalf("read fixture: %v", err)
+	}
+	return data
+}
+
+// DecodeLines decodes a fixture line by line, as a file source would,
+// skipping lines that do not start with '{' (license headers, blank lines),
+// and checks the position and size every change gets: Pos is the line's
+// (partition name, offset past its newline, 1-based line number), Size is
+// the line's length shared among its changes. A decode error fails the test.
+func DecodeLines(t *testing.T, d format.Decoder, name string, data []byte) []changelog.Change {
+	t.Helper()
+	var changes []changelog.Change
+	var offset int64
+	for i, line := range bytes.Split(data, []byte("\n")) {
+		offset += int64(len(line)) + 1
+		if !bytes.HasPrefix(line, []byte("{")) {
+			continue
+		}
+		pos := changelog.Position{Partition: name, Offset: offset, Seq: int64(i + 1)}
+		cs, err := d.Decode(line, pos)
+		if err != nil {
+			t.Fatalf("%s:%d: %v", name, i+1, err)
+		}
+		for _, c := range cs {
+			if c.Pos != pos || c.Size != len(line)/len(cs) {
+				t.Fatalf("%s:%d: Pos, Size = %v, %d; want %v, %d", name, i+1, c.Pos, c.Size, pos, len(line)/len(cs))
+			}
+		}
+		changes = append(changes, cs...)
+	}
+	return changes
+}
+
+// SameSet reports whether got and want hold the same lines, each as often,
+// in any order.
+func SameSet(got, want []string) bool {
+	w := append([]string(nil), want...)
+	if len(got) != len(w) {
+		return false
+	}
+	for _, g := range got {
+		found := false
+		for i, x := range w {
+			if x == g {
+				w = append(w[:i], w[i+1:]...)
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
