@@ -1,10 +1,6 @@
 package flinkjson
 
 import (
-	"bytes"
-	"errors"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/txsink/txsink/changelog"
@@ -23,20 +19,7 @@ func fuzzSeeds() [][]byte {
 		[]byte("null"),
 		[]byte(`{"id":1004}`),
 	}
-	files, _ := filepath.Glob(filepath.Join(conformanceDir, "*.txt"))
-	more, _ := filepath.Glob(filepath.Join(conformanceDir, "*", "*"))
-	for _, name := range append(files, more...) {
-		data, err := os.ReadFile(name)
-		if err != nil {
-			continue
-		}
-		for _, line := range bytes.Split(data, []byte("\n")) {
-			if bytes.HasPrefix(line, []byte("{")) {
-				seeds = append(seeds, line)
-			}
-		}
-	}
-	return seeds
+	return append(seeds, decodetest.FixtureSeeds(conformanceDir, false)...)
 }
 
 // FuzzDecode: Decode never panics and never modifies its input; it returns
@@ -49,21 +32,8 @@ func FuzzDecode(f *testing.F) {
 	pos := changelog.Position{Partition: "fuzz", Offset: 7, Seq: 3}
 	var mem changelog.Arena
 	f.Fuzz(func(t *testing.T, data []byte) {
-		in := append([]byte(nil), data...)
-		cs, err := d.Decode(data, pos)
-		decodetest.SameInArena(t, d, &mem, data, pos, cs, err)
-		decodetest.Text(t, data, cs)
-		if !bytes.Equal(in, data) {
-			t.Fatal("Decode modified its input")
-		}
-		if err != nil {
-			var fe *format.Error
-			if !errors.As(err, &fe) {
-				t.Fatalf("error %v (%T) is not a *format.Error", err, err)
-			}
-			if fe.Pos != pos || fe.Format != Name || fe.Reason == "" || fe.Hint == "" || fe.Table != "fuzz.t" || cs != nil {
-				t.Fatalf("incomplete error %#v with changes %v", fe, cs)
-			}
+		cs, ok := decodetest.FuzzDecode(t, d, &mem, Name, data, pos)
+		if !ok {
 			return
 		}
 		checkChanges(t, cs, pos)
