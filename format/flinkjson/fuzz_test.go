@@ -74,18 +74,7 @@ func checkChanges(t *testing.T, cs []changelog.Change, pos changelog.Position) {
 }
 
 func benchmarkDecode(b *testing.B, r []byte) {
-	d := newDecoder(b, format.Options{OptionTable: "inventory.products"})
-	pos := changelog.Position{Partition: "bench", Seq: 1}
-	if _, err := d.Decode(r, pos); err != nil {
-		b.Fatal(err)
-	}
-	b.ReportAllocs()
-	b.SetBytes(int64(len(r)))
-	for b.Loop() {
-		if _, err := d.Decode(r, pos); err != nil {
-			b.Fatal(err)
-		}
-	}
+	decodetest.BenchmarkDecode(b, newDecoder(b, format.Options{OptionTable: "inventory.products"}), r)
 }
 
 // BenchmarkDecode measures realistic records: the Flink fixture's product

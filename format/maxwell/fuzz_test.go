@@ -74,18 +74,7 @@ func checkChanges(t *testing.T, cs []changelog.Change, pos changelog.Position) {
 }
 
 func benchmarkDecode(b *testing.B, r []byte) {
-	d := newDecoder(b, nil)
-	pos := changelog.Position{Partition: "bench", Seq: 1}
-	if _, err := d.Decode(r, pos); err != nil {
-		b.Fatal(err)
-	}
-	b.ReportAllocs()
-	b.SetBytes(int64(len(r)))
-	for b.Loop() {
-		if _, err := d.Decode(r, pos); err != nil {
-			b.Fatal(err)
-		}
-	}
+	decodetest.BenchmarkDecode(b, newDecoder(b, nil), r)
 }
 
 // BenchmarkDecode measures realistic records: an insert and an update of

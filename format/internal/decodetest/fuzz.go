@@ -65,3 +65,20 @@ func FuzzDecode(t *testing.T, dec format.ArenaDecoder, mem *changelog.Arena, nam
 	}
 	return cs, true
 }
+
+// BenchmarkDecode measures d decoding the record r again and again, in
+// bytes per second and allocations; r must decode without error.
+func BenchmarkDecode(b *testing.B, d format.Decoder, r []byte) {
+	b.Helper()
+	pos := changelog.Position{Partition: "bench", Seq: 1}
+	if _, err := d.Decode(r, pos); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.SetBytes(int64(len(r)))
+	for b.Loop() {
+		if _, err := d.Decode(r, pos); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
