@@ -58,18 +58,7 @@ func checkChanges(t *testing.T, cs []changelog.Change, pos changelog.Position) {
 		if c.Image().IsZero() || (c.Kind == changelog.UpdateAfter && c.Before.IsZero()) {
 			t.Fatalf("%v change without its images: %+v", c.Kind, c)
 		}
-		for _, r := range []changelog.Row{c.Before, c.After} {
-			if len(r.Names) != len(r.Values) {
-				t.Fatalf("row with %d names and %d values", len(r.Names), len(r.Values))
-			}
-			for _, v := range r.Values {
-				switch v.(type) {
-				case nil, bool, changelog.Number, string, changelog.JSON:
-				default:
-					t.Fatalf("value %#v of type %T", v, v)
-				}
-			}
-		}
+		decodetest.Rows(t, c, false)
 	}
 }
 

@@ -82,3 +82,27 @@ func BenchmarkDecode(b *testing.B, d format.Decoder, r []byte) {
 		}
 	}
 }
+
+// Rows checks the row images of c: as many names as values, and each value
+// of a type the changelog carries from JSON (nil, bool, changelog.Number,
+// string, changelog.JSON), or []byte too where binaryOK (a format that
+// decodes binary columns, as Debezium's bytes fields).
+func Rows(t *testing.T, c changelog.Change, binaryOK bool) {
+	t.Helper()
+	for _, r := range []changelog.Row{c.Before, c.After} {
+		if len(r.Names) != len(r.Values) {
+			t.Fatalf("row with %d names and %d values", len(r.Names), len(r.Values))
+		}
+		for _, v := range r.Values {
+			switch v.(type) {
+			case nil, bool, changelog.Number, string, changelog.JSON:
+			case []byte:
+				if !binaryOK {
+					t.Fatalf("value %#v of type %T", v, v)
+				}
+			default:
+				t.Fatalf("value %#v of type %T", v, v)
+			}
+		}
+	}
+}
