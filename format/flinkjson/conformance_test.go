@@ -22,11 +22,7 @@ func fixture(t testing.TB, name string) []byte {
 
 func newDecoder(t testing.TB, opts format.Options) *Decoder {
 	t.Helper()
-	d, err := New(opts)
-	if err != nil {
-		t.Fatalf("New(%v): %v", opts, err)
-	}
-	return d
+	return decodetest.New(t, New, opts)
 }
 
 // TestConformanceFlink decodes flink-cdc's changelog-json fixture and

@@ -81,3 +81,14 @@ func SameSet(got, want []string) bool {
 	}
 	return true
 }
+
+// New returns the decoder newDecoder makes with opts, failing the test
+// (naming the options) when it refuses them.
+func New[D any](t testing.TB, newDecoder func(format.Options) (D, error), opts format.Options) D {
+	t.Helper()
+	d, err := newDecoder(opts)
+	if err != nil {
+		t.Fatalf("New(%v): %v", opts, err)
+	}
+	return d
+}
