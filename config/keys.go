@@ -194,7 +194,10 @@ var sourceSection = sectionDef{
 		want: "a list of files read one after another, such as [day1.jsonl, day2.jsonl]", defaultDoc: "none",
 		doc: "The files to read, as ONE partition: one file after another, in the order listed, as one ordered " +
 			"lane (so one key's changes may be spread over them). An entry may be a glob (`logs/*.jsonl`), " +
-			"whose files are read in name order. `-` is standard input, and must be the only entry. Relative " +
+			"whose files are read in name order. `-` is standard input, and must be the only entry; it resumes " +
+			"from nothing: every run reads it from its first record. A file resumes after the last committed " +
+			"record, once its stored fingerprint matches (a replaced or truncated file is refused); " +
+			"`txsink reset --config FILE` forgets the progress to start over. Relative " +
 			"paths are relative to the config file's directory. A single string is a list of one. Set this or " +
 			"`partitions`, not both.",
 		field: func(s any) any { return &s.(*Source).Paths },
