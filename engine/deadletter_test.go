@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -107,4 +108,70 @@ func TestDeadLetterTransaction(t *testing.T) {
 			t.Errorf("progress seq = %s, want 6", got)
 		}
 	})
+}
+
+// TestDeadLetterLongTxnID quarantines transactions whose ids are longer
+// than any identifier column would be (600 and 70,000 characters), plain
+// and transaction mode, on every server.
+func TestDeadLetterLongTxnID(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, db *testdb.DB) { longTxnIDs(t, db) })
+}
+
+// TestDeadLetterWidened widens a dead-letter table an older txsink created
+// on MySQL/MariaDB (txn_id VARCHAR(512), reason TEXT), keeping its rows,
+// and then stores the long ids there.
+func TestDeadLetterWidened(t *testing.T) {
+	db := testdb.Open(t, "mysql")
+	db.Exec(t, "CREATE TABLE txsink_dead_letters (`id` BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,"+
+		"`pipeline` VARCHAR(128) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,"+
+		"`source_partition` VARCHAR(512) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,"+
+		"`position` BIGINT NOT NULL, `seq` BIGINT NOT NULL, `txn_id` VARCHAR(512) NOT NULL,"+
+		"`raw` LONGBLOB NOT NULL, `reason` TEXT NOT NULL,"+
+		"`created_at` TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6), KEY (`pipeline`, `id`)) ENGINE=InnoDB",
+		"INSERT INTO txsink_dead_letters (pipeline, source_partition, position, seq, txn_id, raw, reason) VALUES ('earlier', 'p', 1, 1, 'x', 'r', 'why')")
+	longTxnIDs(t, db)
+	if got := query(t, db, "SELECT txn_id FROM txsink_dead_letters WHERE pipeline = 'earlier'"); got != "x" {
+		t.Errorf("the older table's dead letter after widening: %q", got)
+	}
+}
+
+// longTxnIDs runs two transactions with a bad value and ids of 600 and
+// 70,000 characters, and one good one, into db under the dead-letter
+// policy, plain and in transaction mode.
+func longTxnIDs(t *testing.T, db *testdb.DB) {
+	t.Helper()
+	ids := []string{strings.Repeat("t", 600), strings.Repeat("é", 70000)}
+	var lines []string
+	for i, id := range ids {
+		lines = append(lines, fmt.Sprintf(`{"op":"+I","table":"s.items","row":{"id":%d,"price":"1.001"},"txn":%q,"txn_end":true}`, i+1, id))
+	}
+	lines = append(lines, `{"op":"+I","table":"s.items","row":{"id":9,"price":"1.00"},"txn":"ok","txn_end":true}`)
+	db.Exec(t, `CREATE TABLE items (id INT NOT NULL PRIMARY KEY, price DECIMAL(10,2) NOT NULL)`)
+	path := filepath.Join(t.TempDir(), "in.jsonl")
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, txn := range []bool{false, true} {
+		cfg := pipeline(db, config.Table{Source: "s.items"})
+		cfg.Name = fmt.Sprintf("long-id-%v", txn)
+		if txn {
+			cfg = txnPipeline(cfg)
+		}
+		cfg.Source.Paths = []string{path}
+		cfg.BadInput = config.BadInputDeadLetter
+		e := newEngine(t, cfg)
+		if err := e.Run(context.Background(), engine.RunOptions{}); err != nil {
+			t.Fatalf("run (transaction mode %v): %v", txn, err)
+		}
+		rows, err := e.Target().DeadLetters(context.Background(), cfg.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) != 2 || rows[0].TxnID != ids[0] || rows[1].TxnID != ids[1] {
+			t.Fatalf("transaction mode %v: %d dead letters, want the 2 transactions with their whole ids", txn, len(rows))
+		}
+	}
+	if got := query(t, db, "SELECT id FROM items"); got != "9" {
+		t.Errorf("items = %q, want 9", got)
+	}
 }

@@ -668,9 +668,30 @@ func placeholder(d Dialect, n int) string {
 	return b.String()
 }
 
-// SetupDeadLetters creates the dead-letter table if it does not exist.
+// DeadLetterMigrator is a Dialect whose earlier dead-letter table could
+// not hold every dead letter (MySQL/MariaDB's VARCHAR(512) txn_id).
+type DeadLetterMigrator interface {
+	// MigrateDeadLetters brings an existing dead-letter table to the
+	// current shape, keeping its rows; it does nothing to a current one.
+	MigrateDeadLetters(ctx context.Context, db *sql.DB) error
+}
+
+// SetupDeadLetters creates the dead-letter table if it does not exist,
+// and widens the columns of one an older txsink created.
 func (t *DB) SetupDeadLetters(ctx context.Context) error {
-	return t.createIfMissing(ctx, t.dialect.DeadLetterSchema(), "create dead-letter table", DeadLetterTable)
+	if err := t.createIfMissing(ctx, t.dialect.DeadLetterSchema(), "create dead-letter table", DeadLetterTable); err != nil {
+		return err
+	}
+	if m, ok := t.dialect.(DeadLetterMigrator); ok {
+		if err := m.MigrateDeadLetters(ctx, t.db); err != nil {
+			e := t.wrap("widen the columns of", DeadLetterTable, "", err)
+			if te, ok := e.(*Error); ok && !te.Transient {
+				te.Hint = "txsink needs ALTER on " + DeadLetterTable + " once, to store transaction ids of any length; grant it, or run the ALTER as its owner"
+			}
+			return e
+		}
+	}
+	return nil
 }
 
 var deadLetterCols = []string{"pipeline", "source_partition", "position", "seq", "txn_id", "raw", "reason"}

@@ -453,19 +453,45 @@ func (d *Dialect) ProgressSchema() []string {
 		"PRIMARY KEY (`pipeline`,`source_partition`)) ENGINE=InnoDB"}
 }
 
-// DeadLetterSchema creates txsink_dead_letters.
+// DeadLetterSchema creates txsink_dead_letters. The identifiers a source
+// names (partition, transaction id) and the reason are LONGTEXT in
+// utf8mb4, whatever the database's default character set: none of them
+// is indexed, and a dead letter that cannot be stored fails every run
+// again.
 func (d *Dialect) DeadLetterSchema() []string {
 	return []string{"CREATE TABLE IF NOT EXISTS `" + target.DeadLetterTable + "` (" +
 		"`id` BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY," +
 		"`pipeline` VARCHAR(128) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL," +
-		"`source_partition` VARCHAR(512) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL," +
+		"`source_partition` " + deadLetterText + "," +
 		"`position` BIGINT NOT NULL," +
 		"`seq` BIGINT NOT NULL," +
-		"`txn_id` VARCHAR(512) NOT NULL," +
+		"`txn_id` " + deadLetterText + "," +
 		"`raw` LONGBLOB NOT NULL," +
-		"`reason` TEXT NOT NULL," +
+		"`reason` " + deadLetterText + "," +
 		"`created_at` TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6)," +
 		"KEY (`pipeline`, `id`)) ENGINE=InnoDB"}
+}
+
+// deadLetterText is the type of the dead-letter table's text columns.
+const deadLetterText = "LONGTEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL"
+
+// MigrateDeadLetters widens the text columns of a dead-letter table an
+// older txsink created (source_partition and txn_id VARCHAR(512), reason
+// TEXT) to LONGTEXT, so that any transaction id fits. It changes nothing
+// in a table that has the current shape; instances that start together
+// may both run the ALTER, which gives the same table either way.
+func (d *Dialect) MigrateDeadLetters(ctx context.Context, db *sql.DB) error {
+	var narrow int
+	if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?"+
+		" AND COLUMN_NAME IN ('source_partition','txn_id','reason') AND DATA_TYPE <> 'longtext'", target.DeadLetterTable).Scan(&narrow); err != nil {
+		return err
+	}
+	if narrow == 0 {
+		return nil
+	}
+	_, err := db.ExecContext(ctx, "ALTER TABLE `"+target.DeadLetterTable+"` MODIFY `source_partition` "+deadLetterText+
+		", MODIFY `txn_id` "+deadLetterText+", MODIFY `reason` "+deadLetterText)
+	return err
 }
 
 // ProgressClaim writes the claim of one partition: a new row at epoch 1,
