@@ -815,8 +815,11 @@ func (e *Engine) apply(ctx context.Context, u *commit.Unit) error {
 		if err == nil {
 			return nil
 		}
-		if !target.IsTransient(err) || attempt >= e.cfg.Sink.MaxRetries || ctx.Err() != nil {
+		if !target.IsTransient(err) || ctx.Err() != nil {
 			return err
+		}
+		if attempt >= e.cfg.Sink.MaxRetries {
+			return exhausted(err, attempt)
 		}
 		e.mu.Lock()
 		e.stats.Retries++
@@ -845,6 +848,17 @@ func (e *Engine) apply(ctx context.Context, u *commit.Unit) error {
 			return nil
 		}
 	}
+}
+
+// exhausted marks err, a transient target error that persisted through
+// retries retries, as given up on, so that it no longer says txsink
+// retries it.
+func exhausted(err error, retries int) error {
+	var te *target.Error
+	if errors.As(err, &te) {
+		te.GaveUp, te.Retries = true, retries
+	}
+	return err
 }
 
 // Close releases the target (when the engine opened it). It does not

@@ -90,6 +90,11 @@ type Dialect interface {
 	// Transient reports whether err is worth retrying: the transaction was
 	// lost or refused as a whole, and nothing of it was committed.
 	Transient(err error) bool
+	// ServerCondition reports whether err is the server's own state —
+	// disk or memory exhausted, an I/O error, a read-only server, missing
+	// privileges — which no row of the statement caused: txsink does not
+	// look for a row at fault and does not blame one.
+	ServerCondition(err error) bool
 }
 
 // Querier is what Describe needs: a *sql.DB, *sql.Conn or *sql.Tx.
@@ -114,7 +119,11 @@ type Error struct {
 	// Hint says what to do, for errors retrying cannot fix.
 	Hint      string
 	Transient bool
-	Err       error
+	// GaveUp says a transient error persisted through Retries retries
+	// of the unit and the caller stopped retrying it.
+	GaveUp  bool
+	Retries int
+	Err     error
 }
 
 func (e *Error) Error() string {
@@ -134,7 +143,9 @@ func (e *Error) Error() string {
 	}
 	b.WriteString(": ")
 	b.WriteString(e.Err.Error())
-	if e.Transient {
+	if e.Transient && e.GaveUp {
+		fmt.Fprintf(&b, " (transient, but it persisted through %d retries (sink.max-retries) and txsink gave up; check the server, then run again)", e.Retries)
+	} else if e.Transient {
 		b.WriteString(" (transient: txsink retries)")
 	} else if e.Hint != "" {
 		b.WriteString("; ")
@@ -272,12 +283,33 @@ func (t *DB) createIfMissing(ctx context.Context, stmts []string, op, table stri
 // constraint), Apply finds the row at fault: after the rollback it replays
 // that statement's rows one at a time in a transaction it always rolls
 // back, and names the row's key and source position in the error.
+//
+// An error of the server's own state (Dialect.ServerCondition: a full
+// disk, no memory, a read-only server) names no row: no row caused it.
 func (t *DB) Apply(ctx context.Context, u *commit.Unit) error {
 	failed, err := t.apply(ctx, u)
-	if err != nil && failed != nil && !t.dialect.Transient(err) {
+	if err == nil || t.dialect.Transient(err) {
+		return err
+	}
+	if t.dialect.ServerCondition(err) {
+		return t.serverCondition(err)
+	}
+	if failed != nil {
 		return t.diagnose(ctx, failed, err)
 	}
 	return err
+}
+
+// serverCondition turns err, which the server's own state caused, into an
+// error that blames no row.
+func (t *DB) serverCondition(err error) error {
+	e := &Error{Op: "apply", Err: err}
+	var te *Error
+	if errors.As(err, &te) {
+		e.Op, e.Table, e.Err = te.Op, te.Table, te.Err
+	}
+	e.Hint = "the server refused the statement for a reason of its own, not for a row's values (disk or memory full, read-only, privileges); fix the server's condition, then run again (nothing of this flush was committed)"
+	return e
 }
 
 // work is one kind of statement over a list of tuples: the keys to delete
@@ -481,7 +513,7 @@ func (t *DB) diagnose(ctx context.Context, f *failure, orig error) error {
 	var args []any
 	for i := f.start; i < f.end; i++ {
 		if err := t.execChunk(ctx, tx, &sb, &args, f.w, i, i+1); err != nil {
-			if t.dialect.Transient(err) {
+			if t.dialect.Transient(err) || t.dialect.ServerCondition(err) {
 				return orig
 			}
 			return t.refused(f.w, i, &Error{Op: f.w.op, Table: f.w.table.String(), Err: err})

@@ -554,3 +554,37 @@ func (d *Dialect) Transient(err error) bool {
 		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.As(err, &ne) ||
 		errors.Is(err, sql.ErrConnDone) || errors.Is(err, sql.ErrTxDone)
 }
+
+// MySQL/MariaDB error numbers of the server's own state, which no row
+// causes.
+const (
+	errCantCreateFile   = 1004
+	errErrorOnWrite     = 1026
+	errOutOfMemory      = 1037
+	errOutOfSortMemory  = 1038
+	errOutOfResources   = 1041
+	errDiskFull         = 1021
+	errRecordFileFull   = 1114 // the table is full: a disk or a tablespace limit
+	errCantCreateThread = 1135
+	errTableAccessDeny  = 1142
+	errColumnAccessDeny = 1143
+	errSpecificAccess   = 1227
+	errReadOnlyOption   = 1290 // --read-only and similar options
+	errReadOnlyTxn      = 1792
+)
+
+// ServerCondition reports a full disk or table file, exhausted memory or
+// threads, failed writes, a read-only server and missing privileges.
+func (d *Dialect) ServerCondition(err error) bool {
+	var me *mysqldrv.MySQLError
+	if !errors.As(err, &me) {
+		return false
+	}
+	switch me.Number {
+	case errCantCreateFile, errErrorOnWrite, errOutOfMemory, errOutOfSortMemory, errOutOfResources, errDiskFull,
+		errRecordFileFull, errCantCreateThread, errTableAccessDeny, errColumnAccessDeny, errSpecificAccess,
+		errReadOnlyOption, errReadOnlyTxn:
+		return true
+	}
+	return false
+}

@@ -84,6 +84,36 @@ func TestTransient(t *testing.T) {
 	}
 }
 
+// TestServerCondition classifies the errors of the server's own state,
+// which no row causes, by error number.
+func TestServerCondition(t *testing.T) {
+	d := &Dialect{MariaDB: true}
+	tests := []struct {
+		number uint16
+		want   bool
+	}{
+		{1021, true},  // ER_DISK_FULL
+		{1114, true},  // ER_RECORD_FILE_FULL: the table is full
+		{1041, true},  // ER_OUT_OF_RESOURCES
+		{1037, true},  // ER_OUTOFMEMORY
+		{1026, true},  // ER_ERROR_ON_WRITE
+		{1142, true},  // ER_TABLEACCESS_DENIED_ERROR
+		{1290, true},  // ER_OPTION_PREVENTS_STATEMENT (--read-only)
+		{1406, false}, // ER_DATA_TOO_LONG: a row's value
+		{1048, false}, // ER_BAD_NULL_ERROR
+		{4025, false}, // ER_CONSTRAINT_FAILED (MariaDB CHECK)
+		{1062, false}, // ER_DUP_ENTRY
+	}
+	for _, tc := range tests {
+		if got := d.ServerCondition(fmt.Errorf("write: %w", &mysqldrv.MySQLError{Number: tc.number})); got != tc.want {
+			t.Errorf("ServerCondition(%d) = %v, want %v", tc.number, got, tc.want)
+		}
+	}
+	if d.ServerCondition(io.ErrUnexpectedEOF) {
+		t.Error("ServerCondition of a lost connection = true")
+	}
+}
+
 func TestGeneratedExtra(t *testing.T) {
 	for extra, want := range map[string]bool{
 		"":                     false,

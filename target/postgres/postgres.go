@@ -164,13 +164,19 @@ func (Dialect) Bind(col *schema.Column, v any) any {
 
 // Transient reports serialization failures, deadlocks, lock timeouts,
 // lost connections (class 08), shutdowns and killed backends (57P01-57P03),
-// and too many connections.
+// sessions ended by idle_in_transaction_session_timeout (25P03) or
+// transaction_timeout (25P04), and too many connections.
 func (Dialect) Transient(err error) bool {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		switch {
 		case pe.Code == "40001", pe.Code == "40P01", pe.Code == "55P03",
 			strings.HasPrefix(pe.Code, "08"),
+			// The server ended a session idle in a transaction
+			// (idle_in_transaction_session_timeout) or a transaction
+			// that ran too long (transaction_timeout): a new one may
+			// finish in time.
+			pe.Code == "25P03", pe.Code == "25P04",
 			pe.Code == "57P01", pe.Code == "57P02", pe.Code == "57P03",
 			pe.Code == "53300":
 			return true
@@ -185,4 +191,22 @@ func (Dialect) Transient(err error) bool {
 	return errors.As(err, &ne) || errors.As(err, &ce) ||
 		errors.Is(err, sql.ErrConnDone) || errors.Is(err, sql.ErrTxDone) ||
 		strings.Contains(err.Error(), "conn closed") || strings.Contains(err.Error(), "unexpected EOF")
+}
+
+// ServerCondition reports the server's state that no row causes:
+// insufficient resources (class 53: disk full, out of memory, too many
+// connections), operator intervention (57), system errors (58: I/O),
+// internal errors (XX), a read-only transaction or server (25006) and
+// missing privileges (42501).
+func (Dialect) ServerCondition(err error) bool {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return false
+	}
+	switch {
+	case strings.HasPrefix(pe.Code, "53"), strings.HasPrefix(pe.Code, "57"), strings.HasPrefix(pe.Code, "58"),
+		strings.HasPrefix(pe.Code, "XX"), pe.Code == "25006", pe.Code == "42501":
+		return true
+	}
+	return false
 }

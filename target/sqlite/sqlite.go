@@ -446,3 +446,19 @@ func classify(c *schema.Column, declared string) {
 		c.Class = schema.Unknown
 	}
 }
+
+// ServerCondition reports the database's state that no row causes: a
+// full disk (SQLITE_FULL), I/O errors, a read-only or unopenable file,
+// no memory, a corrupt file, a denied access.
+func (Dialect) ServerCondition(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Code() & 0xff {
+	case sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN,
+		sqlite3.SQLITE_NOMEM, sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_PERM, sqlite3.SQLITE_NOTADB:
+		return true
+	}
+	return false
+}
