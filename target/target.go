@@ -465,15 +465,97 @@ func (t *DB) exec(ctx context.Context, conn *sql.Conn, tx *sql.Tx, sb *strings.B
 	if done, f, err := t.execArrays(ctx, tx, sb, args, w); done {
 		return f, err
 	}
-	per := t.chunkRows(len(w.cols), approxBytes(w.tuples[0]))
-	for start := 0; start < len(w.tuples); start += per {
-		end := min(start+per, len(w.tuples))
+	if err := t.checkPacket(w); err != nil {
+		return nil, err
+	}
+	// Chunks are cut by each row's own size, not the first row's: one
+	// long row among short ones would carry its statement past the
+	// server's packet limit, which MySQL answers by dropping the
+	// connection.
+	perRows := t.chunkRows(len(w.cols), 0)
+	limit := t.dialect.MaxStatementBytes()
+	for start := 0; start < len(w.tuples); {
+		end, bytes := start, 0
+		for end < len(w.tuples) && end-start < perRows {
+			n := approxBytes(w.tuples[end])
+			if end > start && bytes+n > limit {
+				break
+			}
+			bytes += n
+			end++
+		}
 		if err := t.execChunk(ctx, tx, sb, args, w, start, end); err != nil {
 			return &failure{w: w, start: start, end: end}, t.wrap(w.op, w.table.String(), w.key(start), err)
 		}
+		start = end
 	}
 	return nil, nil
 }
+
+// PacketLimiter is a Dialect whose server refuses any statement over a
+// packet size (MySQL/MariaDB's max_allowed_packet) by dropping the
+// connection, which looks like a lost connection.
+type PacketLimiter interface {
+	// PacketLimit is the server's largest packet in bytes, 0 when unknown.
+	PacketLimit() int
+}
+
+// checkPacket refuses a row of w that cannot fit the server's packet
+// limit in a statement of its own: sent, it would drop the connection and
+// be retried as if the server had gone away, forever.
+func (t *DB) checkPacket(w *work) error {
+	pl, ok := t.dialect.(PacketLimiter)
+	if !ok || pl.PacketLimit() <= 0 {
+		return nil
+	}
+	limit := pl.PacketLimit()
+	for i, row := range w.tuples {
+		n := valueBytes(row)
+		if n+statementOverhead(w) <= limit {
+			continue
+		}
+		need := n + statementOverhead(w)
+		e := &Error{Op: w.op, Table: w.table.String(), Key: w.key(i),
+			Err: fmt.Errorf("the row's values take %d bytes, and a statement of it more than the server's max_allowed_packet of %d bytes", n, limit),
+			Hint: fmt.Sprintf("raise max_allowed_packet on the server to at least %d (SET GLOBAL max_allowed_packet = %d, and in its configuration), then run again (nothing of this flush was committed)",
+				roundUpKiB(2*need), roundUpKiB(2*need))}
+		if i < len(w.pos) {
+			e.Pos = w.pos[i].String()
+		}
+		return e
+	}
+	return nil
+}
+
+// valueBytes counts the bytes of a row's values as they go on the wire,
+// escaping aside.
+func valueBytes(row []any) int {
+	n := 0
+	for _, v := range row {
+		switch x := v.(type) {
+		case string:
+			n += len(x)
+		case []byte:
+			n += len(x)
+		default:
+			n += 8
+		}
+	}
+	return n
+}
+
+// statementOverhead is the statement text around one row of w: names,
+// placeholders and the upsert clause, with room for the protocol.
+func statementOverhead(w *work) int {
+	n := 256 + len(w.table.String())
+	for _, c := range w.cols {
+		n += 2*len(c.Name) + 32
+	}
+	return n
+}
+
+// roundUpKiB rounds n up to a whole KiB, as max_allowed_packet is kept.
+func roundUpKiB(n int) int { return (n + 1023) / 1024 * 1024 }
 
 func (t *DB) execChunk(ctx context.Context, tx *sql.Tx, sb *strings.Builder, args *[]any, w *work, start, end int) error {
 	sb.Reset()

@@ -81,6 +81,12 @@ import (
 // (a character the column cannot hold is a warning, hence a decline);
 // binary columns receive their bytes unchanged.
 
+// loadPacket is the packet the driver streams a LOAD DATA LOCAL file in
+// (16 KiB and its header). A server whose max_allowed_packet is smaller
+// drops the connection at the first one, so such a server is written with
+// statements only.
+const loadPacket = 16<<10 + 4
+
 // DefaultBulkMinRows is the fewest rows of a group the bulk-load path takes
 // when Dialect.BulkMinRows is 0. Below it the extra round trips (savepoint,
 // warning count) cost about what LOAD DATA saves over one multi-row
@@ -189,7 +195,7 @@ func (d *Dialect) count(p loadPath) {
 // rolls back and retries or reports the unit as it would for a failed
 // statement.
 func (d *Dialect) Load(ctx context.Context, conn *sql.Conn, tx *sql.Tx, req *target.LoadRequest) (bool, error) {
-	if d.NoBulkLoad || len(req.Rows) < d.bulkMinRows() || !loadableColumns(req.Columns) {
+	if d.NoBulkLoad || d.MaxPacket > 0 && d.MaxPacket < loadPacket || len(req.Rows) < d.bulkMinRows() || !loadableColumns(req.Columns) {
 		return false, nil
 	}
 	done, err := d.load(ctx, tx, req)

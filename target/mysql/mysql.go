@@ -370,6 +370,10 @@ func (d *Dialect) WritePlaceholder(b *strings.Builder, _ int) { b.WriteByte('?')
 // MaxParams is the protocol's 65,535 placeholders per statement.
 func (d *Dialect) MaxParams() int { return 65535 }
 
+// PacketLimit is the server's max_allowed_packet (see
+// target.PacketLimiter).
+func (d *Dialect) PacketLimit() int { return d.MaxPacket }
+
 // MaxStatementBytes is half of max_allowed_packet, so escaping and the
 // statement text always fit.
 func (d *Dialect) MaxStatementBytes() int {
