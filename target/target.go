@@ -288,7 +288,15 @@ func (t *DB) createIfMissing(ctx context.Context, stmts []string, op, table stri
 // disk, no memory, a read-only server) names no row: no row caused it.
 func (t *DB) Apply(ctx context.Context, u *commit.Unit) error {
 	failed, err := t.apply(ctx, u)
-	if err == nil || t.dialect.Transient(err) {
+	if err == nil {
+		return nil
+	}
+	if t.dialect.Transient(err) {
+		// A lost session or a deadlock is no row's doing: name none.
+		var te *Error
+		if errors.As(err, &te) {
+			te.Key, te.Pos = "", ""
+		}
 		return err
 	}
 	if t.dialect.ServerCondition(err) {
