@@ -46,8 +46,8 @@ import (
 	"github.com/txsink/txsink/config"
 	"github.com/txsink/txsink/engine"
 	"github.com/txsink/txsink/schema"
-	"github.com/txsink/txsink/target"
-	"github.com/txsink/txsink/target/connect"
+	"github.com/txsink/txsink/sink/connect"
+	"github.com/txsink/txsink/sink/sqlsink"
 )
 
 // Severity says how much a finding matters.
@@ -212,7 +212,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) (*Report, error)
 // readOnlyConn pins one connection and makes its session read-only, so
 // that nothing check runs can write, whatever a catalog query does.
 // SQLite's check handle is opened with mode=ro already.
-func readOnlyConn(ctx context.Context, db *target.DB) (*sql.Conn, error) {
+func readOnlyConn(ctx context.Context, db *sqlsink.DB) (*sql.Conn, error) {
 	conn, err := db.DB().Conn(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("connect: %w", err)
@@ -237,8 +237,8 @@ func readOnlyConn(ctx context.Context, db *target.DB) (*sql.Conn, error) {
 type checker struct {
 	cfg    *config.Config
 	opts   Options
-	db     *target.DB
-	q      target.Querier
+	db     *sqlsink.DB
+	q      sqlsink.Querier
 	report *Report
 	// tables caches each target table by the name its tables entry
 	// resolves to, so each is described and judged once.
@@ -248,7 +248,7 @@ type checker struct {
 	// is the pipeline's rows with their marks, for checkSources.
 	progress      map[string]int64
 	progressTable bool
-	stored        []target.Stored
+	stored        []sqlsink.Stored
 	// refusedParts holds the source partitions run would refuse to
 	// start with (checkSources): they are not sampled.
 	refusedParts map[string]bool
@@ -426,14 +426,14 @@ func timeoutAdvice(t timeout, interval time.Duration, txnMode bool) (msg, fix st
 func (c *checker) readProgress(ctx context.Context) error {
 	d := c.db.Dialect()
 	c.progress = map[string]int64{}
-	if _, err := d.Describe(ctx, c.q, schema.Name{Name: target.ProgressTable}); err != nil {
+	if _, err := d.Describe(ctx, c.q, schema.Name{Name: sqlsink.ProgressTable}); err != nil {
 		return nil // no progress table: nothing was ever committed here
 	}
 	c.progressTable = true
-	q := "SELECT " + d.Quote("pipeline") + ", " + d.Quote("source_partition") + ", " + d.Quote("position") + " FROM " + d.Quote(target.ProgressTable)
+	q := "SELECT " + d.Quote("pipeline") + ", " + d.Quote("source_partition") + ", " + d.Quote("position") + " FROM " + d.Quote(sqlsink.ProgressTable)
 	rows, err := c.q.QueryContext(ctx, q)
 	if err != nil {
-		return fmt.Errorf("read %s: %w", target.ProgressTable, err)
+		return fmt.Errorf("read %s: %w", sqlsink.ProgressTable, err)
 	}
 	defer rows.Close()
 	others := map[string]bool{}
@@ -441,7 +441,7 @@ func (c *checker) readProgress(ctx context.Context) error {
 		var pipeline, part string
 		var pos int64
 		if err := rows.Scan(&pipeline, &part, &pos); err != nil {
-			return fmt.Errorf("read %s: %w", target.ProgressTable, err)
+			return fmt.Errorf("read %s: %w", sqlsink.ProgressTable, err)
 		}
 		if pipeline == c.cfg.Name {
 			c.progress[part] = pos
@@ -450,7 +450,7 @@ func (c *checker) readProgress(ctx context.Context) error {
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("read %s: %w", target.ProgressTable, err)
+		return fmt.Errorf("read %s: %w", sqlsink.ProgressTable, err)
 	}
 	// The rows again with their marks, to verify the positions as a run
 	// does. A progress table of an older txsink has no mark column until
@@ -459,7 +459,7 @@ func (c *checker) readProgress(ctx context.Context) error {
 	if c.stored, err = c.db.StoredOn(ctx, c.q, c.cfg.Name); err != nil {
 		c.stored = nil
 		for part, pos := range c.progress {
-			c.stored = append(c.stored, target.Stored{Position: changelog.Position{Partition: part, Offset: pos}})
+			c.stored = append(c.stored, sqlsink.Stored{Position: changelog.Position{Partition: part, Offset: pos}})
 		}
 	}
 	if len(others) > 0 {

@@ -13,8 +13,8 @@ import (
 	"github.com/txsink/txsink/config"
 	"github.com/txsink/txsink/diagnose"
 	"github.com/txsink/txsink/internal/testdb"
-	"github.com/txsink/txsink/target"
-	"github.com/txsink/txsink/target/connect"
+	"github.com/txsink/txsink/sink/connect"
+	"github.com/txsink/txsink/sink/sqlsink"
 )
 
 // want is a finding a case must produce: its severity, its check, and
@@ -462,7 +462,7 @@ var cases = []tcase{
 
 // progressTable opens db as a run does, which makes its progress table,
 // and returns it; it is closed when the test ends.
-func progressTable(t *testing.T, db *testdb.DB) *target.DB {
+func progressTable(t *testing.T, db *testdb.DB) *sqlsink.DB {
 	t.Helper()
 	ctx := context.Background()
 	tg, err := connect.Open(ctx, db.URL, "")

@@ -11,7 +11,7 @@ import (
 	"github.com/txsink/txsink/config"
 	"github.com/txsink/txsink/reduce"
 	"github.com/txsink/txsink/schema"
-	"github.com/txsink/txsink/target"
+	"github.com/txsink/txsink/sink/sqlsink"
 )
 
 // tableInfo is one target table as check knows it.
@@ -355,7 +355,7 @@ func (c *checker) checkWriter(ctx context.Context, ti *tableInfo) error {
 	}
 	d := c.db.Dialect()
 	var one int
-	err := c.q.QueryRowContext(ctx, "SELECT 1 FROM "+target.QuotedTable(d, ti.schema)+" LIMIT 1").Scan(&one)
+	err := c.q.QueryRowContext(ctx, "SELECT 1 FROM "+sqlsink.QuotedTable(d, ti.schema)+" LIMIT 1").Scan(&one)
 	if err != nil {
 		if isNoRows(err) {
 			return nil

@@ -1,7 +1,7 @@
 // Package engine wires a pipeline together: source records are decoded
 // (package format), routed to target tables (package config), reduced per
 // key (package reduce) and applied, one commit unit per target transaction,
-// with the positions reached (package target).
+// with the positions reached (package sink/sqlsink).
 //
 // The engine owns all I/O and time; the core it drives is pure. Its
 // guarantees are the pipeline's:
@@ -48,9 +48,9 @@ import (
 	"github.com/txsink/txsink/format"
 	"github.com/txsink/txsink/reduce"
 	"github.com/txsink/txsink/schema"
+	"github.com/txsink/txsink/sink/connect"
+	"github.com/txsink/txsink/sink/sqlsink"
 	"github.com/txsink/txsink/source/file"
-	"github.com/txsink/txsink/target"
-	"github.com/txsink/txsink/target/connect"
 	"github.com/txsink/txsink/txn"
 )
 
@@ -74,14 +74,14 @@ func WithLogger(l *slog.Logger) Option { return func(e *Engine) { e.log = l } }
 
 // WithTarget makes the engine use an already opened target instead of
 // opening cfg.Target.URL. The engine does not close it.
-func WithTarget(t *target.DB) Option { return func(e *Engine) { e.target, e.ownTarget = t, false } }
+func WithTarget(t *sqlsink.DB) Option { return func(e *Engine) { e.target, e.ownTarget = t, false } }
 
 // WithCatalog makes the engine read the target's catalog (the tables it
 // resolves) through q, one connection of the caller's, rather than
 // through the target's pool: "txsink check" passes its read-only one, so
 // that it resolves the tables entries as a run does on the connection
 // every query of its runs on.
-func WithCatalog(q target.Querier) Option { return func(e *Engine) { e.catalog = q } }
+func WithCatalog(q sqlsink.Querier) Option { return func(e *Engine) { e.catalog = q } }
 
 // WithBaseDir sets the folder relative sqlite:// paths are resolved
 // against (the config file's folder; default the working directory).
@@ -184,7 +184,7 @@ type Engine struct {
 	cfg          *config.Config
 	clock        Clock
 	log          *slog.Logger
-	target       *target.DB
+	target       *sqlsink.DB
 	ownTarget    bool
 	baseDir      string
 	configFile   string
@@ -195,7 +195,7 @@ type Engine struct {
 	checkOnly bool
 	// catalog, when set, is what tables are described through (see
 	// WithCatalog).
-	catalog target.Querier
+	catalog sqlsink.Querier
 
 	// async, while Run drives a plain-mode pipeline, applies units on a
 	// goroutine of its own (see committer); nil otherwise.
@@ -452,7 +452,7 @@ func (e *Engine) resolve(ctx context.Context, tc *config.Table, src changelog.Ta
 }
 
 // Target returns the engine's target.
-func (e *Engine) Target() *target.DB { return e.target }
+func (e *Engine) Target() *sqlsink.DB { return e.target }
 
 // Progress returns the position stored for partition, and whether there is
 // one. Sources start reading after it.
@@ -530,7 +530,7 @@ func (e *Engine) applied(pos changelog.Position) bool {
 // Add buffers one change, flushing first when a flush trigger has fired.
 // A change at or before its partition's stored position is skipped: it was
 // applied already. An error stops the pipeline: *reduce.Error for bad input,
-// *target.Error for the target.
+// *sqlsink.Error for the target.
 func (e *Engine) Add(ctx context.Context, c *changelog.Change) error {
 	if e.applied(c.Pos) {
 		return nil
@@ -613,7 +613,7 @@ func (e *Engine) stale(ctx context.Context, t *reduce.Table, err error) error {
 	case cerr != nil:
 		return errors.Join(err, cerr)
 	case changed:
-		return &target.Error{Op: "convert", Table: t.Schema.String(), Err: fmt.Errorf("%w: %s", target.ErrShapeChanged, re.Reason),
+		return &sqlsink.Error{Op: "convert", Table: t.Schema.String(), Err: fmt.Errorf("%w: %s", sqlsink.ErrShapeChanged, re.Reason),
 			Hint: "txsink reads the definition again and converts the change anew"}
 	}
 	return err
@@ -815,7 +815,7 @@ func (e *Engine) apply(ctx context.Context, u *commit.Unit) error {
 		if err == nil {
 			return nil
 		}
-		if !target.IsTransient(err) || ctx.Err() != nil {
+		if !sqlsink.IsTransient(err) || ctx.Err() != nil {
 			return err
 		}
 		if attempt >= e.cfg.Sink.MaxRetries {
@@ -839,7 +839,7 @@ func (e *Engine) apply(ctx context.Context, u *commit.Unit) error {
 		// append-only rows, triggers — so ask the target first.
 		done, cerr := e.target.Committed(ctx, u)
 		switch {
-		case cerr != nil && !target.IsTransient(cerr):
+		case cerr != nil && !sqlsink.IsTransient(cerr):
 			return cerr
 		case cerr != nil:
 			// The server is still away; the next attempt will say.
@@ -854,7 +854,7 @@ func (e *Engine) apply(ctx context.Context, u *commit.Unit) error {
 // retries retries, as given up on, so that it no longer says txsink
 // retries it.
 func exhausted(err error, retries int) error {
-	var te *target.Error
+	var te *sqlsink.Error
 	if errors.As(err, &te) {
 		te.GaveUp, te.Retries = true, retries
 	}

@@ -8,7 +8,7 @@ import (
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/config"
 	"github.com/txsink/txsink/engine"
-	"github.com/txsink/txsink/target/sqlite"
+	"github.com/txsink/txsink/sink/sqlsink/sqlite"
 )
 
 // Example feeds changes to an engine from Go code: the last change of each

@@ -12,9 +12,9 @@ import (
 
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/config"
+	"github.com/txsink/txsink/sink/sqlsink"
 	"github.com/txsink/txsink/source/file"
 	"github.com/txsink/txsink/source/kafka"
-	"github.com/txsink/txsink/target"
 )
 
 // feed is a running source: the goroutines that read and decode records
@@ -62,13 +62,13 @@ func (e *Engine) filePartitions() []file.Partition {
 
 // CheckSources opens every file partition of cfg as Run does, at the
 // position stored for it (stored: the pipeline's progress rows, as
-// target.DB.Stored returns them), verified against its mark, and closes it
+// sqlsink.DB.Stored returns them), verified against its mark, and closes it
 // again. It returns, joined, a *SourceError for each refusal Run would
 // start with: the same file listed twice, a partition's file missing,
 // replaced or truncated under its stored position. Streams (standard
 // input, a FIFO) are left alone: opening them would consume them. It
 // writes nothing.
-func CheckSources(ctx context.Context, cfg *config.Config, stored []target.Stored, opts ...Option) error {
+func CheckSources(ctx context.Context, cfg *config.Config, stored []sqlsink.Stored, opts ...Option) error {
 	if cfg.Source.Type != config.SourceFile {
 		return nil
 	}
@@ -77,7 +77,7 @@ func CheckSources(ctx context.Context, cfg *config.Config, stored []target.Store
 		o(e)
 	}
 	specs := e.filePartitions()
-	at := make(map[string]target.Stored, len(stored))
+	at := make(map[string]sqlsink.Stored, len(stored))
 	for _, s := range stored {
 		at[s.Partition] = s
 	}

@@ -20,7 +20,7 @@ import (
 	"github.com/txsink/txsink/internal/workload"
 	"github.com/txsink/txsink/reduce"
 	"github.com/txsink/txsink/schema"
-	"github.com/txsink/txsink/target/connect"
+	"github.com/txsink/txsink/sink/connect"
 )
 
 type recordingHook struct {

@@ -13,8 +13,8 @@ import (
 	"github.com/txsink/txsink/format"
 	"github.com/txsink/txsink/format/formats"
 	"github.com/txsink/txsink/reduce"
+	"github.com/txsink/txsink/sink/sqlsink"
 	"github.com/txsink/txsink/source/file"
-	"github.com/txsink/txsink/target"
 )
 
 // decoded is one source record, decoded, on its way to the engine loop.
@@ -90,7 +90,7 @@ func (e *Engine) Run(ctx context.Context, opts RunOptions) (err error) {
 	for restarts := 0; ; restarts++ {
 		commits := e.Stats().Commits
 		err = e.run(ctx, opts)
-		if !errors.Is(err, target.ErrShapeChanged) || ctx.Err() != nil {
+		if !errors.Is(err, sqlsink.ErrShapeChanged) || ctx.Err() != nil {
 			return err
 		}
 		if e.Stats().Commits > commits {

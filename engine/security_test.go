@@ -19,7 +19,7 @@ import (
 	"github.com/txsink/txsink/config"
 	"github.com/txsink/txsink/engine"
 	"github.com/txsink/txsink/internal/testdb"
-	"github.com/txsink/txsink/target/mysql"
+	"github.com/txsink/txsink/sink/sqlsink/mysql"
 )
 
 // TestQuotedIdentifiers writes to a table whose name and columns hold

@@ -82,7 +82,7 @@ import (
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/config"
 	"github.com/txsink/txsink/engine"
-	"github.com/txsink/txsink/target"
+	"github.com/txsink/txsink/sink/sqlsink"
 )
 
 // names lists every metric family the package exports; the package doc
@@ -294,7 +294,7 @@ func (m *Metrics) OnStop(err error) {
 // errorClass says whether retrying might have helped (a transient target
 // error whose retries ran out) or not (bad input, a refused statement).
 func errorClass(err error) string {
-	if target.IsTransient(err) {
+	if sqlsink.IsTransient(err) {
 		return "transient"
 	}
 	return "permanent"

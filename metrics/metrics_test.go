@@ -26,7 +26,7 @@ import (
 	"github.com/txsink/txsink/internal/workload"
 	"github.com/txsink/txsink/metrics"
 	"github.com/txsink/txsink/reduce"
-	"github.com/txsink/txsink/target"
+	"github.com/txsink/txsink/sink/sqlsink"
 )
 
 // writeFiles writes each partition of res as a txsink-json file and
@@ -293,8 +293,8 @@ func TestBadInputStop(t *testing.T) {
 // TestHooks drives the hooks directly with what a run cannot easily
 // produce on SQLite: retries, failed commits, transient stops.
 func TestHooks(t *testing.T) {
-	transient := &target.Error{Op: "commit", Transient: true, Err: errors.New("deadlock")}
-	permanent := &target.Error{Op: "upsert", Err: errors.New("data too long")}
+	transient := &sqlsink.Error{Op: "commit", Transient: true, Err: errors.New("deadlock")}
+	permanent := &sqlsink.Error{Op: "upsert", Err: errors.New("data too long")}
 	tests := []struct {
 		name  string
 		drive func(m *metrics.Metrics)

@@ -22,8 +22,8 @@ import (
 	"github.com/txsink/txsink/internal/testdb"
 	"github.com/txsink/txsink/internal/workload"
 	"github.com/txsink/txsink/metrics"
+	"github.com/txsink/txsink/sink/sqlsink/sqlite"
 	"github.com/txsink/txsink/statushttp"
-	"github.com/txsink/txsink/target/sqlite"
 )
 
 // secret is the password of the test pipeline's target URL; no endpoint

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/txsink/txsink/config"
-	"github.com/txsink/txsink/target/connect"
+	"github.com/txsink/txsink/sink/connect"
 )
 
 func cmdDeadLetters(ctx context.Context, args []string, stdout, stderr io.Writer) error {

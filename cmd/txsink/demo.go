@@ -15,7 +15,7 @@ import (
 	"github.com/txsink/txsink/engine"
 	"github.com/txsink/txsink/format/native"
 	"github.com/txsink/txsink/internal/workload"
-	"github.com/txsink/txsink/target/sqlite"
+	"github.com/txsink/txsink/sink/sqlsink/sqlite"
 )
 
 // demoMarker marks a folder as the demo's own, so a second demo run may

@@ -937,7 +937,7 @@ func TestBadInputExitCode(t *testing.T) {
 			table: "order_items",
 			want:  []string{"sku"},
 			// SQLite keeps text of any length in a VARCHAR(n) column, so
-			// txsink does not enforce n there (target/sqlite: classify).
+			// txsink does not enforce n there (sink/sqlsink/sqlite: classify).
 			skip: "sqlite",
 		},
 		{

@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/txsink/txsink/config"
-	"github.com/txsink/txsink/target"
-	"github.com/txsink/txsink/target/connect"
+	"github.com/txsink/txsink/sink/connect"
+	"github.com/txsink/txsink/sink/sqlsink"
 )
 
 // partitionFlags collects repeated --partition flags.
@@ -91,7 +91,7 @@ Examples:
 	if len(held) > 0 {
 		return fmt.Errorf("partition %s of pipeline %s is held by a running txsink instance; stop it first, then reset", strings.Join(quoteAll(held), ", "), cfg.Name)
 	}
-	var todo []target.Stored
+	var todo []sqlsink.Stored
 	for _, s := range stored {
 		if slices.Contains(want, s.Partition) {
 			todo = append(todo, s)

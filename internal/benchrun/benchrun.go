@@ -42,7 +42,7 @@ import (
 
 	"github.com/txsink/txsink/config"
 	"github.com/txsink/txsink/internal/workload"
-	"github.com/txsink/txsink/target/connect"
+	"github.com/txsink/txsink/sink/connect"
 )
 
 // tables are the workload tables the bench writes, each created with a

@@ -9,7 +9,7 @@ import (
 
 	"github.com/txsink/txsink/internal/testdb"
 	"github.com/txsink/txsink/internal/workload"
-	"github.com/txsink/txsink/target/connect"
+	"github.com/txsink/txsink/sink/connect"
 )
 
 // TestLineCuts cuts a dump into the bench's transactions: whole lines,

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/txsink/txsink/target/mysql"
+	"github.com/txsink/txsink/sink/sqlsink/mysql"
 )
 
 // PrivateMariaDB starts a MariaDB server of the test's own, in a

@@ -30,7 +30,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // the PostgreSQL driver, for setting up
 	_ "modernc.org/sqlite"             // the SQLite driver, for setting up
 
-	"github.com/txsink/txsink/target/mysql"
+	"github.com/txsink/txsink/sink/sqlsink/mysql"
 )
 
 // DB is one private test database.

@@ -1,0 +1,191 @@
+package postgres_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/txsink/txsink/changelog"
+	"github.com/txsink/txsink/commit"
+	"github.com/txsink/txsink/internal/testdb"
+	"github.com/txsink/txsink/schema"
+	"github.com/txsink/txsink/sink/sqlsink"
+	"github.com/txsink/txsink/sink/sqlsink/postgres"
+)
+
+// The load benchmarks report the server backend's CPU time beside the
+// wall time: on a busy host it is the steadier figure, and on the bench's
+// two cores the server's CPU is taken from the decoder's.
+
+// BenchmarkLoadGroup applies units of one group of rows of the bench's
+// orders table by each path — multi-row VALUES statements, the array
+// statement, COPY into the table, COPY through the staging table — for new
+// keys and for keys that all exist, at several group sizes. loadMinRows
+// and stageMinRows are where COPY starts to win.
+func BenchmarkLoadGroup(b *testing.B) {
+	paths := []struct {
+		name     string
+		minRows  int
+		strategy postgres.Strategy
+	}{
+		{"values", -1, postgres.Adaptive},
+		{"arrays", math.MaxInt, postgres.Adaptive},
+		{"direct", 1, postgres.DirectOnly},
+		{"staged", 1, postgres.StagedOnly},
+	}
+	for _, size := range []int{30, 100, 300, 1000, 3000, 10000} {
+		for _, existing := range []bool{false, true} {
+			for _, p := range paths {
+				if existing && p.strategy == postgres.DirectOnly {
+					continue // a failed direct try, then staged
+				}
+				keys := "new"
+				if existing {
+					keys = "existing"
+				}
+				b.Run(fmt.Sprintf("%s/%d/%s", keys, size, p.name), func(b *testing.B) {
+					bt := newBenchTarget(b, p.minRows, p.strategy)
+					next := 0
+					bt.run(b, size, existing, func() *commit.Unit {
+						if existing {
+							next = 0
+						}
+						return &commit.Unit{Pipeline: "bench", Batches: []*commit.Batch{bt.orders(size, &next)}}
+					})
+				})
+			}
+		}
+	}
+}
+
+// BenchmarkLoadUnit applies units shaped as the insert-only bench's are:
+// 1,250 new orders and their 3,750 items, with a progress row, by the
+// array statements and by COPY.
+func BenchmarkLoadUnit(b *testing.B) {
+	for _, p := range []struct {
+		name    string
+		minRows int
+	}{{"arrays", math.MaxInt}, {"copy", 100}} {
+		b.Run(p.name, func(b *testing.B) {
+			bt := newBenchTarget(b, p.minRows, postgres.Adaptive)
+			if err := bt.tdb.Setup(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+			next, pos := 0, int64(0)
+			bt.run(b, 5000, false, func() *commit.Unit {
+				first := next
+				o := bt.orders(1250, &next)
+				var items [][]any
+				for id := first + 1; id <= next; id++ {
+					for line := 1; line <= 3; line++ {
+						items = append(items, []any{int64(id), int64(line), "SKU-12345", int64(2), "19.99"})
+					}
+				}
+				pos += 5000
+				return &commit.Unit{Pipeline: "bench", Progress: []changelog.Position{{Partition: "p0", Offset: pos}}, Batches: []*commit.Batch{o,
+					{Table: bt.items, Upserts: []commit.Group{{Columns: []string{"order_id", "line_no", "sku", "qty", "price"}, Rows: items, Pos: positions(len(items))}}},
+				}}
+			})
+		})
+	}
+}
+
+// benchTarget is a private schema with the bench's orders and order_items
+// tables and a target over it, on one session whose backend is pid.
+type benchTarget struct {
+	tdb, apply     *sqlsink.DB
+	ordersT, items *schema.Table
+	pid            int
+}
+
+// newBenchTarget makes Load take groups of minRows rows or more by s; a
+// negative minRows means the multi-row VALUES statements, which groups
+// take when some column has no array form.
+func newBenchTarget(b *testing.B, minRows int, s postgres.Strategy) *benchTarget {
+	db := testdb.Postgres(b)
+	db.Exec(b, `CREATE TABLE orders (id BIGINT NOT NULL PRIMARY KEY, customer VARCHAR(64) NOT NULL,
+		status VARCHAR(16) NOT NULL, amount DECIMAL(12,2) NOT NULL, created_at TIMESTAMP(3) NOT NULL, note VARCHAR(200) NULL)`,
+		`CREATE TABLE order_items (order_id BIGINT NOT NULL, line_no INT NOT NULL, sku VARCHAR(32) NOT NULL,
+		qty INT NOT NULL, price DECIMAL(10,2) NOT NULL, PRIMARY KEY (order_id, line_no))`)
+	ctx := context.Background()
+	tdb, err := postgres.Open(ctx, db.URL)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { tdb.Close() })
+	bt := &benchTarget{tdb: tdb, apply: tdb}
+	if minRows < 0 {
+		bt.apply, minRows = sqlsink.New(tdb.DB(), plain{tdb.Dialect()}), math.MaxInt
+	}
+	postgres.SetLoad(b, minRows, s)
+	tdb.DB().SetMaxOpenConns(1)
+	if err := tdb.DB().QueryRowContext(ctx, "SELECT pg_backend_pid()").Scan(&bt.pid); err != nil {
+		b.Fatal(err)
+	}
+	if bt.ordersT, err = tdb.Describe(ctx, schema.Name{Name: "orders"}); err != nil {
+		b.Fatal(err)
+	}
+	if bt.items, err = tdb.Describe(ctx, schema.Name{Name: "order_items"}); err != nil {
+		b.Fatal(err)
+	}
+	return bt
+}
+
+// orders returns a batch of n orders with the keys after *next.
+func (bt *benchTarget) orders(n int, next *int) *commit.Batch {
+	rows := make([][]any, n)
+	for i := range rows {
+		*next++
+		rows[i] = []any{int64(*next), "Margaret Hamilton", "SHIPPED", "1234.50", time.Date(2026, 11, 1, 8, 0, *next%60, 123000000, time.UTC), nil}
+	}
+	return &commit.Batch{Table: bt.ordersT, Upserts: []commit.Group{{
+		Columns: []string{"id", "customer", "status", "amount", "created_at", "note"}, Rows: rows, Pos: positions(n)}}}
+}
+
+// run applies the units unit makes, rows rows each (once beforehand when
+// existing, so that their keys exist), and reports the costs per row.
+func (bt *benchTarget) run(b *testing.B, rows int, existing bool, unit func() *commit.Unit) {
+	ctx := context.Background()
+	if existing {
+		if err := bt.apply.Apply(ctx, unit()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	server := backendCPU(b, bt.pid)
+	for b.Loop() {
+		b.StopTimer()
+		u := unit()
+		b.StartTimer()
+		if err := bt.apply.Apply(ctx, u); err != nil {
+			b.Fatal(err)
+		}
+	}
+	n := float64(b.N * rows)
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/n, "ns/row")
+	b.ReportMetric(float64(backendCPU(b, bt.pid)-server)/n, "server-ns/row")
+}
+
+// backendCPU returns the CPU time the server process pid has used (user
+// and system, from /proc: the server must run on this host).
+func backendCPU(b *testing.B, pid int) time.Duration {
+	b.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Skipf("server CPU time: %v (the server must run on this host)", err)
+	}
+	// The fields after the command name, which is in parentheses: utime
+	// is the 12th and stime the 13th, in clock ticks.
+	f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+2:]))
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * time.Second / clockTicks
+}
+
+// clockTicks is the kernel's USER_HZ, the unit of /proc's CPU times: 100
+// on every Linux architecture Go runs on.
+const clockTicks = 100

@@ -1,0 +1,947 @@
+// Package sqlsink applies commit units to a SQL database. It is split the way
+// database/sql is split from its drivers: this package owns the transaction,
+// the order of statements, chunking to the server's limits, progress and
+// error classification; a Dialect (packages sqlsink/mysql, sqlsink/postgres,
+// sqlsink/sqlite) only knows its server's SQL and catalog.
+//
+// Guarantees of Apply, for every dialect:
+//
+//   - One unit is one database transaction: all Deletes of all tables first,
+//     then all Upserts and Inserts, then the progress rows, then COMMIT. A
+//     reader sees all of it or none of it.
+//   - Progress rows live in the target (table txsink_progress), written in
+//     that same transaction, so the target's own state is the checkpoint:
+//     Progress tells exactly what has been applied.
+//   - An error says whether retrying can help: IsTransient reports deadlocks,
+//     lock-wait timeouts, serialization failures and lost connections. After
+//     any error the transaction was rolled back (or never committed), so the
+//     unit may be applied again from the start.
+package sqlsink
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/txsink/txsink/changelog"
+	"github.com/txsink/txsink/commit"
+	"github.com/txsink/txsink/schema"
+)
+
+// ProgressTable is the name of the table that holds each pipeline's
+// positions in the target. Changes never write it: see schema.Reserved.
+const ProgressTable = schema.ProgressTable
+
+// DeadLetterTable is the name of the table that holds quarantined source
+// transactions under the dead-letter policy. Changes never write it.
+const DeadLetterTable = schema.DeadLetterTable
+
+// Dialect is what a SQL server contributes: quoting, statement text, limits,
+// catalog reading and error classification. Implementations are stateless
+// and safe for concurrent use; statement builders are pure functions.
+type Dialect interface {
+	// Name returns the dialect's name ("mysql", "mariadb", "postgres", "sqlite").
+	Name() string
+	// Quote quotes one identifier, doubling any quote character inside it.
+	Quote(ident string) string
+	// WritePlaceholder writes the n-th (1-based) bind placeholder. It
+	// writes into the statement rather than returning a string: a
+	// 1000-row statement has thousands of them.
+	WritePlaceholder(b *strings.Builder, n int)
+	// MaxParams is the most bind parameters one statement may carry.
+	MaxParams() int
+	// MaxStatementBytes bounds the bytes of values one statement may carry
+	// (the server's packet limit, with head room).
+	MaxStatementBytes() int
+	// Upsert writes a statement that inserts rows rows of cols into t,
+	// overwriting the rows whose primary key already exists.
+	Upsert(b *strings.Builder, t *schema.Table, cols []string, rows int)
+	// Insert writes a plain multi-row INSERT.
+	Insert(b *strings.Builder, t *schema.Table, cols []string, rows int)
+	// Delete writes a statement that deletes rows keys of t's primary key.
+	Delete(b *strings.Builder, t *schema.Table, rows int)
+	// ProgressSchema returns the statements that create the progress table
+	// if it does not exist.
+	ProgressSchema() []string
+	// DeadLetterSchema returns the statements that create the dead-letter
+	// table if it does not exist.
+	DeadLetterSchema() []string
+	// ProgressClaim writes the statement that claims one partition for a
+	// new owner, bound as (pipeline, partition): it inserts the row at
+	// epoch 1 (position 0), or adds one to an existing row's epoch.
+	ProgressClaim(b *strings.Builder)
+	// ProgressAdvance writes the statement that moves one partition's
+	// position, bound as (position, seq, mark, pipeline, partition, epoch),
+	// mark being the position's fingerprint or NULL (column position_mark). It
+	// matches no row once another owner has claimed the partition; it must
+	// report matched rows, not changed rows.
+	ProgressAdvance(b *strings.Builder)
+	// Describe reads table name from the catalog; a name without a
+	// namespace is looked up in the connection's own. It takes name's
+	// parts as they are and splits neither at a dot.
+	Describe(ctx context.Context, q Querier, name schema.Name) (*schema.Table, error)
+	// Bind turns a converted value (package coerce) into what the driver
+	// takes for col.
+	Bind(col *schema.Column, v any) any
+	// Transient reports whether err is worth retrying: the transaction was
+	// lost or refused as a whole, and nothing of it was committed.
+	Transient(err error) bool
+	// ServerCondition reports whether err is the server's own state —
+	// disk or memory exhausted, an I/O error, a read-only server, missing
+	// privileges — which no row of the statement caused: txsink does not
+	// look for a row at fault and does not blame one.
+	ServerCondition(err error) bool
+}
+
+// Querier is what Describe needs: a *sql.DB, *sql.Conn or *sql.Tx.
+type Querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// Error is a failure of the target. Transient says whether retrying the
+// whole unit may succeed.
+type Error struct {
+	// Op is what was being done ("apply", "describe", "read progress", ...).
+	Op string
+	// Table is the table the failing statement wrote, when one did.
+	Table string
+	// Key is the key of the row at fault, rendered; when txsink could not
+	// tell which row of a multi-row statement it was, the first row's.
+	Key string
+	// Pos is the source position ("path:line") of the change that made the
+	// row at fault, when known.
+	Pos string
+	// Hint says what to do, for errors retrying cannot fix.
+	Hint      string
+	Transient bool
+	// GaveUp says a transient error persisted through Retries retries
+	// of the unit and the caller stopped retrying it.
+	GaveUp  bool
+	Retries int
+	Err     error
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	if e.Pos != "" {
+		b.WriteString(e.Pos)
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Op)
+	if e.Table != "" {
+		b.WriteString(" ")
+		b.WriteString(e.Table)
+	}
+	if e.Key != "" {
+		b.WriteString(" key ")
+		b.WriteString(e.Key)
+	}
+	b.WriteString(": ")
+	b.WriteString(e.Err.Error())
+	if e.Transient && e.GaveUp {
+		fmt.Fprintf(&b, " (transient, but it persisted through %d retries (sink.max-retries) and txsink gave up; check the server, then run again)", e.Retries)
+	} else if e.Transient {
+		b.WriteString(" (transient: txsink retries)")
+	} else if e.Hint != "" {
+		b.WriteString("; ")
+		b.WriteString(e.Hint)
+	}
+	return b.String()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// ErrFenced is wrapped by the *Error Apply returns when another instance
+// has claimed one of the unit's partitions since this one did: this
+// instance is a zombie and must stop. Nothing of the unit was written.
+var ErrFenced = errors.New("another txsink instance has taken over the partition")
+
+// IsTransient reports whether err, or an error it wraps, is a transient
+// target error: retrying the unit may succeed.
+func IsTransient(err error) bool {
+	var te *Error
+	return errors.As(err, &te) && te.Transient
+}
+
+// DB is a Target over a database/sql handle and a Dialect.
+type DB struct {
+	db      *sql.DB
+	dialect Dialect
+	// epochs holds the epoch this instance claimed, per pipeline and
+	// partition (claimKey). Only the goroutine applying units uses it.
+	epochs map[string]int64
+	// beforeCommit, when set, runs inside the transaction after every
+	// statement of a unit and before COMMIT; an error aborts the unit.
+	beforeCommit func(*commit.Unit) error
+	// afterCommit, when set, runs after a successful COMMIT; an error from
+	// it is reported as a transient error of the commit.
+	afterCommit func(*commit.Unit) error
+
+	// lockMu guards locks and held: the session holding the partitions'
+	// locks (see Hold), opened at the first Hold, and the keys it holds.
+	lockMu sync.Mutex
+	locks  Locks
+	held   map[string]bool
+}
+
+// SetAfterCommit installs f to run after each successful COMMIT; an error
+// from f is reported as a transient commit error, as when the connection
+// breaks after the server committed but before the client heard. Tests use
+// it to prove such a unit is not applied twice. Not safe to call while
+// units are applied.
+func (t *DB) SetAfterCommit(f func(*commit.Unit) error) { t.afterCommit = f }
+
+// SetBeforeCommit installs f to run inside each unit's transaction, after
+// all its statements and before COMMIT; an error from f rolls the unit back
+// as a failed COMMIT would. Tests use it to stop a pipeline inside a commit.
+// Not safe to call while units are applied.
+func (t *DB) SetBeforeCommit(f func(*commit.Unit) error) { t.beforeCommit = f }
+
+// New returns a target that applies units to db in dialect d.
+func New(db *sql.DB, d Dialect) *DB { return &DB{db: db, dialect: d, epochs: map[string]int64{}} }
+
+// DB returns the underlying handle (for tests and tools).
+func (t *DB) DB() *sql.DB { return t.db }
+
+// Dialect returns the target's dialect.
+func (t *DB) Dialect() Dialect { return t.dialect }
+
+// Close gives up the partitions' locks and closes the database handle.
+func (t *DB) Close() error { return errors.Join(t.closeLocks(), t.db.Close()) }
+
+func (t *DB) wrap(op, table, key string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &Error{Op: op, Table: table, Key: key, Transient: t.dialect.Transient(err), Err: err}
+}
+
+// Describe reads a table's schema from the catalog (see
+// Dialect.Describe), with its shape's version when the dialect is a
+// Versioner. The version is read first: an ALTER between the two readings
+// leaves a version older than the shape, which the next check takes for a
+// change (a needless re-description, never a missed one).
+func (t *DB) Describe(ctx context.Context, name schema.Name) (*schema.Table, error) {
+	v, versioned := t.dialect.(Versioner)
+	var version string
+	var verr error
+	if versioned {
+		version, verr = v.ShapeVersion(ctx, t.db, name)
+	}
+	tbl, err := t.dialect.Describe(ctx, t.db, name)
+	if err != nil {
+		// A missing table fails both; Describe says it better.
+		return nil, t.wrap("describe", name.String(), "", err)
+	}
+	if verr != nil {
+		if version, verr = v.ShapeVersion(ctx, t.db, name); verr != nil {
+			return nil, t.wrap("describe", name.String(), "", verr)
+		}
+	}
+	tbl.Version = version
+	return tbl, nil
+}
+
+// Setup creates the progress table if it does not exist, and adds the
+// position_mark column to one an older txsink created.
+func (t *DB) Setup(ctx context.Context) error {
+	if err := t.createIfMissing(ctx, t.dialect.ProgressSchema(), "create progress table", ProgressTable); err != nil {
+		return err
+	}
+	return t.addMarkColumn(ctx)
+}
+
+// createIfMissing runs CREATE ... IF NOT EXISTS statements. Instances of a
+// pipeline that start together (a consumer group) race to create the same
+// table, and PostgreSQL's IF NOT EXISTS is not atomic against that: the
+// loser fails on the catalog's unique index. Run again, the statement
+// sees the winner's table and does nothing.
+func (t *DB) createIfMissing(ctx context.Context, stmts []string, op, table string) error {
+	for _, s := range stmts {
+		var err error
+		for attempt := 0; attempt < 3; attempt++ {
+			if _, err = t.db.ExecContext(ctx, s); err == nil {
+				break
+			}
+		}
+		if err != nil {
+			return t.wrap(op, table, "", err)
+		}
+	}
+	return nil
+}
+
+// Apply applies u in one transaction (see the package doc for the order).
+// On any error the transaction is rolled back; the error is an *Error.
+//
+// When the server refuses a multi-row statement for good (a value, a
+// constraint), Apply finds the row at fault: after the rollback it replays
+// that statement's rows one at a time in a transaction it always rolls
+// back, and names the row's key and source position in the error.
+//
+// An error of the server's own state (Dialect.ServerCondition: a full
+// disk, no memory, a read-only server) names no row: no row caused it.
+func (t *DB) Apply(ctx context.Context, u *commit.Unit) error {
+	failed, err := t.apply(ctx, u)
+	if err == nil {
+		return nil
+	}
+	if t.dialect.Transient(err) {
+		// A lost session or a deadlock is no row's doing: name none.
+		var te *Error
+		if errors.As(err, &te) {
+			te.Key, te.Pos = "", ""
+		}
+		return err
+	}
+	if t.dialect.ServerCondition(err) {
+		return t.serverCondition(err)
+	}
+	if failed != nil {
+		return t.diagnose(ctx, failed, err)
+	}
+	return err
+}
+
+// serverCondition turns err, which the server's own state caused, into an
+// error that blames no row.
+func (t *DB) serverCondition(err error) error {
+	e := &Error{Op: "apply", Err: err}
+	var te *Error
+	if errors.As(err, &te) {
+		e.Op, e.Table, e.Err = te.Op, te.Table, te.Err
+	}
+	e.Hint = "the server refused the statement for a reason of its own, not for a row's values (disk or memory full, read-only, privileges); fix the server's condition, then run again (nothing of this flush was committed)"
+	return e
+}
+
+// work is one kind of statement over a list of tuples: the keys to delete
+// from a table, or the rows to write to it.
+type work struct {
+	op     string // "delete from", "write"
+	table  *schema.Table
+	cols   []*schema.Column
+	tuples [][]any
+	pos    []changelog.Position
+	keyIdx []int // where the key columns sit in a tuple
+	build  func(b *strings.Builder, rows int)
+	kind   int // kindUpsert, kindInsert, kindDelete: which array statement fits (see ArrayDialect)
+}
+
+// failure is the chunk of a work whose statement failed.
+type failure struct {
+	w          *work
+	start, end int
+}
+
+func (t *DB) apply(ctx context.Context, u *commit.Unit) (failed *failure, err error) {
+	var unclaimed []string
+	for _, p := range u.Progress {
+		if _, ok := t.epochs[claimKey(u.Pipeline, p.Partition)]; !ok {
+			unclaimed = append(unclaimed, p.Partition)
+		}
+	}
+	if len(unclaimed) > 0 {
+		// A library caller that feeds partitions it never claimed owns
+		// them from its first commit on.
+		if _, err := t.Claim(ctx, u.Pipeline, unclaimed); err != nil {
+			return nil, err
+		}
+	}
+	// The unit runs on a connection of its own, so that a Loader can reach
+	// the driver's bulk path on the transaction's connection.
+	conn, err := t.db.Conn(ctx)
+	if err != nil {
+		return nil, t.wrap("begin", "", "", err)
+	}
+	defer conn.Close()
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, t.wrap("begin", "", "", err)
+	}
+	defer func() {
+		if err != nil {
+			// The rollback error is not interesting next to err: the
+			// transaction is gone either way.
+			_ = tx.Rollback()
+		}
+	}()
+	var sb strings.Builder
+	var args []any
+	// Progress first: the fenced update takes the progress rows' locks, so
+	// a second owner's commit waits here and then finds itself fenced,
+	// before it has written anything.
+	if err := t.advance(ctx, tx, u); err != nil {
+		return nil, err
+	}
+	if err := t.deadLetters(ctx, tx, u); err != nil {
+		return nil, err
+	}
+	for _, b := range u.Batches {
+		if len(b.Deletes) == 0 {
+			continue
+		}
+		if f, err := t.exec(ctx, nil, tx, &sb, &args, t.deleteWork(b)); err != nil {
+			return f, err
+		}
+	}
+	for _, b := range u.Batches {
+		for _, g := range b.Upserts {
+			w := t.rowWork(b.Table, g, t.dialect.Upsert)
+			if g.Partial {
+				if err := t.requireRows(ctx, tx, w); err != nil {
+					return nil, err
+				}
+			}
+			if f, err := t.exec(ctx, conn, tx, &sb, &args, w); err != nil {
+				return f, err
+			}
+		}
+		for _, g := range b.Inserts {
+			if f, err := t.exec(ctx, conn, tx, &sb, &args, t.rowWork(b.Table, g, t.dialect.Insert)); err != nil {
+				return f, err
+			}
+		}
+	}
+	if err := t.checkShapes(ctx, tx, u); err != nil {
+		return nil, err
+	}
+	if t.beforeCommit != nil {
+		if err := t.beforeCommit(u); err != nil {
+			return nil, err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, t.wrap("commit", "", "", err)
+	}
+	if t.afterCommit != nil {
+		if err := t.afterCommit(u); err != nil {
+			return nil, &Error{Op: "commit", Transient: true, Err: err}
+		}
+	}
+	return nil, nil
+}
+
+func (t *DB) deleteWork(b *commit.Batch) *work {
+	w := &work{op: "delete from", table: b.Table, tuples: b.Deletes, pos: b.DeletePos, kind: kindDelete}
+	for i, k := range b.Table.PrimaryKey {
+		c, _ := b.Table.Column(k)
+		w.cols = append(w.cols, c)
+		w.keyIdx = append(w.keyIdx, i)
+	}
+	w.build = func(sb *strings.Builder, rows int) { t.dialect.Delete(sb, b.Table, rows) }
+	return w
+}
+
+type builder func(b *strings.Builder, t *schema.Table, cols []string, rows int)
+
+func (t *DB) rowWork(tbl *schema.Table, g commit.Group, build builder) *work {
+	w := &work{op: "write", table: tbl, tuples: g.Rows, pos: g.Pos}
+	for _, name := range g.Columns {
+		c, _ := tbl.Column(name)
+		w.cols = append(w.cols, c)
+	}
+	for _, k := range tbl.PrimaryKey {
+		for i, name := range g.Columns {
+			if strings.EqualFold(name, k) {
+				w.keyIdx = append(w.keyIdx, i)
+			}
+		}
+	}
+	w.build = func(sb *strings.Builder, rows int) { build(sb, tbl, g.Columns, rows) }
+	_, arrays := t.dialect.(ArrayDialect)
+	_, loads := t.dialect.(Loader)
+	if (arrays || loads) && len(g.Rows) >= minArrayRows {
+		w.kind = t.rowKind(tbl, g.Columns, build)
+	}
+	return w
+}
+
+// exec runs w: through the dialect's bulk-load path when it takes w (see
+// Loader), else in statements chunked to the server's limits: array
+// statements when the dialect has them for w (see ArrayDialect), else
+// multi-row statements. conn is tx's connection (nil: no bulk load).
+func (t *DB) exec(ctx context.Context, conn *sql.Conn, tx *sql.Tx, sb *strings.Builder, args *[]any, w *work) (*failure, error) {
+	if done, f, err := t.execLoad(ctx, conn, tx, w); done {
+		return f, err
+	}
+	if done, f, err := t.execArrays(ctx, tx, sb, args, w); done {
+		return f, err
+	}
+	if err := t.checkPacket(w); err != nil {
+		return nil, err
+	}
+	// Chunks are cut by each row's own size, not the first row's: one
+	// long row among short ones would carry its statement past the
+	// server's packet limit, which MySQL answers by dropping the
+	// connection.
+	perRows := t.chunkRows(len(w.cols), 0)
+	limit := t.dialect.MaxStatementBytes()
+	for start := 0; start < len(w.tuples); {
+		end, bytes := start, 0
+		for end < len(w.tuples) && end-start < perRows {
+			n := approxBytes(w.tuples[end])
+			if end > start && bytes+n > limit {
+				break
+			}
+			bytes += n
+			end++
+		}
+		if err := t.execChunk(ctx, tx, sb, args, w, start, end); err != nil {
+			return &failure{w: w, start: start, end: end}, t.wrap(w.op, w.table.String(), w.key(start), err)
+		}
+		start = end
+	}
+	return nil, nil
+}
+
+// PacketLimiter is a Dialect whose server refuses any statement over a
+// packet size (MySQL/MariaDB's max_allowed_packet) by dropping the
+// connection, which looks like a lost connection.
+type PacketLimiter interface {
+	// PacketLimit is the server's largest packet in bytes, 0 when unknown.
+	PacketLimit() int
+}
+
+// checkPacket refuses a row of w that cannot fit the server's packet
+// limit in a statement of its own: sent, it would drop the connection and
+// be retried as if the server had gone away, forever.
+func (t *DB) checkPacket(w *work) error {
+	pl, ok := t.dialect.(PacketLimiter)
+	if !ok || pl.PacketLimit() <= 0 {
+		return nil
+	}
+	limit := pl.PacketLimit()
+	for i, row := range w.tuples {
+		n := valueBytes(row)
+		if n+statementOverhead(w) <= limit {
+			continue
+		}
+		need := n + statementOverhead(w)
+		e := &Error{Op: w.op, Table: w.table.String(), Key: w.key(i),
+			Err: fmt.Errorf("the row's values take %d bytes, and a statement of it more than the server's max_allowed_packet of %d bytes", n, limit),
+			Hint: fmt.Sprintf("raise max_allowed_packet on the server to at least %d (SET GLOBAL max_allowed_packet = %d, and in its configuration), then run again (nothing of this flush was committed)",
+				roundUpKiB(2*need), roundUpKiB(2*need))}
+		if i < len(w.pos) {
+			e.Pos = w.pos[i].String()
+		}
+		return e
+	}
+	return nil
+}
+
+// valueBytes counts the bytes of a row's values as they go on the wire,
+// escaping aside.
+func valueBytes(row []any) int {
+	n := 0
+	for _, v := range row {
+		switch x := v.(type) {
+		case string:
+			n += len(x)
+		case []byte:
+			n += len(x)
+		default:
+			n += 8
+		}
+	}
+	return n
+}
+
+// statementOverhead is the statement text around one row of w: names,
+// placeholders and the upsert clause, with room for the protocol.
+func statementOverhead(w *work) int {
+	n := 256 + len(w.table.String())
+	for _, c := range w.cols {
+		n += 2*len(c.Name) + 32
+	}
+	return n
+}
+
+// roundUpKiB rounds n up to a whole KiB, as max_allowed_packet is kept.
+func roundUpKiB(n int) int { return (n + 1023) / 1024 * 1024 }
+
+func (t *DB) execChunk(ctx context.Context, tx *sql.Tx, sb *strings.Builder, args *[]any, w *work, start, end int) error {
+	sb.Reset()
+	*args = (*args)[:0]
+	w.build(sb, end-start)
+	for _, tuple := range w.tuples[start:end] {
+		for i, v := range tuple {
+			*args = append(*args, t.dialect.Bind(w.cols[i], v))
+		}
+	}
+	_, err := tx.ExecContext(ctx, sb.String(), *args...)
+	return err
+}
+
+// key renders the key of tuple i.
+func (w *work) key(i int) string {
+	vals := make([]any, len(w.keyIdx))
+	for j, k := range w.keyIdx {
+		vals[j] = w.tuples[i][k]
+	}
+	return renderKey(vals)
+}
+
+// diagnose replays the rows of a failed chunk one at a time, in a
+// transaction it rolls back, to name the row the server refuses. It
+// returns the original error, sharpened when one row fails alone.
+func (t *DB) diagnose(ctx context.Context, f *failure, orig error) error {
+	if f.end-f.start == 1 {
+		return t.refused(f.w, f.start, orig)
+	}
+	tx, err := t.db.BeginTx(ctx, nil)
+	if err != nil {
+		return orig
+	}
+	defer tx.Rollback()
+	var sb strings.Builder
+	var args []any
+	for i := f.start; i < f.end; i++ {
+		if err := t.execChunk(ctx, tx, &sb, &args, f.w, i, i+1); err != nil {
+			if t.dialect.Transient(err) || t.dialect.ServerCondition(err) {
+				return orig
+			}
+			return t.refused(f.w, i, &Error{Op: f.w.op, Table: f.w.table.String(), Err: err})
+		}
+	}
+	return orig
+}
+
+// refused builds the error for row i of w, which the server refused.
+func (t *DB) refused(w *work, i int, err error) error {
+	var te *Error
+	cause := err
+	if errors.As(err, &te) {
+		cause = te.Err
+	}
+	e := &Error{Op: w.op, Table: w.table.String(), Key: w.key(i), Err: cause,
+		Hint: "the target refused this row; fix the value at the source or the target table's definition, then run again (nothing of this flush was committed)"}
+	if i < len(w.pos) {
+		e.Pos = w.pos[i].String()
+	}
+	return e
+}
+
+// chunkRows returns how many rows of width params fit one statement.
+func (t *DB) chunkRows(width, rowBytes int) int {
+	n := t.dialect.MaxParams() / max(width, 1)
+	if rowBytes > 0 {
+		n = min(n, max(1, t.dialect.MaxStatementBytes()/rowBytes))
+	}
+	return max(n, 1)
+}
+
+// approxBytes estimates the bytes a row's values take on the wire, with
+// slack for long values; chunking uses it to stay under packet limits.
+func approxBytes(row []any) int {
+	n := 0
+	for _, v := range row {
+		switch x := v.(type) {
+		case string:
+			n += len(x) * 2
+		case []byte:
+			n += len(x) * 2
+		default:
+			n += 24
+		}
+		n += 4
+	}
+	return n * 2
+}
+
+func renderKey(vals []any) string {
+	parts := make([]string, len(vals))
+	for i, v := range vals {
+		switch x := v.(type) {
+		case string:
+			parts[i] = fmt.Sprintf("%q", x)
+		case []byte:
+			parts[i] = fmt.Sprintf("%x", x)
+		default:
+			parts[i] = fmt.Sprint(x)
+		}
+	}
+	return "(" + strings.Join(parts, ", ") + ")"
+}
+
+// WriteList writes n comma-separated copies of a parenthesized tuple of
+// width placeholders, numbering from *next; dialects share it.
+func WriteList(b *strings.Builder, d Dialect, rows, width int, next *int) {
+	for r := 0; r < rows; r++ {
+		if r > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('(')
+		for c := 0; c < width; c++ {
+			if c > 0 {
+				b.WriteByte(',')
+			}
+			*next++
+			d.WritePlaceholder(b, *next)
+		}
+		b.WriteByte(')')
+	}
+}
+
+// QuotedTable returns the table's name quoted in d, with its namespace when
+// it has one.
+func QuotedTable(d Dialect, t *schema.Table) string {
+	if t.Namespace == "" {
+		return d.Quote(t.Name)
+	}
+	return d.Quote(t.Namespace) + "." + d.Quote(t.Name)
+}
+
+// QuoteList writes the quoted names separated by commas.
+func QuoteList(b *strings.Builder, d Dialect, names []string) {
+	for i, n := range names {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(d.Quote(n))
+	}
+}
+
+// WriteKeyIn writes the WHERE clause of a multi-key delete:
+// "k IN (?,?)" for one key column, "(a,b) IN ((?,?),(?,?))" for several.
+func WriteKeyIn(b *strings.Builder, d Dialect, key []string, rows int) {
+	next := 0
+	if len(key) == 1 {
+		b.WriteString(d.Quote(key[0]))
+		b.WriteString(" IN (")
+		for r := 0; r < rows; r++ {
+			if r > 0 {
+				b.WriteByte(',')
+			}
+			next++
+			d.WritePlaceholder(b, next)
+		}
+		b.WriteByte(')')
+		return
+	}
+	b.WriteByte('(')
+	QuoteList(b, d, key)
+	b.WriteString(") IN (")
+	WriteList(b, d, rows, len(key), &next)
+	b.WriteByte(')')
+}
+
+// WriteInsert writes INSERT INTO t (cols) VALUES (...),(...) with rows
+// tuples of placeholders.
+func WriteInsert(b *strings.Builder, d Dialect, t *schema.Table, cols []string, rows int) {
+	b.WriteString("INSERT INTO ")
+	b.WriteString(QuotedTable(d, t))
+	b.WriteString(" (")
+	QuoteList(b, d, cols)
+	b.WriteString(") VALUES ")
+	next := 0
+	WriteList(b, d, rows, len(cols), &next)
+}
+
+// WriteOnConflict writes the upsert tail shared by PostgreSQL and SQLite:
+// ON CONFLICT (key) DO UPDATE SET c=excluded.c for every non-key column, or
+// DO NOTHING when every column is a key column (the row then equals the
+// image already). excluded is how the dialect spells the proposed row.
+func WriteOnConflict(b *strings.Builder, d Dialect, t *schema.Table, cols []string, excluded string) {
+	b.WriteString(" ON CONFLICT (")
+	QuoteList(b, d, t.PrimaryKey)
+	b.WriteString(") DO ")
+	n := 0
+	for _, c := range cols {
+		if IsKey(t, c) {
+			continue
+		}
+		if n == 0 {
+			b.WriteString("UPDATE SET ")
+		} else {
+			b.WriteByte(',')
+		}
+		n++
+		q := d.Quote(c)
+		b.WriteString(q)
+		b.WriteByte('=')
+		b.WriteString(excluded)
+		b.WriteByte('.')
+		b.WriteString(q)
+	}
+	if n == 0 {
+		b.WriteString("NOTHING")
+	}
+}
+
+// IsKey reports whether column c is one of t's primary-key columns.
+func IsKey(t *schema.Table, c string) bool {
+	for _, k := range t.PrimaryKey {
+		if strings.EqualFold(k, c) {
+			return true
+		}
+	}
+	return false
+}
+
+func placeholder(d Dialect, n int) string {
+	var b strings.Builder
+	d.WritePlaceholder(&b, n)
+	return b.String()
+}
+
+// DeadLetterMigrator is a Dialect whose earlier dead-letter table could
+// not hold every dead letter (MySQL/MariaDB's VARCHAR(512) txn_id).
+type DeadLetterMigrator interface {
+	// MigrateDeadLetters brings an existing dead-letter table to the
+	// current shape, keeping its rows; it does nothing to a current one.
+	MigrateDeadLetters(ctx context.Context, db *sql.DB) error
+}
+
+// SetupDeadLetters creates the dead-letter table if it does not exist,
+// and widens the columns of one an older txsink created.
+func (t *DB) SetupDeadLetters(ctx context.Context) error {
+	if err := t.createIfMissing(ctx, t.dialect.DeadLetterSchema(), "create dead-letter table", DeadLetterTable); err != nil {
+		return err
+	}
+	if m, ok := t.dialect.(DeadLetterMigrator); ok {
+		if err := m.MigrateDeadLetters(ctx, t.db); err != nil {
+			e := t.wrap("widen the columns of", DeadLetterTable, "", err)
+			if te, ok := e.(*Error); ok && !te.Transient {
+				te.Hint = "txsink needs ALTER on " + DeadLetterTable + " once, to store transaction ids of any length; grant it, or run the ALTER as its owner"
+			}
+			return e
+		}
+	}
+	return nil
+}
+
+var deadLetterCols = []string{"pipeline", "source_partition", "position", "seq", "txn_id", "raw", "reason"}
+
+// deadLetters writes the unit's quarantined transactions.
+func (t *DB) deadLetters(ctx context.Context, tx *sql.Tx, u *commit.Unit) error {
+	if len(u.DeadLetters) == 0 {
+		return nil
+	}
+	var sb strings.Builder
+	WriteInsert(&sb, t.dialect, &schema.Table{Name: DeadLetterTable}, deadLetterCols, len(u.DeadLetters))
+	args := make([]any, 0, len(u.DeadLetters)*len(deadLetterCols))
+	for _, d := range u.DeadLetters {
+		args = append(args, u.Pipeline, d.Pos.Partition, d.Pos.Offset, d.Pos.Seq, d.TxnID, d.Raw, d.Reason)
+	}
+	if _, err := tx.ExecContext(ctx, sb.String(), args...); err != nil {
+		return t.wrap("write dead letters", DeadLetterTable, "", err)
+	}
+	return nil
+}
+
+// DeadLetterRow is one row of the dead-letter table.
+type DeadLetterRow struct {
+	ID        int64
+	Pipeline  string
+	Partition string
+	Offset    int64
+	Seq       int64
+	TxnID     string
+	Raw       []byte
+	Reason    string
+	CreatedAt string
+}
+
+// DeadLetters lists the quarantined transactions of pipeline, oldest
+// first. A target without the table has none.
+func (t *DB) DeadLetters(ctx context.Context, pipeline string) ([]DeadLetterRow, error) {
+	d := t.dialect
+	q := "SELECT " + d.Quote("id") + ", " + d.Quote("source_partition") + ", " + d.Quote("position") + ", " + d.Quote("seq") + ", " +
+		d.Quote("txn_id") + ", " + d.Quote("raw") + ", " + d.Quote("reason") + ", " + d.Quote("created_at") +
+		" FROM " + d.Quote(DeadLetterTable) + " WHERE " + d.Quote("pipeline") + " = " + placeholder(d, 1) + " ORDER BY " + d.Quote("id")
+	rows, err := t.db.QueryContext(ctx, q, pipeline)
+	if err != nil {
+		if _, derr := d.Describe(ctx, t.db, schema.Name{Name: DeadLetterTable}); derr != nil {
+			return nil, nil // no table: nothing was ever quarantined
+		}
+		return nil, t.wrap("read dead letters", DeadLetterTable, "", err)
+	}
+	defer rows.Close()
+	var out []DeadLetterRow
+	for rows.Next() {
+		r := DeadLetterRow{Pipeline: pipeline}
+		var created any
+		if err := rows.Scan(&r.ID, &r.Partition, &r.Offset, &r.Seq, &r.TxnID, &r.Raw, &r.Reason, &created); err != nil {
+			return nil, t.wrap("read dead letters", DeadLetterTable, "", err)
+		}
+		r.CreatedAt = formatTime(created)
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// formatTime renders a time a server returned (a time.Time, or text on
+// SQLite) in RFC 3339, UTC.
+func formatTime(v any) string {
+	if tm, ok := v.(interface{ UTC() time.Time }); ok {
+		return tm.UTC().Format(time.RFC3339)
+	}
+	if b, ok := v.([]byte); ok {
+		return string(b)
+	}
+	return fmt.Sprint(v)
+}
+
+// ErrMissingRow is wrapped by the error Apply returns when a partial
+// update's row (see commit.Group.Partial) is not in the target: the
+// columns its image lacks have no value to keep.
+var ErrMissingRow = errors.New("the row a partial update image changes is not in the target")
+
+// requireRows checks that every row of w, a group of partial update
+// images, is in the target, inside the unit's transaction before they are
+// written: an upsert would insert a missing one with the columns its image
+// lacks left NULL or defaulted, which is not what the source holds.
+func (t *DB) requireRows(ctx context.Context, tx *sql.Tx, w *work) error {
+	d := t.dialect
+	keyCols := make([]*schema.Column, len(w.keyIdx))
+	for i, j := range w.keyIdx {
+		keyCols[i] = w.cols[j]
+	}
+	count := func(start, end int) (int, error) {
+		var sb strings.Builder
+		sb.WriteString("SELECT COUNT(*) FROM " + QuotedTable(d, w.table) + " WHERE ")
+		WriteKeyIn(&sb, d, w.table.PrimaryKey, end-start)
+		args := make([]any, 0, (end-start)*len(keyCols))
+		for _, row := range w.tuples[start:end] {
+			for i, j := range w.keyIdx {
+				args = append(args, d.Bind(keyCols[i], row[j]))
+			}
+		}
+		var n int
+		err := tx.QueryRowContext(ctx, sb.String(), args...).Scan(&n)
+		return n, err
+	}
+	per := t.chunkRows(len(keyCols), 64)
+	for start := 0; start < len(w.tuples); start += per {
+		end := min(start+per, len(w.tuples))
+		n, err := count(start, end)
+		if err != nil {
+			return t.wrap("read the rows partial updates change in", w.table.String(), w.key(start), err)
+		}
+		if n == end-start {
+			continue
+		}
+		// Rows of a group have distinct keys: one is missing. Find it.
+		for i := start; i < end; i++ {
+			n, err := count(i, i+1)
+			if err != nil {
+				return t.wrap("read the rows partial updates change in", w.table.String(), w.key(i), err)
+			}
+			if n == 0 {
+				e := &Error{Op: "update", Table: w.table.String(), Key: w.key(i), Err: ErrMissingRow,
+					Hint: "the source sent an update whose image lacks columns (a compressed or minimal row image, or Debezium's unavailable-value placeholder) for a row the target does not have, so those columns have no value; load the row first (a snapshot), or capture full row images; nothing of this commit was written"}
+				if i < len(w.pos) {
+					e.Pos = w.pos[i].String()
+				}
+				return e
+			}
+		}
+	}
+	return nil
+}

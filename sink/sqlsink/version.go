@@ -1,0 +1,72 @@
+package sqlsink
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/txsink/txsink/commit"
+	"github.com/txsink/txsink/schema"
+)
+
+// Versioner is an optional interface of a Dialect whose catalog can say,
+// cheaply, whether a table's shape changed: its columns, their types,
+// nullability, defaults, collations and constraints. A table altered while
+// txsink runs (a column narrowed, a timestamp's precision cut, a column
+// widened) would otherwise be written with values converted for its old
+// shape, and the server would round or truncate them without a word.
+type Versioner interface {
+	// ShapeVersion returns a text that changes whenever table name's
+	// definition changes; name.Namespace "" is the connection's database
+	// or schema. It runs on q, which may be the unit's transaction.
+	ShapeVersion(ctx context.Context, q Querier, name schema.Name) (string, error)
+}
+
+// ErrShapeChanged is wrapped by the error Apply returns when a table of the
+// unit was altered after it was described: nothing of the unit was
+// written. Describe the tables again and convert the unit's changes anew
+// (the engine starts again from the last commit).
+var ErrShapeChanged = errors.New("the target table was altered after txsink read its definition")
+
+// checkShapes fails the unit, inside its transaction and after its
+// statements, when one of its tables is no longer the shape its values were
+// converted for. Checked there it cannot be passed by: an ALTER waits for
+// the locks the unit's writes hold (a metadata lock on MySQL and MariaDB,
+// a table lock on PostgreSQL, the database's write lock on SQLite), and
+// one that came before the writes is seen.
+func (t *DB) checkShapes(ctx context.Context, tx Querier, u *commit.Unit) error {
+	v, ok := t.dialect.(Versioner)
+	if !ok {
+		return nil
+	}
+	for _, b := range u.Batches {
+		if b.Table.Version == "" {
+			continue
+		}
+		now, err := v.ShapeVersion(ctx, tx, schema.Name{Namespace: b.Table.Namespace, Name: b.Table.Name})
+		if err != nil {
+			return t.wrap("check the definition of", b.Table.String(), "", err)
+		}
+		if now != b.Table.Version {
+			return &Error{Op: "commit", Table: b.Table.String(), Err: fmt.Errorf("%w (it was changed while txsink ran)", ErrShapeChanged),
+				Hint: "nothing of this unit was written; txsink reads the definition again and converts the changes anew"}
+		}
+	}
+	return nil
+}
+
+// ShapeChanged reports whether table tbl was altered since it was
+// described (false when its dialect cannot tell). A value the old shape
+// refuses may fit the new one: the engine asks before it calls the value
+// bad input.
+func (t *DB) ShapeChanged(ctx context.Context, tbl *schema.Table) (bool, error) {
+	v, ok := t.dialect.(Versioner)
+	if !ok || tbl.Version == "" {
+		return false, nil
+	}
+	now, err := v.ShapeVersion(ctx, t.db, schema.Name{Namespace: tbl.Namespace, Name: tbl.Name})
+	if err != nil {
+		return false, t.wrap("check the definition of", tbl.String(), "", err)
+	}
+	return now != tbl.Version, nil
+}
