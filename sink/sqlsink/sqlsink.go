@@ -95,6 +95,14 @@ type Dialect interface {
 	// privileges — which no row of the statement caused: txsink does not
 	// look for a row at fault and does not blame one.
 	ServerCondition(err error) bool
+	// RowFault reports whether err, the server's answer to a statement
+	// of one row, refuses that row for its own values: a value its column
+	// cannot hold (text the encoding refuses, out of range, too long), a
+	// CHECK constraint, a NOT NULL column the row leaves without a value.
+	// Such a refusal depends on no other row and on no state of the
+	// server, so the change that made the row is bad input. Foreign keys
+	// and unique keys depend on other rows and are not row faults.
+	RowFault(err error) bool
 }
 
 // Querier is what Describe needs: a *sql.DB, *sql.Conn or *sql.Tx.
@@ -116,6 +124,13 @@ type Error struct {
 	// Pos is the source position ("path:line") of the change that made the
 	// row at fault, when known.
 	Pos string
+	// At is that change's position itself, when known (Pos renders it).
+	At changelog.Position
+	// Refused says the server refused the row at fault for its own values
+	// (Dialect.RowFault), found by the row-at-a-time diagnosis: the
+	// change at At is bad input, and no retry or other row can make the
+	// server take it. The dead-letter policy quarantines it.
+	Refused bool
 	// Hint says what to do, for errors retrying cannot fix.
 	Hint      string
 	Transient bool
@@ -166,6 +181,16 @@ var ErrFenced = errors.New("another txsink instance has taken over the partition
 func IsTransient(err error) bool {
 	var te *Error
 	return errors.As(err, &te) && te.Transient
+}
+
+// RefusedRow returns the change whose row the server refused for its own
+// values (see Error.Refused), when err, or an error it wraps, says so.
+func RefusedRow(err error) (*Error, bool) {
+	var te *Error
+	if errors.As(err, &te) && te.Refused && !te.Transient && te.At.Partition != "" {
+		return te, true
+	}
+	return nil, false
 }
 
 // DB is a Target over a database/sql handle and a Dialect.
@@ -622,7 +647,8 @@ func (t *DB) refused(w *work, i int, err error) error {
 	e := &Error{Op: w.op, Table: w.table.String(), Key: w.key(i), Err: cause,
 		Hint: "the target refused this row; fix the value at the source or the target table's definition, then run again (nothing of this flush was committed)"}
 	if i < len(w.pos) {
-		e.Pos = w.pos[i].String()
+		e.Pos, e.At = w.pos[i].String(), w.pos[i]
+		e.Refused = t.dialect.RowFault(cause)
 	}
 	return e
 }

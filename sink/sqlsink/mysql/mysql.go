@@ -592,3 +592,40 @@ func (d *Dialect) ServerCondition(err error) bool {
 	}
 	return false
 }
+
+// MySQL/MariaDB error numbers that refuse a row for its own values.
+const (
+	errBadNull                     = 1048 // NULL into a NOT NULL column
+	errWarnNullToNotNull           = 1263
+	errWarnDataOutOfRange          = 1264
+	errWarnDataTruncated           = 1265
+	errTruncatedWrongValue         = 1292 // an incorrect date-time or number
+	errInvalidCharacterString      = 1300
+	errNoDefaultForField           = 1364 // a NOT NULL column without a default the row does not set
+	errTruncatedWrongValueForField = 1366 // an incorrect integer, decimal or string value
+	errIllegalValueForType         = 1367
+	errDataTooLong                 = 1406
+	errWrongValueForType           = 1411
+	errCantCreateGeometry          = 1416
+	errDataOutOfRange              = 1690
+	errInvalidJSONText             = 3140 // MySQL's JSON type
+	errCheckViolated               = 3819 // MySQL 8
+	errConstraintFailed            = 4025 // MariaDB: a CHECK constraint, also its JSON_VALID one
+)
+
+// RowFault reports a value its column cannot hold, a NOT NULL column left
+// without a value and a failed CHECK constraint, by error number.
+func (d *Dialect) RowFault(err error) bool {
+	var me *mysqldrv.MySQLError
+	if !errors.As(err, &me) {
+		return false
+	}
+	switch me.Number {
+	case errBadNull, errWarnNullToNotNull, errWarnDataOutOfRange, errWarnDataTruncated, errTruncatedWrongValue,
+		errInvalidCharacterString, errNoDefaultForField, errTruncatedWrongValueForField, errIllegalValueForType,
+		errDataTooLong, errWrongValueForType, errCantCreateGeometry, errDataOutOfRange, errInvalidJSONText,
+		errCheckViolated, errConstraintFailed:
+		return true
+	}
+	return false
+}

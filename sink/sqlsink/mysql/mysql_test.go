@@ -84,33 +84,45 @@ func TestTransient(t *testing.T) {
 	}
 }
 
-// TestServerCondition classifies the errors of the server's own state,
-// which no row causes, by error number.
-func TestServerCondition(t *testing.T) {
+// TestErrorClasses classifies by error number the errors of the server's
+// own state, which no row causes (ServerCondition), and the refusals of
+// one row for its own values, which the dead-letter policy quarantines
+// (RowFault), apart from those that depend on other rows.
+func TestErrorClasses(t *testing.T) {
 	d := &Dialect{MariaDB: true}
 	tests := []struct {
-		number uint16
-		want   bool
+		number      uint16
+		server, row bool
 	}{
-		{1021, true},  // ER_DISK_FULL
-		{1114, true},  // ER_RECORD_FILE_FULL: the table is full
-		{1041, true},  // ER_OUT_OF_RESOURCES
-		{1037, true},  // ER_OUTOFMEMORY
-		{1026, true},  // ER_ERROR_ON_WRITE
-		{1142, true},  // ER_TABLEACCESS_DENIED_ERROR
-		{1290, true},  // ER_OPTION_PREVENTS_STATEMENT (--read-only)
-		{1406, false}, // ER_DATA_TOO_LONG: a row's value
-		{1048, false}, // ER_BAD_NULL_ERROR
-		{4025, false}, // ER_CONSTRAINT_FAILED (MariaDB CHECK)
-		{1062, false}, // ER_DUP_ENTRY
+		{1021, true, false},  // ER_DISK_FULL
+		{1114, true, false},  // ER_RECORD_FILE_FULL: the table is full
+		{1041, true, false},  // ER_OUT_OF_RESOURCES
+		{1037, true, false},  // ER_OUTOFMEMORY
+		{1026, true, false},  // ER_ERROR_ON_WRITE
+		{1142, true, false},  // ER_TABLEACCESS_DENIED_ERROR
+		{1290, true, false},  // ER_OPTION_PREVENTS_STATEMENT (--read-only)
+		{1406, false, true},  // ER_DATA_TOO_LONG: a row's value
+		{1048, false, true},  // ER_BAD_NULL_ERROR
+		{1364, false, true},  // ER_NO_DEFAULT_FOR_FIELD
+		{1264, false, true},  // ER_WARN_DATA_OUT_OF_RANGE
+		{1366, false, true},  // ER_TRUNCATED_WRONG_VALUE_FOR_FIELD
+		{4025, false, true},  // ER_CONSTRAINT_FAILED (MariaDB CHECK)
+		{3819, false, true},  // ER_CHECK_CONSTRAINT_VIOLATED (MySQL 8)
+		{1062, false, false}, // ER_DUP_ENTRY: another row's
+		{1452, false, false}, // ER_NO_REFERENCED_ROW_2: a foreign key, another row's
+		{1213, false, false}, // ER_LOCK_DEADLOCK
 	}
 	for _, tc := range tests {
-		if got := d.ServerCondition(fmt.Errorf("write: %w", &mysqldrv.MySQLError{Number: tc.number})); got != tc.want {
-			t.Errorf("ServerCondition(%d) = %v, want %v", tc.number, got, tc.want)
+		err := fmt.Errorf("write: %w", &mysqldrv.MySQLError{Number: tc.number})
+		if got := d.ServerCondition(err); got != tc.server {
+			t.Errorf("ServerCondition(%d) = %v, want %v", tc.number, got, tc.server)
+		}
+		if got := d.RowFault(err); got != tc.row {
+			t.Errorf("RowFault(%d) = %v, want %v", tc.number, got, tc.row)
 		}
 	}
-	if d.ServerCondition(io.ErrUnexpectedEOF) {
-		t.Error("ServerCondition of a lost connection = true")
+	if d.ServerCondition(io.ErrUnexpectedEOF) || d.RowFault(io.ErrUnexpectedEOF) {
+		t.Error("ServerCondition or RowFault of a lost connection = true")
 	}
 }
 

@@ -210,3 +210,15 @@ func (Dialect) ServerCondition(err error) bool {
 	}
 	return false
 }
+
+// RowFault reports a data exception (class 22: text the encoding refuses,
+// such as a NUL byte (22021), a value out of range or too long, a
+// malformed value), a NOT NULL violation (23502) and a CHECK violation
+// (23514): each about the row's own values.
+func (Dialect) RowFault(err error) bool {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return false
+	}
+	return strings.HasPrefix(pe.Code, "22") || pe.Code == "23502" || pe.Code == "23514"
+}

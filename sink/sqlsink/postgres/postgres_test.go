@@ -36,31 +36,43 @@ func TestTransient(t *testing.T) {
 	}
 }
 
-// TestServerCondition classifies the errors of the server's own state,
-// which no row causes, by SQLSTATE.
-func TestServerCondition(t *testing.T) {
+// TestErrorClasses classifies by SQLSTATE the errors of the server's own
+// state, which no row causes (ServerCondition), and the refusals of one
+// row for its own values, which the dead-letter policy quarantines
+// (RowFault), apart from those that depend on other rows.
+func TestErrorClasses(t *testing.T) {
 	tests := []struct {
-		code string
-		want bool
+		code        string
+		server, row bool
 	}{
-		{"53100", true},  // disk_full
-		{"53200", true},  // out_of_memory
-		{"53400", true},  // configuration_limit_exceeded
-		{"58030", true},  // io_error
-		{"XX000", true},  // internal_error
-		{"25006", true},  // read_only_sql_transaction
-		{"42501", true},  // insufficient_privilege
-		{"22021", false}, // character_not_in_repertoire: a row's value
-		{"23514", false}, // check_violation
-		{"23502", false}, // not_null_violation
-		{"22001", false}, // string_data_right_truncation
+		{"53100", true, false},  // disk_full
+		{"53200", true, false},  // out_of_memory
+		{"53400", true, false},  // configuration_limit_exceeded
+		{"58030", true, false},  // io_error
+		{"XX000", true, false},  // internal_error
+		{"25006", true, false},  // read_only_sql_transaction
+		{"42501", true, false},  // insufficient_privilege
+		{"22021", false, true},  // character_not_in_repertoire: a row's value (a NUL byte into text)
+		{"23514", false, true},  // check_violation
+		{"23502", false, true},  // not_null_violation
+		{"22001", false, true},  // string_data_right_truncation
+		{"22003", false, true},  // numeric_value_out_of_range
+		{"22P02", false, true},  // invalid_text_representation
+		{"23503", false, false}, // foreign_key_violation: another row's
+		{"23505", false, false}, // unique_violation: another row's
+		{"23P01", false, false}, // exclusion_violation: another row's
+		{"40P01", false, false}, // deadlock_detected
 	}
 	for _, tc := range tests {
-		if got := (Dialect{}).ServerCondition(fmt.Errorf("write: %w", &pgconn.PgError{Code: tc.code})); got != tc.want {
-			t.Errorf("ServerCondition(%s) = %v, want %v", tc.code, got, tc.want)
+		err := fmt.Errorf("write: %w", &pgconn.PgError{Code: tc.code})
+		if got := (Dialect{}).ServerCondition(err); got != tc.server {
+			t.Errorf("ServerCondition(%s) = %v, want %v", tc.code, got, tc.server)
+		}
+		if got := (Dialect{}).RowFault(err); got != tc.row {
+			t.Errorf("RowFault(%s) = %v, want %v", tc.code, got, tc.row)
 		}
 	}
-	if (Dialect{}).ServerCondition(errors.New("something else")) {
-		t.Error("ServerCondition of an error without SQLSTATE = true")
+	if (Dialect{}).ServerCondition(errors.New("something else")) || (Dialect{}).RowFault(errors.New("something else")) {
+		t.Error("ServerCondition or RowFault of an error without SQLSTATE = true")
 	}
 }

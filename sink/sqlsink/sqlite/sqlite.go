@@ -462,3 +462,22 @@ func (Dialect) ServerCondition(err error) bool {
 	}
 	return false
 }
+
+// RowFault reports a failed CHECK or NOT NULL constraint, a value a STRICT
+// table's column type refuses, a datatype mismatch and a value over
+// SQLite's length limit: each about the row's own values.
+func (Dialect) RowFault(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Code() {
+	case sqlite3.SQLITE_CONSTRAINT_CHECK, sqlite3.SQLITE_CONSTRAINT_NOTNULL, sqlite3.SQLITE_CONSTRAINT_DATATYPE:
+		return true
+	}
+	switch se.Code() & 0xff {
+	case sqlite3.SQLITE_TOOBIG, sqlite3.SQLITE_MISMATCH:
+		return true
+	}
+	return false
+}
