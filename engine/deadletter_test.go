@@ -175,3 +175,36 @@ func longTxnIDs(t *testing.T, db *testdb.DB) {
 		t.Errorf("items = %q, want 9", got)
 	}
 }
+
+// TestDeadLetterForeignKeyStops checks that a refusal which depends on
+// other rows — a foreign key whose parent row is missing — is not taken
+// for bad input under the dead-letter policy: the pipeline stops, naming
+// the row at fault (not the one before it, whose parent the flush wrote
+// first), and quarantines nothing.
+func TestDeadLetterForeignKeyStops(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, db *testdb.DB) {
+		db.Exec(t, `CREATE TABLE parents (id INT NOT NULL PRIMARY KEY)`,
+			`CREATE TABLE items (id INT NOT NULL PRIMARY KEY, parent INT NOT NULL, FOREIGN KEY (parent) REFERENCES parents (id))`)
+		path := filepath.Join(t.TempDir(), "in.jsonl")
+		lines := `{"op":"+I","table":"s.parents","row":{"id":1}}` + "\n" +
+			`{"op":"+I","table":"s.items","row":{"id":1,"parent":1}}` + "\n" +
+			`{"op":"+I","table":"s.items","row":{"id":2,"parent":99}}` + "\n"
+		if err := os.WriteFile(path, []byte(lines), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cfg := pipeline(db, config.Table{Source: "s.parents"}, config.Table{Source: "s.items"})
+		cfg.Source.Paths = []string{path}
+		cfg.BadInput = config.BadInputDeadLetter
+		e := newEngine(t, cfg)
+		err := e.Run(context.Background(), engine.RunOptions{})
+		if err == nil || !strings.Contains(err.Error(), "(2)") {
+			t.Fatalf("run = %v, want the foreign key's refusal of key (2)", err)
+		}
+		if rows, err := e.Target().DeadLetters(context.Background(), cfg.Name); err != nil || len(rows) != 0 {
+			t.Errorf("dead letters %+v (%v), want none", rows, err)
+		}
+		if got := query(t, db, "SELECT COUNT(*) FROM items"); got != "0" {
+			t.Errorf("%s items committed, want none", got)
+		}
+	})
+}

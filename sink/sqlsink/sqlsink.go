@@ -358,10 +358,12 @@ type work struct {
 	kind   int // kindUpsert, kindInsert, kindDelete: which array statement fits (see ArrayDialect)
 }
 
-// failure is the chunk of a work whose statement failed.
+// failure is the chunk of a work whose statement failed, and the works
+// the unit ran in full before it.
 type failure struct {
 	w          *work
 	start, end int
+	before     []*work
 }
 
 func (t *DB) apply(ctx context.Context, u *commit.Unit) (failed *failure, err error) {
@@ -398,6 +400,19 @@ func (t *DB) apply(ctx context.Context, u *commit.Unit) (failed *failure, err er
 	}()
 	var sb strings.Builder
 	var args []any
+	// done lists the works run in full, for the diagnosis of one that
+	// fails (see diagnose).
+	var done []*work
+	exec := func(conn *sql.Conn, w *work) (*failure, error) {
+		f, err := t.exec(ctx, conn, tx, &sb, &args, w)
+		if f != nil {
+			f.before = done
+		}
+		if err == nil {
+			done = append(done, w)
+		}
+		return f, err
+	}
 	// Progress first: the fenced update takes the progress rows' locks, so
 	// a second owner's commit waits here and then finds itself fenced,
 	// before it has written anything.
@@ -411,7 +426,7 @@ func (t *DB) apply(ctx context.Context, u *commit.Unit) (failed *failure, err er
 		if len(b.Deletes) == 0 {
 			continue
 		}
-		if f, err := t.exec(ctx, nil, tx, &sb, &args, t.deleteWork(b)); err != nil {
+		if f, err := exec(nil, t.deleteWork(b)); err != nil {
 			return f, err
 		}
 	}
@@ -423,12 +438,12 @@ func (t *DB) apply(ctx context.Context, u *commit.Unit) (failed *failure, err er
 					return nil, err
 				}
 			}
-			if f, err := t.exec(ctx, conn, tx, &sb, &args, w); err != nil {
+			if f, err := exec(conn, w); err != nil {
 				return f, err
 			}
 		}
 		for _, g := range b.Inserts {
-			if f, err := t.exec(ctx, conn, tx, &sb, &args, t.rowWork(b.Table, g, t.dialect.Insert)); err != nil {
+			if f, err := exec(conn, t.rowWork(b.Table, g, t.dialect.Insert)); err != nil {
 				return f, err
 			}
 		}
@@ -615,6 +630,11 @@ func (w *work) key(i int) string {
 // diagnose replays the rows of a failed chunk one at a time, in a
 // transaction it rolls back, to name the row the server refuses. It
 // returns the original error, sharpened when one row fails alone.
+//
+// The unit's writes before the chunk are replayed first, so each row
+// meets the state the failed statement met: a row whose foreign key's
+// parent the unit wrote before it, or whose unique value a row the unit
+// deleted held, is not blamed for another's refusal.
 func (t *DB) diagnose(ctx context.Context, f *failure, orig error) error {
 	if f.end-f.start == 1 {
 		return t.refused(f.w, f.start, orig)
@@ -626,6 +646,18 @@ func (t *DB) diagnose(ctx context.Context, f *failure, orig error) error {
 	defer tx.Rollback()
 	var sb strings.Builder
 	var args []any
+	before := f.before
+	if f.start > 0 {
+		head := *f.w
+		head.tuples = f.w.tuples[:f.start]
+		head.pos = f.w.pos[:min(f.start, len(f.w.pos))]
+		before = append(before[:len(before):len(before)], &head)
+	}
+	for _, w := range before {
+		if _, err := t.exec(ctx, nil, tx, &sb, &args, w); err != nil {
+			return orig
+		}
+	}
 	for i := f.start; i < f.end; i++ {
 		if err := t.execChunk(ctx, tx, &sb, &args, f.w, i, i+1); err != nil {
 			if t.dialect.Transient(err) || t.dialect.ServerCondition(err) {
