@@ -176,6 +176,148 @@ func longTxnIDs(t *testing.T, db *testdb.DB) {
 	}
 }
 
+// refusalCase is a row the server itself refuses, txsink's checks having
+// let it through: the table it is refused by, and the bad change's row.
+type refusalCase struct {
+	name     string
+	dialects []string // "" : every server
+	table    string   // CREATE TABLE items (...)
+	bad      string   // the row of the refused insert, id 4
+	reason   string   // in the dead letter's reason, lower case
+}
+
+var refusalCases = []refusalCase{
+	{name: "nul", dialects: []string{"postgres"},
+		table: `CREATE TABLE items (id INT NOT NULL PRIMARY KEY, name TEXT NOT NULL, note VARCHAR(20))`,
+		bad:   `{"id":4,"name":"a\u0000b"}`, reason: "22021"},
+	{name: "check",
+		table: `CREATE TABLE items (id INT NOT NULL PRIMARY KEY, name VARCHAR(20) NOT NULL, note VARCHAR(20), CONSTRAINT name_short CHECK (name <> 'forbidden'))`,
+		bad:   `{"id":4,"name":"forbidden"}`, reason: "name_short"},
+	{name: "not-null-without-default",
+		table: `CREATE TABLE items (id INT NOT NULL PRIMARY KEY, name VARCHAR(20), note VARCHAR(20) NOT NULL)`,
+		bad:   `{"id":4,"name":"no note"}`, reason: "note"},
+	// txsink's own check refuses an explicit NULL before the server
+	// does; it is quarantined the same way.
+	{name: "null-into-not-null",
+		table: `CREATE TABLE items (id INT NOT NULL PRIMARY KEY, name VARCHAR(20), note VARCHAR(20) NOT NULL)`,
+		bad:   `{"id":4,"name":"null note","note":null}`, reason: "note"},
+}
+
+// refusalLines are three source transactions of two changes each; the
+// second one's second change is bad.
+func refusalLines(bad string) []string {
+	// The lines are as txsink-json writes them, so that a quarantined
+	// transaction's raw text is these lines.
+	ok := func(id int, name, txn string, end bool) string {
+		tail := ""
+		if end {
+			tail = `,"txn_end":true`
+		}
+		return fmt.Sprintf(`{"op":"+I","table":"s.items","row":{"id":%d,"name":%q,"note":"n"},"txn":%q%s}`, id, name, txn, tail)
+	}
+	return []string{
+		ok(1, "one", "t1", false),
+		ok(2, "two", "t1", true),
+		ok(3, "three", "t2", false),
+		`{"op":"+I","table":"s.items","row":` + bad + `,"txn":"t2","txn_end":true}`,
+		ok(5, "five", "t3", false),
+		`{"op":"+U","table":"s.items","row":{"id":1,"name":"one again","note":"n"},"txn":"t3","txn_end":true}`,
+	}
+}
+
+// TestDeadLetterServerRefusals feeds a row the server refuses — a NUL
+// into PostgreSQL text, a CHECK violation, a NOT NULL column without a
+// default that the change does not carry — plain and in transaction mode,
+// a flush per change and all in one flush. The default policy stops with
+// an error naming the row; the dead-letter policy quarantines the record
+// (plain) or its whole source transaction (transaction mode) with the
+// server's reason, applies the rest, moves progress past it, and a rerun
+// changes nothing.
+func TestDeadLetterServerRefusals(t *testing.T) {
+	for _, tc := range refusalCases {
+		t.Run(tc.name, func(t *testing.T) {
+			forEachDialect(t, func(t *testing.T, db *testdb.DB) {
+				if len(tc.dialects) > 0 && !strings.Contains(strings.Join(tc.dialects, " "), db.Dialect) {
+					t.Skipf("%s accepts it", db.Dialect)
+				}
+				db.Exec(t, tc.table)
+				lines := refusalLines(tc.bad)
+				path := filepath.Join(t.TempDir(), "in.jsonl")
+				if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				for _, txn := range []bool{false, true} {
+					for _, maxRows := range []int{1, 10000} {
+						name := fmt.Sprintf("refusal-txn-%v-rows-%d", txn, maxRows)
+						t.Run(name, func(t *testing.T) {
+							serverRefusal(t, db, tc, path, lines, name, txn, maxRows)
+						})
+					}
+				}
+			})
+		})
+	}
+}
+
+func serverRefusal(t *testing.T, db *testdb.DB, tc refusalCase, path string, lines []string, name string, txn bool, maxRows int) {
+	t.Helper()
+	db.Exec(t, "DELETE FROM items")
+	cfg := pipeline(db, config.Table{Source: "s.items"})
+	cfg.Name = name
+	if txn {
+		cfg = txnPipeline(cfg)
+	}
+	cfg.Sink.FlushMaxRows = maxRows
+	cfg.Source.Paths = []string{path}
+
+	// The default policy: stop, naming the row.
+	err := newEngine(t, cfg).Run(context.Background(), engine.RunOptions{})
+	if err == nil || !strings.Contains(err.Error(), "(4)") {
+		t.Fatalf("run under bad-input: fail = %v, want an error naming key (4)", err)
+	}
+
+	cfg.BadInput = config.BadInputDeadLetter
+	want := "1|one again\n2|two\n3|three\n5|five"
+	wantSeq, wantRaw := int64(4), lines[3]
+	if txn {
+		// The whole of t2 goes, its good change with it.
+		want, wantSeq, wantRaw = "1|one again\n2|two\n5|five", 4, lines[2]+"\n"+lines[3]
+	}
+	for run := 1; run <= 2; run++ {
+		e := newEngine(t, cfg)
+		if err := e.Run(context.Background(), engine.RunOptions{}); err != nil {
+			t.Fatalf("run %d under bad-input: dead-letter: %v", run, err)
+		}
+		if got := query(t, db, "SELECT id, name FROM items ORDER BY id"); got != want {
+			t.Errorf("run %d: items = %q, want %q", run, got, want)
+		}
+		rows, err := e.Target().DeadLetters(context.Background(), cfg.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) != 1 {
+			t.Fatalf("run %d: %d dead letters, want 1: %+v", run, len(rows), rows)
+		}
+		d := rows[0]
+		if d.Seq != wantSeq || strings.TrimSpace(string(d.Raw)) != wantRaw || !strings.Contains(strings.ToLower(d.Reason), tc.reason) || !strings.Contains(d.Reason, "(4)") {
+			t.Errorf("run %d: dead letter seq %d raw %q reason %q; want seq %d, raw %q, a reason with %q naming key (4)", run, d.Seq, d.Raw, d.Reason, wantSeq, wantRaw, tc.reason)
+		}
+		if txn && d.TxnID != "t2" {
+			t.Errorf("run %d: dead letter of transaction %q, want t2", run, d.TxnID)
+		}
+		if got := query(t, db, "SELECT seq FROM txsink_progress WHERE pipeline = '"+cfg.Name+"'"); got != "6" {
+			t.Errorf("run %d: progress seq = %s, want 6", run, got)
+		}
+		wantLetters := int64(1)
+		if run == 2 {
+			wantLetters = 0 // nothing read again
+		}
+		if st := e.Stats(); st.DeadLetters != wantLetters {
+			t.Errorf("run %d: Stats.DeadLetters = %d, want %d", run, st.DeadLetters, wantLetters)
+		}
+	}
+}
+
 // TestDeadLetterForeignKeyStops checks that a refusal which depends on
 // other rows — a foreign key whose parent row is missing — is not taken
 // for bad input under the dead-letter policy: the pipeline stops, naming

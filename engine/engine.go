@@ -215,6 +215,10 @@ type Engine struct {
 	// appliedAt is the loop's memory of the stored position it looked up
 	// last (see applied).
 	appliedAt appliedAt
+	// refused holds the changes whose rows the target refused, noted for
+	// the dead-letter policy (see noteRefused); only Run's goroutine
+	// touches it.
+	refused map[refusedAt]*reduce.Error
 
 	tables   map[changelog.Table]*reduce.Table
 	unknown  map[changelog.Table]bool
@@ -1095,10 +1099,14 @@ func isBadInput(err error) bool {
 }
 
 // check reports whether the change would be accepted: its table is known
-// (or skipped) and its values fit.
+// (or skipped), its values fit, and the target has not refused it (see
+// noteRefused).
 func (e *Engine) check(ctx context.Context, c *changelog.Change) error {
 	if c.Kind == changelog.EndTxn {
 		return nil
+	}
+	if err := e.refusal(c.Pos); err != nil {
+		return err
 	}
 	t, err := e.tableFor(ctx, c)
 	if err != nil || t == nil {

@@ -73,6 +73,12 @@ type RunOptions struct {
 // anew, so what was read and not committed is converted for their new
 // shape. It gives up after maxShapeRestarts such starts without a commit
 // between them.
+//
+// Under the dead-letter policy a row the target refuses for its own
+// values (sqlsink.RefusedRow) is no error either: Run starts again from
+// the last commit and quarantines the change that made the row with its
+// source transaction (see noteRefused). The loop that joins a transaction
+// topic has no dead letters, and stops.
 func (e *Engine) Run(ctx context.Context, opts RunOptions) (err error) {
 	e.setState(StateRunning, nil)
 	defer func() {
@@ -87,10 +93,20 @@ func (e *Engine) Run(ctx context.Context, opts RunOptions) (err error) {
 	if opts.Queue <= 0 {
 		opts.Queue = 1024
 	}
-	for restarts := 0; ; restarts++ {
+	for restarts := 0; ; {
 		commits := e.Stats().Commits
 		err = e.run(ctx, opts)
-		if !errors.Is(err, sqlsink.ErrShapeChanged) || ctx.Err() != nil {
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
+		if e.noteRefused(err) {
+			// The row's change is quarantined when it is read again.
+			if err := e.forgetShapes(ctx); err != nil {
+				return err
+			}
+			continue
+		}
+		if !errors.Is(err, sqlsink.ErrShapeChanged) {
 			return err
 		}
 		if e.Stats().Commits > commits {
@@ -99,6 +115,7 @@ func (e *Engine) Run(ctx context.Context, opts RunOptions) (err error) {
 		if restarts >= maxShapeRestarts {
 			return fmt.Errorf("%w (the target's tables changed %d times without a commit between; stopping)", err, restarts+1)
 		}
+		restarts++
 		e.log.Warn("a target table was altered while txsink ran; starting again from the last commit with its new definition", "err", err)
 		if err := e.forgetShapes(ctx); err != nil {
 			return err

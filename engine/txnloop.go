@@ -625,11 +625,14 @@ type badChange struct {
 }
 
 // firstBad returns the first change of a transaction that would be
-// refused, or nil; an error that is not about the input is returned as is.
+// refused, by txsink's checks or, as noted, by the target, or nil; an error that is not about the input is returned as is.
 func (l *txnLoop) firstBad(ctx context.Context, buf *reduce.Buffer, changes []*changelog.Change) (*badChange, error) {
 	for _, c := range changes {
 		if c.Kind == changelog.EndTxn {
 			continue
+		}
+		if err := l.e.refusal(c.Pos); err != nil {
+			return &badChange{c, err}, nil
 		}
 		t, err := l.e.tableFor(ctx, c)
 		if err == nil && t != nil {
