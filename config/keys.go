@@ -164,8 +164,13 @@ var topSection = sectionDef{
 			"is committed. `dead-letter` quarantines the whole source transaction (in plain mode the record) " +
 			"into the target table `txsink_dead_letters` — pipeline, position, the raw record, the reason, the " +
 			"time — in the same commit that moves the progress past it, and goes on; `txsink dead-letters` " +
-			"lists them. In transaction mode a record that cannot be decoded still stops the pipeline: which " +
-			"transaction it belongs to is unknown.",
+			"lists them. A row the target itself refuses for its own values (text its encoding refuses, such " +
+			"as a NUL byte into PostgreSQL text; a CHECK constraint; a NOT NULL column the change leaves " +
+			"without a value) is quarantined too, with the server's message: txsink starts again from the last " +
+			"commit without it. A refusal that depends on other rows (a foreign or unique key), a full disk or " +
+			"another condition of the server, and a transient error still stop the pipeline. In transaction " +
+			"mode a record that cannot be decoded still stops the pipeline: which transaction it belongs to is " +
+			"unknown, and so does a refused row when transactions are joined by `source.transaction-topic`.",
 		field: func(s any) any { return &s.(*Config).BadInput },
 		check: func(p any) string {
 			if v := *p.(*string); v != "" && !slices.Contains(badInputPolicies, v) {
