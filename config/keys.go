@@ -166,7 +166,8 @@ var topSection = sectionDef{
 			"time — in the same commit that moves the progress past it, and goes on; `txsink dead-letters` " +
 			"lists them. A row the target itself refuses for its own values (text its encoding refuses, such " +
 			"as a NUL byte into PostgreSQL text; a CHECK constraint; a NOT NULL column the change leaves " +
-			"without a value) is quarantined too, with the server's message: txsink starts again from the last " +
+			"without a value), or an update image lacking columns of a row the target does not have, is " +
+			"quarantined too, with the server's message: txsink starts again from the last " +
 			"commit without it. A refusal that depends on other rows (a foreign or unique key), a full disk or " +
 			"another condition of the server, and a transient error still stop the pipeline. In transaction " +
 			"mode a record that cannot be decoded still stops the pipeline: which transaction it belongs to is " +

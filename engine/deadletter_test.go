@@ -182,7 +182,8 @@ type refusalCase struct {
 	name     string
 	dialects []string // "" : every server
 	table    string   // CREATE TABLE items (...)
-	bad      string   // the row of the refused insert, id 4
+	op       string   // the refused change's op: "+I" unless set
+	bad      string   // the row of the refused change, id 4
 	reason   string   // in the dead letter's reason, lower case
 }
 
@@ -201,11 +202,19 @@ var refusalCases = []refusalCase{
 	{name: "null-into-not-null",
 		table: `CREATE TABLE items (id INT NOT NULL PRIMARY KEY, name VARCHAR(20), note VARCHAR(20) NOT NULL)`,
 		bad:   `{"id":4,"name":"null note","note":null}`, reason: "note"},
+	// An update image without every column, of a row the target lacks:
+	// the columns it lacks have no value to keep.
+	{name: "partial-update-of-a-missing-row", op: "+U",
+		table: `CREATE TABLE items (id INT NOT NULL PRIMARY KEY, name VARCHAR(20), note VARCHAR(20) NOT NULL)`,
+		bad:   `{"id":4,"name":"partial"}`, reason: "not in the target"},
 }
 
 // refusalLines are three source transactions of two changes each; the
 // second one's second change is bad.
-func refusalLines(bad string) []string {
+func refusalLines(op, bad string) []string {
+	if op == "" {
+		op = "+I"
+	}
 	// The lines are as txsink-json writes them, so that a quarantined
 	// transaction's raw text is these lines.
 	ok := func(id int, name, txn string, end bool) string {
@@ -219,7 +228,7 @@ func refusalLines(bad string) []string {
 		ok(1, "one", "t1", false),
 		ok(2, "two", "t1", true),
 		ok(3, "three", "t2", false),
-		`{"op":"+I","table":"s.items","row":` + bad + `,"txn":"t2","txn_end":true}`,
+		`{"op":"` + op + `","table":"s.items","row":` + bad + `,"txn":"t2","txn_end":true}`,
 		ok(5, "five", "t3", false),
 		`{"op":"+U","table":"s.items","row":{"id":1,"name":"one again","note":"n"},"txn":"t3","txn_end":true}`,
 	}
@@ -241,7 +250,7 @@ func TestDeadLetterServerRefusals(t *testing.T) {
 					t.Skipf("%s accepts it", db.Dialect)
 				}
 				db.Exec(t, tc.table)
-				lines := refusalLines(tc.bad)
+				lines := refusalLines(tc.op, tc.bad)
 				path := filepath.Join(t.TempDir(), "in.jsonl")
 				if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 					t.Fatal(err)
@@ -347,6 +356,49 @@ func TestDeadLetterForeignKeyStops(t *testing.T) {
 		}
 		if got := query(t, db, "SELECT COUNT(*) FROM items"); got != "0" {
 			t.Errorf("%s items committed, want none", got)
+		}
+	})
+}
+
+// TestDeadLetterRefusalMerged refuses a row two changes made: an insert
+// the server refuses and a partial update of it. In one flush the merged
+// row is refused; flush by flush the insert is, and then the update has
+// no row. Either way both are quarantined and the rest applies, plain and
+// in transaction mode, on every server.
+func TestDeadLetterRefusalMerged(t *testing.T) {
+	lines := []string{
+		`{"op":"+I","table":"s.items","row":{"id":4,"name":"forbidden","note":"n"},"txn":"t1","txn_end":true}`,
+		`{"op":"+U","table":"s.items","row":{"id":4,"note":"m"},"txn":"t2","txn_end":true}`,
+		`{"op":"+I","table":"s.items","row":{"id":5,"name":"five","note":"n"},"txn":"t3","txn_end":true}`,
+	}
+	forEachDialect(t, func(t *testing.T, db *testdb.DB) {
+		db.Exec(t, refusalCases[1].table)
+		path := filepath.Join(t.TempDir(), "in.jsonl")
+		if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, txn := range []bool{false, true} {
+			for _, maxRows := range []int{1, 10000} {
+				db.Exec(t, "DELETE FROM items")
+				cfg := pipeline(db, config.Table{Source: "s.items"})
+				cfg.Name = fmt.Sprintf("merged-txn-%v-rows-%d", txn, maxRows)
+				if txn {
+					cfg = txnPipeline(cfg)
+				}
+				cfg.Sink.FlushMaxRows = maxRows
+				cfg.Source.Paths = []string{path}
+				cfg.BadInput = config.BadInputDeadLetter
+				e := newEngine(t, cfg)
+				if err := e.Run(context.Background(), engine.RunOptions{}); err != nil {
+					t.Fatalf("%s: %v", cfg.Name, err)
+				}
+				if got := query(t, db, "SELECT id FROM items"); got != "5" {
+					t.Errorf("%s: items = %q, want 5", cfg.Name, got)
+				}
+				if got := query(t, db, "SELECT seq FROM txsink_dead_letters WHERE pipeline = '"+cfg.Name+"' ORDER BY seq"); got != "1\n2" {
+					t.Errorf("%s: dead letters at lines %q, want 1 and 2", cfg.Name, got)
+				}
+			}
 		}
 	})
 }

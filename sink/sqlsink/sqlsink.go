@@ -127,9 +127,11 @@ type Error struct {
 	// At is that change's position itself, when known (Pos renders it).
 	At changelog.Position
 	// Refused says the server refused the row at fault for its own values
-	// (Dialect.RowFault), found by the row-at-a-time diagnosis: the
-	// change at At is bad input, and no retry or other row can make the
-	// server take it. The dead-letter policy quarantines it.
+	// (Dialect.RowFault), found by the row-at-a-time diagnosis, or that
+	// the row is a partial update of a row the target lacks
+	// (ErrMissingRow): the change at At is bad input, and no retry or
+	// other row can make the target take it. The dead-letter policy
+	// quarantines it.
 	Refused bool
 	// Hint says what to do, for errors retrying cannot fix.
 	Hint      string
@@ -995,7 +997,9 @@ func (t *DB) requireRows(ctx context.Context, tx *sql.Tx, w *work) error {
 				e := &Error{Op: "update", Table: w.table.String(), Key: w.key(i), Err: ErrMissingRow,
 					Hint: "the source sent an update whose image lacks columns (a compressed or minimal row image, or Debezium's unavailable-value placeholder) for a row the target does not have, so those columns have no value; load the row first (a snapshot), or capture full row images; nothing of this commit was written"}
 				if i < len(w.pos) {
-					e.Pos = w.pos[i].String()
+					// Bad input of that one change: the dead-letter
+					// policy quarantines it.
+					e.Pos, e.At, e.Refused = w.pos[i].String(), w.pos[i], true
 				}
 				return e
 			}
