@@ -16,7 +16,8 @@ import (
 
 // TestDiskFullBlamesNoRow fills a database bounded by max_page_count
 // (SQLITE_FULL, "database or disk is full"): the error names no row and
-// says to fix the server's condition, and nothing is committed, at one
+// says to fix the server's condition, no row is marked refused (the
+// dead-letter policy quarantines none), and nothing is committed, at one
 // row per statement and at many.
 func TestDiskFullBlamesNoRow(t *testing.T) {
 	for _, rows := range []int{1, 40} {
@@ -57,6 +58,9 @@ func TestDiskFullBlamesNoRow(t *testing.T) {
 		if !errors.As(err, &te) || te.Transient || te.Key != "" || te.Pos != "" ||
 			!strings.Contains(err.Error(), "full") || !strings.Contains(err.Error(), "reason of its own") || strings.Contains(err.Error(), "fix the value") {
 			t.Fatalf("%d rows into a full database: got %v, want a permanent error of the server that names no row", rows, err)
+		}
+		if _, refused := sqlsink.RefusedRow(err); refused {
+			t.Errorf("%d rows into a full database: the error marks a row refused, which bad-input: dead-letter would quarantine", rows)
 		}
 		t.Logf("%d rows: %v", rows, err)
 		var n int
