@@ -7,16 +7,12 @@ import (
 	"time"
 
 	"github.com/txsink/txsink/changelog"
+	"github.com/txsink/txsink/clock/clocktest"
 	"github.com/txsink/txsink/commit"
 	"github.com/txsink/txsink/config"
 	"github.com/txsink/txsink/internal/testdb"
 	"github.com/txsink/txsink/reduce"
 )
-
-// testClock is a clock the test sets.
-type testClock struct{ now time.Time }
-
-func (c *testClock) Now() time.Time { return c.now }
 
 // TestReducedAhead: each transaction is reduced as it ends, into its
 // partition's chunk to be, and a plan's unit is the merge of its chunks'
@@ -43,12 +39,12 @@ func TestReducedAhead(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			clock := &testClock{now: t0}
+			clock := clocktest.New(t0)
 			l, _ := aheadLoop(t, "ahead", clock)
 			seq := int64(0)
 			stepped := map[string][]*changelog.Change{}
 			for _, at := range tc.steps {
-				clock.now = t0.Add(at)
+				clock.Set(t0.Add(at))
 				for i, part := range []string{"p0", "p1"} {
 					seq++
 					// Keys repeat, so the unit reduces them; each
@@ -64,8 +60,8 @@ func TestReducedAhead(t *testing.T) {
 			}
 			cuts := 0
 			for flush := tc.flush; ; flush = true {
-				clock.now = t0.Add(tc.cut)
-				plan := l.m.Ready(clock.now, flush)
+				clock.Set(t0.Add(tc.cut))
+				plan := l.m.Ready(clock.Now(), flush)
 				if plan == nil {
 					break
 				}
@@ -78,7 +74,7 @@ func TestReducedAhead(t *testing.T) {
 						take = append(take, stepped[pos.Partition][0])
 						stepped[pos.Partition] = stepped[pos.Partition][1:]
 					}
-					if err := l.add(ctx, want, take, clock.now); err != nil {
+					if err := l.add(ctx, want, take, clock.Now()); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -125,7 +121,7 @@ func describeUnit(u *commit.Unit) string {
 func TestTickWhileCommitting(t *testing.T) {
 	ctx := context.Background()
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	clock := &testClock{now: t0}
+	clock := clocktest.New(t0)
 	l, db := aheadLoop(t, "tick", clock)
 	seq := int64(0)
 	txn := func(part string) {
@@ -135,7 +131,7 @@ func TestTickWhileCommitting(t *testing.T) {
 	}
 	// A plan of p0's transaction is in flight, as on Run's committer.
 	txn("p0")
-	l.inflight = l.m.Ready(clock.now, true)
+	l.inflight = l.m.Ready(clock.Now(), true)
 	if l.inflight == nil {
 		t.Fatal("no plan for p0's transaction")
 	}
@@ -143,19 +139,19 @@ func TestTickWhileCommitting(t *testing.T) {
 	// freezes at once, the next waits for the mini-switch interval); then
 	// p1 is quiet.
 	txn("p1")
-	clock.now = t0.Add(50 * time.Millisecond)
+	clock.Set(t0.Add(50 * time.Millisecond))
 	txn("p1")
-	clock.now = t0.Add(300 * time.Millisecond)
+	clock.Set(t0.Add(300 * time.Millisecond))
 	if err := l.tick(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if next, ok := l.deadline(); ok && !next.After(clock.now) {
+	if next, ok := l.deadline(); ok && !next.After(clock.Now()) {
 		t.Fatalf("after a tick, with a plan in flight, the next deadline is %v, not after now (%v): Run's timer would fire again at once",
-			next.Sub(t0), clock.now.Sub(t0))
+			next.Sub(t0), clock.Now().Sub(t0))
 	}
 	// Once the plan is committed, p1's transaction is the next plan's.
 	l.committed.Store(true)
-	clock.now = t0.Add(1100 * time.Millisecond)
+	clock.Set(t0.Add(1100 * time.Millisecond))
 	if err := l.tick(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +167,7 @@ func TestTickWhileCommitting(t *testing.T) {
 // aheadLoop returns a transaction loop on clock over the SQLite table
 // ahead (id, v) of source table s.ahead, whose plans are cut by the
 // commit interval (1s) and at the end, never by rows.
-func aheadLoop(t *testing.T, name string, clock *testClock) (*txnLoop, *testdb.DB) {
+func aheadLoop(t *testing.T, name string, clock *clocktest.Clock) (*txnLoop, *testdb.DB) {
 	t.Helper()
 	db := testdb.SQLite(t)
 	db.Exec(t, `CREATE TABLE ahead (id INTEGER NOT NULL PRIMARY KEY, v INTEGER NOT NULL)`)
@@ -216,7 +212,7 @@ func recordTxn(t *testing.T, l *txnLoop, part string, seq, id int64) *changelog.
 // its END, which says how many it had, then matches.
 func TestForgetOpenTransaction(t *testing.T) {
 	ctx := context.Background()
-	l, _ := aheadLoop(t, "forget", &testClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)})
+	l, _ := aheadLoop(t, "forget", clocktest.New(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)))
 	event := func(off int64) *changelog.Change {
 		return &changelog.Change{Kind: changelog.Insert, Table: changelog.Table{Namespace: "s", Name: "ahead"},
 			After: changelog.RowOf("id", off, "v", off), TxnID: "t1", Pos: changelog.Position{Partition: "k/0", Offset: off}, Size: 10}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/txsink/txsink/changelog"
+	"github.com/txsink/txsink/clock/clocktest"
 	"github.com/txsink/txsink/commit"
 	"github.com/txsink/txsink/config"
 	"github.com/txsink/txsink/engine"
@@ -18,11 +19,6 @@ import (
 	"github.com/txsink/txsink/internal/workload"
 	"github.com/txsink/txsink/reduce"
 )
-
-// fakeClock is a clock the test moves by hand.
-type fakeClock struct{ now time.Time }
-
-func (c *fakeClock) Now() time.Time { return c.now }
 
 // pipeline returns a config for db with the given tables entries.
 func pipeline(db *testdb.DB, tables ...config.Table) *config.Config {
@@ -388,21 +384,21 @@ func TestIntervalFlushUsesTheClock(t *testing.T) {
 	db.Exec(t, `CREATE TABLE t (id INT PRIMARY KEY)`)
 	cfg := pipeline(db, config.Table{Source: "s.t"})
 	cfg.Sink.FlushInterval = time.Second
-	clock := &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	clock := clocktest.New(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	var commits []*commit.Unit
 	f := &feeder{t: t, e: newEngine(t, cfg, engine.WithClock(clock), engine.WithCommitHook(func(u *commit.Unit) { commits = append(commits, u) }))}
 	f.must(changelog.Insert, "s.t", changelog.Row{}, row("id", changelog.Number("1")))
-	clock.now = clock.now.Add(999 * time.Millisecond)
+	clock.Advance(999 * time.Millisecond)
 	if err := f.e.MaybeFlush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if len(commits) != 0 {
 		t.Fatalf("committed before the interval")
 	}
-	if want := clock.now.Add(time.Millisecond); !f.e.NextFlush().Equal(want) {
+	if want := clock.Now().Add(time.Millisecond); !f.e.NextFlush().Equal(want) {
 		t.Errorf("NextFlush = %v, want %v", f.e.NextFlush(), want)
 	}
-	clock.now = clock.now.Add(time.Millisecond)
+	clock.Advance(time.Millisecond)
 	if err := f.e.MaybeFlush(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -43,6 +43,7 @@ import (
 	"time"
 
 	"github.com/txsink/txsink/changelog"
+	"github.com/txsink/txsink/clock"
 	"github.com/txsink/txsink/commit"
 	"github.com/txsink/txsink/config"
 	"github.com/txsink/txsink/format"
@@ -54,20 +55,25 @@ import (
 	"github.com/txsink/txsink/txn"
 )
 
-// Clock gives the engine the time. Tests inject a fake one.
-type Clock interface {
-	Now() time.Time
-}
-
-type wallClock struct{}
-
-func (wallClock) Now() time.Time { return time.Now() }
+// Clock gives the engine the time and its timers: every decision by
+// time (the flush interval, transaction mode's switches and commit
+// interval, retry backoff) reads it. Tests inject a fake one (package
+// clock/clocktest).
+type Clock = clock.Clock
 
 // Option changes how New builds an engine.
 type Option func(*Engine)
 
-// WithClock overrides the wall clock (the default), for deterministic tests.
+// WithClock overrides the wall clock (clock.Real, the default), for
+// deterministic tests. Durations reported for display (CommitInfo.Took,
+// Stats.Started) are read from it too.
 func WithClock(c Clock) Option { return func(e *Engine) { e.clock = c } }
+
+// WithRandom sets the random source of the retry backoff's jitter (the
+// default is seeded at random), so that a test knows the waits. The
+// engine draws from src under a lock of its own; nothing else may use src
+// meanwhile.
+func WithRandom(src rand.Source) Option { return func(e *Engine) { e.random = rand.New(src) } }
 
 // WithLogger sets the logger; the default discards everything.
 func WithLogger(l *slog.Logger) Option { return func(e *Engine) { e.log = l } }
@@ -181,8 +187,12 @@ type TableStats struct {
 // Engine applies changes to one target. Add, Flush and Close must be called
 // from one goroutine; Stats may be read from any.
 type Engine struct {
-	cfg          *config.Config
-	clock        Clock
+	cfg   *config.Config
+	clock Clock
+	// random draws the retry backoff's jitter; randomMu guards it, for
+	// units applied by the committer and by Flush.
+	random       *rand.Rand
+	randomMu     sync.Mutex
 	log          *slog.Logger
 	target       *sqlsink.DB
 	ownTarget    bool
@@ -264,7 +274,8 @@ type Engine struct {
 func New(ctx context.Context, cfg *config.Config, opts ...Option) (*Engine, error) {
 	e := &Engine{
 		cfg:       cfg,
-		clock:     wallClock{},
+		clock:     clock.Real,
+		random:    rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
 		log:       slog.New(slog.DiscardHandler),
 		ownTarget: true,
 		tables:    map[changelog.Table]*reduce.Table{},
@@ -828,13 +839,15 @@ func (e *Engine) apply(ctx context.Context, u *commit.Unit) error {
 		e.mu.Lock()
 		e.stats.Retries++
 		e.mu.Unlock()
-		wait := backoff/2 + rand.N(backoff/2+1)
+		wait := e.jitter(backoff)
 		e.log.Warn("transient target error; retrying the unit", "attempt", attempt+1, "wait", wait, "err", err)
 		e.hookRetry(attempt+1, wait, err)
+		timer := e.clock.NewTimer(wait)
 		select {
 		case <-ctx.Done():
+			timer.Stop()
 			return errors.Join(err, ctx.Err())
-		case <-time.After(wait):
+		case <-timer.C():
 		}
 		backoff = min(backoff*2, 10*time.Second)
 		// The error may have hidden a COMMIT the server carried out (the
@@ -852,6 +865,15 @@ func (e *Engine) apply(ctx context.Context, u *commit.Unit) error {
 			return nil
 		}
 	}
+}
+
+// jitter returns a wait between backoff/2 and backoff, drawn from the
+// engine's random source, so that instances that failed together do not
+// retry together.
+func (e *Engine) jitter(backoff time.Duration) time.Duration {
+	e.randomMu.Lock()
+	defer e.randomMu.Unlock()
+	return backoff/2 + time.Duration(e.random.Int64N(int64(backoff/2+1)))
 }
 
 // exhausted marks err, a transient target error that persisted through

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/txsink/txsink/changelog"
+	"github.com/txsink/txsink/clock"
 	"github.com/txsink/txsink/commit"
 	"github.com/txsink/txsink/config"
 	"github.com/txsink/txsink/format"
@@ -239,7 +240,7 @@ func (e *Engine) run(ctx context.Context, opts RunOptions) (err error) {
 		l = tl
 	}
 
-	var timer *time.Timer
+	var timer clock.Timer
 	var timerC <-chan time.Time
 	resetTimer := func() {
 		next, ok := l.deadline()
@@ -249,11 +250,11 @@ func (e *Engine) run(ctx context.Context, opts RunOptions) (err error) {
 		}
 		d := max(next.Sub(e.clock.Now()), 0)
 		if timer == nil {
-			timer = time.NewTimer(d)
+			timer = e.clock.NewTimer(d)
 		} else {
 			timer.Reset(d)
 		}
-		timerC = timer.C
+		timerC = timer.C()
 	}
 	// endOfInput is set once every reader has returned, for shutdown.
 	endOfInput := false
