@@ -47,6 +47,7 @@ import (
 	"github.com/txsink/txsink/commit"
 	"github.com/txsink/txsink/config"
 	"github.com/txsink/txsink/format"
+	"github.com/txsink/txsink/internal/fault"
 	"github.com/txsink/txsink/reduce"
 	"github.com/txsink/txsink/schema"
 	"github.com/txsink/txsink/sink/connect"
@@ -96,26 +97,6 @@ func WithBaseDir(dir string) Option { return func(e *Engine) { e.baseDir = dir }
 // WithConfigFile names the pipeline's config file, for the commands that
 // messages suggest (txsink reset --config FILE).
 func WithConfigFile(path string) Option { return func(e *Engine) { e.configFile = path } }
-
-// WithLostCommitAck makes the target report a transient error after each
-// COMMIT for which f returns true, although the COMMIT succeeded — as when
-// a connection breaks before the client hears the server's answer. Tests
-// use it to prove such a unit is not applied twice.
-func WithLostCommitAck(f func(*commit.Unit) bool) Option {
-	return func(e *Engine) { e.lostAck = f }
-}
-
-// WithCommitHook calls f after every successful commit, with the unit just
-// committed. Tests use it to stop a pipeline between commits.
-func WithCommitHook(f func(*commit.Unit)) Option { return func(e *Engine) { e.onCommit = f } }
-
-// WithBeforeCommitHook calls f inside every unit's target transaction,
-// after all its statements and before COMMIT; an error from f rolls the
-// unit back as a failed COMMIT would (tests use it to stop a pipeline
-// inside a commit).
-func WithBeforeCommitHook(f func(*commit.Unit) error) Option {
-	return func(e *Engine) { e.beforeCommit = f }
-}
 
 // Stats counts what a pipeline did. Read it with Engine.Stats.
 type Stats struct {
@@ -191,16 +172,18 @@ type Engine struct {
 	clock Clock
 	// random draws the retry backoff's jitter; randomMu guards it, for
 	// units applied by the committer and by Flush.
-	random       *rand.Rand
-	randomMu     sync.Mutex
-	log          *slog.Logger
-	target       *sqlsink.DB
-	ownTarget    bool
-	baseDir      string
-	configFile   string
-	onCommit     func(*commit.Unit)
-	beforeCommit func(*commit.Unit) error
-	lostAck      func(*commit.Unit) bool
+	random     *rand.Rand
+	randomMu   sync.Mutex
+	log        *slog.Logger
+	target     *sqlsink.DB
+	ownTarget  bool
+	baseDir    string
+	configFile string
+	// faults and onCommit are what engine's own tests inject
+	// (export_test.go): faults go into the context of every unit's
+	// Apply (package fault), onCommit is called after each commit.
+	faults   *fault.Hooks
+	onCommit func(*commit.Unit)
 
 	checkOnly bool
 	// catalog, when set, is what tables are described through (see
@@ -311,17 +294,6 @@ func New(ctx context.Context, cfg *config.Config, opts ...Option) (*Engine, erro
 			return nil, err
 		}
 		e.target = t
-	}
-	if e.beforeCommit != nil {
-		e.target.SetBeforeCommit(e.beforeCommit)
-	}
-	if e.lostAck != nil {
-		e.target.SetAfterCommit(func(u *commit.Unit) error {
-			if e.lostAck(u) {
-				return errors.New("connection lost before the COMMIT's answer (simulated)")
-			}
-			return nil
-		})
 	}
 	if e.checkOnly {
 		return e, nil
@@ -824,9 +796,13 @@ func (e *Engine) markUnit(u *commit.Unit) error {
 // apply applies u, retrying transient errors with capped exponential
 // backoff and jitter.
 func (e *Engine) apply(ctx context.Context, u *commit.Unit) error {
+	applyCtx := ctx
+	if e.faults != nil {
+		applyCtx = fault.With(ctx, e.faults)
+	}
 	backoff := 100 * time.Millisecond
 	for attempt := 0; ; attempt++ {
-		err := e.target.Apply(ctx, u)
+		err := e.target.Apply(applyCtx, u)
 		if err == nil {
 			return nil
 		}

@@ -32,12 +32,11 @@ func TestRetriesExhausted(t *testing.T) {
 			}
 			cfg.Source.Paths = []string{path}
 			cfg.Sink.MaxRetries = 2
-			e := newEngine(t, cfg)
 			attempts := 0
-			e.Target().SetBeforeCommit(func(*commit.Unit) error {
+			e := newEngine(t, cfg, engine.WithBeforeCommitHook(func(*commit.Unit) error {
 				attempts++
 				return &sqlsink.Error{Op: "commit", Transient: true, Err: errors.New("connection reset by peer (injected)")}
-			})
+			}))
 			err := e.Run(context.Background(), engine.RunOptions{})
 			var te *sqlsink.Error
 			if !errors.As(err, &te) || !te.GaveUp || te.Retries != 2 || attempts != 3 ||

@@ -15,7 +15,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/txsink/txsink/commit"
 	"github.com/txsink/txsink/config"
 	"github.com/txsink/txsink/engine"
 	"github.com/txsink/txsink/format/native"
@@ -78,7 +77,7 @@ func newPipeline(t *testing.T, opts ...engine.Option) (*engine.Engine, *config.C
 	}
 	t.Cleanup(func() { tgt.Close() })
 	m := metrics.New(&cfg)
-	e, err := engine.New(context.Background(), &cfg, append(opts, engine.WithTarget(tgt), engine.WithHooks(m))...)
+	e, err := engine.New(context.Background(), &cfg, append([]engine.Option{engine.WithTarget(tgt), engine.WithHooks(m)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,6 +89,16 @@ func newPipeline(t *testing.T, opts ...engine.Option) (*engine.Engine, *config.C
 	return e, &cfg, reg
 }
 
+// afterCommit is an engine hook that calls f after each successful
+// commit.
+type afterCommit func()
+
+func (f afterCommit) OnCommit(info engine.CommitInfo) {
+	if info.Err == nil {
+		f()
+	}
+}
+
 // TestLifecycle checks every endpoint before, during and after a real run.
 func TestLifecycle(t *testing.T) {
 	var h http.Handler
@@ -98,11 +107,11 @@ func TestLifecycle(t *testing.T) {
 		body string
 	}
 	var during []seen
-	e, cfg, reg := newPipeline(t, engine.WithCommitHook(func(*commit.Unit) {
+	e, cfg, reg := newPipeline(t, engine.WithHooks(afterCommit(func() {
 		// Called after each commit, while the pipeline runs or stops.
 		code, body := get(t, h, "GET", "/readyz")
 		during = append(during, seen{code, body})
-	}))
+	})))
 	h = statushttp.Handler(statushttp.Options{Source: e, Gatherer: reg, TargetURL: cfg.Target.URL})
 
 	if code, body := get(t, h, "GET", "/readyz"); code != http.StatusServiceUnavailable || !strings.Contains(body, "starting") {

@@ -29,6 +29,7 @@ import (
 
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/commit"
+	"github.com/txsink/txsink/internal/fault"
 	"github.com/txsink/txsink/schema"
 )
 
@@ -202,32 +203,12 @@ type DB struct {
 	// epochs holds the epoch this instance claimed, per pipeline and
 	// partition (claimKey). Only the goroutine applying units uses it.
 	epochs map[string]int64
-	// beforeCommit, when set, runs inside the transaction after every
-	// statement of a unit and before COMMIT; an error aborts the unit.
-	beforeCommit func(*commit.Unit) error
-	// afterCommit, when set, runs after a successful COMMIT; an error from
-	// it is reported as a transient error of the commit.
-	afterCommit func(*commit.Unit) error
-
 	// lockMu guards locks and held: the session holding the partitions'
 	// locks (see Hold), opened at the first Hold, and the keys it holds.
 	lockMu sync.Mutex
 	locks  Locks
 	held   map[string]bool
 }
-
-// SetAfterCommit installs f to run after each successful COMMIT; an error
-// from f is reported as a transient commit error, as when the connection
-// breaks after the server committed but before the client heard. Tests use
-// it to prove such a unit is not applied twice. Not safe to call while
-// units are applied.
-func (t *DB) SetAfterCommit(f func(*commit.Unit) error) { t.afterCommit = f }
-
-// SetBeforeCommit installs f to run inside each unit's transaction, after
-// all its statements and before COMMIT; an error from f rolls the unit back
-// as a failed COMMIT would. Tests use it to stop a pipeline inside a commit.
-// Not safe to call while units are applied.
-func (t *DB) SetBeforeCommit(f func(*commit.Unit) error) { t.beforeCommit = f }
 
 // New returns a target that applies units to db in dialect d.
 func New(db *sql.DB, d Dialect) *DB { return &DB{db: db, dialect: d, epochs: map[string]int64{}} }
@@ -453,16 +434,18 @@ func (t *DB) apply(ctx context.Context, u *commit.Unit) (failed *failure, err er
 	if err := t.checkShapes(ctx, tx, u); err != nil {
 		return nil, err
 	}
-	if t.beforeCommit != nil {
-		if err := t.beforeCommit(u); err != nil {
+	// Faults a test injects (package fault); none in production.
+	faults := fault.From(ctx)
+	if faults != nil && faults.BeforeCommit != nil {
+		if err := faults.BeforeCommit(u); err != nil {
 			return nil, err
 		}
 	}
 	if err := tx.Commit(); err != nil {
 		return nil, t.wrap("commit", "", "", err)
 	}
-	if t.afterCommit != nil {
-		if err := t.afterCommit(u); err != nil {
+	if faults != nil && faults.AfterCommit != nil {
+		if err := faults.AfterCommit(u); err != nil {
 			return nil, &Error{Op: "commit", Transient: true, Err: err}
 		}
 	}

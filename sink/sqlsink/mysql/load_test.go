@@ -17,6 +17,7 @@ import (
 
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/commit"
+	"github.com/txsink/txsink/internal/fault"
 	"github.com/txsink/txsink/internal/testdb"
 	"github.com/txsink/txsink/schema"
 	"github.com/txsink/txsink/sink/sqlsink"
@@ -598,10 +599,8 @@ func testLoadRollback(t *testing.T, multi bool) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.unit.Pipeline, tc.unit.Progress = "rb", progress
-			tdb.SetBeforeCommit(tc.hook)
-			t.Cleanup(func() { tdb.SetBeforeCommit(nil) })
 			before := mysql.LoadCounts(d)["replace"]
-			if err := tdb.Apply(ctx, tc.unit); err == nil {
+			if err := tdb.Apply(fault.With(ctx, &fault.Hooks{BeforeCommit: tc.hook}), tc.unit); err == nil {
 				t.Fatal("the unit succeeded")
 			}
 			if mysql.LoadCounts(d)["replace"] != before+1 {

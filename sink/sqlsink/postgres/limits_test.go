@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/txsink/txsink/commit"
+	"github.com/txsink/txsink/internal/fault"
 	"github.com/txsink/txsink/internal/testdb"
 	"github.com/txsink/txsink/sink/sqlsink"
 	"github.com/txsink/txsink/sink/sqlsink/postgres"
@@ -39,7 +40,7 @@ func TestIdleInTransactionTimeout(t *testing.T) {
 	t.Cleanup(func() { tdb.Close() })
 	tbl := describe(t, tdb, "t")
 	first := true
-	tdb.SetBeforeCommit(func(*commit.Unit) error {
+	hooks := &fault.Hooks{BeforeCommit: func(*commit.Unit) error {
 		if !first {
 			return nil
 		}
@@ -51,12 +52,13 @@ func TestIdleInTransactionTimeout(t *testing.T) {
 			err := db.SQL.QueryRowContext(ctx, `SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = $1 AND state LIKE 'idle in transaction%'`, app).Scan(&n)
 			return n == 0, err
 		})
-	})
+	}}
 	unit := func() *commit.Unit {
 		return &commit.Unit{Pipeline: "idle", Batches: []*commit.Batch{{Table: tbl,
 			Upserts: []commit.Group{{Columns: []string{"id", "v"}, Rows: [][]any{{int64(1), "a"}, {int64(2), "b"}}, Pos: positions(2)}}}}}
 	}
-	err = tdb.Apply(ctx, unit())
+	// Only the first Apply waits for the server to end its session.
+	err = tdb.Apply(fault.With(ctx, hooks), unit())
 	var te *sqlsink.Error
 	if !errors.As(err, &te) || !te.Transient || te.Key != "" || strings.Contains(err.Error(), "fix the value") {
 		t.Fatalf("a session ended by idle_in_transaction_session_timeout: got %v, want a transient error naming no row", err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/commit"
+	"github.com/txsink/txsink/internal/fault"
 	"github.com/txsink/txsink/internal/testdb"
 	"github.com/txsink/txsink/schema"
 	"github.com/txsink/txsink/sink/sqlsink"
@@ -311,9 +312,8 @@ func TestLoadRollsBackWithUnit(t *testing.T) {
 			g := commit.Group{Columns: []string{"id", "v"}, Rows: rs, Pos: positions(len(rs))}
 			u := &commit.Unit{Pipeline: "load", Batches: []*commit.Batch{batch(tbl, g, tc.noKey)}, Progress: []changelog.Position{{Partition: "p", Offset: 500, Seq: 500}}}
 			stop := errors.New("stop before commit")
-			load.SetBeforeCommit(func(*commit.Unit) error { return stop })
 			before := loadCounts()
-			if err := load.Apply(ctx, u); !errors.Is(err, stop) {
+			if err := load.Apply(fault.With(ctx, &fault.Hooks{BeforeCommit: func(*commit.Unit) error { return stop }}), u); !errors.Is(err, stop) {
 				t.Fatalf("Apply = %v, want the before-commit error", err)
 			}
 			if d := before.delta(); d.direct+d.staged != 1 {
@@ -329,7 +329,6 @@ func TestLoadRollsBackWithUnit(t *testing.T) {
 			if n, pos := count(); n != 0 || pos != 0 {
 				t.Fatalf("after the rollback: %d rows, position %d; want none and 0", n, pos)
 			}
-			load.SetBeforeCommit(nil)
 			apply(t, load, u)
 			if n, pos := count(); n != 500 || pos != 500 {
 				t.Fatalf("after the commit: %d rows, position %d; want 500 and 500", n, pos)
