@@ -62,7 +62,7 @@ rows under a pipeline name of its own, and removes them.
 Examples:
   txsink bench --workload insert-only --orders 1000000 --target 'mysql://txsink:txsink@127.0.0.1:3306/test'
   txsink bench --workload update-heavy --orders 20000 --target 'postgres://postgres@127.0.0.1:5432/test?sslmode=disable'
-  txsink bench --workload txn --orders 2000`, stderr)
+  txsink bench --workload txn --orders 2000`, stdout)
 	var o benchrun.Options
 	fs.StringVar(&o.Workload, "workload", "insert-only", "insert-only, update-heavy or txn")
 	fs.IntVar(&o.Orders, "orders", 100000, "orders to generate (update-heavy: hot keys)")

@@ -20,7 +20,7 @@ transaction, its changes as txsink-json lines, which can be fixed and fed
 again through a txsink-json pipeline). Reads the target; writes nothing.
 
 Example:
-  txsink dead-letters --config pipeline.yaml --raw`, stderr)
+  txsink dead-letters --config pipeline.yaml --raw`, stdout)
 	cfgPath := fs.String("config", "", "pipeline configuration file (YAML); required")
 	raw := fs.Bool("raw", false, "print each quarantined record as well")
 	if err := parseFlags(fs, args); err != nil {

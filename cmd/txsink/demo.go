@@ -32,7 +32,7 @@ the result row by row against the changelog's final state, and tells you
 how to look at it. Needs no server.
 
 Example:
-  go run ./cmd/txsink demo --orders 50000`, stderr)
+  go run ./cmd/txsink demo --orders 50000`, stdout)
 	dir := fs.String("dir", "txsink-demo", "folder for the changelog files, the pipeline config and the SQLite database (recreated on each run)")
 	orders := fs.Int("orders", 20000, "orders to generate")
 	partitions := fs.Int("partitions", 2, "changelog files (partitions) to spread the orders over")

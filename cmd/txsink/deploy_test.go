@@ -84,8 +84,13 @@ func TestDockerfile(t *testing.T) {
 	defer cancel()
 	sh := exec.CommandContext(ctx, "sh", "-c", strings.Replace(build, "/out/txsink", out, 1))
 	sh.Dir = "../.."
+	// The build arguments, as docker build --build-arg hands them to RUN.
+	sh.Env = append(os.Environ(), "VERSION=v9.8.7-test", "COMMIT=feedface")
 	if b, err := sh.CombinedOutput(); err != nil {
 		t.Fatalf("%s: %v\n%s", build, err, b)
+	}
+	if v, err := exec.CommandContext(ctx, out, "version").Output(); err != nil || !strings.HasPrefix(string(v), "txsink v9.8.7-test (commit feedface, go") {
+		t.Errorf("the image's txsink version printed %q (%v), want the VERSION and COMMIT build arguments", v, err)
 	}
 	bin, err := elf.Open(out)
 	if err != nil {

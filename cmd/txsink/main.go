@@ -20,7 +20,9 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime/debug"
+	"regexp"
+	"strconv"
+	"strings"
 	"syscall"
 )
 
@@ -43,8 +45,8 @@ Examples:
   txsink run --config pipeline.yaml --log-level debug
   TXSINK_DB_PASSWORD=secret txsink run --config pipeline.yaml   # url: mysql://app:${TXSINK_DB_PASSWORD}@...
 
-Run 'txsink COMMAND --help' for a command's flags. docs/config.md lists every
-configuration key.
+Run 'txsink COMMAND --help' (or 'txsink help COMMAND') for a command's flags.
+docs/config.md lists every configuration key.
 `
 
 func main() {
@@ -64,57 +66,58 @@ func run(args []string, stdout, stderr io.Writer) int {
 		<-ctx.Done()
 		stop()
 	}()
-	var err error
-	switch args[0] {
-	case "run":
-		err = cmdRun(ctx, args[1:], stdout, stderr)
-	case "check":
-		err = cmdCheck(ctx, args[1:], stdout, stderr)
-	case "dead-letters":
-		err = cmdDeadLetters(ctx, args[1:], stdout, stderr)
-	case "reset":
-		err = cmdReset(ctx, args[1:], stdout, stderr)
-	case "demo":
-		err = cmdDemo(ctx, args[1:], stdout, stderr)
-	case "bench":
-		err = cmdBench(ctx, args[1:], stdout, stderr)
-	case "version", "--version":
-		fmt.Fprintln(stdout, "txsink", version())
-		return 0
+	name, rest := args[0], args[1:]
+	switch name {
 	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
-		return 0
-	default:
-		fmt.Fprintf(stderr, "txsink: unknown command %q\n\n%s", args[0], usage)
+		if len(rest) == 0 {
+			fmt.Fprint(stdout, usage)
+			return 0
+		}
+		// txsink help run: the command's own help.
+		name, rest = rest[0], []string{"--help"}
+	case "--version":
+		name = "version"
+	}
+	cmd, ok := commands[name]
+	if !ok {
+		fmt.Fprintf(stderr, "txsink: unknown command %q (see txsink --help)\n", name)
 		return 2
 	}
+	err := cmd(ctx, rest, stdout, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
 	var xe exitError
 	if errors.As(err, &xe) {
-		fmt.Fprintf(stderr, "txsink %s: %s\n", args[0], xe.msg)
+		fmt.Fprintf(stderr, "txsink %s: %s\n", name, xe.msg)
 		return xe.code
 	}
 	var ue usageError
 	if errors.As(err, &ue) {
-		if !ue.printed {
-			fmt.Fprintf(stderr, "txsink %s: %s\n", args[0], ue.msg)
-		}
+		fmt.Fprintf(stderr, "txsink %s: %s\n", name, ue.msg)
 		return 2
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "txsink %s: %v\n", args[0], err)
+		fmt.Fprintf(stderr, "txsink %s: %v\n", name, err)
 		return 1
 	}
 	return 0
 }
 
-// usageError is a mistake in the command line: exit code 2. printed says
-// the flag package has shown it already.
+// commands maps each subcommand to the function that runs it.
+var commands = map[string]func(ctx context.Context, args []string, stdout, stderr io.Writer) error{
+	"run":          cmdRun,
+	"check":        cmdCheck,
+	"dead-letters": cmdDeadLetters,
+	"reset":        cmdReset,
+	"demo":         cmdDemo,
+	"bench":        cmdBench,
+	"version":      cmdVersion,
+}
+
+// usageError is a mistake in the command line: exit code 2.
 type usageError struct {
-	msg     string
-	printed bool
+	msg string
 }
 
 func (u usageError) Error() string { return u.msg }
@@ -128,16 +131,9 @@ type exitError struct {
 
 func (x exitError) Error() string { return x.msg }
 
-func version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "devel"
-}
-
 // logFlags adds --log-level and --log-format to fs and returns a function
 // that builds the logger.
-func logFlags(fs *flag.FlagSet) func(w io.Writer) (*slog.Logger, error) {
+func logFlags(fs *flagSet) func(w io.Writer) (*slog.Logger, error) {
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	formatName := fs.String("log-format", "text", "log format: text or json")
 	return func(w io.Writer) (*slog.Logger, error) {
@@ -156,29 +152,73 @@ func logFlags(fs *flag.FlagSet) func(w io.Writer) (*slog.Logger, error) {
 	}
 }
 
-// parseFlags parses args; a bad flag is a usage error, already printed
-// with the command's usage by the flag package.
-func parseFlags(fs *flag.FlagSet, args []string) error {
+// parseFlags parses args. --help prints the command's help on stdout
+// (flag.ErrHelp: exit 0); a bad flag is a usage error of one line that
+// points at --help, not the whole help.
+func parseFlags(fs *flagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			printHelp(fs)
 			return err
 		}
-		return usageError{msg: err.Error(), printed: true}
+		return usageError{msg: fmt.Sprintf("%s (see txsink %s --help)", doubleDash(err.Error()), fs.Name())}
 	}
 	if fs.NArg() > 0 {
-		return usageError{msg: fmt.Sprintf("unexpected argument %q (flags only; see --help)", fs.Arg(0))}
+		return usageError{msg: fmt.Sprintf("unexpected argument %q (flags only; see txsink %s --help)", fs.Arg(0), fs.Name())}
 	}
 	return nil
 }
 
-func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
+// flagNameRE finds a flag name as the flag package writes it in its
+// errors ("-config"), to be written as the help and docs do ("--config").
+var flagNameRE = regexp.MustCompile(`(^|[\s:])-([a-zA-Z][\w-]*)`)
+
+func doubleDash(msg string) string { return flagNameRE.ReplaceAllString(msg, "$1--$2") }
+
+// flagSet is a command's flags with its help text (its first line the
+// synopsis), which printHelp writes above the flags.
+type flagSet struct {
+	*flag.FlagSet
+	help string
+	out  io.Writer
+}
+
+// newFlagSet returns the flag set of command name, whose help is help
+// followed by the flags. The flag package prints nothing itself: help goes
+// to stdout on --help, a bad flag is one line on stderr (parseFlags).
+func newFlagSet(name, help string, stdout io.Writer) *flagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "%s\n\nFlags:\n", synopsis)
-		fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return &flagSet{FlagSet: fs, help: help, out: stdout}
+}
+
+// printHelp writes fs's help with its flags in the double-dash form the
+// usage, the README and the docs use (Go's PrintDefaults writes "-config").
+func printHelp(fs *flagSet) {
+	w := fs.out
+	fmt.Fprintf(w, "%s\n", fs.help)
+	n := 0
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	if n == 0 {
+		return
 	}
-	return fs
+	fmt.Fprintf(w, "\nFlags:\n")
+	fs.VisitAll(func(f *flag.Flag) {
+		typ, usage := flag.UnquoteUsage(f)
+		line := "  --" + f.Name
+		if typ != "" {
+			line += " " + typ
+		}
+		fmt.Fprintf(w, "%s\n    \t%s", line, strings.ReplaceAll(usage, "\n", "\n    \t"))
+		if d := f.DefValue; d != "" && d != "0" && d != "false" && d != "[]" {
+			if typ == "string" {
+				d = strconv.Quote(d)
+			}
+			fmt.Fprintf(w, " (default %s)", d)
+		}
+		fmt.Fprintln(w)
+	})
 }
 
 func configDir(path string) string {

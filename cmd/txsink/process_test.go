@@ -1181,11 +1181,11 @@ func TestUsage(t *testing.T) {
 		{args: nil, code: 2, stderr: "Usage:"},
 		{args: []string{"version"}, code: 0, stdout: "txsink "},
 		{args: []string{"--help"}, code: 0, stdout: "Usage:"},
-		{args: []string{"run", "--help"}, code: 0, stderr: "txsink run --config pipeline.yaml"},
+		{args: []string{"run", "--help"}, code: 0, stdout: "txsink run --config pipeline.yaml"},
 		{args: []string{"run"}, code: 2, stderr: "txsink run: --config is required"},
 		{args: []string{"check"}, code: 2, stderr: "txsink check: --config is required"},
 		{args: []string{"run", "--config", "x.yaml", "--log-level", "loud"}, code: 2, stderr: "--log-level"},
-		{args: []string{"run", "--no-such-flag"}, code: 2, stderr: "flag provided but not defined"},
+		{args: []string{"run", "--no-such-flag"}, code: 2, stderr: "flag provided but not defined: --no-such-flag (see txsink run --help)\n"},
 		{args: []string{"frobnicate"}, code: 2, stderr: `unknown command "frobnicate"`},
 		{args: []string{"run", "--config", "/nonexistent/pipeline.yaml"}, code: 1, stderr: "/nonexistent/pipeline.yaml"},
 	}

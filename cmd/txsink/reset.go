@@ -39,7 +39,7 @@ append-only tables are inserted again).
 
 Examples:
   txsink reset --config pipeline.yaml --partition day1.jsonl --dry-run
-  txsink reset --config pipeline.yaml`, stderr)
+  txsink reset --config pipeline.yaml`, stdout)
 	cfgPath := fs.String("config", "", "pipeline configuration file (YAML); required")
 	var parts partitionFlags
 	fs.Var(&parts, "partition", "a partition to forget, as txsink run's messages and /status name it; repeat for several (default: all)")

@@ -58,7 +58,7 @@ Examples:
   txsink run --config pipeline.yaml --log-level debug
   txsink run --config pipeline.yaml --http 0.0.0.0:9464    # let Prometheus scrape from other hosts
   txsink run --config pipeline.yaml --http off             # no HTTP server
-  curl -s 127.0.0.1:9464/status                            # while it runs`, stderr)
+  curl -s 127.0.0.1:9464/status                            # while it runs`, stdout)
 	cfgPath := fs.String("config", "", "pipeline configuration file (YAML); required")
 	httpAddr := fs.String("http", defaultHTTPAddr, `address of the /metrics, /healthz, /readyz and /status server; "" or "off" disables it`)
 	failOpen := fs.Bool("fail-on-open-txn", false, "exit 3, not 0, when the input ends inside a source transaction (transaction mode), which is then not applied")
@@ -384,7 +384,7 @@ each with what to do, then a summary line. Exits 1 when there is an error
 Examples:
   txsink check --config pipeline.yaml
   txsink check --config pipeline.yaml --sample 0       # the target only
-  txsink check --config pipeline.yaml --sample 100000  # a bigger sample`, stderr)
+  txsink check --config pipeline.yaml --sample 100000  # a bigger sample`, stdout)
 	cfgPath := fs.String("config", "", "pipeline configuration file (YAML); required")
 	sample := fs.Int("sample", diagnose.DefaultSample, "records to read of each source file or Kafka partition and check against the target; 0 reads none")
 	if err := parseFlags(fs, args); err != nil {
