@@ -312,11 +312,18 @@ func (e *Engine) run(ctx context.Context, opts RunOptions) (err error) {
 			// order: the partition is looked up once per run, and its
 			// end taken from the run's last record that knows it.
 			ps := e.partLocked(d.pos.Partition)
-			read, j := d.pos.Offset, i
+			read, j, size := d.pos.Offset, i, int64(0)
 			for ; j < len(ds) && ds[j].ctl == nil && ds[j].pos.Partition == ps.Name; j++ {
-				n += int64(ds[j].size)
+				size += int64(ds[j].size)
 				read = max(read, ds[j].pos.Offset)
 			}
+			if ps.Unit == "bytes" {
+				// A record's size leaves out its line terminator (and
+				// blank lines between records): the position moved by
+				// what was read, so the bytes read end at the file's size.
+				size = max(read-ps.Read, 0)
+			}
+			n += size
 			end := int64(-1)
 			for k := j - 1; k >= i && end < 0; k-- {
 				end = src.size(ds[k])

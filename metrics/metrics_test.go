@@ -201,6 +201,27 @@ func TestRunMatchesStatus(t *testing.T) {
 						want   float64
 					}{"txsink_read_offset_bytes", map[string]string{"partition": p.Name}, float64(p.Read)})
 			}
+			// Each file is read from its start: the bytes read are the
+			// files' sizes and the read positions' sum, line terminators
+			// included.
+			var size int64
+			for _, p := range paths {
+				fi, err := os.Stat(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				size += fi.Size()
+			}
+			checks = append(checks, struct {
+				name   string
+				labels map[string]string
+				want   float64
+			}{"txsink_bytes_read_total", nil, float64(size)},
+				struct {
+					name   string
+					labels map[string]string
+					want   float64
+				}{"txsink_read_offset_bytes", nil, float64(size)})
 			for _, c := range checks {
 				if got := sum(t, fams, c.name, c.labels); got != c.want {
 					t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
