@@ -62,15 +62,20 @@
 //	txsink_lag_records{pipeline,partition}
 //	    the same three for Kafka partitions, in records: the lag is the
 //	    partition's high watermark minus the committed offset
-//	txsink_seconds_since_last_commit{pipeline}
-//	    age of the last commit; before the first, the time since Register
 //	txsink_last_commit_timestamp_seconds{pipeline}
-//	    Unix time of the last commit (0 before one)
+//	    Unix time of the last commit; before the first, of the time the
+//	    metrics were made (the pipeline's start), so that
+//	    time() - txsink_last_commit_timestamp_seconds is how long the
+//	    pipeline has gone without a commit, and no gauge has to tick
 //	txsink_state{pipeline,state}
 //	    1 for the pipeline's state, 0 for the others: starting, running,
 //	    stopping, stopped, failed
 //
-// Names returns this list, for tests and dashboards.
+// Names returns this list, for tests and dashboards. One more, of the
+// process rather than of a pipeline, is BuildInfo's:
+//
+//	txsink_build_info{version,commit,goversion}
+//	    1, labelled with the binary's build stamp (txsink version)
 package metrics
 
 import (
@@ -107,7 +112,6 @@ var names = []string{
 	"txsink_committed_offset_records",
 	"txsink_read_offset_records",
 	"txsink_lag_records",
-	"txsink_seconds_since_last_commit",
 	"txsink_last_commit_timestamp_seconds",
 	"txsink_state",
 }
@@ -311,7 +315,7 @@ type statusCollector struct {
 	ratio, bytesRead, skipped, deadLetters, buffered, openTxns *prometheus.Desc
 	committed, read, lag                                       *prometheus.Desc
 	committedRecs, readRecs, lagRecs                           *prometheus.Desc
-	sinceCommit, lastCommit, state                             *prometheus.Desc
+	lastCommit, state                                          *prometheus.Desc
 }
 
 func newStatusCollector(pipeline string, src Source, created time.Time) *statusCollector {
@@ -334,15 +338,14 @@ func newStatusCollector(pipeline string, src Source, created time.Time) *statusC
 		committedRecs: d("txsink_committed_offset_records", "Kafka offset stored in the target, where a restart resumes.", "partition"),
 		readRecs:      d("txsink_read_offset_records", "Kafka offset after the last record read.", "partition"),
 		lagRecs:       d("txsink_lag_records", "Kafka high watermark minus the committed offset: records not yet applied.", "partition"),
-		sinceCommit:   d("txsink_seconds_since_last_commit", "Seconds since the last commit (before the first: since the metrics were made)."),
-		lastCommit:    d("txsink_last_commit_timestamp_seconds", "Unix time of the last commit (0 before one)."),
+		lastCommit:    d("txsink_last_commit_timestamp_seconds", "Unix time of the last commit (before the first: of the pipeline's start)."),
 		state:         d("txsink_state", "1 for the pipeline's current state, 0 for the others.", "state"),
 	}
 }
 
 // Describe implements prometheus.Collector.
 func (c *statusCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.ratio, c.bytesRead, c.skipped, c.deadLetters, c.buffered, c.openTxns, c.committed, c.read, c.lag, c.committedRecs, c.readRecs, c.lagRecs, c.sinceCommit, c.lastCommit, c.state} {
+	for _, d := range []*prometheus.Desc{c.ratio, c.bytesRead, c.skipped, c.deadLetters, c.buffered, c.openTxns, c.committed, c.read, c.lag, c.committedRecs, c.readRecs, c.lagRecs, c.lastCommit, c.state} {
 		ch <- d
 	}
 }
@@ -375,12 +378,13 @@ func (c *statusCollector) Collect(ch chan<- prometheus.Metric) {
 			gauge(lag, float64(max(p.End-p.Committed, 0)), p.Name)
 		}
 	}
-	since, last := time.Since(c.created), 0.0
-	if !st.LastCommit.IsZero() {
-		since, last = time.Since(st.LastCommit), float64(st.LastCommit.UnixNano())/1e9
+	last := st.LastCommit
+	if last.IsZero() {
+		// Not 0: time() - 0 would read as 56 years without a commit and
+		// fire every "stuck" alert at start.
+		last = c.created
 	}
-	gauge(c.sinceCommit, since.Seconds())
-	gauge(c.lastCommit, last)
+	gauge(c.lastCommit, float64(last.UnixNano())/1e9)
 	for _, s := range states {
 		v := 0.0
 		if s == st.State {

@@ -469,8 +469,26 @@ func TestStatusGauges(t *testing.T) {
 	if n := len(family(t, fams, "txsink_state").GetMetric()); n != 5 {
 		t.Errorf("%d state series, want one per state (5)", n)
 	}
-	if age := sum(t, fams, "txsink_seconds_since_last_commit", nil); age < 90 || age > 90+60 {
-		t.Errorf("seconds since last commit = %v, want about 90", age)
+}
+
+// TestLastCommitBeforeFirst checks that before the first commit the last
+// commit's time is the pipeline's start, not 0, so that time() minus it
+// counts from the start (a "stuck" alert must not fire at once).
+func TestLastCommitBeforeFirst(t *testing.T) {
+	before := time.Now()
+	m := metrics.New(&config.Config{Name: "fresh"})
+	after := time.Now()
+	reg := prometheus.NewPedanticRegistry()
+	if err := m.Register(reg, fixedStatus{engine.Status{State: engine.StateRunning}}); err != nil {
+		t.Fatal(err)
+	}
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := sum(t, fams, "txsink_last_commit_timestamp_seconds", nil)
+	if lo, hi := float64(before.UnixNano())/1e9, float64(after.UnixNano())/1e9; got < lo-1e-6 || got > hi+1e-6 {
+		t.Errorf("txsink_last_commit_timestamp_seconds = %v before any commit, want the start, in [%v, %v]", got, lo, hi)
 	}
 }
 

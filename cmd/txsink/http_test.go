@@ -60,7 +60,7 @@ func TestHTTPWhileRunning(t *testing.T) {
 	}{
 		{"/healthz", 200, []string{"ok"}},
 		{"/readyz", 200, []string{"running"}},
-		{"/metrics", 200, []string{`txsink_state{pipeline="http-test",state="running"} 1`, `txsink_commits_total{pipeline="http-test",result="ok"}`, "go_goroutines", "process_resident_memory_bytes"}},
+		{"/metrics", 200, []string{`txsink_state{pipeline="http-test",state="running"} 1`, `txsink_commits_total{pipeline="http-test",result="ok"}`, "go_goroutines", "process_resident_memory_bytes", `txsink_build_info{commit="`}},
 		{"/status", 200, []string{`"pipeline": "http-test"`, `"state": "running"`, `"committed_offset"`}},
 	}
 	for _, tt := range tests {

@@ -200,7 +200,8 @@ const defaultHTTPAddr = "127.0.0.1:9464"
 // and the process's) and status on addr.
 func startStatusServer(addr string, cfg *config.Config, m *metrics.Metrics, e *engine.Engine) (*statushttp.Server, error) {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	b := build()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), metrics.BuildInfo(b.Version, b.Commit))
 	if err := m.Register(reg, e); err != nil {
 		return nil, err
 	}
