@@ -163,12 +163,14 @@ func (r *Report) Summary(cfg *config.Config) string {
 	if cfg.Source.Type == config.SourceKafka {
 		of = plural(r.Partitions, "Kafka partition")
 	}
-	fmt.Fprintf(&b, "%s, %s, %s; target %s; tables %s; sampled %d records (%d changes) of %s",
+	fmt.Fprintf(&b, "%s, %s, %s; target %s; tables %s; sampled %s (%s) of %s",
 		plural(r.Count(Error), "error"), plural(r.Count(Warning), "warning"), plural(r.Count(Info), "info"),
-		cfg.Target.String(), strings.Join(r.Tables, ", "), r.Records, r.Changes, of)
+		cfg.Target.String(), strings.Join(r.Tables, ", "), plural(r.Records, "record"), plural(r.Changes, "change"), of)
 	return b.String()
 }
 
+// plural writes n of what, singular for one: "1 record", "2 records";
+// "info" is uncountable.
 func plural(n int, what string) string {
 	if n == 1 || what == "info" {
 		return fmt.Sprintf("%d %s", n, what)

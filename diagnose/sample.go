@@ -101,7 +101,7 @@ func (c *checker) emitProblems() {
 			f.Message += fmt.Sprintf(" (%d sampled changes like it; this is the first.)", p.count)
 		}
 		if p.longest > 0 {
-			f.Fix = fmt.Sprintf("widen the column to at least %d characters (the longest sampled value), or fix the source", p.longest)
+			f.Fix = fmt.Sprintf("widen the column to at least %s (the longest sampled value), or fix the source", plural(p.longest, "character"))
 		}
 		c.add(f)
 	}

@@ -58,6 +58,6 @@ Example:
 			}
 		}
 	}
-	fmt.Fprintf(stdout, "%s: %d dead letters\n", cfg.Name, len(rows))
+	fmt.Fprintf(stdout, "%s: %s\n", cfg.Name, countOf(len(rows), "dead letter"))
 	return nil
 }

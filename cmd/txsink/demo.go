@@ -49,7 +49,7 @@ Example:
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "txsink demo: generating %d orders over %d partitions in %s\n", *orders, *partitions, *dir)
+	fmt.Fprintf(stdout, "txsink demo: generating %s over %s in %s\n", countOf(*orders, "order"), countOf(*partitions, "partition"), *dir)
 	res := workload.Generate(workload.Spec{Orders: *orders, Partitions: *partitions, Seed: 1, Events: true})
 	var paths []string
 	for p, changes := range res.Partitions {
@@ -95,17 +95,17 @@ Example:
 		events += n
 	}
 	written := st.Upserted + st.Deleted + st.Inserted
-	fmt.Fprintf(stdout, "\nread     %d events (%d +I, %d -U, %d +U, %d -D) from %d files\n", events,
-		st.Events[1], st.Events[2], st.Events[3], st.Events[4], len(paths))
-	fmt.Fprintf(stdout, "wrote    %d rows after per-key reduction: %d upserted, %d deleted, %d appended (%.1f events per row written)\n",
-		written, st.Upserted, st.Deleted, st.Inserted, float64(events)/float64(max(written, 1)))
-	fmt.Fprintf(stdout, "commits  %d atomic transactions, each with its progress rows\n", st.Commits)
+	fmt.Fprintf(stdout, "\nread     %s (%d +I, %d -U, %d +U, %d -D) from %s\n", countOf(events, "event"),
+		st.Events[1], st.Events[2], st.Events[3], st.Events[4], countOf(len(paths), "file"))
+	fmt.Fprintf(stdout, "wrote    %s after per-key reduction: %d upserted, %d deleted, %d appended (%.1f events per row written)\n",
+		countOf(written, "row"), st.Upserted, st.Deleted, st.Inserted, float64(events)/float64(max(written, 1)))
+	fmt.Fprintf(stdout, "commits  %s, each with its progress rows\n", countOf(st.Commits, "atomic transaction"))
 	fmt.Fprintf(stdout, "speed    %.0f events/s, %.0f rows written/s, %s in all\n", float64(events)/took.Seconds(), float64(written)/took.Seconds(), took.Round(time.Millisecond))
 	if diff != "" {
 		return fmt.Errorf("the database differs from the changelog's final state:\n%s", diff)
 	}
-	fmt.Fprintf(stdout, "verified the target equals the changelog's final state: %d orders, %d order items, %d events\n\n",
-		len(res.Final["orders"]), len(res.Final["order_items"]), res.Events)
+	fmt.Fprintf(stdout, "verified the target equals the changelog's final state: %s, %s, %s\n\n",
+		countOf(len(res.Final["orders"]), "order"), countOf(len(res.Final["order_items"]), "order item"), countOf(res.Events, "event"))
 	rel := *dir
 	fmt.Fprintf(stdout, "Look at the result:\n")
 	fmt.Fprintf(stdout, "  sqlite3 %s 'SELECT status, COUNT(*), SUM(amount) FROM orders GROUP BY status'\n", filepath.Join(rel, "demo.db"))
@@ -207,7 +207,7 @@ func verifyDemo(ctx context.Context, e *engine.Engine, res *workload.Result) (st
 		return "", err
 	}
 	if events != res.Events {
-		fmt.Fprintf(&diff, "order_events: %d rows, want %d\n", events, res.Events)
+		fmt.Fprintf(&diff, "order_events: %s, want %d\n", countOf(events, "row"), res.Events)
 	}
 	return diff.String(), nil
 }

@@ -338,17 +338,17 @@ func summaryLine(name string, st engine.Stats, took time.Duration) string {
 		rate = float64(events) / took.Seconds()
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %d events", name, events)
+	fmt.Fprintf(&b, "%s: %s", name, countOf(events, "event"))
 	if len(kinds) > 0 {
 		fmt.Fprintf(&b, " (%s)", strings.Join(kinds, ", "))
 	}
-	fmt.Fprintf(&b, " -> %d rows written (%d upserted, %d deleted, %d inserted) in %d commits",
-		written, st.Upserted, st.Deleted, st.Inserted, st.Commits)
+	fmt.Fprintf(&b, " -> %s written (%d upserted, %d deleted, %d inserted) in %s",
+		countOf(written, "row"), st.Upserted, st.Deleted, st.Inserted, countOf(st.Commits, "commit"))
 	if st.Skipped > 0 {
 		fmt.Fprintf(&b, ", %d skipped", st.Skipped)
 	}
 	if st.Retries > 0 {
-		fmt.Fprintf(&b, ", %d retries", st.Retries)
+		fmt.Fprintf(&b, ", %s", countOf(st.Retries, "retry"))
 	}
 	fmt.Fprintf(&b, ", %s, %.0f events/s", took.Round(time.Millisecond), rate)
 	b.WriteString(openNote(st))
@@ -412,10 +412,7 @@ Examples:
 	if n := report.Count(diagnose.Error); n > 0 {
 		// The errors again on stderr, where a script or a CI log looks
 		// for why the exit code is 1.
-		lines := []string{fmt.Sprintf("%d errors:", n)}
-		if n == 1 {
-			lines[0] = "1 error:"
-		}
+		lines := []string{countOf(n, "error") + ":"}
 		for _, f := range report.Findings {
 			if f.Severity == diagnose.Error {
 				lines = append(lines, f.String())
@@ -426,10 +423,20 @@ Examples:
 	return nil
 }
 
-// countOf writes n things, singular for one: "1 partition", "8 partitions".
-func countOf(n int, thing string) string {
+// countOf writes n things, singular for one: "1 partition", "8
+// partitions", "1 retry", "2 retries".
+func countOf[N int | int64](n N, thing string) string {
 	if n == 1 {
 		return "1 " + thing
 	}
-	return fmt.Sprintf("%d %ss", n, thing)
+	return fmt.Sprintf("%d %s", n, pluralOf(thing))
+}
+
+// pluralOf is the plural of an English noun of txsink's messages: a
+// consonant and y end in ies (retry, entry), the rest add s.
+func pluralOf(thing string) string {
+	if stem, ok := strings.CutSuffix(thing, "y"); ok && stem != "" && !strings.ContainsRune("aeiou", rune(stem[len(stem)-1])) {
+		return stem + "ies"
+	}
+	return thing + "s"
 }
