@@ -57,7 +57,8 @@ Workloads:
 The bench creates its own tables in the target, named for the run
 (txsink_bench_<run>_*, txsink_bulk_<run>_*) so that benches can run side by
 side, and drops them at the end (--keep leaves them); it writes progress
-rows under a pipeline name of its own, and removes them.
+rows under a pipeline name of its own and removes them, and drops the
+txsink_progress table too when the bench created it and it is left empty.
 
 Examples:
   txsink bench --workload insert-only --orders 1000000 --target 'mysql://txsink:txsink@127.0.0.1:3306/test'

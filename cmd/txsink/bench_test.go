@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/txsink/txsink/internal/benchrun"
 	"github.com/txsink/txsink/internal/testdb"
+	"github.com/txsink/txsink/sink/connect"
 )
 
 // TestBenchSQLite runs each bench workload, tiny, on SQLite and checks that
@@ -140,6 +142,75 @@ func TestBenchSideBySide(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestBenchLeavesDatabase checks that a bench leaves the database as it
+// found it: without a progress table it drops the one the engine created;
+// with one, it keeps it and the rows of other pipelines, removing its own.
+func TestBenchLeavesDatabase(t *testing.T) {
+	for _, dialect := range []string{"mysql", "postgres", "sqlite"} {
+		for _, had := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/had-progress-%v", dialect, had), func(t *testing.T) {
+				db := testdb.Open(t, dialect)
+				if had {
+					// Another pipeline's progress, through the engine's
+					// own setup, so the table is the one txsink makes.
+					tdb, err := connect.Open(t.Context(), db.URL, t.TempDir())
+					if err != nil {
+						t.Fatal(err)
+					}
+					err = tdb.Setup(t.Context())
+					tdb.Close()
+					if err != nil {
+						t.Fatal(err)
+					}
+					db.Exec(t, "INSERT INTO txsink_progress (pipeline, source_partition, position, seq) VALUES ('other', 'a.jsonl', 10, 1)")
+				}
+				before := benchTables(t, db)
+				var out, errOut bytes.Buffer
+				if code := run([]string{"bench", "--workload", "insert-only", "--orders", "20", "--target", db.URL, "--dir", t.TempDir()}, &out, &errOut); code != 0 {
+					t.Fatalf("exit %d\n%s%s", code, out.String(), errOut.String())
+				}
+				if after := benchTables(t, db); !slices.Equal(after, before) {
+					t.Errorf("tables before the bench %v, after %v", before, after)
+				}
+				if had {
+					var n int
+					if err := db.SQL.QueryRow("SELECT COUNT(*) FROM txsink_progress WHERE pipeline = 'other'").Scan(&n); err != nil || n != 1 {
+						t.Errorf("the other pipeline's progress: %d rows (%v), want 1", n, err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// benchTables lists the tables of db's database, sorted.
+func benchTables(t *testing.T, db *testdb.DB) []string {
+	t.Helper()
+	q := map[string]string{
+		"mysql":    "SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE()",
+		"postgres": "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()",
+		"sqlite":   "SELECT name FROM sqlite_master WHERE type = 'table'",
+	}[db.Dialect]
+	rows, err := db.SQL.Query(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var names []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, n)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(names)
+	return names
 }
 
 // TestBenchProfiles: --cpuprofile, --memprofile and --trace write what

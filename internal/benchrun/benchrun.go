@@ -13,7 +13,9 @@
 //     (txsink_bench_<run>_*, txsink_bulk_<run>_*), so benches can run side
 //     by side against one database and never touch a user's table; it
 //     drops them at the end unless Options.Keep, and deletes the progress
-//     row it wrote under its own pipeline name.
+//     row it wrote under its own pipeline name; the progress table itself
+//     (txsink_progress) it drops when its run created it and no other
+//     pipeline's rows are left in it, so the database is left as found.
 //   - Every round starts from emptied tables and no progress, so each
 //     round's run is the whole workload and each bulk load finds empty
 //     tables; a bulk load that does not arrive whole is an error.
@@ -43,6 +45,7 @@ import (
 	"github.com/txsink/txsink/config"
 	"github.com/txsink/txsink/internal/workload"
 	"github.com/txsink/txsink/sink/connect"
+	"github.com/txsink/txsink/sink/sqlsink"
 )
 
 // tables are the workload tables the bench writes, each created with a
@@ -249,12 +252,25 @@ func Run(ctx context.Context, o *Options, open Opener, stderr io.Writer) (*Resul
 		return nil, err
 	}
 	modes := variants(o, cfg.Sink.KeyPartitionsRemember)
+	// The engine creates the progress table if it is missing: whether it
+	// was there decides whether the bench drops it at the end.
+	hadProgress, err := tableExists(ctx, db, r.dialect, sqlsink.ProgressTable)
+	if err != nil {
+		return nil, err
+	}
 	deleteProgress := func() error {
 		// The progress row is the bench's own; leave the table as it was.
-		_, err := db.ExecContext(context.WithoutCancel(ctx), "DELETE FROM txsink_progress WHERE pipeline = "+placeholder1(r.dialect), cfg.Name)
+		_, err := db.ExecContext(context.WithoutCancel(ctx), "DELETE FROM "+sqlsink.ProgressTable+" WHERE pipeline = "+placeholder1(r.dialect), cfg.Name)
 		return err
 	}
-	defer func() { _ = deleteProgress() }()
+	defer func() {
+		if err := deleteProgress(); err != nil || hadProgress {
+			return
+		}
+		if err := dropIfEmpty(context.WithoutCancel(ctx), db, sqlsink.ProgressTable); err != nil {
+			fmt.Fprintf(stderr, "txsink bench: %v; drop the table %s by hand if nothing else uses it\n", err, sqlsink.ProgressTable)
+		}
+	}()
 
 	var dumps []tableDump // the final rows of each table, for the bulk loads
 	defer func() {
@@ -397,6 +413,42 @@ func onTables(ctx context.Context, db *sql.DB, what, stmt string, prefixes []str
 				return fmt.Errorf("%s bench table %s: %w", what, prefix+t.name, err)
 			}
 		}
+	}
+	return nil
+}
+
+// tableExists says whether the table name exists where an unqualified
+// statement of db's session finds it.
+func tableExists(ctx context.Context, db *sql.DB, dialect, name string) (bool, error) {
+	var q string
+	switch dialect {
+	case "postgres":
+		q = "SELECT COUNT(*) FROM pg_catalog.pg_class WHERE oid = to_regclass($1)"
+	case "sqlite":
+		q = "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?"
+	default:
+		q = "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?"
+	}
+	var n int
+	if err := db.QueryRowContext(ctx, q, name).Scan(&n); err != nil {
+		return false, fmt.Errorf("look for table %s: %w", name, err)
+	}
+	return n > 0, nil
+}
+
+// dropIfEmpty drops table name if no row is left in it: a bench started
+// beside this one keeps its progress (one that has not committed yet may
+// still lose the table, and then fails its run, not silently).
+func dropIfEmpty(ctx context.Context, db *sql.DB, name string) error {
+	var n int
+	if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+name).Scan(&n); err != nil {
+		return fmt.Errorf("count the rows of %s: %w", name, err)
+	}
+	if n > 0 {
+		return nil
+	}
+	if _, err := db.ExecContext(ctx, "DROP TABLE IF EXISTS "+name); err != nil {
+		return fmt.Errorf("drop %s, which the bench created: %w", name, err)
 	}
 	return nil
 }
