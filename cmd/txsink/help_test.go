@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"maps"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -102,6 +103,16 @@ func TestVersion(t *testing.T) {
 		goCmd, err := exec.LookPath("go")
 		if err != nil {
 			t.Fatal(err)
+		}
+		// The documented build command names the variables this build sets.
+		doc, err := os.ReadFile("../../docs/operations.md")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range []string{"-X main.buildVersion=", "-X main.buildCommit="} {
+			if !strings.Contains(string(doc), v) {
+				t.Errorf("docs/operations.md's build command lacks %s", v)
+			}
 		}
 		bin := filepath.Join(t.TempDir(), "txsink")
 		// The build command docs/operations.md and deploy/Dockerfile use.
