@@ -317,15 +317,147 @@ func (s *Scanner) nextKey(first bool) (key Token, ok bool, err error) {
 // escaped key, an object or array value, an error) is left to NextKey and
 // Value, from the start of the member, so the errors are theirs at the
 // same offsets.
+//
+// It compares each member's key with each of keys; a caller that walks
+// many objects for the same keys makes them once with NewKeys and calls
+// NextKeyOf, which finds a key with one look in a table.
 func (s *Scanner) NextKeyIn(first bool, keys []string) (k int, ok bool, err error) {
-	// lens has bit n set when a key of keys is n bytes long: a key of
-	// another length below 64 is passed over without being compared.
+	ks := Keys{names: keys, lens: keyLens(keys)}
+	return s.NextKeyOf(first, &ks)
+}
+
+// Keys is a list of wanted keys made once, for NextKeyOf: a caller that
+// walks many objects for the same keys (a format's record fields, a block
+// such as Debezium's "source") has each key found by one look in a table
+// and one comparison of words, instead of a comparison with each key.
+type Keys struct {
+	names []string
+	// table holds the keys at the slots keyHash with seed gives them, all
+	// different; nil when no seed tells them apart (or a key is empty),
+	// and Find compares each key.
+	table *keyTable
+	seed  uint64
+	// lens has bit n set when a key is n bytes long: a key of another
+	// length below 64 is passed over without a look in the table.
+	lens uint64
+}
+
+// keyTable is a Keys' table: at each slot the key that hashes to it, as
+// its first 8 bytes (a little-endian word, zero-padded), its last 8 when
+// it is longer, its length (0 for no key) and whole, and its index.
+type keyTable struct {
+	words [keySlots]uint64
+	tails [keySlots]uint64
+	lens  [keySlots]uint8
+	index [keySlots]uint8
+	names [keySlots]string
+}
+
+// keySlots is the size of a keyTable, for up to maxKeys keys.
+const (
+	keySlots = 256
+	maxKeys  = keySlots / 4
+)
+
+// NewKeys returns the Keys names, in the order of their indexes.
+func NewKeys(names ...string) Keys {
+	k := Keys{names: names, lens: keyLens(names)}
+	if len(names) > maxKeys {
+		return k
+	}
+	for _, w := range names {
+		if w == "" || len(w) > 255 {
+			return k
+		}
+	}
+	t := new(keyTable)
+seeds:
+	for seed := uint64(0x9E3779B97F4A7C15); seed < 0x9E3779B97F4A7C15+2000*2; seed += 2 {
+		*t = keyTable{}
+		for i, w := range names {
+			h := keyHash(seed, keyWord([]byte(w)), keyTail([]byte(w)), len(w))
+			if t.lens[h] != 0 {
+				continue seeds
+			}
+			t.words[h], t.lens[h], t.index[h], t.names[h] = keyWord([]byte(w)), uint8(len(w)), uint8(i), w
+			t.tails[h] = keyTail([]byte(w))
+		}
+		k.table, k.seed = t, seed
+		return k
+	}
+	return k
+}
+
+// keyLens is Keys.lens for keys.
+func keyLens(keys []string) uint64 {
 	var lens uint64
 	for _, w := range keys {
 		if len(w) < 64 {
 			lens |= 1 << len(w)
 		}
 	}
+	return lens
+}
+
+// keyMasks[n] keeps the first n bytes of a little-endian word.
+var keyMasks = [8]uint64{0, 0xff, 0xffff, 0xffffff, 0xffffffff, 0xffffffffff, 0xffffffffffff, 0xffffffffffffff}
+
+// keyWord is the first 8 bytes of key as a little-endian word, zero-padded.
+func keyWord(key []byte) uint64 {
+	var b [8]byte
+	copy(b[:], key)
+	return binary.LittleEndian.Uint64(b[:])
+}
+
+// keyTail is the last 8 bytes of a key longer than 8 as a little-endian
+// word, 0 for a shorter one.
+func keyTail(key []byte) uint64 {
+	if len(key) <= 8 {
+		return 0
+	}
+	return binary.LittleEndian.Uint64(key[len(key)-8:])
+}
+
+// keyHash places a key of n bytes whose keyWord is w and keyTail tail in a
+// keyTable.
+func keyHash(seed, w, tail uint64, n int) uint8 {
+	return uint8((w ^ bits.RotateLeft64(tail, 29) ^ uint64(n)) * seed >> 56)
+}
+
+// Names returns the keys, in the order of their indexes.
+func (k *Keys) Names() []string { return k.names }
+
+// Find returns the index of key (decoded, as Scanner.Bytes gives it) in
+// k, or -1.
+func (k *Keys) Find(key []byte) int {
+	t := k.table
+	if t == nil {
+		return k.scan(key)
+	}
+	if len(key) == 0 {
+		return -1 // the table holds no empty key
+	}
+	h := keyHash(k.seed, keyWord(key), keyTail(key), len(key))
+	if t.lens[h] != 0 && t.names[h] == string(key) {
+		return int(t.index[h])
+	}
+	return -1
+}
+
+// scan is Find by comparing key with each key, for keys without slots.
+//
+//go:noinline
+func (k *Keys) scan(key []byte) int {
+	for i, w := range k.names {
+		if string(key) == w {
+			return i
+		}
+	}
+	return -1
+}
+
+// NextKeyOf is NextKeyIn for keys made once.
+func (s *Scanner) NextKeyOf(first bool, keys *Keys) (k int, ok bool, err error) {
 	d, i := s.data, s.pos
 	for ; ; first = false {
 		if i < len(d) && d[i] == '}' {
@@ -344,12 +476,28 @@ func (s *Scanner) NextKeyIn(first bool, keys []string) (k int, ok bool, err erro
 			if bad != "" || !plain || end+1 >= len(d) || d[end+1] != ':' {
 				goto member
 			}
-			if n := uint(end - j - 1); n >= 64 || lens>>n&1 != 0 {
-				for k, w := range keys {
-					if string(d[j+1:end]) == w {
-						s.pos = end + 2
-						return k, true, nil
+			if n := uint(end - j - 1); n >= 64 || keys.lens>>n&1 != 0 {
+				// A look in the table, comparing a key of up to 16 bytes
+				// as its first and last 8 without a call (when d holds 8
+				// bytes from its start, as a record does: the value
+				// follows).
+				k := -1
+				if t := keys.table; t != nil && n-1 < 16 && j+9 <= len(d) {
+					w, tail := binary.LittleEndian.Uint64(d[j+1:j+9]), uint64(0)
+					if n < 8 {
+						w &= keyMasks[n]
+					} else if n > 8 {
+						tail = binary.LittleEndian.Uint64(d[end-8 : end])
 					}
+					if h := keyHash(keys.seed, w, tail, int(n)); t.words[h] == w && t.tails[h] == tail && uint(t.lens[h]) == n {
+						k = int(t.index[h])
+					}
+				} else {
+					k = keys.Find(d[j+1 : end])
+				}
+				if k >= 0 {
+					s.pos = end + 2
+					return k, true, nil
 				}
 			}
 			v := end + 2
@@ -383,11 +531,8 @@ func (s *Scanner) NextKeyIn(first bool, keys []string) (k int, ok bool, err erro
 		if err != nil || !ok {
 			return -1, ok, err
 		}
-		name := s.Bytes(key)
-		for k, w := range keys {
-			if string(name) == w {
-				return k, true, nil
-			}
+		if k := keys.Find(s.Bytes(key)); k >= 0 {
+			return k, true, nil
 		}
 		if _, err := s.value(0); err != nil {
 			return -1, false, err

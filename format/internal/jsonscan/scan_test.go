@@ -453,23 +453,41 @@ func TestRowNames(t *testing.T) {
 }
 
 // nextKeyInKeys are the key sets TestNextKeyIn and FuzzScan walk objects
-// for.
-var nextKeyInKeys = [][]string{{"db", "schema", "table"}, {"id"}, {"a", "b"}, {strings.Repeat("k", 70)}, nil}
+// for. The last ones are keys of every length a Keys table compares as
+// words (up to 16 bytes), and keys that share their first or last 8 bytes.
+var nextKeyInKeys = [][]string{
+	{"db", "schema", "table"}, {"id"}, {"a", "b"}, {strings.Repeat("k", 70)}, nil,
+	{"before", "after", "op", "source", "transaction", "status", "id", "event_count", "schema", "payload"},
+	{"x", "xy", "xyz", "abcdefg", "abcdefgh", "abcdefghi", "abcdefghijklmnop", "abcdefghijklmnopq", "Xbcdefghijklmnop", "abcdefghijklmnoX"},
+}
 
-// walk walks the object in data as a decoder does, with NextKeyIn when
-// in is set, else member by member with NextKey: the members of keys it
-// finds ("key=value text") and where it stopped.
-func walk(data []byte, keys []string, in bool) (got []string, err error) {
+// walk modes: NextKeyIn, NextKeyOf, or member by member with NextKey.
+const (
+	walkIn = iota
+	walkOf
+	walkKey
+)
+
+// walk walks the object in data as a decoder does, with NextKeyIn,
+// NextKeyOf or member by member with NextKey (mode): the members of keys
+// it finds ("key=value text") and where it stopped.
+func walk(data []byte, keys []string, mode int) (got []string, err error) {
 	s := New(data)
 	if err := s.BeginObject(); err != nil {
 		return nil, err
 	}
+	ks := NewKeys(keys...)
 	for first := true; ; first = false {
 		var name string
 		var ok bool
-		if in {
+		if mode == walkIn || mode == walkOf {
 			var k int
-			if k, ok, err = s.NextKeyIn(first, keys); ok {
+			if mode == walkIn {
+				k, ok, err = s.NextKeyIn(first, keys)
+			} else {
+				k, ok, err = s.NextKeyOf(first, &ks)
+			}
+			if ok {
 				name = keys[k]
 			}
 		} else {
@@ -494,14 +512,17 @@ func walk(data []byte, keys []string, in bool) (got []string, err error) {
 	}
 }
 
-// checkNextKeyIn fails unless NextKeyIn finds the members NextKey and
-// Value find, and fails where they fail, with the same error.
+// checkNextKeyIn fails unless NextKeyIn, and NextKeyOf with the keys made
+// by NewKeys, find the members NextKey and Value find, and fail where they
+// fail, with the same error.
 func checkNextKeyIn(t *testing.T, data []byte, keys []string) {
 	t.Helper()
-	got, err := walk(data, keys, true)
-	want, wantErr := walk(data, keys, false)
-	if fmt.Sprint(err) != fmt.Sprint(wantErr) || !slices.Equal(got, want) {
-		t.Fatalf("%q, keys %q: NextKeyIn found %q, %v; NextKey and Value %q, %v", data, keys, got, err, want, wantErr)
+	want, wantErr := walk(data, keys, walkKey)
+	for _, mode := range []int{walkIn, walkOf} {
+		got, err := walk(data, keys, mode)
+		if fmt.Sprint(err) != fmt.Sprint(wantErr) || !slices.Equal(got, want) {
+			t.Fatalf("%q, keys %q, mode %d: found %q, %v; NextKey and Value %q, %v", data, keys, mode, got, err, want, wantErr)
+		}
 	}
 }
 
@@ -515,9 +536,55 @@ func TestNextKeyIn(t *testing.T) {
 		`{`, `{"x"`, `{"x":`, `{"x":1`, `{"x":1,}`, `{,"x":1}`, `{"x":1 "y":2}`, `{"x" 1}`, `{"x":01}`, `{"x":-}`,
 		`{"x":nul}`, `{"x":nullx}`, `{"x":1x}`, `{"x":"a\x"}`, "{\"x\":\"a\x01\"}", "{\"x\":\"\xff\"}",
 		"{\"\x01\":1}", `{"x":[1,}`, `{"x":1}}`, `{"db":1}`, `{"db":`, `{"db"}`, `{"x":"unterminated`,
+		// keys a Keys table tells apart by their words, and keys at the
+		// end of the input, where 8 bytes from the key's start are not there
+		`{"before":null,"after":{"id":1},"source":{},"op":"c","ts_ms":1,"transaction":null,"event_count":3,"event_counts":1,"payload":{}}`,
+		`{"x":1,"xy":2,"xyz":3,"xyzw":4,"abcdefg":5,"abcdefgh":6,"abcdefghi":7,"abcdefgX":8,"abcdefghijklmnop":9,"abcdefghijklmnoX":10,"Xbcdefghijklmnop":11,"abcdefghijklmnopq":12}`,
+		`{"abcdefghijklmnop`, `{"abcdefghijklmnop"`, `{"x"`, `{"xy":`, `{"x":1,"abcdefg`, `{"a\u0062cdefgh":1,"abcdefgh":2}`,
 	} {
 		for _, keys := range nextKeyInKeys {
 			checkNextKeyIn(t, []byte(in), keys)
 		}
+	}
+}
+
+// TestKeysFind checks that Keys finds each of its keys, and nothing else,
+// with a table and without one (an empty key, or more keys than a table
+// holds).
+func TestKeysFind(t *testing.T) {
+	many := make([]string, maxKeys+1)
+	for i := range many {
+		many[i] = "k" + strconv.Itoa(i)
+	}
+	for _, tc := range []struct {
+		name  string
+		keys  []string
+		table bool
+	}{
+		{"debezium", []string{"before", "after", "op", "source", "transaction", "status", "id", "event_count", "schema", "payload"}, true},
+		{"long", []string{strings.Repeat("k", 70), strings.Repeat("k", 300), "k"}, false},
+		{"shared words", []string{"abcdefgh", "abcdefghi", "abcdefghijklmnop", "abcdefghijklmnoX", "Xbcdefghijklmnop"}, true},
+		{"empty key", []string{"a", ""}, false},
+		{"too many", many, false},
+		{"none", nil, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			k := NewKeys(tc.keys...)
+			if (k.table != nil) != tc.table {
+				t.Errorf("table %v, want %v", k.table != nil, tc.table)
+			}
+			for i, w := range tc.keys {
+				if got := k.Find([]byte(w)); got != i {
+					t.Errorf("Find(%q) = %d, want %d", w, got, i)
+				}
+				for _, other := range []string{w + "x", "x" + w, strings.ToUpper(w) + "!"} {
+					if !slices.Contains(tc.keys, other) {
+						if got := k.Find([]byte(other)); got != -1 {
+							t.Errorf("Find(%q) = %d, want -1", other, got)
+						}
+					}
+				}
+			}
+		})
 	}
 }
