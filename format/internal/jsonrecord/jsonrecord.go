@@ -215,6 +215,15 @@ func FindTable(data []byte) string {
 	return t.String()
 }
 
+// NamedTable names the table of a record that failed to decode: t, the
+// table the decoder read, or when it read none the one FindTable finds.
+func NamedTable(t changelog.Table, data []byte) string {
+	if t.Name == "" {
+		return FindTable(data)
+	}
+	return t.String()
+}
+
 // ReadName reads a name field: a string, or null (nil).
 func ReadName(s *jsonscan.Scanner, field, hint string) ([]byte, error) {
 	tok, err := s.Value()
