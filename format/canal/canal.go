@@ -54,10 +54,10 @@ package canal
 import (
 	"errors"
 	"strconv"
-	"sync/atomic"
 
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/format"
+	"github.com/txsink/txsink/format/internal/envelope"
 	"github.com/txsink/txsink/format/internal/jsonrecord"
 	"github.com/txsink/txsink/format/internal/jsonscan"
 )
@@ -67,11 +67,7 @@ const Name = "canal-json"
 
 // Decoder decodes canal-json records. It is safe for concurrent use.
 type Decoder struct {
-	skipped atomic.Int64
-	// tables interns the tables records name.
-	tables jsonrecord.Tables
-	// names interns the column names of row images (see jsonscan.Names).
-	names jsonscan.Names
+	env envelope.Reader
 }
 
 var _ format.Decoder = (*Decoder)(nil)
@@ -82,17 +78,17 @@ func New(opts format.Options) (*Decoder, error) {
 	if err := opts.Check(Name); err != nil {
 		return nil, err
 	}
-	return &Decoder{}, nil
+	return &Decoder{env: envelope.Reader{Format: Name, HintJSON: hintJSON, CountSkips: true}}, nil
 }
 
 // Skipped returns how many records the decoder has decoded to no change
 // because they carry no row event: DDL messages and the other non-row
 // types. Tombstones are not counted.
-func (d *Decoder) Skipped() int64 { return d.skipped.Load() }
+func (d *Decoder) Skipped() int64 { return d.env.Skipped() }
 
-// Bits of message.seen: the fields read so far.
+// The fields of a message canal reads, by their index in fields.
 const (
-	fDatabase = 1 << iota
+	fDatabase = iota
 	fTable
 	fType
 	fIsDdl
@@ -100,9 +96,10 @@ const (
 	fOld
 )
 
+var fields = envelope.NewFields("database", "table", "type", "isDdl", "data", "old")
+
 // message is what a record's fields said, gathered in one pass.
 type message struct {
-	seen            uint8
 	database, table []byte
 	tbl             changelog.Table
 	typ             string
@@ -131,50 +128,42 @@ func (d *Decoder) Decode(data []byte, pos changelog.Position) ([]changelog.Chang
 // DecodeIn is Decode with the changes and their rows in a
 // (format.ArenaDecoder).
 func (d *Decoder) DecodeIn(a *changelog.Arena, data []byte, pos changelog.Position) ([]changelog.Change, error) {
-	if jsonrecord.IsTombstone(data) {
-		return nil, nil
-	}
 	var m message
-	cs, skip, err := d.decode(a, data, &m)
-	if err != nil {
-		return nil, d.fail(data, pos, &m, err)
-	}
-	if skip {
-		d.skipped.Add(1)
-		return nil, nil
-	}
-	for i := range cs {
-		cs[i].Pos = pos
-		cs[i].Size = len(data) / len(cs)
-	}
-	return cs, nil
+	return d.env.Decode(data, pos,
+		func() ([]changelog.Change, error) { return d.decode(a, data, &m) },
+		func(error) string { return jsonrecord.NamedTable(m.tbl, data) })
 }
 
-// decode returns the record's changes, or skip when it is a message
-// without rows.
-func (d *Decoder) decode(a *changelog.Arena, data []byte, m *message) (cs []changelog.Change, skip bool, err error) {
-	s := jsonscan.New(data)
-	s.UseNames(&d.names)
-	s.UseArena(a)
-	if c := s.Peek(); c != '{' {
-		tok, err := s.Value()
-		if err != nil {
-			return nil, false, err
+// decode returns the record's changes, none when it is a message without
+// rows (skipped).
+func (d *Decoder) decode(a *changelog.Arena, data []byte, m *message) (cs []changelog.Change, err error) {
+	s := d.env.Scanner(a, data)
+	seen, err := d.env.ReadRecord(&s, fields, hintMalformed, func(f int) (err error) {
+		switch f {
+		case fDatabase:
+			m.database, err = jsonrecord.ReadName(&s, "database", hintMalformed)
+		case fTable:
+			m.table, err = jsonrecord.ReadName(&s, "table", hintMalformed)
+		case fType:
+			err = readType(&s, m)
+		case fIsDdl:
+			err = readIsDdl(&s, m)
+		case fData:
+			m.data, m.hasData, err = readRows(&s, "data", false)
+		case fOld:
+			m.old, m.hasOld, err = readRows(&s, "old", true)
 		}
-		return nil, false, &recordError{Reason: "record is a JSON " + tok.Kind.String() + ", not an object", Hint: hintJSON}
-	}
-	if err := readMessage(&s, m); err != nil {
-		return nil, false, err
-	}
-	if err := s.End(); err != nil {
-		return nil, false, err
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(m.table) > 0 {
-		m.tbl = d.tables.Intern(m.database, m.table)
+		m.tbl = d.env.Table(m.database, m.table)
 	}
 
-	if m.seen&fType == 0 {
-		return nil, false, &recordError{Reason: `record has no "type" field: it is not a Canal flat message`, Hint: hintJSON}
+	if !seen.Has(fType) {
+		return nil, &recordError{Reason: `record has no "type" field: it is not a Canal flat message`, Hint: hintJSON}
 	}
 	var kind changelog.Kind
 	switch m.typ {
@@ -185,35 +174,35 @@ func (d *Decoder) decode(a *changelog.Arena, data []byte, m *message) (cs []chan
 	case "DELETE":
 		kind = changelog.Delete
 	case "TRUNCATE":
-		return nil, false, &recordError{
+		return nil, &recordError{
 			Reason: `truncate messages (type "TRUNCATE") are not supported`,
 			Hint: "txsink does not apply TRUNCATE; filter truncate messages out before txsink " +
 				"(or truncate the target table yourself and restart from a position after this record)",
 		}
 	case "CREATE", "ALTER", "ERASE", "RENAME", "QUERY", "CINDEX", "DINDEX",
 		"INIT", "GTID", "XACOMMIT", "XAROLLBACK", "MHEARTBEAT":
-		return nil, true, nil
+		return nil, nil
 	default:
 		if m.isDdl {
-			return nil, true, nil
+			return nil, nil
 		}
-		return nil, false, &recordError{
+		return nil, &recordError{
 			Reason: "unknown type " + strconv.Quote(m.typ),
 			Hint: `Canal row types are "INSERT", "UPDATE" and "DELETE" (DDL messages have "isDdl": true); ` +
 				"check that the records come from Canal",
 		}
 	}
 	if m.isDdl {
-		return nil, false, &recordError{
+		return nil, &recordError{
 			Reason: strconv.Quote(m.typ) + ` message has "isDdl": true`,
 			Hint:   hintMalformed,
 		}
 	}
 	if m.tbl.Name == "" {
-		return nil, false, &recordError{Reason: `record has no "table"`, Hint: hintTable}
+		return nil, &recordError{Reason: `record has no "table"`, Hint: hintTable}
 	}
 	if !m.hasData {
-		return nil, false, &recordError{
+		return nil, &recordError{
 			Reason: m.typ + ` message has no "data"`,
 			Hint:   `Canal writes the rows in "data" for INSERT, UPDATE and DELETE; the record is incomplete, check its producer`,
 		}
@@ -223,7 +212,7 @@ func (d *Decoder) decode(a *changelog.Arena, data []byte, m *message) (cs []chan
 		if m.hasOld {
 			reason = `UPDATE message has ` + strconv.Itoa(len(m.data)) + ` rows in "data" but ` + strconv.Itoa(len(m.old)) + ` in "old"`
 		}
-		return nil, false, &recordError{
+		return nil, &recordError{
 			Reason: reason,
 			Hint: `Canal writes one "old" entry per row of "data" with the previous values of the changed columns; ` +
 				"without it txsink cannot tell whether the update changed the row's key; check the producer",
@@ -231,7 +220,7 @@ func (d *Decoder) decode(a *changelog.Arena, data []byte, m *message) (cs []chan
 	}
 
 	if len(m.data) == 0 {
-		return nil, true, nil // "data": [], no rows
+		return nil, nil // "data": [], no rows
 	}
 	cs = a.Changes(len(m.data))
 	for i, row := range m.data {
@@ -247,53 +236,7 @@ func (d *Decoder) decode(a *changelog.Arena, data []byte, m *message) (cs []chan
 			c.Before = row
 		}
 	}
-	return cs, false, nil
-}
-
-// readMessage reads the object at the scanner into m, in one pass.
-func readMessage(s *jsonscan.Scanner, m *message) error {
-	if err := s.BeginObject(); err != nil {
-		return err
-	}
-	for first := true; ; first = false {
-		key, ok, err := s.NextKey(first)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return nil
-		}
-		var bit uint8
-		switch string(s.Bytes(key)) {
-		case "database":
-			bit = fDatabase
-			m.database, err = jsonrecord.ReadName(s, "database", hintMalformed)
-		case "table":
-			bit = fTable
-			m.table, err = jsonrecord.ReadName(s, "table", hintMalformed)
-		case "type":
-			bit = fType
-			err = readType(s, m)
-		case "isDdl":
-			bit = fIsDdl
-			err = readIsDdl(s, m)
-		case "data":
-			bit = fData
-			m.data, m.hasData, err = readRows(s, "data", false)
-		case "old":
-			bit = fOld
-			m.old, m.hasOld, err = readRows(s, "old", true)
-		default:
-			_, err = s.Value()
-		}
-		if err != nil {
-			return err
-		}
-		if m.seen&bit != 0 {
-			return &recordError{Reason: "field " + strconv.Quote(s.Text(key)) + " appears twice", Hint: hintMalformed}
-		}
-		m.seen |= bit
-	}
+	return cs, nil
 }
 
 // readRows reads "data" or "old": an array of row objects, or null (ok
@@ -401,14 +344,4 @@ func readIsDdl(s *jsonscan.Scanner, m *message) error {
 		return nil
 	}
 	return &recordError{Reason: `"isDdl" must be a boolean, not a ` + tok.Kind.String(), Hint: hintMalformed}
-}
-
-// fail turns a decoding error into a *format.Error with the record's
-// position and, when known, its table.
-func (d *Decoder) fail(data []byte, pos changelog.Position, m *message, err error) *format.Error {
-	table := m.tbl.String()
-	if m.tbl.Name == "" {
-		table = jsonrecord.FindTable(data)
-	}
-	return jsonrecord.Fail(Name, pos, table, err, hintJSON)
 }
