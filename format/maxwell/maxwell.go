@@ -47,10 +47,10 @@ package maxwell
 
 import (
 	"strconv"
-	"sync/atomic"
 
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/format"
+	"github.com/txsink/txsink/format/internal/envelope"
 	"github.com/txsink/txsink/format/internal/jsonrecord"
 	"github.com/txsink/txsink/format/internal/jsonscan"
 )
@@ -60,13 +60,9 @@ const Name = "maxwell-json"
 
 // Decoder decodes maxwell-json records. It is safe for concurrent use.
 type Decoder struct {
-	skipped atomic.Int64
-	// tables interns the tables records name.
-	tables jsonrecord.Tables
-	// names interns the column names of row images (see jsonscan.Names),
-	// and xids the transaction id a transaction's records repeat.
-	names jsonscan.Names
-	xids  jsonrecord.LastString
+	// env interns tables, column names and the transaction id a
+	// transaction's records repeat.
+	env envelope.Reader
 }
 
 var _ format.Decoder = (*Decoder)(nil)
@@ -77,17 +73,17 @@ func New(opts format.Options) (*Decoder, error) {
 	if err := opts.Check(Name); err != nil {
 		return nil, err
 	}
-	return &Decoder{}, nil
+	return &Decoder{env: envelope.Reader{Format: Name, HintJSON: hintJSON, CountSkips: true}}, nil
 }
 
 // Skipped returns how many records the decoder has decoded to no change
 // because they carry no row event: bootstrap markers and DDL records.
 // Tombstones are not counted.
-func (d *Decoder) Skipped() int64 { return d.skipped.Load() }
+func (d *Decoder) Skipped() int64 { return d.env.Skipped() }
 
-// Bits of record.seen: the fields read so far.
+// The fields of a record maxwell reads, by their index in fields.
 const (
-	fDatabase = 1 << iota
+	fDatabase = iota
 	fTable
 	fType
 	fXid
@@ -96,9 +92,10 @@ const (
 	fOld
 )
 
+var fields = envelope.NewFields("database", "table", "type", "xid", "commit", "data", "old")
+
 // record is what a record's fields said, gathered in one pass.
 type record struct {
-	seen            uint8
 	database, table []byte
 	tbl             changelog.Table
 	typ             string
@@ -128,47 +125,43 @@ func (d *Decoder) Decode(data []byte, pos changelog.Position) ([]changelog.Chang
 // DecodeIn is Decode with the changes and their rows in a
 // (format.ArenaDecoder).
 func (d *Decoder) DecodeIn(a *changelog.Arena, data []byte, pos changelog.Position) ([]changelog.Change, error) {
-	if jsonrecord.IsTombstone(data) {
-		return nil, nil
-	}
 	var r record
-	cs, err := d.decode(a, data, &r)
-	if err != nil {
-		return nil, d.fail(data, pos, &r, err)
-	}
-	if len(cs) == 0 {
-		d.skipped.Add(1)
-		return nil, nil
-	}
-	for i := range cs {
-		cs[i].Pos = pos
-		cs[i].Size = len(data) / len(cs)
-	}
-	return cs, nil
+	return d.env.Decode(data, pos,
+		func() ([]changelog.Change, error) { return d.decode(a, data, &r) },
+		func(error) string { return jsonrecord.NamedTable(r.tbl, data) })
 }
 
+// decode returns the record's change, none when it is a record without a
+// row (skipped).
 func (d *Decoder) decode(a *changelog.Arena, data []byte, r *record) ([]changelog.Change, error) {
-	s := jsonscan.New(data)
-	s.UseNames(&d.names)
-	s.UseArena(a)
-	if c := s.Peek(); c != '{' {
-		tok, err := s.Value()
-		if err != nil {
-			return nil, err
+	s := d.env.Scanner(a, data)
+	seen, err := d.env.ReadRecord(&s, fields, hintMalformed, func(f int) (err error) {
+		switch f {
+		case fDatabase:
+			r.database, err = jsonrecord.ReadName(&s, "database", hintMalformed)
+		case fTable:
+			r.table, err = jsonrecord.ReadName(&s, "table", hintMalformed)
+		case fType:
+			err = readType(&s, r)
+		case fXid:
+			err = readXid(&s, r)
+		case fCommit:
+			err = readCommit(&s, r)
+		case fData:
+			r.data, r.hasData, err = jsonrecord.ReadObject(&s, "data", hintMalformed)
+		case fOld:
+			r.old, r.hasOld, err = jsonrecord.ReadObject(&s, "old", hintMalformed)
 		}
-		return nil, &recordError{Reason: "record is a JSON " + tok.Kind.String() + ", not an object", Hint: hintJSON}
-	}
-	if err := readRecord(&s, r); err != nil {
-		return nil, err
-	}
-	if err := s.End(); err != nil {
+		return err
+	})
+	if err != nil {
 		return nil, err
 	}
 	if len(r.table) > 0 {
-		r.tbl = d.tables.Intern(r.database, r.table)
+		r.tbl = d.env.Table(r.database, r.table)
 	}
 
-	if r.seen&fType == 0 {
+	if !seen.Has(fType) {
 		return nil, &recordError{
 			Reason: `record has no "type" field: it is not a Maxwell row event`,
 			Hint:   hintJSON,
@@ -210,7 +203,7 @@ func (d *Decoder) decode(a *changelog.Arena, data []byte, r *record) ([]changelo
 	c := &cs[0]
 	c.Kind, c.Table, c.TxnEnd = kind, r.tbl, r.commit
 	if len(r.xid) > 0 {
-		c.TxnID = d.xids.Get(a, r.xid)
+		c.TxnID = d.env.String(a, r.xid)
 	}
 	switch kind {
 	case changelog.Insert:
@@ -222,55 +215,6 @@ func (d *Decoder) decode(a *changelog.Arena, data []byte, r *record) ([]changelo
 		c.Before = r.data
 	}
 	return cs, nil
-}
-
-// readRecord reads the object at the scanner into r, in one pass.
-func readRecord(s *jsonscan.Scanner, r *record) error {
-	if err := s.BeginObject(); err != nil {
-		return err
-	}
-	for first := true; ; first = false {
-		key, ok, err := s.NextKey(first)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return nil
-		}
-		var bit uint8
-		switch string(s.Bytes(key)) {
-		case "database":
-			bit = fDatabase
-			r.database, err = jsonrecord.ReadName(s, "database", hintMalformed)
-		case "table":
-			bit = fTable
-			r.table, err = jsonrecord.ReadName(s, "table", hintMalformed)
-		case "type":
-			bit = fType
-			err = readType(s, r)
-		case "xid":
-			bit = fXid
-			err = readXid(s, r)
-		case "commit":
-			bit = fCommit
-			err = readCommit(s, r)
-		case "data":
-			bit = fData
-			r.data, r.hasData, err = jsonrecord.ReadObject(s, "data", hintMalformed)
-		case "old":
-			bit = fOld
-			r.old, r.hasOld, err = jsonrecord.ReadObject(s, "old", hintMalformed)
-		default:
-			_, err = s.Value()
-		}
-		if err != nil {
-			return err
-		}
-		if r.seen&bit != 0 {
-			return &recordError{Reason: "field " + strconv.Quote(s.Text(key)) + " appears twice", Hint: hintMalformed}
-		}
-		r.seen |= bit
-	}
 }
 
 // readType reads "type". The row types are stored as constants, so
@@ -325,14 +269,4 @@ func readCommit(s *jsonscan.Scanner, r *record) error {
 		return nil
 	}
 	return &recordError{Reason: `"commit" must be a boolean, not a ` + tok.Kind.String(), Hint: hintMalformed}
-}
-
-// fail turns a decoding error into a *format.Error with the record's
-// position and, when known, its table.
-func (d *Decoder) fail(data []byte, pos changelog.Position, r *record, err error) *format.Error {
-	table := r.tbl.String()
-	if r.tbl.Name == "" {
-		table = jsonrecord.FindTable(data)
-	}
-	return jsonrecord.Fail(Name, pos, table, err, hintJSON)
 }
