@@ -46,6 +46,7 @@ import (
 
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/format"
+	"github.com/txsink/txsink/format/internal/envelope"
 	"github.com/txsink/txsink/format/internal/jsonrecord"
 	"github.com/txsink/txsink/format/internal/jsonscan"
 )
@@ -65,8 +66,8 @@ type Decoder struct {
 	// split from. Records of one table follow each other, so reusing its
 	// strings saves two allocations per record.
 	lastTable atomic.Pointer[cachedTable]
-	// names interns the column names of row images (see jsonscan.Names).
-	names jsonscan.Names
+	// env interns the column names of row images.
+	env envelope.Reader
 }
 
 type cachedTable struct {
@@ -86,20 +87,21 @@ func New(opts format.Options) (*Decoder, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Decoder{allowMissingBefore: allow}, nil
+	return &Decoder{allowMissingBefore: allow, env: envelope.Reader{Format: Name, HintJSON: hintJSON}}, nil
 }
 
-// Bits of record.seen: the fields read so far.
+// The fields of a record ogg reads, by their index in fields.
 const (
-	fTable = 1 << iota
+	fTable = iota
 	fOpType
 	fBefore
 	fAfter
 )
 
+var fields = envelope.NewFields("table", "op_type", "before", "after")
+
 // record is what a record's fields said, gathered in one pass.
 type record struct {
-	seen              uint8
 	table             []byte
 	tbl               changelog.Table
 	opType            string
@@ -127,41 +129,33 @@ func (d *Decoder) Decode(data []byte, pos changelog.Position) ([]changelog.Chang
 // DecodeIn is Decode with the changes and their rows in a
 // (format.ArenaDecoder).
 func (d *Decoder) DecodeIn(a *changelog.Arena, data []byte, pos changelog.Position) ([]changelog.Change, error) {
-	if jsonrecord.IsTombstone(data) {
-		return nil, nil
-	}
 	var r record
-	cs, err := d.decode(a, data, &r)
-	if err != nil {
-		return nil, d.fail(data, pos, &r, err)
-	}
-	for i := range cs {
-		cs[i].Pos = pos
-		cs[i].Size = len(data) / len(cs)
-	}
-	return cs, nil
+	return d.env.Decode(data, pos,
+		func() ([]changelog.Change, error) { return d.decode(a, data, &r) },
+		func(error) string { return tableOf(data, &r) })
 }
 
 func (d *Decoder) decode(a *changelog.Arena, data []byte, r *record) ([]changelog.Change, error) {
-	s := jsonscan.New(data)
-	s.UseNames(&d.names)
-	s.UseArena(a)
-	if c := s.Peek(); c != '{' {
-		tok, err := s.Value()
-		if err != nil {
-			return nil, err
+	s := d.env.Scanner(a, data)
+	seen, err := d.env.ReadRecord(&s, fields, hintMalformed, func(f int) (err error) {
+		switch f {
+		case fTable:
+			r.table, err = jsonrecord.ReadName(&s, "table", hintMalformed)
+		case fOpType:
+			err = readOpType(&s, r)
+		case fBefore:
+			r.before, r.hasBefore, err = jsonrecord.ReadImage(&s, "before", hintMalformed)
+		case fAfter:
+			r.after, r.hasAft, err = jsonrecord.ReadImage(&s, "after", hintMalformed)
 		}
-		return nil, &recordError{Reason: "record is a JSON " + tok.Kind.String() + ", not an object", Hint: hintJSON}
-	}
-	if err := readRecord(&s, r); err != nil {
-		return nil, err
-	}
-	if err := s.End(); err != nil {
+		return err
+	})
+	if err != nil {
 		return nil, err
 	}
 	r.tbl = d.splitTable(r.table)
 
-	if r.seen&fOpType == 0 {
+	if !seen.Has(fOpType) {
 		return nil, &recordError{Reason: `record has no "op_type" field: it is not a GoldenGate JSON operation`, Hint: hintJSON}
 	}
 	var kind changelog.Kind
@@ -256,46 +250,6 @@ func splitName(s string) changelog.Table {
 	return changelog.Table{Name: s}
 }
 
-// readRecord reads the object at the scanner into r, in one pass.
-func readRecord(s *jsonscan.Scanner, r *record) error {
-	if err := s.BeginObject(); err != nil {
-		return err
-	}
-	for first := true; ; first = false {
-		key, ok, err := s.NextKey(first)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return nil
-		}
-		var bit uint8
-		switch string(s.Bytes(key)) {
-		case "table":
-			bit = fTable
-			r.table, err = jsonrecord.ReadName(s, "table", hintMalformed)
-		case "op_type":
-			bit = fOpType
-			err = readOpType(s, r)
-		case "before":
-			bit = fBefore
-			r.before, r.hasBefore, err = jsonrecord.ReadImage(s, "before", hintMalformed)
-		case "after":
-			bit = fAfter
-			r.after, r.hasAft, err = jsonrecord.ReadImage(s, "after", hintMalformed)
-		default:
-			_, err = s.Value()
-		}
-		if err != nil {
-			return err
-		}
-		if r.seen&bit != 0 {
-			return &recordError{Reason: "field " + strconv.Quote(s.Text(key)) + " appears twice", Hint: hintMalformed}
-		}
-		r.seen |= bit
-	}
-}
-
 // readOpType reads "op_type". The known values are stored as constants,
 // so reading one does not allocate.
 func readOpType(s *jsonscan.Scanner, r *record) error {
@@ -321,14 +275,13 @@ func readOpType(s *jsonscan.Scanner, r *record) error {
 	return nil
 }
 
-// fail turns a decoding error into a *format.Error with the record's
-// position and, when known, its table.
-func (d *Decoder) fail(data []byte, pos changelog.Position, r *record, err error) *format.Error {
-	table := r.tbl.String()
+// tableOf names the table of a record that failed to decode: the one it
+// read, or else the one a lenient look finds.
+func tableOf(data []byte, r *record) string {
 	if r.tbl.Name == "" {
-		table = findTable(data)
+		return findTable(data)
 	}
-	return jsonrecord.Fail(Name, pos, table, err, hintJSON)
+	return r.tbl.String()
 }
 
 // findTable names the table of a record that failed to decode, by a lenient
