@@ -43,6 +43,7 @@ import (
 
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/format"
+	"github.com/txsink/txsink/format/internal/envelope"
 	"github.com/txsink/txsink/format/internal/jsonrecord"
 	"github.com/txsink/txsink/format/internal/jsonscan"
 )
@@ -59,8 +60,8 @@ const OptionTable = "flink-changelog-json.table"
 // use.
 type Decoder struct {
 	table changelog.Table
-	// names interns the column names of row images (see jsonscan.Names).
-	names jsonscan.Names
+	// env interns the column names of row images.
+	env envelope.Reader
 }
 
 var _ format.Decoder = (*Decoder)(nil)
@@ -83,21 +84,22 @@ func New(opts format.Options) (*Decoder, error) {
 	if t.Name == "" {
 		return nil, fmt.Errorf(`format %s: option %s: want a table as "namespace.name", got %q`, Name, OptionTable, v)
 	}
-	return &Decoder{table: t}, nil
+	return &Decoder{table: t, env: envelope.Reader{Format: Name, HintJSON: hintJSON}}, nil
 }
 
 // Table returns the table the decoder assigns every change to.
 func (d *Decoder) Table() changelog.Table { return d.table }
 
-// Bits of record.seen: the fields read so far.
+// The fields of a record flinkjson reads, by their index in fields.
 const (
-	fData = 1 << iota
+	fData = iota
 	fOp
 )
 
+var fields = envelope.NewFields("data", "op")
+
 // record is what a record's fields said, gathered in one pass.
 type record struct {
-	seen    uint8
 	data    changelog.Row
 	hasData bool
 	op      changelog.Kind
@@ -123,37 +125,24 @@ func (d *Decoder) Decode(data []byte, pos changelog.Position) ([]changelog.Chang
 // DecodeIn is Decode with the changes and their rows in a
 // (format.ArenaDecoder).
 func (d *Decoder) DecodeIn(a *changelog.Arena, data []byte, pos changelog.Position) ([]changelog.Change, error) {
-	if jsonrecord.IsTombstone(data) {
-		return nil, nil
-	}
 	var r record
-	cs, err := d.decode(a, data, &r)
-	if err != nil {
-		return nil, jsonrecord.Fail(Name, pos, d.table.String(), err, hintJSON)
-	}
-	cs[0].Pos = pos
-	cs[0].Size = len(data)
-	return cs, nil
+	return d.env.Decode(data, pos,
+		func() ([]changelog.Change, error) { return d.decode(a, data, &r) },
+		func(error) string { return d.table.String() })
 }
 
 func (d *Decoder) decode(a *changelog.Arena, data []byte, r *record) ([]changelog.Change, error) {
-	s := jsonscan.New(data)
-	s.UseNames(&d.names)
-	s.UseArena(a)
-	if c := s.Peek(); c != '{' {
-		tok, err := s.Value()
-		if err != nil {
-			return nil, err
+	s := d.env.Scanner(a, data)
+	seen, err := d.env.ReadRecord(&s, fields, hintMalformed, func(f int) error {
+		if f == fData {
+			return readData(&s, r)
 		}
-		return nil, &recordError{Reason: "record is a JSON " + tok.Kind.String() + ", not an object", Hint: hintJSON}
-	}
-	if err := readRecord(&s, r); err != nil {
+		return readOp(&s, r)
+	})
+	if err != nil {
 		return nil, err
 	}
-	if err := s.End(); err != nil {
-		return nil, err
-	}
-	if r.seen&fOp == 0 {
+	if !seen.Has(fOp) {
 		return nil, &recordError{Reason: `record has no "op" field`, Hint: hintJSON}
 	}
 	if r.op == 0 {
@@ -177,40 +166,6 @@ func (d *Decoder) decode(a *changelog.Arena, data []byte, r *record) ([]changelo
 		c.Before = r.data
 	}
 	return cs, nil
-}
-
-// readRecord reads the object at the scanner into r, in one pass.
-func readRecord(s *jsonscan.Scanner, r *record) error {
-	if err := s.BeginObject(); err != nil {
-		return err
-	}
-	for first := true; ; first = false {
-		key, ok, err := s.NextKey(first)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return nil
-		}
-		var bit uint8
-		switch string(s.Bytes(key)) {
-		case "data":
-			bit = fData
-			err = readData(s, r)
-		case "op":
-			bit = fOp
-			err = readOp(s, r)
-		default:
-			_, err = s.Value()
-		}
-		if err != nil {
-			return err
-		}
-		if r.seen&bit != 0 {
-			return &recordError{Reason: "field " + strconv.Quote(s.Text(key)) + " appears twice", Hint: hintMalformed}
-		}
-		r.seen |= bit
-	}
 }
 
 // readData reads "data": an object with columns, or null.
