@@ -62,6 +62,7 @@ import (
 
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/format"
+	envreader "github.com/txsink/txsink/format/internal/envelope"
 	"github.com/txsink/txsink/format/internal/jsonrecord"
 	"github.com/txsink/txsink/format/internal/jsonscan"
 )
@@ -81,12 +82,9 @@ type Decoder struct {
 	// detection is off.
 	unavailable *placeholder
 	schemas     schemaCache
-	// tables interns the tables records name, txnIDs the transaction id
-	// the events of a transaction repeat, and names the column lists of
-	// row images.
-	tables jsonrecord.Tables
-	txnIDs jsonrecord.LastString
-	names  jsonscan.Names
+	// env interns the tables records name, the transaction id the events
+	// of a transaction repeat, and the column lists of row images.
+	env envreader.Reader
 }
 
 var (
@@ -112,25 +110,43 @@ func New(opts format.Options) (*Decoder, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Decoder{allowMissingBefore: allow, unavailable: unavailable}, nil
+	return &Decoder{
+		allowMissingBefore: allow, unavailable: unavailable,
+		env: envreader.Reader{Format: Name, HintJSON: hintJSON},
+	}, nil
 }
 
-// Bits of envelope.seen: the fields read so far.
+// The fields of an envelope debezium reads, by their index in
+// topFields.
 const (
-	fBefore = 1 << iota
+	fBefore = iota
 	fAfter
 	fOp
 	fSource
 	fTransaction
 	fStatus
+	// Only boundary events have a top-level "id" and "event_count"; on any
+	// other record they are someone else's fields, which may repeat.
+	fID
+	fEventCount
+	// The Kafka Connect wrapper's, at the top level only.
 	fSchema
 	fPayload
-	envelopeFields = fBefore | fAfter | fOp | fSource | fTransaction | fStatus
+	envelopeFields = 1<<fBefore | 1<<fAfter | 1<<fOp | 1<<fSource | 1<<fTransaction | 1<<fStatus
+)
+
+// topFields are the fields of a record's top level; payloadFields those
+// of the envelope in a Connect "payload", where the wrapper's fields are
+// someone else's.
+var (
+	topFields = envreader.NewFields("before", "after", "op", "source", "transaction", "status",
+		"id", "event_count", "schema", "payload").Repeatable(fID, fEventCount)
+	payloadFields = envreader.NewFields(topFields.Names()[:fSchema]...).Repeatable(fID, fEventCount)
 )
 
 // envelope is what a record's fields said, gathered in one pass.
 type envelope struct {
-	seen uint16
+	seen envreader.Seen
 	op   string
 	// before and after are the row images, read and checked; the change
 	// is built with them once the whole record is read (see
@@ -180,40 +196,26 @@ func (d *Decoder) Decode(data []byte, pos changelog.Position) ([]changelog.Chang
 
 // DecodeIn is Decode with the change in a (format.ArenaDecoder).
 func (d *Decoder) DecodeIn(a *changelog.Arena, data []byte, pos changelog.Position) ([]changelog.Change, error) {
-	if jsonrecord.IsTombstone(data) {
-		return nil, nil
-	}
 	var top envelope
-	cs, err := d.decode(a, data, &top)
-	if err != nil {
-		return nil, d.fail(data, pos, &top, err)
-	}
-	for i := range cs {
-		cs[i].Pos = pos
-		cs[i].Size = len(data) / len(cs)
-	}
-	return cs, nil
+	return d.env.Decode(data, pos,
+		func() ([]changelog.Change, error) { return d.decode(a, data, &top) },
+		func(error) string { return tableOf(data, &top) })
 }
 
-func (d *Decoder) decode(a *changelog.Arena, data []byte, top *envelope) ([]changelog.Change, error) {
-	s := jsonscan.New(data)
-	s.UseNames(&d.names)
+func (d *Decoder) decode(a *changelog.Arena, data []byte, top *envelope) (_ []changelog.Change, err error) {
+	s := d.env.Scanner(a, data)
 	var rs jsonscan.Rows
-	if c := s.Peek(); c != '{' {
-		tok, err := s.Value()
-		if err != nil {
-			return nil, err
-		}
-		return nil, &recordError{Reason: "record is a JSON " + tok.Kind.String() + ", not an object", Hint: hintJSON}
+	if err := d.env.Object(&s); err != nil {
+		return nil, err
 	}
-	if err := d.readEnvelope(&s, &rs, top, true); err != nil {
+	if err := d.readEnvelope(&s, &rs, top, topFields); err != nil {
 		return nil, err
 	}
 	if err := s.End(); err != nil {
 		return nil, err
 	}
 	e := top
-	if top.seen&fPayload != 0 {
+	if top.seen.Has(fPayload) {
 		if top.seen&envelopeFields != 0 {
 			return nil, &recordError{
 				Reason: `record has both a Kafka Connect "payload" and Debezium envelope fields at the top level`,
@@ -226,7 +228,7 @@ func (d *Decoder) decode(a *changelog.Arena, data []byte, top *envelope) ([]chan
 		e = top.payload
 	}
 
-	if e.seen&fOp == 0 {
+	if !e.seen.Has(fOp) {
 		if e.boundary {
 			if e.status == "BEGIN" {
 				return nil, nil
@@ -354,73 +356,38 @@ func opName(op string) string {
 	return "op " + strconv.Quote(op)
 }
 
-// readEnvelope reads the object at the scanner into e, in one pass. At the
-// top level it also reads the Connect wrapper's "schema" and "payload"; the
-// payload is read as an envelope of its own.
-func (d *Decoder) readEnvelope(s *jsonscan.Scanner, rs *jsonscan.Rows, e *envelope, top bool) error {
-	if err := s.BeginObject(); err != nil {
-		return err
-	}
-	for first := true; ; first = false {
-		key, ok, err := s.NextKey(first)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return nil
-		}
-		var bit uint16
-		// The switch is on the conversion itself, not on a variable
-		// holding it, so the compiler compares the bytes in place
-		// instead of copying the key into a string first.
-		name := s.Bytes(key)
-		if !top && (string(name) == "schema" || string(name) == "payload") {
-			name = nil // the Connect wrapper's fields, inside the payload: someone else's
-		}
-		switch string(name) {
-		case "before":
-			bit = fBefore
+// readEnvelope reads the object at the scanner into e, in one pass, with
+// the fields of topFields or payloadFields. The Connect wrapper's
+// "payload" is read as an envelope of its own.
+func (d *Decoder) readEnvelope(s *jsonscan.Scanner, rs *jsonscan.Rows, e *envelope, fields *envreader.Fields) (err error) {
+	e.seen, err = fields.Read(s, hintMalformed, func(f int) (err error) {
+		switch f {
+		case fBefore:
 			e.hasBefore, err = jsonrecord.ScanImage(s, rs, &e.before, "before", hintMalformed)
-		case "after":
-			bit = fAfter
+		case fAfter:
 			e.hasAfter, err = jsonrecord.ScanImage(s, rs, &e.after, "after", hintMalformed)
-		case "op":
-			bit = fOp
+		case fOp:
 			err = readOp(s, e)
-		case "source":
-			bit = fSource
-			err = readSource(s, e, &d.tables)
-		case "transaction":
-			bit = fTransaction
+		case fSource:
+			err = readSource(s, e, &d.env)
+		case fTransaction:
 			err = readTransaction(s, e)
-		case "status":
-			bit = fStatus
+		case fStatus:
 			if e.status, err = readStatus(s); err == nil {
 				e.boundary = e.status == "BEGIN" || e.status == "END"
 			}
-		case "id":
-			// Only boundary events have a top-level id; on any other
-			// record it is someone else's field and is passed over.
+		case fID:
 			e.boundaryID, err = scalarBytes(s)
-		case "event_count":
+		case fEventCount:
 			e.eventCount, err = scalarBytes(s)
-		case "schema":
-			bit = fSchema
+		case fSchema:
 			err = d.readSchema(s, e)
-		case "payload":
-			bit = fPayload
+		case fPayload:
 			err = d.readPayload(s, rs, e)
-		default:
-			_, err = s.Value()
 		}
-		if err != nil {
-			return err
-		}
-		if e.seen&bit != 0 {
-			return &recordError{Reason: "field " + strconv.Quote(s.Text(key)) + " appears twice", Hint: hintMalformed}
-		}
-		e.seen |= bit
-	}
+		return err
+	})
+	return err
 }
 
 // readStatus reads "status", a string; null reads as "". BEGIN and END
@@ -477,8 +444,8 @@ func readOp(s *jsonscan.Scanner, e *envelope) error {
 
 // sourceKeys are the members of the "source" block readSource reads, in
 // the order of the indexes sourceDB, sourceSchema and sourceTable; the
-// others (a dozen on every record) are passed over by NextKeyIn.
-var sourceKeys = []string{"db", "schema", "table"}
+// others (a dozen on every record) are passed over by NextKeyOf.
+var sourceKeys = jsonscan.NewKeys("db", "schema", "table")
 
 // Indexes in sourceKeys.
 const (
@@ -487,9 +454,9 @@ const (
 	sourceTable
 )
 
-// readSource reads the "source" block's db, schema and table. tables, if
-// not nil, interns the table.
-func readSource(s *jsonscan.Scanner, e *envelope, tables *jsonrecord.Tables) error {
+// readSource reads the "source" block's db, schema and table. env, if not
+// nil, interns the table.
+func readSource(s *jsonscan.Scanner, e *envelope, env *envreader.Reader) error {
 	if s.Peek() == 'n' {
 		_, err := s.Value()
 		return err
@@ -507,7 +474,7 @@ func readSource(s *jsonscan.Scanner, e *envelope, tables *jsonrecord.Tables) err
 	e.hasSource = true
 	var db, schema, table []byte
 	for first := true; ; first = false {
-		k, ok, err := s.NextKeyIn(first, sourceKeys)
+		k, ok, err := s.NextKeyOf(first, &sourceKeys)
 		if err != nil {
 			return err
 		}
@@ -533,8 +500,8 @@ func readSource(s *jsonscan.Scanner, e *envelope, tables *jsonrecord.Tables) err
 	switch {
 	case len(table) == 0:
 		e.table = changelog.Table{Namespace: string(ns)}
-	case tables != nil:
-		e.table = tables.Intern(ns, table)
+	case env != nil:
+		e.table = env.Table(ns, table)
 	default:
 		e.table = changelog.Table{Namespace: string(ns), Name: string(table)}
 	}
@@ -542,8 +509,8 @@ func readSource(s *jsonscan.Scanner, e *envelope, tables *jsonrecord.Tables) err
 }
 
 // transactionKeys is the member of the "transaction" block
-// readTransaction reads; the others are passed over by NextKeyIn.
-var transactionKeys = []string{"id"}
+// readTransaction reads; the others are passed over by NextKeyOf.
+var transactionKeys = jsonscan.NewKeys("id")
 
 // readTransaction reads the "transaction" block's id.
 func readTransaction(s *jsonscan.Scanner, e *envelope) error {
@@ -563,7 +530,7 @@ func readTransaction(s *jsonscan.Scanner, e *envelope) error {
 		return err
 	}
 	for first := true; ; first = false {
-		_, ok, err := s.NextKeyIn(first, transactionKeys)
+		_, ok, err := s.NextKeyOf(first, &transactionKeys)
 		if err != nil {
 			return err
 		}
@@ -617,7 +584,7 @@ func (d *Decoder) readPayload(s *jsonscan.Scanner, rs *jsonscan.Rows, e *envelop
 	switch s.Peek() {
 	case '{':
 		e.payload = &envelope{}
-		return d.readEnvelope(s, rs, e.payload, false)
+		return d.readEnvelope(s, rs, e.payload, payloadFields)
 	case 'n':
 		_, err := s.Value()
 		e.payloadNull = err == nil
@@ -628,12 +595,6 @@ func (d *Decoder) readPayload(s *jsonscan.Scanner, rs *jsonscan.Rows, e *envelop
 		return err
 	}
 	return &recordError{Reason: `"payload" must be an object or null, not a ` + tok.Kind.String(), Hint: hintMalformed}
-}
-
-// fail turns a decoding error into a *format.Error with the record's
-// position and, when known, its table.
-func (d *Decoder) fail(data []byte, pos changelog.Position, top *envelope, err error) *format.Error {
-	return jsonrecord.Fail(Name, pos, tableOf(data, top), err, hintJSON)
 }
 
 // tableOf names the table of a record that failed to decode: from what the
@@ -694,7 +655,7 @@ func (d *Decoder) txnKey(a *changelog.Arena, id []byte) string {
 	if len(id) == 0 {
 		return ""
 	}
-	return d.txnIDs.Get(a, id[:txnKeyLen(id)])
+	return d.env.String(a, id[:txnKeyLen(id)])
 }
 
 // txnKeyLen returns the length of TxnKey(id).
