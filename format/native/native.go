@@ -39,6 +39,7 @@ import (
 
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/format"
+	"github.com/txsink/txsink/format/internal/envelope"
 	"github.com/txsink/txsink/format/internal/jsonrecord"
 	"github.com/txsink/txsink/format/internal/jsonscan"
 )
@@ -49,12 +50,9 @@ const Name = "txsink-json"
 // Decoder decodes txsink-json lines. Its only state is what it interns
 // (column names, tables, transaction ids); it is safe for concurrent use.
 type Decoder struct {
-	// names interns the column names of row images (see jsonscan.Names),
-	// tables the tables lines name, and txns the transaction id a
-	// transaction's lines repeat.
-	names  jsonscan.Names
-	tables jsonrecord.Tables
-	txns   jsonrecord.LastString
+	// env interns the column names of row images, the tables lines name
+	// and the transaction id a transaction's lines repeat.
+	env envelope.Reader
 }
 
 var _ format.Decoder = (*Decoder)(nil)
@@ -65,7 +63,8 @@ func New(opts format.Options) (*Decoder, error) {
 	if err := opts.Check(Name); err != nil {
 		return nil, err
 	}
-	return &Decoder{}, nil
+	// No tombstones: a blank line is no change, but null is refused.
+	return &Decoder{env: envelope.Reader{Format: Name, HintJSON: hintJSON, NoTombstones: true}}, nil
 }
 
 const (
@@ -74,9 +73,9 @@ const (
 	hintFields = "txsink-json records have the fields op, table, row, before, txn and txn_end"
 )
 
-// Bits of the fields read so far, to reject duplicates.
+// The fields of a line, by their index in fields.
 const (
-	fOp = 1 << iota
+	fOp = iota
 	fTable
 	fRow
 	fBefore
@@ -84,13 +83,19 @@ const (
 	fTxnEnd
 )
 
-type recordError struct {
-	reason, hint string
-	table        string
-	badText      bool // a value that is not text (jsonrecord.BadText)
-}
+var fields = envelope.NewFields("op", "table", "row", "before", "txn", "txn_end").Strict()
 
-func (e *recordError) Error() string { return e.reason }
+type recordError = jsonrecord.Error
+
+// record is what a line's fields said, gathered in one pass.
+type record struct {
+	c         changelog.Change
+	row, bef  changelog.Row
+	hasBefore bool
+	// badText is set when a row image holds a value that is not text
+	// (jsonrecord.BadText), which can come before "table".
+	badText bool
+}
 
 // Decode decodes one line. A blank line gives no change.
 func (d *Decoder) Decode(data []byte, pos changelog.Position) ([]changelog.Change, error) {
@@ -100,119 +105,68 @@ func (d *Decoder) Decode(data []byte, pos changelog.Position) ([]changelog.Chang
 // DecodeIn is Decode with the changes and their rows in a
 // (format.ArenaDecoder).
 func (d *Decoder) DecodeIn(a *changelog.Arena, data []byte, pos changelog.Position) ([]changelog.Change, error) {
-	var c changelog.Change
-	empty, err := d.decode(a, data, &c)
-	if err != nil {
-		table := c.Table.String()
-		if re, ok := err.(*recordError); ok && re.badText && c.Table.Name == "" {
-			// A value that is not text came before "table": a
-			// lenient look finds the table the refusal names.
-			table = jsonrecord.FindTable(data)
-		}
-		if re, ok := err.(*recordError); ok {
-			return nil, &format.Error{Pos: pos, Format: Name, Table: table, Reason: re.reason, Hint: re.hint}
-		}
-		return nil, jsonrecord.Fail(Name, pos, table, err, hintJSON)
-	}
-	if empty {
-		return nil, nil
-	}
-	c.Pos = pos
-	c.Size = len(data)
-	cs := a.Changes(1)
-	cs[0] = c
-	return cs, nil
+	var r record
+	return d.env.Decode(data, pos,
+		func() ([]changelog.Change, error) { return d.decode(a, data, &r) },
+		func(error) string {
+			if r.badText && r.c.Table.Name == "" {
+				// A value that is not text came before "table": a
+				// lenient look finds the table the refusal names.
+				return jsonrecord.FindTable(data)
+			}
+			return r.c.Table.String()
+		})
 }
 
-func (d *Decoder) decode(a *changelog.Arena, data []byte, c *changelog.Change) (empty bool, err error) {
-	s := jsonscan.New(data)
-	s.UseNames(&d.names)
-	s.UseArena(a)
-	switch s.Peek() {
-	case 0:
-		return true, nil
-	case '{':
-	default:
-		tok, err := s.Value()
-		if err != nil {
-			return false, err
-		}
-		return false, &recordError{reason: "record is a JSON " + tok.Kind.String() + ", not an object", hint: hintJSON}
+func (d *Decoder) decode(a *changelog.Arena, data []byte, r *record) ([]changelog.Change, error) {
+	s := d.env.Scanner(a, data)
+	if s.Peek() == 0 {
+		return nil, nil // a blank line
 	}
-	if err := s.BeginObject(); err != nil {
-		return false, err
-	}
-	var (
-		seen      uint8
-		row, bef  changelog.Row
-		hasBefore bool
-	)
-	for first := true; ; first = false {
-		key, ok, err := s.NextKey(first)
-		if err != nil {
-			return false, err
-		}
-		if !ok {
-			break
-		}
-		var bit uint8
-		switch {
-		case s.Equal(key, "op"):
-			bit = fOp
+	c := &r.c
+	seen, err := d.env.ReadRecord(&s, fields, hintFields, func(f int) (err error) {
+		switch f {
+		case fOp:
 			err = readOp(&s, c)
-		case s.Equal(key, "table"):
-			bit = fTable
-			err = readTable(&s, c, &d.tables)
-		case s.Equal(key, "row"):
-			bit = fRow
-			row, err = readRow(&s, "row", false)
-		case s.Equal(key, "before"):
-			bit = fBefore
-			bef, err = readRow(&s, "before", true)
-			hasBefore = !bef.IsZero()
-		case s.Equal(key, "txn"):
-			bit = fTxn
-			err = readTxn(&s, c, a, &d.txns)
-		case s.Equal(key, "txn_end"):
-			bit = fTxnEnd
+		case fTable:
+			err = readTable(&s, c, &d.env)
+		case fRow:
+			r.row, err = readRow(&s, r, "row", false)
+		case fBefore:
+			r.bef, err = readRow(&s, r, "before", true)
+			r.hasBefore = !r.bef.IsZero()
+		case fTxn:
+			err = readTxn(&s, c, a, &d.env)
+		case fTxnEnd:
 			err = readTxnEnd(&s, c)
-		default:
-			return false, &recordError{reason: "unknown field " + strconv.Quote(s.Text(key)), hint: hintFields}
 		}
-		if err != nil {
-			return false, err
-		}
-		if seen&bit != 0 {
-			return false, &recordError{reason: "field " + strconv.Quote(s.Text(key)) + " appears twice", hint: hintFields}
-		}
-		seen |= bit
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
-	if err := s.End(); err != nil {
-		return false, err
-	}
-	for _, f := range [...]struct {
-		bit  uint8
-		name string
-	}{{fOp, "op"}, {fTable, "table"}, {fRow, "row"}} {
-		if seen&f.bit == 0 {
-			return false, &recordError{reason: "record has no " + strconv.Quote(f.name) + " field", hint: hintFields}
+	for _, f := range [...]int{fOp, fTable, fRow} {
+		if !seen.Has(f) {
+			return nil, &recordError{Reason: "record has no " + strconv.Quote(fields.Names()[f]) + " field", Hint: hintFields}
 		}
 	}
 	if c.Kind.Upserts() {
-		c.After = row
+		c.After = r.row
 	} else {
-		c.Before = row
+		c.Before = r.row
 	}
-	if hasBefore {
+	if r.hasBefore {
 		if c.Kind != changelog.UpdateAfter {
-			return false, &recordError{
-				reason: `"before" is only allowed with op "+U", not ` + strconv.Quote(c.Kind.String()),
-				hint:   `put the image of a -D or -U change in "row"`,
+			return nil, &recordError{
+				Reason: `"before" is only allowed with op "+U", not ` + strconv.Quote(c.Kind.String()),
+				Hint:   `put the image of a -D or -U change in "row"`,
 			}
 		}
-		c.Before = bef
+		c.Before = r.bef
 	}
-	return false, nil
+	cs := a.Changes(1)
+	cs[0] = *c
+	return cs, nil
 }
 
 func readOp(s *jsonscan.Scanner, c *changelog.Change) error {
@@ -240,16 +194,16 @@ func readOp(s *jsonscan.Scanner, c *changelog.Change) error {
 	if tok.Kind == jsonscan.String {
 		got = strconv.Quote(got)
 	}
-	return &recordError{reason: `"op" must be "+I", "+U", "-U" or "-D", not ` + got, hint: hintFields}
+	return &recordError{Reason: `"op" must be "+I", "+U", "-U" or "-D", not ` + got, Hint: hintFields}
 }
 
-func readTable(s *jsonscan.Scanner, c *changelog.Change, tables *jsonrecord.Tables) error {
+func readTable(s *jsonscan.Scanner, c *changelog.Change, env *envelope.Reader) error {
 	tok, err := s.Value()
 	if err != nil {
 		return err
 	}
 	if tok.Kind != jsonscan.String {
-		return &recordError{reason: `"table" must be a string, not a ` + tok.Kind.String(), hint: hintFields}
+		return &recordError{Reason: `"table" must be a string, not a ` + tok.Kind.String(), Hint: hintFields}
 	}
 	// Split as ParseTable does, on the record's bytes, so that a table seen
 	// before costs no allocation.
@@ -259,9 +213,9 @@ func readTable(s *jsonscan.Scanner, c *changelog.Change, tables *jsonrecord.Tabl
 		ns, name = nil, text
 	}
 	if len(name) == 0 || (dotted && len(ns) == 0) {
-		return &recordError{reason: (&tableError{string(text)}).Error(), hint: `write the table as "namespace.name" or "name"`}
+		return &recordError{Reason: (&tableError{string(text)}).Error(), Hint: `write the table as "namespace.name" or "name"`}
 	}
-	c.Table = tables.Intern(ns, name)
+	c.Table = env.Table(ns, name)
 	return nil
 }
 
@@ -285,21 +239,22 @@ func (e *tableError) Error() string {
 }
 
 // readRow reads a row image; null is allowed for the optional before.
-func readRow(s *jsonscan.Scanner, field string, nullable bool) (changelog.Row, error) {
+func readRow(s *jsonscan.Scanner, r *record, field string, nullable bool) (changelog.Row, error) {
 	switch s.Peek() {
 	case '{':
 		row, err := s.Row()
 		if err != nil {
 			if reason, ok := jsonrecord.BadText(err, strconv.Quote(field)); ok {
-				return row, &recordError{reason: reason, hint: jsonrecord.HintText, badText: true}
+				r.badText = true
+				return row, &recordError{Reason: reason, Hint: jsonrecord.HintText}
 			}
 			if _, ok := err.(*jsonscan.SyntaxError); ok {
 				return row, err
 			}
-			return row, &recordError{reason: strconv.Quote(field) + ": " + err.Error(), hint: "name each column once"}
+			return row, &recordError{Reason: strconv.Quote(field) + ": " + err.Error(), Hint: "name each column once"}
 		}
 		if row.IsZero() {
-			return row, &recordError{reason: strconv.Quote(field) + " has no columns", hint: "a row image needs at least the key columns"}
+			return row, &recordError{Reason: strconv.Quote(field) + " has no columns", Hint: "a row image needs at least the key columns"}
 		}
 		return row, nil
 	case 'n':
@@ -312,10 +267,10 @@ func readRow(s *jsonscan.Scanner, field string, nullable bool) (changelog.Row, e
 	if err != nil {
 		return changelog.Row{}, err
 	}
-	return changelog.Row{}, &recordError{reason: strconv.Quote(field) + " must be an object, not a " + tok.Kind.String(), hint: hintFields}
+	return changelog.Row{}, &recordError{Reason: strconv.Quote(field) + " must be an object, not a " + tok.Kind.String(), Hint: hintFields}
 }
 
-func readTxn(s *jsonscan.Scanner, c *changelog.Change, a *changelog.Arena, txns *jsonrecord.LastString) error {
+func readTxn(s *jsonscan.Scanner, c *changelog.Change, a *changelog.Arena, env *envelope.Reader) error {
 	tok, err := s.Value()
 	if err != nil {
 		return err
@@ -323,13 +278,13 @@ func readTxn(s *jsonscan.Scanner, c *changelog.Change, a *changelog.Arena, txns 
 	switch tok.Kind {
 	case jsonscan.String:
 		if b := s.Bytes(tok); len(b) > 0 {
-			c.TxnID = txns.Get(a, b)
+			c.TxnID = env.String(a, b)
 		}
 		return nil
 	case jsonscan.Null:
 		return nil
 	}
-	return &recordError{reason: `"txn" must be a string, not a ` + tok.Kind.String(), hint: hintFields}
+	return &recordError{Reason: `"txn" must be a string, not a ` + tok.Kind.String(), Hint: hintFields}
 }
 
 func readTxnEnd(s *jsonscan.Scanner, c *changelog.Change) error {
@@ -344,5 +299,5 @@ func readTxnEnd(s *jsonscan.Scanner, c *changelog.Change) error {
 	case jsonscan.False, jsonscan.Null:
 		return nil
 	}
-	return &recordError{reason: `"txn_end" must be true or false, not a ` + tok.Kind.String(), hint: hintFields}
+	return &recordError{Reason: `"txn_end" must be true or false, not a ` + tok.Kind.String(), Hint: hintFields}
 }
