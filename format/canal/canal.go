@@ -98,6 +98,9 @@ const (
 
 var fields = envelope.NewFields("database", "table", "type", "isDdl", "data", "old")
 
+// rowTypes are the values of "type" that are row events.
+var rowTypes = []string{"INSERT", "UPDATE", "DELETE"}
+
 // message is what a record's fields said, gathered in one pass.
 type message struct {
 	database, table []byte
@@ -145,7 +148,7 @@ func (d *Decoder) decode(a *changelog.Arena, data []byte, m *message) (cs []chan
 		case fTable:
 			m.table, err = jsonrecord.ReadName(&s, "table", hintMalformed)
 		case fType:
-			err = readType(&s, m)
+			m.typ, err = jsonrecord.ReadEnum(&s, "type", hintMalformed, false, rowTypes)
 		case fIsDdl:
 			err = readIsDdl(&s, m)
 		case fData:
@@ -306,29 +309,6 @@ func syntaxError(s *jsonscan.Scanner, want string) error {
 		return &jsonscan.SyntaxError{Offset: s.Pos(), Msg: "unexpected end of input, want " + want}
 	}
 	return &jsonscan.SyntaxError{Offset: s.Pos(), Msg: "unexpected " + strconv.QuoteRune(rune(s.Data()[s.Pos()])) + ", want " + want}
-}
-
-// readType reads "type". The row types are stored as constants, so
-// reading one does not allocate.
-func readType(s *jsonscan.Scanner, m *message) error {
-	tok, err := s.Value()
-	if err != nil {
-		return err
-	}
-	if tok.Kind != jsonscan.String {
-		return &recordError{Reason: `"type" must be a string, not a ` + tok.Kind.String(), Hint: hintMalformed}
-	}
-	switch string(s.Bytes(tok)) {
-	case "INSERT":
-		m.typ = "INSERT"
-	case "UPDATE":
-		m.typ = "UPDATE"
-	case "DELETE":
-		m.typ = "DELETE"
-	default:
-		m.typ = s.Text(tok)
-	}
-	return nil
 }
 
 func readIsDdl(s *jsonscan.Scanner, m *message) error {

@@ -144,6 +144,13 @@ var (
 	payloadFields = envreader.NewFields(topFields.Names()[:fSchema]...).Repeatable(fID, fEventCount)
 )
 
+// ops are the values of "op" txsink knows, and statuses those of a
+// transaction boundary's "status".
+var (
+	ops      = []string{"c", "r", "u", "d", "t"}
+	statuses = []string{"BEGIN", "END"}
+)
+
 // envelope is what a record's fields said, gathered in one pass.
 type envelope struct {
 	seen envreader.Seen
@@ -367,13 +374,13 @@ func (d *Decoder) readEnvelope(s *jsonscan.Scanner, rs *jsonscan.Rows, e *envelo
 		case fAfter:
 			e.hasAfter, err = jsonrecord.ScanImage(s, rs, &e.after, "after", hintMalformed)
 		case fOp:
-			err = readOp(s, e)
+			e.op, err = jsonrecord.ReadEnum(s, "op", hintMalformed, true, ops)
 		case fSource:
 			err = readSource(s, e, &d.env)
 		case fTransaction:
 			err = readTransaction(s, e)
 		case fStatus:
-			if e.status, err = readStatus(s); err == nil {
+			if e.status, err = jsonrecord.ReadEnum(s, "status", hintMalformed, true, statuses); err == nil {
 				e.boundary = e.status == "BEGIN" || e.status == "END"
 			}
 		case fID:
@@ -388,58 +395,6 @@ func (d *Decoder) readEnvelope(s *jsonscan.Scanner, rs *jsonscan.Rows, e *envelo
 		return err
 	})
 	return err
-}
-
-// readStatus reads "status", a string; null reads as "". BEGIN and END
-// are stored as constants, so reading them does not allocate.
-func readStatus(s *jsonscan.Scanner) (string, error) {
-	tok, err := s.Value()
-	if err != nil {
-		return "", err
-	}
-	switch tok.Kind {
-	case jsonscan.String:
-		switch {
-		case s.Equal(tok, "BEGIN"):
-			return "BEGIN", nil
-		case s.Equal(tok, "END"):
-			return "END", nil
-		}
-		return s.Text(tok), nil
-	case jsonscan.Null:
-		return "", nil
-	}
-	return "", &recordError{Reason: `"status" must be a string, not a ` + tok.Kind.String(), Hint: hintMalformed}
-}
-
-// readOp reads "op". The known ops are stored as constants, so reading
-// one does not allocate.
-func readOp(s *jsonscan.Scanner, e *envelope) error {
-	tok, err := s.Value()
-	if err != nil {
-		return err
-	}
-	switch tok.Kind {
-	case jsonscan.String:
-		switch string(s.Bytes(tok)) {
-		case "c":
-			e.op = "c"
-		case "r":
-			e.op = "r"
-		case "u":
-			e.op = "u"
-		case "d":
-			e.op = "d"
-		case "t":
-			e.op = "t"
-		default:
-			e.op = s.Text(tok)
-		}
-		return nil
-	case jsonscan.Null:
-		return nil
-	}
-	return &recordError{Reason: `"op" must be a string, not a ` + tok.Kind.String(), Hint: hintMalformed}
 }
 
 // sourceKeys are the members of the "source" block readSource reads, in

@@ -94,6 +94,9 @@ const (
 
 var fields = envelope.NewFields("database", "table", "type", "xid", "commit", "data", "old")
 
+// rowTypes are the values of "type" that are row events.
+var rowTypes = []string{"insert", "update", "delete"}
+
 // record is what a record's fields said, gathered in one pass.
 type record struct {
 	database, table []byte
@@ -142,7 +145,7 @@ func (d *Decoder) decode(a *changelog.Arena, data []byte, r *record) ([]changelo
 		case fTable:
 			r.table, err = jsonrecord.ReadName(&s, "table", hintMalformed)
 		case fType:
-			err = readType(&s, r)
+			r.typ, err = jsonrecord.ReadEnum(&s, "type", hintMalformed, false, rowTypes)
 		case fXid:
 			err = readXid(&s, r)
 		case fCommit:
@@ -215,29 +218,6 @@ func (d *Decoder) decode(a *changelog.Arena, data []byte, r *record) ([]changelo
 		c.Before = r.data
 	}
 	return cs, nil
-}
-
-// readType reads "type". The row types are stored as constants, so
-// reading one does not allocate.
-func readType(s *jsonscan.Scanner, r *record) error {
-	tok, err := s.Value()
-	if err != nil {
-		return err
-	}
-	if tok.Kind != jsonscan.String {
-		return &recordError{Reason: `"type" must be a string, not a ` + tok.Kind.String(), Hint: hintMalformed}
-	}
-	switch string(s.Bytes(tok)) {
-	case "insert":
-		r.typ = "insert"
-	case "update":
-		r.typ = "update"
-	case "delete":
-		r.typ = "delete"
-	default:
-		r.typ = s.Text(tok)
-	}
-	return nil
 }
 
 // readXid reads "xid", a number (or a string), kept as its text.

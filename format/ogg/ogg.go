@@ -100,6 +100,9 @@ const (
 
 var fields = envelope.NewFields("table", "op_type", "before", "after")
 
+// opTypes are the values of "op_type" txsink knows.
+var opTypes = []string{"I", "U", "D", "T"}
+
 // record is what a record's fields said, gathered in one pass.
 type record struct {
 	table             []byte
@@ -142,7 +145,7 @@ func (d *Decoder) decode(a *changelog.Arena, data []byte, r *record) ([]changelo
 		case fTable:
 			r.table, err = jsonrecord.ReadName(&s, "table", hintMalformed)
 		case fOpType:
-			err = readOpType(&s, r)
+			r.opType, err = jsonrecord.ReadEnum(&s, "op_type", hintMalformed, false, opTypes)
 		case fBefore:
 			r.before, r.hasBefore, err = jsonrecord.ReadImage(&s, "before", hintMalformed)
 		case fAfter:
@@ -248,31 +251,6 @@ func splitName(s string) changelog.Table {
 		return changelog.Table{Namespace: s[:i], Name: s[i+1:]}
 	}
 	return changelog.Table{Name: s}
-}
-
-// readOpType reads "op_type". The known values are stored as constants,
-// so reading one does not allocate.
-func readOpType(s *jsonscan.Scanner, r *record) error {
-	tok, err := s.Value()
-	if err != nil {
-		return err
-	}
-	if tok.Kind != jsonscan.String {
-		return &recordError{Reason: `"op_type" must be a string, not a ` + tok.Kind.String(), Hint: hintMalformed}
-	}
-	switch string(s.Bytes(tok)) {
-	case "I":
-		r.opType = "I"
-	case "U":
-		r.opType = "U"
-	case "D":
-		r.opType = "D"
-	case "T":
-		r.opType = "T"
-	default:
-		r.opType = s.Text(tok)
-	}
-	return nil
 }
 
 // tableOf names the table of a record that failed to decode: the one it

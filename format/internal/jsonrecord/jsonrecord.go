@@ -239,6 +239,30 @@ func ReadName(s *jsonscan.Scanner, field, hint string) ([]byte, error) {
 	return nil, &Error{Reason: strconv.Quote(field) + " must be a string, not a " + tok.Kind.String(), Hint: hint}
 }
 
+// ReadEnum reads a field whose value is one of a few strings (an op, a
+// type): a string, or null ("") when null is set. A value among known is
+// returned as that string, so reading one does not allocate; another is
+// decoded.
+func ReadEnum(s *jsonscan.Scanner, field, hint string, null bool, known []string) (string, error) {
+	tok, err := s.Value()
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case tok.Kind == jsonscan.String:
+		b := s.Bytes(tok)
+		for _, k := range known {
+			if string(b) == k {
+				return k, nil
+			}
+		}
+		return s.Text(tok), nil
+	case tok.Kind == jsonscan.Null && null:
+		return "", nil
+	}
+	return "", &Error{Reason: strconv.Quote(field) + " must be a string, not a " + tok.Kind.String(), Hint: hint}
+}
+
 // ReadImage reads a row image: an object with at least one column, or null
 // (ok false).
 func ReadImage(s *jsonscan.Scanner, field, hint string) (row changelog.Row, ok bool, err error) {
