@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/txsink/txsink/changelog"
+	"github.com/txsink/txsink/format/internal/jsonscan"
 )
 
 func TestIsTombstone(t *testing.T) {
@@ -100,5 +102,37 @@ func TestFindTable(t *testing.T) {
 		if got := FindTable([]byte(in)); got != want {
 			t.Errorf("FindTable(%s) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+func TestReadEnum(t *testing.T) {
+	known := []string{"c", "u"}
+	for _, tc := range []struct {
+		in   string
+		null bool
+		want string
+		err  string
+	}{
+		{`"u"`, false, "u", ""},
+		{`"x\u0079"`, false, "xy", ""},
+		{`null`, true, "", ""},
+		{`null`, false, "", `"op" must be a string, not a null`},
+		{`5`, true, "", `"op" must be a string, not a number`},
+		{`"u`, true, "", "unterminated string"},
+	} {
+		s := jsonscan.New([]byte(tc.in))
+		got, err := ReadEnum(&s, "op", "hint", tc.null, known)
+		if got != tc.want || (err == nil) != (tc.err == "") || err != nil && !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("ReadEnum(%s, null %v) = %q, %v; want %q, %q", tc.in, tc.null, got, err, tc.want, tc.err)
+		}
+	}
+	data := []byte(`"u"`)
+	if n := testing.AllocsPerRun(100, func() {
+		s := jsonscan.New(data)
+		if v, _ := ReadEnum(&s, "op", "", false, known); v != "u" {
+			t.Fatal(v)
+		}
+	}); n != 0 {
+		t.Errorf("reading a known value: %v allocations, want 0", n)
 	}
 }
