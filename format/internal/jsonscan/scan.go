@@ -372,7 +372,8 @@ func NewKeys(names ...string) Keys {
 	}
 	t := new(keyTable)
 seeds:
-	for seed := uint64(0x9E3779B97F4A7C15); seed < 0x9E3779B97F4A7C15+2000*2; seed += 2 {
+	for try := uint64(1); try <= 1000; try++ {
+		seed := splitmix(try) | 1
 		*t = keyTable{}
 		for i, w := range names {
 			h := keyHash(seed, keyWord([]byte(w)), keyTail([]byte(w)), len(w))
@@ -386,6 +387,16 @@ seeds:
 		return k
 	}
 	return k
+}
+
+// splitmix returns the x-th number of the SplitMix64 sequence: seeds
+// for a Keys table that differ in all their bits, so that keys colliding
+// under one seed are unlikely to collide under the next.
+func splitmix(x uint64) uint64 {
+	x *= 0x9E3779B97F4A7C15
+	x = (x ^ x>>30) * 0xBF58476D1CE4E5B9
+	x = (x ^ x>>27) * 0x94D049BB133111EB
+	return x ^ x>>31
 }
 
 // keyLens is Keys.lens for keys.
@@ -442,6 +453,25 @@ func (k *Keys) Find(key []byte) int {
 		return int(t.index[h])
 	}
 	return -1
+}
+
+// FindKey returns the index in keys of the key token s read, or -1: Find,
+// comparing a plain key of up to 16 bytes as words, as NextKeyOf does.
+func (s *Scanner) FindKey(keys *Keys, key Token) int {
+	d, n := s.data, uint(key.End-key.Start)
+	if t := keys.table; t != nil && key.Plain && n-1 < 16 && key.Start+8 <= len(d) {
+		w, tail := binary.LittleEndian.Uint64(d[key.Start:key.Start+8]), uint64(0)
+		if n < 8 {
+			w &= keyMasks[n]
+		} else if n > 8 {
+			tail = binary.LittleEndian.Uint64(d[key.End-8 : key.End])
+		}
+		if h := keyHash(keys.seed, w, tail, int(n)); t.words[h] == w && t.tails[h] == tail && uint(t.lens[h]) == n {
+			return int(t.index[h])
+		}
+		return -1
+	}
+	return keys.Find(s.Bytes(key))
 }
 
 // scan is Find by comparing key with each key, for keys without slots.
@@ -523,6 +553,15 @@ func (s *Scanner) NextKeyOf(first bool, keys *Keys) (k int, ok bool, err error) 
 				i = e
 				continue
 			}
+			// Another value (an object, an array, a literal) after a
+			// key read and not wanted: read it as the general way would
+			// after reading the key again, without reading the key again.
+			s.pos = v
+			if _, err := s.value(0); err != nil {
+				return -1, false, err
+			}
+			i = s.pos
+			continue
 		}
 	member:
 		// Anything else: one member the general way.

@@ -561,7 +561,16 @@ func TestKeysFind(t *testing.T) {
 		keys  []string
 		table bool
 	}{
+		// The formats' field tables, which must get a table.
 		{"debezium", []string{"before", "after", "op", "source", "transaction", "status", "id", "event_count", "schema", "payload"}, true},
+		{"debezium payload", []string{"before", "after", "op", "source", "transaction", "status", "id", "event_count"}, true},
+		{"debezium source", []string{"db", "schema", "table"}, true},
+		{"canal", []string{"database", "table", "type", "isDdl", "data", "old"}, true},
+		{"maxwell", []string{"database", "table", "type", "xid", "commit", "data", "old"}, true},
+		{"ogg", []string{"table", "op_type", "before", "after"}, true},
+		{"flinkjson", []string{"data", "op"}, true},
+		{"native", []string{"op", "table", "row", "before", "txn", "txn_end"}, true},
+		{"64 keys", many[:maxKeys], true},
 		{"long", []string{strings.Repeat("k", 70), strings.Repeat("k", 300), "k"}, false},
 		{"shared words", []string{"abcdefgh", "abcdefghi", "abcdefghijklmnop", "abcdefghijklmnoX", "Xbcdefghijklmnop"}, true},
 		{"empty key", []string{"a", ""}, false},
@@ -576,6 +585,24 @@ func TestKeysFind(t *testing.T) {
 			for i, w := range tc.keys {
 				if got := k.Find([]byte(w)); got != i {
 					t.Errorf("Find(%q) = %d, want %d", w, got, i)
+				}
+				// FindKey on the key as read, plain and escaped, with and
+				// without 8 bytes after its start.
+				objs := []string{`{"` + w + `":1234567890}`, `{"` + w + `":`}
+				if w != "" {
+					objs = append(objs, `{"\u00`+strconv.FormatInt(int64(w[0]), 16)+w[1:]+`":1}`)
+				}
+				for _, obj := range objs {
+					s := New([]byte(obj))
+					if s.BeginObject() != nil {
+						t.Fatal(obj)
+					}
+					key, ok, err := s.NextKey(true)
+					if err == nil && ok {
+						if got := s.FindKey(&k, key); got != i {
+							t.Errorf("FindKey(%s) = %d, want %d", obj, got, i)
+						}
+					}
 				}
 				for _, other := range []string{w + "x", "x" + w, strings.ToUpper(w) + "!"} {
 					if !slices.Contains(tc.keys, other) {
