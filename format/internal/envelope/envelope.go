@@ -239,7 +239,7 @@ func (t *Fields) nextStrict(s *jsonscan.Scanner, first bool, hint string) (int, 
 	if err != nil || !ok {
 		return -1, ok, err
 	}
-	if f := t.keys.Find(s.Bytes(key)); f >= 0 {
+	if f := s.FindKey(&t.keys, key); f >= 0 {
 		return f, true, nil
 	}
 	return -1, false, &jsonrecord.Error{Reason: "unknown field " + strconv.Quote(s.Text(key)), Hint: hint}
