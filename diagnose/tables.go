@@ -244,9 +244,9 @@ func (c *checker) checkCollations(ti *tableInfo, nondeterministic map[string]str
 	for _, k := range ti.key {
 		col, _ := ti.schema.Column(k)
 		switch {
-		case col.CaseInsensitive:
+		case col.CaseInsensitive():
 			c.add(Finding{Severity: Info, Check: "collation", Table: ti.label,
-				Message: fmt.Sprintf("key column %s compares without regard to case, so 'ABC' and 'abc' are one row. txsink folds case when it reduces a flush, as the target compares, so the last change of either spelling wins and one row is written; collations that also ignore accents or trailing spaces make more values equal than case folding does, and those are written as separate rows of one statement, the later overwriting the earlier.", col.Name),
+				Message: fmt.Sprintf("key column %s compares without regard to case, so 'ABC' and 'abc' are one row. txsink folds case when it reduces a flush, as the target compares (and, where the collation ignores them, accents and trailing spaces), so the last change of any spelling wins and one row is written, in that change's spelling.", col.Name),
 				Fix:     "nothing, if the source's key compares the same way; if the source tells 'ABC' from 'abc', give the column a case-sensitive collation (MySQL utf8mb4_bin, PostgreSQL text instead of citext, SQLite without COLLATE NOCASE)"})
 		case nondeterministic[strings.ToLower(col.Name)] != "":
 			c.add(Finding{Severity: Warning, Check: "collation", Table: ti.label,

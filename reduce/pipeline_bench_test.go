@@ -18,16 +18,16 @@ func benchSchema(tb testing.TB) map[changelog.Table]*Table {
 	tb.Helper()
 	orders := &schema.Table{Namespace: "test", Name: "orders", PrimaryKey: []string{"id"}, Columns: []schema.Column{
 		{Name: "id", Class: schema.Int, Bits: 64, SQLType: "bigint"},
-		{Name: "customer", Class: schema.String, Length: 64, CaseInsensitive: true, SQLType: "varchar(64)"},
-		{Name: "status", Class: schema.String, Length: 16, CaseInsensitive: true, SQLType: "varchar(16)"},
+		{Name: "customer", Class: schema.String, Length: 64, Compare: schema.Compare{Fold: schema.FoldLower}, SQLType: "varchar(64)"},
+		{Name: "status", Class: schema.String, Length: 16, Compare: schema.Compare{Fold: schema.FoldLower}, SQLType: "varchar(16)"},
 		{Name: "amount", Class: schema.Decimal, Precision: 12, Scale: 2, SQLType: "decimal(12,2)"},
 		{Name: "created_at", Class: schema.DateTime, FracDigits: 3, SQLType: "datetime(3)"},
-		{Name: "note", Class: schema.String, Length: 200, Nullable: true, CaseInsensitive: true, SQLType: "varchar(200)"},
+		{Name: "note", Class: schema.String, Length: 200, Nullable: true, Compare: schema.Compare{Fold: schema.FoldLower}, SQLType: "varchar(200)"},
 	}}
 	items := &schema.Table{Namespace: "test", Name: "order_items", PrimaryKey: []string{"order_id", "line_no"}, Columns: []schema.Column{
 		{Name: "order_id", Class: schema.Int, Bits: 64, SQLType: "bigint"},
 		{Name: "line_no", Class: schema.Int, Bits: 32, SQLType: "int"},
-		{Name: "sku", Class: schema.String, Length: 32, CaseInsensitive: true, SQLType: "varchar(32)"},
+		{Name: "sku", Class: schema.String, Length: 32, Compare: schema.Compare{Fold: schema.FoldLower}, SQLType: "varchar(32)"},
 		{Name: "qty", Class: schema.Int, Bits: 32, SQLType: "int"},
 		{Name: "price", Class: schema.Decimal, Precision: 10, Scale: 2, SQLType: "decimal(10,2)"},
 	}}

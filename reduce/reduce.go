@@ -17,9 +17,12 @@
 // order, and a +U or -D reaching it is refused as bad input.
 //
 // Values are converted for their target columns (package coerce) as they
-// enter, so keys compare as the target compares them: 101, "101" and 101.0
-// are one INT key, and 'ABC' and 'abc' are one key in a case-insensitive
-// column.
+// enter, and keys are compared in their target's comparison form (package
+// collate), so keys compare as the target compares them: 101, "101" and
+// 101.0 are one INT key, 1.5 and 1.50 one DECIMAL key, 'ABC' and 'abc' one
+// key in a case-insensitive column, 'a' and 'a  ' one under PAD SPACE. The
+// row written is the last change's, in its spelling. A key column whose
+// collation txsink cannot reproduce is refused by NewTable.
 //
 // A typical loop:
 //
@@ -46,11 +49,11 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 	"unsafe"
 
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/coerce"
+	"github.com/txsink/txsink/collate"
 	"github.com/txsink/txsink/commit"
 	"github.com/txsink/txsink/schema"
 )
@@ -230,6 +233,9 @@ func NewTable(t *schema.Table, key []string, appendOnly bool) (*Table, error) {
 		c, ok := t.Column(k)
 		if !ok {
 			return nil, fmt.Errorf("table %s: primary-key column %s is not a column of the table", t, k)
+		}
+		if c.Compare.Unsupported != "" {
+			return nil, fmt.Errorf("table %s: key column %s compares by collation %s, which txsink cannot reproduce (%s): txsink would merge or keep apart changes of one row differently from the target; give the key column a binary collation or one txsink reproduces (MariaDB: utf8mb4_bin, utf8mb4_nopad_bin, utf8mb4_general_ci; PostgreSQL: a deterministic collation, or citext; SQLite: BINARY, NOCASE, RTRIM)", t, c.Name, c.Compare.Collation, c.Compare.Unsupported)
 		}
 		rt.keyCols = append(rt.keyCols, c)
 	}
@@ -1003,53 +1009,17 @@ func (b *Buffer) keyValues(t *Table, c *changelog.Change, img changelog.Row, whi
 
 // appendKey appends the encoding of a key, whose converted values val
 // returns in key order, to dst. Keys the target considers equal encode
-// equally: values are rendered as text, lower-cased in case-insensitive
-// columns. With several key columns each rendering is followed by its
-// length in four bytes, so the encoding reads back unambiguously from its
-// end whatever bytes the values hold.
+// equally: each value in its comparison form (package collate), which for
+// integers and binary-collated text is its plain rendering. With several
+// key columns each form is followed by its length in four bytes, so the
+// encoding reads back unambiguously from its end whatever bytes the values
+// hold.
 func appendKey(dst []byte, t *Table, val func(i int) any) []byte {
 	for i, kc := range t.keyCols {
 		start := len(dst)
-		dst = appendRender(dst, val(i))
-		if kc.CaseInsensitive {
-			dst = lowerFrom(dst, start)
-		}
+		dst = collate.AppendKey(dst, kc, val(i))
 		if len(t.keyCols) > 1 {
 			dst = binary.LittleEndian.AppendUint32(dst, uint32(len(dst)-start))
-		}
-	}
-	return dst
-}
-
-// appendRender appends render(v) to dst.
-func appendRender(dst []byte, v any) []byte {
-	switch x := v.(type) {
-	case string:
-		return append(dst, x...)
-	case int64:
-		return strconv.AppendInt(dst, x, 10)
-	case uint64:
-		return strconv.AppendUint(dst, x, 10)
-	case []byte:
-		return append(dst, x...)
-	case time.Time:
-		return x.UTC().AppendFormat(dst, time.RFC3339Nano)
-	}
-	return append(dst, render(v)...)
-}
-
-// lowerFrom lower-cases dst[start:] as strings.ToLower does, in place when
-// it is ASCII.
-func lowerFrom(dst []byte, start int) []byte {
-	for _, c := range dst[start:] {
-		if c >= utf8.RuneSelf {
-			s := strings.ToLower(string(dst[start:]))
-			return append(dst[:start], s...)
-		}
-	}
-	for i := start; i < len(dst); i++ {
-		if c := dst[i]; 'A' <= c && c <= 'Z' {
-			dst[i] = c + 'a' - 'A'
 		}
 	}
 	return dst

@@ -169,7 +169,7 @@ func TestKeyChangeDeletesOldKey(t *testing.T) {
 func TestKeysCompareAsTheTargetDoes(t *testing.T) {
 	st := &schema.Table{Name: "users", PrimaryKey: []string{"tenant", "name"}, Columns: []schema.Column{
 		{Name: "tenant", Class: schema.Int, Bits: 32},
-		{Name: "name", Class: schema.String, CaseInsensitive: true},
+		{Name: "name", Class: schema.String, Compare: schema.Compare{Fold: schema.FoldLower}},
 		{Name: "v", Class: schema.Int, Bits: 32, Nullable: true},
 	}}
 	tbl, err := NewTable(st, []string{"tenant", "name"}, false)

@@ -61,9 +61,9 @@ type Column struct {
 	FracDigits int
 	// Nullable reports whether the column accepts NULL.
 	Nullable bool
-	// CaseInsensitive reports a String column whose collation compares
-	// without regard to case, so 'ABC' and 'abc' are the same key.
-	CaseInsensitive bool
+	// Compare is how the target compares the column's values: which
+	// spellings of a key are one row (see package collate).
+	Compare Compare
 	// Generated reports a column the target computes; txsink never writes it.
 	Generated bool
 	// HasDefault reports a column the target fills when an INSERT leaves
@@ -72,6 +72,59 @@ type Column struct {
 	// every row txsink inserts, or the insert fails.
 	HasDefault bool
 }
+
+// CaseInsensitive reports a column whose values compare without regard to
+// case, so 'ABC' and 'abc' are the same key.
+func (c *Column) CaseInsensitive() bool { return c.Compare.Fold != FoldNone }
+
+// Compare describes how a target compares the values of one column, as its
+// catalog says: its collation and what that collation ignores. The zero
+// value compares text byte for byte with trailing spaces significant
+// (PostgreSQL's deterministic collations, SQLite's BINARY); numbers,
+// decimals, UUIDs and the rest compare by value whatever Compare says
+// (package collate knows each class).
+type Compare struct {
+	// Collation is the target's name for the column's collation
+	// ("utf8mb4_general_ci", "NOCASE", "und-u-ks-level2"), for messages;
+	// "" when the column has none or the target's default binary one.
+	Collation string
+	// Fold is how text is folded before it is compared.
+	Fold Fold
+	// PadSpace reports that trailing spaces are not significant: MariaDB's
+	// PAD SPACE collations and CHAR columns, PostgreSQL's character(n),
+	// SQLite's RTRIM.
+	PadSpace bool
+	// UUID reports a column of a UUID type (PostgreSQL's and MariaDB's
+	// uuid), which compares by value: 'A0…' = 'a0…', with or without
+	// dashes.
+	UUID bool
+	// Unsupported, when not "", says why txsink cannot reproduce the
+	// target's comparison exactly (an ICU or UCA collation, a
+	// nondeterministic one): such a column cannot be a key txsink reduces
+	// by (package reduce refuses it).
+	Unsupported string
+}
+
+// Fold is how a collation folds text before comparing it.
+type Fold uint8
+
+// The folds txsink reproduces exactly.
+const (
+	// FoldNone compares text as it is.
+	FoldNone Fold = iota
+	// FoldASCII folds A–Z to a–z and nothing else: SQLite's NOCASE, and
+	// PostgreSQL's citext in a database whose LC_CTYPE is C or POSIX.
+	FoldASCII
+	// FoldLower folds each character to its simple lower case (Unicode's
+	// simple case mapping): PostgreSQL's citext, which compares lower(a)
+	// with lower(b), in a UTF-8 database.
+	FoldLower
+	// FoldGeneralCI maps each character to its weight in MariaDB's
+	// utf8mb4_general_ci (and utf8mb3_general_ci): case and most accents
+	// are ignored ('é' = 'E', 'ß' = 's'), and every character beyond the
+	// Basic Multilingual Plane weighs the same.
+	FoldGeneralCI
+)
 
 // Table is one target table.
 type Table struct {

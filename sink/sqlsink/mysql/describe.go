@@ -39,14 +39,21 @@ func (d *Dialect) Describe(ctx context.Context, q sqlsink.Querier, name schema.N
 			return nil, err
 		}
 		c := schema.Column{
-			Name:            colName,
-			SQLType:         colType,
-			Nullable:        nullable == "YES",
-			CaseInsensitive: strings.HasSuffix(collation, "_ci"),
-			Generated:       generated(extra),
-			HasDefault:      hasDefault || strings.Contains(strings.ToLower(extra), "auto_increment"),
+			Name:       colName,
+			SQLType:    colType,
+			Nullable:   nullable == "YES",
+			Generated:  generated(extra),
+			HasDefault: hasDefault || strings.Contains(strings.ToLower(extra), "auto_increment"),
 		}
 		classify(&c, strings.ToLower(dataType), strings.ToLower(colType), charLen.Int64, int(prec.Int64), int(scale.Int64), int(dtPrec.Int64))
+		switch {
+		case c.Class == schema.String:
+			c.Compare = compareOf(collation, c.Fixed)
+		case strings.EqualFold(dataType, "uuid"):
+			// MariaDB 10.7+'s UUID type takes any case, with or
+			// without dashes, and compares by value.
+			c.Compare.UUID = true
+		}
 		t.Columns = append(t.Columns, c)
 	}
 	if err := rows.Err(); err != nil {

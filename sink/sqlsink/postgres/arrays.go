@@ -55,7 +55,7 @@ func arrayType(c *schema.Column) (string, bool) {
 		return "bool", true
 	case schema.String:
 		switch {
-		case c.CaseInsensitive:
+		case c.CaseInsensitive():
 			// citext compares case-insensitively only against citext,
 			// and its type lives in the extension's schema.
 			return "", false

@@ -319,29 +319,50 @@ func (d Dialect) Describe(ctx context.Context, q sqlsink.Querier, name schema.Na
 			c.HasDefault = true
 		}
 	}
-	if err := d.markCaseInsensitive(ctx, q, t, prefix); err != nil {
+	if err := d.markCollations(ctx, q, t, prefix); err != nil {
 		return nil, err
 	}
 	return t, nil
 }
 
-// markCaseInsensitive flags columns declared COLLATE NOCASE; SQLite's
-// catalog only keeps that in the table's CREATE statement.
-func (d Dialect) markCaseInsensitive(ctx context.Context, q sqlsink.Querier, t *schema.Table, prefix string) error {
+// markCollations sets how SQLite compares each column declared with a
+// COLLATE clause (its catalog only keeps that in the table's CREATE
+// statement): BINARY compares bytes, NOCASE folds A–Z only, RTRIM ignores
+// trailing spaces; any other collation is one an application registered,
+// which txsink cannot reproduce.
+func (d Dialect) markCollations(ctx context.Context, q sqlsink.Querier, t *schema.Table, prefix string) error {
 	var ddl sql.NullString
 	err := q.QueryRowContext(ctx, "SELECT sql FROM "+prefix+"sqlite_schema WHERE type = 'table' AND name = ?", t.Name).Scan(&ddl)
 	if err != nil || !ddl.Valid {
 		return nil
 	}
 	for _, def := range splitColumns(ddl.String) {
-		upper := strings.ToUpper(def)
-		if !strings.Contains(upper, "COLLATE NOCASE") {
+		fields := strings.Fields(def)
+		var coll string
+		for i, f := range fields {
+			if strings.EqualFold(f, "COLLATE") && i+1 < len(fields) {
+				coll = strings.Trim(fields[i+1], "\"`[]',")
+			}
+		}
+		if coll == "" || len(fields) == 0 {
 			continue
 		}
-		name := strings.Trim(strings.Fields(def)[0], "\"`[]")
-		if c, ok := t.Column(name); ok {
-			c.CaseInsensitive = true
+		c, ok := t.Column(strings.Trim(fields[0], "\"`[]"))
+		if !ok {
+			continue
 		}
+		cmp := schema.Compare{Collation: strings.ToUpper(coll)}
+		switch cmp.Collation {
+		case "BINARY":
+			cmp.Collation = ""
+		case "NOCASE":
+			cmp.Fold = schema.FoldASCII
+		case "RTRIM":
+			cmp.PadSpace = true
+		default:
+			cmp.Unsupported = "it is not one of SQLite's built-in collations"
+		}
+		c.Compare = cmp
 	}
 	return nil
 }
