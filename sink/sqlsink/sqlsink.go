@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/txsink/txsink/changelog"
+	"github.com/txsink/txsink/collate"
 	"github.com/txsink/txsink/commit"
 	"github.com/txsink/txsink/internal/fault"
 	"github.com/txsink/txsink/schema"
@@ -796,7 +797,7 @@ func WriteOnConflict(b *strings.Builder, d Dialect, t *schema.Table, cols []stri
 	b.WriteString(") DO ")
 	n := 0
 	for _, c := range cols {
-		if IsKey(t, c) {
+		if !Assigns(t, c) {
 			continue
 		}
 		if n == 0 {
@@ -815,6 +816,19 @@ func WriteOnConflict(b *strings.Builder, d Dialect, t *schema.Table, cols []stri
 	if n == 0 {
 		b.WriteString("NOTHING")
 	}
+}
+
+// Assigns reports whether an upsert of t sets column c of a row that
+// exists: every column but the key, and the key columns whose equal
+// values can be spelled differently (collate.Exact: 'abc' and 'ABC' in a
+// case-insensitive column, 1.5 and 1.50), so the row ends in the spelling
+// of the last change, as it would had every change been applied alone.
+func Assigns(t *schema.Table, c string) bool {
+	if !IsKey(t, c) {
+		return true
+	}
+	col, ok := t.Column(c)
+	return ok && !collate.Exact(col)
 }
 
 // IsKey reports whether column c is one of t's primary-key columns.

@@ -591,7 +591,7 @@ func (d *Dialect) loadStaged(ctx context.Context, tx *sql.Tx, req *sqlsink.LoadR
 	ins.WriteString(" ON DUPLICATE KEY UPDATE ")
 	set := 0
 	for _, c := range req.Columns {
-		if sqlsink.IsKey(req.Table, c.Name) {
+		if !sqlsink.Assigns(req.Table, c.Name) {
 			continue
 		}
 		if set > 0 {

@@ -365,7 +365,7 @@ func testLoadSemantics(t *testing.T, multi bool) {
 			table: "t", cols: []string{"k", "v"},
 			seed: [][]any{{"abc", int64(1)}, {"x ", int64(2)}},
 			// Equal under the collation (case, trailing blanks): the upsert
-			// keeps the stored spelling, REPLACE would store the new one.
+			// sets the key to the new spelling; REPLACE is not used for it.
 			rows: [][]any{{"ABC", int64(10)}, {"x", int64(20)}},
 			want: "declined", tried: true, tables: []string{"t"},
 		},

@@ -391,8 +391,10 @@ func (d *Dialect) MaxStatementBytes() int {
 //
 //	INSERT INTO `t` (`id`,`v`) VALUES (?,?),(?,?) AS `new` ON DUPLICATE KEY UPDATE `v`=`new`.`v`
 //
-// When every column is a key column, the update sets the first key column
-// to itself: the row exists and equals the image already.
+// Key columns are set too when their equal values can be spelled
+// differently (sqlsink.Assigns), so the row takes the new spelling. When
+// no column is to be set, the update sets the first column to itself: the
+// row exists and equals the image already.
 func (d *Dialect) Upsert(b *strings.Builder, t *schema.Table, cols []string, rows int) {
 	d.Insert(b, t, cols, rows)
 	if d.RowAlias {
@@ -401,7 +403,7 @@ func (d *Dialect) Upsert(b *strings.Builder, t *schema.Table, cols []string, row
 	b.WriteString(" ON DUPLICATE KEY UPDATE ")
 	n := 0
 	for _, c := range cols {
-		if sqlsink.IsKey(t, c) {
+		if !sqlsink.Assigns(t, c) {
 			continue
 		}
 		if n > 0 {

@@ -118,7 +118,7 @@ func (d *Dialect) readShape(ctx context.Context, q sqlsink.Querier, t *schema.Ta
 		why = append(why, "it has unique keys besides the primary key, and REPLACE deletes every row any of them matches")
 	}
 	if len(inexact) > 0 {
-		why = append(why, "key column(s) "+strings.Join(inexact, ", ")+" compare equal for values that differ (collation, padding or -0), and REPLACE would store the new spelling where the upsert keeps the old")
+		why = append(why, "key column(s) "+strings.Join(inexact, ", ")+" compare equal for values that differ (collation, padding or -0), and only the upsert is known to store the new spelling (it sets those key columns explicitly)")
 	}
 	s.notReplace = strings.Join(why, "; ")
 	return s, nil

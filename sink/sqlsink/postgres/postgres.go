@@ -74,6 +74,8 @@ func (Dialect) MaxStatementBytes() int { return 64 << 20 }
 //	ON CONFLICT ("id") DO UPDATE SET "v"=EXCLUDED."v"
 //
 // or ON CONFLICT ("id") DO NOTHING when every column is a key column.
+// Key columns whose equal values can be spelled differently are set too
+// (sqlsink.Assigns), so the row takes the new spelling.
 func (d Dialect) Upsert(b *strings.Builder, t *schema.Table, cols []string, rows int) {
 	d.Insert(b, t, cols, rows)
 	sqlsink.WriteOnConflict(b, d, t, cols, "EXCLUDED")
