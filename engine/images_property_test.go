@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/txsink/txsink/config"
 	"github.com/txsink/txsink/internal/testdb"
 )
 
@@ -33,13 +32,7 @@ func TestImagesProperty(t *testing.T) {
 				flush := []int{1, 3, 7, 40, 1 << 30}[rng.IntN(5)]
 				t.Run(fmt.Sprintf("seed%d/flush%d/txn=%v", seed, flush, txn), func(t *testing.T) {
 					db.Exec(t, "DELETE FROM w")
-					cfg := pipeline(db, config.Table{Source: "shop.w"})
-					cfg.Name = fmt.Sprintf("images-%d-%d-%v", seed, flush, txn)
-					cfg.Source.Paths = []string{writeLines(t, t.TempDir(), "changes.jsonl", lines)}
-					cfg.Sink.FlushMaxRows = flush
-					if txn {
-						txnPipeline(cfg)
-					}
+					cfg := linesPipeline(t, db, "w", fmt.Sprintf("images-%d-%d-%v", seed, flush, txn), lines, flush, txn)
 					if r := runPipeline(t, cfg); r.err != nil {
 						t.Fatal(r.err)
 					}
