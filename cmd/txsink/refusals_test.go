@@ -143,6 +143,20 @@ var startupRefusals = []struct {
 		want: []string{"nokey", "append-only"},
 	},
 	{
+		name:     "key column under a collation txsink cannot reproduce",
+		dialects: []string{"mysql", "postgres"},
+		prepare: func(e *refusalEnv) {
+			if e.db.Dialect == "mysql" {
+				e.db.Exec(e.t, "CREATE TABLE codes (code VARCHAR(20) COLLATE utf8mb4_unicode_ci NOT NULL PRIMARY KEY)")
+			} else {
+				e.db.Exec(e.t, "CREATE COLLATION nd (provider = icu, locale = 'und-u-ks-level2', deterministic = false)",
+					"CREATE TABLE codes (code VARCHAR(20) COLLATE nd NOT NULL PRIMARY KEY)")
+			}
+			e.tables += "  - source: shop.codes\n"
+		},
+		want: []string{"key column code compares by collation", "cannot reproduce", "binary collation"},
+	},
+	{
 		name:    "route to txsink's own table",
 		prepare: func(e *refusalEnv) { e.tables = "  - source: shop.t\n    target: txsink_progress\n" },
 		want:    []string{"txsink_progress", "one of txsink's own tables"},
