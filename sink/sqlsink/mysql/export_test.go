@@ -30,3 +30,6 @@ func RowReaderErr(r any) error { return r.(*rowReader).err }
 // OneQueryOff reports whether the loader has gone back to three
 // statements per load after its one query was refused.
 func OneQueryOff(d *Dialect) bool { return d.bulk.oneQueryOff.Load() }
+
+// CompareOf is compareOf, for tests.
+var CompareOf = compareOf

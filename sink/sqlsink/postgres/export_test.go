@@ -27,3 +27,6 @@ func SetLoad(tb testing.TB, minRows int, s Strategy) {
 func LoadCounts() (direct, staged, retried int64) {
 	return loads.direct.Load(), loads.staged.Load(), loads.retried.Load()
 }
+
+// CitextFold is citextFold, for tests.
+var CitextFold = citextFold
