@@ -3,6 +3,7 @@ package collate
 import (
 	"bytes"
 	"math"
+	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -160,4 +161,35 @@ func trimSpaces(s string, pad bool) string {
 		return s
 	}
 	return string(bytes.TrimRight([]byte(s), " "))
+}
+
+// FuzzUUID checks that the UUID form is a fixed point, and that a text
+// the form rewrites was a UUID: 32 hexadecimal digits once dashes and
+// braces are dropped.
+func FuzzUUID(f *testing.F) {
+	for _, s := range []string{"a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", "A0EEBC999C0B4EF8BB6D6BB9BD380A11", "{a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11}", "a0ee-", "", "{}", "g0eebc999c0b4ef8bb6d6bb9bd380a11"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		k := key(uuidCol, s)
+		if again := key(uuidCol, k); again != k {
+			t.Errorf("form of %q is %q, whose form is %q", s, k, again)
+		}
+		if k == s {
+			return
+		}
+		digits := 0
+		for _, r := range strings.Trim(s, "{}") {
+			switch {
+			case r == '-':
+			case strings.ContainsRune("0123456789abcdefABCDEF", r):
+				digits++
+			default:
+				t.Errorf("%q, not a UUID, was rewritten as %q", s, k)
+			}
+		}
+		if digits != 32 || len(k) != 36 {
+			t.Errorf("%q (%d digits) was rewritten as %q", s, digits, k)
+		}
+	})
 }
