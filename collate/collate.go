@@ -51,10 +51,6 @@ func Exact(col *schema.Column) bool {
 // returned for col, to dst.
 func AppendKey(dst []byte, col *schema.Column, v any) []byte {
 	switch x := v.(type) {
-	case int64:
-		return strconv.AppendInt(dst, x, 10)
-	case uint64:
-		return strconv.AppendUint(dst, x, 10)
 	case string:
 		switch {
 		case col.Class == schema.Decimal:
@@ -62,11 +58,27 @@ func AppendKey(dst []byte, col *schema.Column, v any) []byte {
 		case col.Compare.UUID:
 			return appendUUID(dst, x)
 		}
-		return AppendText(dst, col.Compare, x)
+		return AppendText(dst, &col.Compare, x)
 	case float64:
 		if x == 0 {
-			x = 0 // -0 is 0
+			v = 0.0 // -0 is 0
 		}
+	}
+	return AppendValue(dst, v)
+}
+
+// AppendValue appends v, a value coerce.Value returned, as it is: the
+// comparison form of a value of a column for which Exact holds, and the
+// cheaper one to compute.
+func AppendValue(dst []byte, v any) []byte {
+	switch x := v.(type) {
+	case string:
+		return append(dst, x...)
+	case int64:
+		return strconv.AppendInt(dst, x, 10)
+	case uint64:
+		return strconv.AppendUint(dst, x, 10)
+	case float64:
 		return strconv.AppendFloat(dst, x, 'g', -1, 64)
 	case []byte:
 		return append(dst, x...)
@@ -79,7 +91,7 @@ func AppendKey(dst []byte, col *schema.Column, v any) []byte {
 }
 
 // AppendText appends the comparison form of text s under c.
-func AppendText(dst []byte, c schema.Compare, s string) []byte {
+func AppendText(dst []byte, c *schema.Compare, s string) []byte {
 	if c.PadSpace {
 		s = strings.TrimRight(s, " ")
 	}

@@ -134,8 +134,8 @@ func FuzzAppendText(f *testing.F) {
 		for _, c := range []schema.Compare{
 			{PadSpace: true}, {Fold: schema.FoldASCII}, {Fold: schema.FoldLower}, {Fold: schema.FoldGeneralCI, PadSpace: true}, {Fold: schema.FoldGeneralCI},
 		} {
-			k := AppendText(nil, c, s)
-			if c.PadSpace && !bytes.Equal(k, AppendText(nil, c, s+"  ")) {
+			k := AppendText(nil, &c, s)
+			if c.PadSpace && !bytes.Equal(k, AppendText(nil, &c, s+"  ")) {
 				t.Errorf("%+v: %q and %q+spaces differ", c, s, s)
 			}
 			if c.Fold == schema.FoldGeneralCI && len(k) != 2*utf8.RuneCountInString(trimSpaces(s, c.PadSpace)) {
@@ -149,7 +149,7 @@ func FuzzAppendText(f *testing.F) {
 		}
 		upper := bytes.ToUpper([]byte(s))
 		if utf8.Valid(upper) && bytes.Equal(bytes.ToLower(upper), bytes.ToLower([]byte(s))) {
-			if a, b := AppendText(nil, schema.Compare{Fold: schema.FoldLower}, s), AppendText(nil, schema.Compare{Fold: schema.FoldLower}, string(upper)); !bytes.Equal(a, b) {
+			if a, b := AppendText(nil, &schema.Compare{Fold: schema.FoldLower}, s), AppendText(nil, &schema.Compare{Fold: schema.FoldLower}, string(upper)); !bytes.Equal(a, b) {
 				t.Errorf("lower fold: %q and %q differ", s, upper)
 			}
 		}

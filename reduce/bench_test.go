@@ -25,20 +25,27 @@ func BenchmarkAdd(b *testing.B) {
 					After: row("id", changelog.Number(fmt.Sprint(i%bc.keys)), "amount", changelog.Number("123.45"), "status", "PAID"),
 					Pos:   changelog.Position{Partition: "p", Offset: int64(i), Seq: int64(i)}}
 			}
-			b.ReportAllocs()
-			buf := NewBuffer("p")
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				if err := buf.Add(tbl, &changes[i%len(changes)], t0); err != nil {
-					b.Fatal(err)
-				}
-				if buf.Rows() >= 5000 {
-					buf.Take()
-				}
-			}
-			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "changes/s")
+			benchAdd(b, tbl, changes)
 		})
 	}
+}
+
+// benchAdd adds changes to a buffer in turn, b.N of them, taking a unit
+// every 5000 rows, and reports changes/s.
+func benchAdd(b *testing.B, tbl *Table, changes []changelog.Change) {
+	b.Helper()
+	b.ReportAllocs()
+	buf := NewBuffer("p")
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := buf.Add(tbl, &changes[i%len(changes)], t0); err != nil {
+			b.Fatal(err)
+		}
+		if buf.Rows() >= 5000 {
+			buf.Take()
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "changes/s")
 }
 
 // BenchmarkTake measures turning a full buffer into a commit unit.

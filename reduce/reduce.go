@@ -71,6 +71,9 @@ type Table struct {
 	AppendOnly bool
 
 	keyCols []*schema.Column
+	// keyExact has bit i set when key column i is collate.Exact (the
+	// first 64): its values are their own comparison form.
+	keyExact uint64
 	// salt is mixed into the hashes of the table's keys (see keyHash).
 	salt [2]uint64
 	// colIndex maps each column of Schema, lower-cased, to its index;
@@ -236,6 +239,9 @@ func NewTable(t *schema.Table, key []string, appendOnly bool) (*Table, error) {
 		}
 		if c.Compare.Unsupported != "" {
 			return nil, fmt.Errorf("table %s: key column %s compares by collation %s, which txsink cannot reproduce (%s): txsink would merge or keep apart changes of one row differently from the target; give the key column a binary collation or one txsink reproduces (MariaDB: utf8mb4_bin, utf8mb4_nopad_bin, utf8mb4_general_ci; PostgreSQL: a deterministic collation, or citext; SQLite: BINARY, NOCASE, RTRIM)", t, c.Name, c.Compare.Collation, c.Compare.Unsupported)
+		}
+		if collate.Exact(c) && len(rt.keyCols) < 64 {
+			rt.keyExact |= 1 << len(rt.keyCols)
 		}
 		rt.keyCols = append(rt.keyCols, c)
 	}
@@ -1017,7 +1023,11 @@ func (b *Buffer) keyValues(t *Table, c *changelog.Change, img changelog.Row, whi
 func appendKey(dst []byte, t *Table, val func(i int) any) []byte {
 	for i, kc := range t.keyCols {
 		start := len(dst)
-		dst = collate.AppendKey(dst, kc, val(i))
+		if t.keyExact&(1<<i) != 0 {
+			dst = collate.AppendValue(dst, val(i))
+		} else {
+			dst = collate.AppendKey(dst, kc, val(i))
+		}
 		if len(t.keyCols) > 1 {
 			dst = binary.LittleEndian.AppendUint32(dst, uint32(len(dst)-start))
 		}

@@ -92,7 +92,7 @@ func TestCompareMatchesServer(t *testing.T) {
 					if equal {
 						equals++
 					}
-					if got := bytes.Equal(collate.AppendText(nil, cmp, a), collate.AppendText(nil, cmp, b)); got != equal {
+					if got := bytes.Equal(collate.AppendText(nil, &cmp, a), collate.AppendText(nil, &cmp, b)); got != equal {
 						t.Errorf("%q = %q: the server says %v, the comparison forms %v", a, b, equal, got)
 					}
 					i++

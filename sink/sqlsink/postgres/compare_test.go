@@ -101,7 +101,7 @@ func TestCitextFoldMatchesLower(t *testing.T) {
 			t.Fatal(err)
 		}
 		n++
-		if got := string(collate.AppendText(nil, cmp, string(cp))); got != lower || !utf8.ValidString(got) {
+		if got := string(collate.AppendText(nil, &cmp, string(cp))); got != lower || !utf8.ValidString(got) {
 			t.Errorf("U+%04X: folds to %q, lower() gives %q", cp, got, lower)
 		}
 	}

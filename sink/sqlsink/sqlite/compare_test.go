@@ -71,7 +71,7 @@ func TestDescribeCompare(t *testing.T) {
 			if equal {
 				equals++
 			}
-			if got := bytes.Equal(collate.AppendText(nil, c.Compare, a), collate.AppendText(nil, c.Compare, b)); got != equal {
+			if got := bytes.Equal(collate.AppendText(nil, &c.Compare, a), collate.AppendText(nil, &c.Compare, b)); got != equal {
 				t.Errorf("%s: %q = %q is %v in SQLite, %v by the comparison forms", coll, a, b, equal, got)
 			}
 		}
