@@ -36,6 +36,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strconv"
 	"time"
@@ -522,4 +523,19 @@ func (t Target) GoString() string { return fmt.Sprintf("config.Target{URL:%q}", 
 func (t Target) Kind() string {
 	k, _ := targetKind(t.URL)
 	return k
+}
+
+// Settings returns the source section's keys by their YAML names, with
+// their values (aliases left out): what a source plug-in decodes into its
+// own config struct (see package source). Config knows no source; the
+// key names are the contract between them.
+func (s *Source) Settings() map[string]any {
+	out := make(map[string]any, len(sourceSection.keys))
+	for _, k := range sourceSection.keys {
+		if k.aliasOf != "" {
+			continue
+		}
+		out[k.name] = reflect.ValueOf(k.field(s)).Elem().Interface()
+	}
+	return out
 }
