@@ -5,22 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
+	"log/slog"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/coerce"
 	"github.com/txsink/txsink/config"
-	"github.com/txsink/txsink/engine"
 	"github.com/txsink/txsink/format"
 	"github.com/txsink/txsink/format/formats"
 	"github.com/txsink/txsink/schema"
 	"github.com/txsink/txsink/source"
-	"github.com/txsink/txsink/source/file"
-	"github.com/txsink/txsink/source/kafka"
 )
 
 // problem is one kind of trouble the sample shows at one place (a column
@@ -57,13 +52,24 @@ func (c *checker) badInput() Severity {
 	return Error
 }
 
-// sample reads the first Options.Sample records of each source file and
-// checks every change they hold as a run would, without writing.
+// sample reads the first Options.Sample records of each partition of the
+// source, when it can be sampled (a source.Sampler), and checks every
+// change they hold as a run would, without writing. What the source says
+// is wrong with it (a missing file, a topic the brokers lack) becomes a
+// finding.
 func (c *checker) sample(ctx context.Context) error {
-	if c.cfg.Source.Type == config.SourceKafka {
-		return c.sampleKafka(ctx)
+	d, err := source.Lookup(c.cfg.Source.Type)
+	if err != nil {
+		return nil // refused by the config's validation
 	}
-	if c.opts.Sample <= 0 || c.cfg.Source.Type != config.SourceFile {
+	src, err := d.Open(source.Settings(c.cfg.Source.Settings()),
+		source.Env{Pipeline: c.cfg.Name, BaseDir: c.opts.BaseDir, Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		c.add(Finding{Severity: Error, Check: "source", Table: "source", Message: err.Error() + ".", Fix: "correct the source section"})
+		return nil
+	}
+	sm, ok := src.(source.Sampler)
+	if !ok {
 		return nil
 	}
 	dec, err := formats.New(c.cfg.Source.Format, format.Options(c.cfg.Source.FormatOptions))
@@ -72,24 +78,23 @@ func (c *checker) sample(ctx context.Context) error {
 			Fix: "correct source.format or source.format-options"})
 		return nil
 	}
-	for _, paths := range c.cfg.Source.FilePartitions() {
-		if c.refusedParts[engine.PartitionName(paths[0], c.opts.BaseDir)] {
-			continue // reported by checkSources
-		}
-		// Every file of a partition is sampled; a path or glob that names
-		// no file is reported by sampleFile.
-		files, err := file.Files(file.Partition{Name: paths[0], Paths: paths})
-		if err != nil {
-			files = paths
-		}
-		for _, path := range files {
-			if err := c.sampleFile(ctx, dec, path); err != nil {
-				return err
-			}
+	sourceKeyed := c.sourceKeyed()
+	req := source.SampleRequest{N: c.opts.Sample, From: c.progress, Skip: c.refusedParts}
+	rep, err := sm.Sample(ctx, req, func(r source.Record) error {
+		return c.sampleRecord(ctx, dec, r, sourceKeyed)
+	})
+	if rep != nil {
+		c.report.Files += rep.Files
+		c.report.Partitions += rep.Partitions
+		for _, n := range rep.Notes {
+			c.add(Finding{Severity: severities[n.Severity], Check: "source", Table: n.Subject, Message: n.Message, Fix: n.Fix})
 		}
 	}
-	return nil
+	return err
 }
+
+// severities maps a source's severities to check's.
+var severities = map[source.Severity]Severity{source.Info: Info, source.Warning: Warning, source.Error: Error}
 
 // emitProblems turns what the sample showed into findings.
 func (c *checker) emitProblems() {
@@ -105,56 +110,6 @@ func (c *checker) emitProblems() {
 		}
 		c.add(f)
 	}
-}
-
-func (c *checker) sampleFile(ctx context.Context, dec format.Decoder, path string) error {
-	part := engine.PartitionName(path, c.opts.BaseDir)
-	if path == "-" {
-		c.add(Finding{Severity: Info, Check: "source", Table: part,
-			Message: "standard input is not sampled: reading it would consume it.",
-			Fix:     "to sample, check against a file holding the same records"})
-		return nil
-	}
-	fi, err := os.Stat(path)
-	if err != nil {
-		c.add(Finding{Severity: Error, Check: "source", Table: part,
-			Message: fmt.Sprintf("the source file cannot be read (%v); txsink run refuses to start without it.", err),
-			Fix:     "create the file before running, or correct source.paths"})
-		return nil
-	}
-	if !fi.Mode().IsRegular() {
-		c.add(Finding{Severity: Info, Check: "source", Table: part,
-			Message: "the source is not a regular file (a pipe or FIFO) and is not sampled: reading it would consume it.",
-			Fix:     "to sample, check against a file holding the same records"})
-		return nil
-	}
-	r, err := file.Open(path, changelog.Position{Partition: part}, false)
-	if err != nil {
-		c.add(Finding{Severity: Error, Check: "source", Table: part, Message: fmt.Sprintf("the source file cannot be opened: %v.", err), Fix: "check the path and its permissions"})
-		return nil
-	}
-	defer r.Close()
-	c.report.Files++
-	sourceKeyed := c.sourceKeyed()
-	for n := 0; n < c.opts.Sample; n++ {
-		rec, err := r.Next(ctx)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			c.add(Finding{Severity: Error, Check: "source", Table: part, Message: fmt.Sprintf("reading the source stops: %v.", err),
-				Fix: "fix the file (txsink run stops at the same place)"})
-			return nil
-		}
-		rec.Pos.Partition = part
-		if err := c.sampleRecord(ctx, dec, rec, sourceKeyed); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // sampleRecord decodes one sampled record and checks its changes.
@@ -187,61 +142,6 @@ func (c *checker) sampleRecord(ctx context.Context, dec format.Decoder, rec sour
 	}
 	return nil
 }
-
-// sampleKafka asks the brokers for the source's topics, reports what is
-// missing or wrong with them, and samples each partition from where a run
-// would read next (the target's progress, else source.start), without
-// joining the consumer group.
-func (c *checker) sampleKafka(ctx context.Context) error {
-	src := &c.cfg.Source
-	dec, err := formats.New(src.Format, format.Options(src.FormatOptions))
-	if err != nil {
-		c.add(Finding{Severity: Error, Check: "source", Table: "source", Message: err.Error() + ".",
-			Fix: "correct source.format or source.format-options"})
-		return nil
-	}
-	sctx, cancel := context.WithTimeout(ctx, kafkaSampleTimeout)
-	defer cancel()
-	sourceKeyed := c.sourceKeyed()
-	topics, err := kafka.Sample(sctx, src, c.progress, c.opts.Sample, func(r source.Record) error {
-		return c.sampleRecord(ctx, dec, r, sourceKeyed)
-	})
-	if topics != nil {
-		c.report.Partitions = len(topics.Partitions)
-		for _, t := range topics.Missing {
-			c.add(Finding{Severity: Error, Check: "source", Table: t,
-				Message: fmt.Sprintf("the brokers have no topic %s; txsink run waits for it and reads nothing from it.", t),
-				Fix:     "create the topic (or start the CDC connector that writes it), or correct source.topics / source.transaction-topic"})
-		}
-		if src.TopicRegex != "" && len(topics.Partitions) == 0 {
-			c.add(Finding{Severity: Warning, Check: "source", Table: src.TopicRegex,
-				Message: "no topic matches source.topic-regex (whole names); txsink run reads nothing until one is created.",
-				Fix:     "correct source.topic-regex"})
-		}
-		if src.TransactionTopic != "" && topics.TransactionPartitions > 1 {
-			c.add(Finding{Severity: Error, Check: "source", Table: src.TransactionTopic,
-				Message: fmt.Sprintf("the transaction topic has %d partitions; its END events have a commit order only in one, and txsink run refuses it.", topics.TransactionPartitions),
-				Fix:     "let Debezium create the transaction topic (one partition), or recreate it with one partition"})
-		}
-	}
-	switch {
-	case err == nil:
-	case ctx.Err() != nil:
-		return ctx.Err()
-	case sctx.Err() != nil:
-		c.add(Finding{Severity: Warning, Check: "source", Table: strings.Join(src.Brokers, ","),
-			Message: fmt.Sprintf("sampling the topics took longer than %s and stopped; what was read is checked.", kafkaSampleTimeout),
-			Fix:     "check the brokers' health, or sample fewer records (--sample)"})
-	default:
-		c.add(Finding{Severity: Error, Check: "source", Table: strings.Join(src.Brokers, ","),
-			Message: fmt.Sprintf("the Kafka source cannot be read: %v.", err),
-			Fix:     "check source.brokers, the TLS and SASL settings, and that this host may reach the brokers"})
-	}
-	return nil
-}
-
-// kafkaSampleTimeout bounds how long check waits for the brokers.
-const kafkaSampleTimeout = 30 * time.Second
 
 // sourceKeyed reports whether the format's messages declare their table's
 // primary key (see declaredKey).

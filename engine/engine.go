@@ -26,6 +26,13 @@
 //		if err := e.Add(ctx, c); err != nil { ... }
 //	}
 //	err = e.Flush(ctx)
+//
+// Run reads the configured source, which the engine knows only through
+// package source: it looks source.type up in the registry (source.Lookup),
+// hands the driver the source section (config.Source.Settings) and uses
+// the optional interfaces the source has. A program that runs a source
+// links it in, as database/sql drivers are: import _
+// "github.com/txsink/txsink/source/sources" (or one source's package).
 package engine
 
 import (
@@ -52,7 +59,7 @@ import (
 	"github.com/txsink/txsink/schema"
 	"github.com/txsink/txsink/sink/connect"
 	"github.com/txsink/txsink/sink/sqlsink"
-	"github.com/txsink/txsink/source/file"
+	"github.com/txsink/txsink/source"
 	"github.com/txsink/txsink/txn"
 )
 
@@ -193,6 +200,10 @@ type Engine struct {
 	// async, while Run drives a plain-mode pipeline, applies units on a
 	// goroutine of its own (see committer); nil otherwise.
 	async *committer
+	// src is the configured source (see package source), opened by Run;
+	// nil, with srcErr saying why, when its type is not registered.
+	src    source.Source
+	srcErr error
 	// feed is the running source while Run runs, else nil.
 	feed *feed
 	// progress holds the stored position of each partition, as an
@@ -274,6 +285,7 @@ func New(ctx context.Context, cfg *config.Config, opts ...Option) (*Engine, erro
 	for _, o := range opts {
 		o(e)
 	}
+	e.src, e.srcErr = openSourceOf(cfg, e.sourceEnv())
 	if !cfg.Sink.TxnEnabled || cfg.Source.TransactionTopic == "" {
 		// Transactions joined by a transaction topic come in the source's
 		// commit order across partitions: a key met in two partitions is
@@ -763,8 +775,8 @@ func (e *Engine) commitUnit(ctx context.Context, u *commit.Unit, reason string, 
 	}
 	e.mu.Unlock()
 	e.hookCommit(info)
-	if f := e.feed; f != nil && f.committed != nil {
-		f.committed(ctx, u.Progress)
+	if f := e.feed; f != nil && f.committer != nil {
+		f.committer.Committed(ctx, u.Progress)
 	}
 	e.log.Debug("committed", "reason", reason, "changes", u.Changes, "upserts", up, "deletes", d, "inserts", in, "txns", txns, "took", info.Took)
 	if e.onCommit != nil {
@@ -776,12 +788,12 @@ func (e *Engine) commitUnit(ctx context.Context, u *commit.Unit, reason string, 
 // markUnit fingerprints the positions of u, when the source gives marks.
 func (e *Engine) markUnit(u *commit.Unit) error {
 	f := e.feed
-	if f == nil || f.mark == nil || u.Marks != nil {
+	if f == nil || f.marker == nil || u.Marks != nil {
 		return nil
 	}
 	marks := make(map[string]string, len(u.Progress))
 	for _, p := range u.Progress {
-		m, err := f.mark(p)
+		m, err := f.marker.Mark(p)
 		if err != nil {
 			return fmt.Errorf("%s: %w", p, err)
 		}
@@ -872,21 +884,14 @@ func (e *Engine) Close() error {
 	return nil
 }
 
-// PartitionName returns the partition name of a file path: the path
-// relative to baseDir (the config file's folder) when the file lies below
-// it, else the cleaned path; see file.Name. A partition of several files
-// is named after its first entry. Progress is keyed by this name, so a
-// pipeline folder can move without starting over.
-func PartitionName(path, baseDir string) string { return file.Name(path, baseDir) }
-
 // partLocked returns the status of a partition, creating it. e.mu must be
 // held (or the engine not yet shared).
 func (e *Engine) partLocked(name string) *PartitionStatus {
 	ps := e.parts[name]
 	if ps == nil {
 		ps = &PartitionStatus{Name: name, Unit: "bytes", End: -1}
-		if e.cfg.Source.Type == config.SourceKafka {
-			ps.Unit = "records"
+		if c, ok := e.src.(source.Counter); ok {
+			ps.Unit = c.Unit()
 		}
 		e.parts[name] = ps
 	}
@@ -993,47 +998,22 @@ func (e *Engine) Status() Status {
 }
 
 // partitions lists the partitions the configured source reads, when it
-// knows them before reading (a file source).
+// knows them before reading (a source.Lister: files).
 func (e *Engine) partitions() []string {
-	if e.cfg.Source.Type != config.SourceFile {
-		return nil
+	if l, ok := e.src.(source.Lister); ok {
+		return l.Partitions()
 	}
-	var out []string
-	for _, p := range e.filePartitions() {
-		out = append(out, p.Name)
-	}
-	return out
+	return nil
 }
 
-// checkStoredPartitions refuses stored progress of a file source for a
-// partition the configuration does not read: the partitions were laid out
-// otherwise when it was stored (a file removed from the list, files of
-// several partitions made one sequence, or the other way round), and
-// reading on would apply records twice or skip them.
+// checkStoredPartitions refuses stored progress the source cannot resume
+// from (see source.ProgressChecker): for files, progress of a partition
+// the configuration does not read.
 func (e *Engine) checkStoredPartitions(stored map[string]changelog.Position) error {
-	if e.cfg.Source.Type != config.SourceFile {
-		return nil
+	if c, ok := e.src.(source.ProgressChecker); ok {
+		return c.CheckProgress(stored)
 	}
-	want := map[string]bool{}
-	for _, p := range e.partitions() {
-		want[p] = true
-	}
-	var extra []string
-	for part, pos := range stored {
-		if !want[part] && (pos.Offset > 0 || pos.Seq > 0) {
-			extra = append(extra, part)
-		}
-	}
-	if len(extra) == 0 {
-		return nil
-	}
-	sort.Strings(extra)
-	names := strings.Join(e.partitions(), ", ")
-	return fmt.Errorf("the target holds progress of pipeline %s for partition %s, which this configuration does not read (it reads %s): "+
-		"the files were laid out in other partitions when that progress was stored, and reading on could apply records twice or skip them. "+
-		"Several files in source.paths are one partition, read one after another; to read files as partitions of their own, "+
-		"list them in source.partitions (such as partitions: [[a.jsonl], [b.jsonl]]). If the change is meant, forget the old progress with: %s",
-		e.cfg.Name, strings.Join(extra, ", "), names, e.resetCommand(extra[0]))
+	return nil
 }
 
 // rewind moves a stream partition's stored position back to its start:
@@ -1061,7 +1041,7 @@ func (e *Engine) rewind(ctx context.Context, part string) error {
 // library, may have several, however many exist at the start.
 func (e *Engine) keyMemory() *reduce.KeyPartitions {
 	n := e.cfg.Sink.KeyPartitionsRemember
-	if n <= 0 || (e.cfg.Source.Type == config.SourceFile && len(e.partitions()) == 1) {
+	if n <= 0 || len(e.partitions()) == 1 {
 		return nil
 	}
 	return reduce.NewKeyPartitions(min(n, reduce.MaxKeyPartitions))
@@ -1076,7 +1056,14 @@ func (e *Engine) keyMemory() *reduce.KeyPartitions {
 // collector less room for the buffer.
 func KeyMemoryBytes(cfg *config.Config) int64 {
 	s, n := cfg.Source, cfg.Sink.KeyPartitionsRemember
-	several := s.Type == config.SourceKafka || (s.Type == config.SourceFile && len(s.FilePartitions()) > 1)
+	// A source that lists its partitions up front has several when it
+	// lists more than one; one that is assigned them (Kafka) may have
+	// several.
+	several := false
+	if src, err := openSourceOf(cfg, source.Env{Log: slog.New(slog.DiscardHandler)}); err == nil {
+		l, listed := src.(source.Lister)
+		several = !listed || len(l.Partitions()) > 1
+	}
 	if !several || n <= 0 || (cfg.Sink.TxnEnabled && s.TransactionTopic != "") {
 		return 0
 	}

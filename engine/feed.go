@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
-	"math"
 	"slices"
 	"strings"
 	"time"
@@ -13,13 +13,13 @@ import (
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/config"
 	"github.com/txsink/txsink/sink/sqlsink"
-	"github.com/txsink/txsink/source/file"
-	"github.com/txsink/txsink/source/kafka"
+	"github.com/txsink/txsink/source"
 )
 
 // feed is a running source: the goroutines that read and decode records
 // into Run's channel, and what Run needs to know of them.
 type feed struct {
+	src source.Source
 	// readers goroutines were started; each sends one value on done when
 	// it returns.
 	readers int
@@ -27,96 +27,120 @@ type feed struct {
 	// loopDone is closed when Run's loop stops taking records, so that a
 	// rebalance callback waiting for the loop gives up.
 	loopDone chan struct{}
-	// close releases the source once every reader has returned.
-	close func()
-	// size returns the end of d's partition (for lag), or -1.
-	size func(d decoded) int64
+	// sizes holds the readers that know their partition's end (for lag),
+	// by partition; read-only once the readers run.
+	sizes map[string]source.Sizer
+	// lanes lists the partitions of the readers of one partition.
+	lanes []string
 	// owned, when not nil, holds the partitions this instance owns now
-	// (Kafka); records of other partitions are dropped. Only Run's
-	// goroutine touches it.
+	// (a source.Rebalancer); records of other partitions are dropped.
+	// Only Run's goroutine touches it.
 	owned map[string]bool
-	// committed, when set, is told of the positions of every commit.
-	// It is called from the goroutine that committed.
-	committed func(ctx context.Context, progress []changelog.Position)
-	// mark, when set, fingerprints a position for its progress row (see
+	// committer, when set, is told of the positions of every commit,
+	// from the goroutine that committed.
+	committer source.Committer
+	// marker, when set, fingerprints a position for its progress row (see
 	// commit.Unit.Marks). It is called from the goroutine that commits, in
 	// the order of the positions.
-	mark func(pos changelog.Position) (string, error)
+	marker source.Marker
 }
 
-// filePartitions returns the partitions of the configured file source:
-// source.paths as one, or each of source.partitions.
-func (e *Engine) filePartitions() []file.Partition {
-	var out []file.Partition
-	for _, paths := range e.cfg.Source.FilePartitions() {
-		name := PartitionName(paths[0], e.baseDir)
-		p := file.Partition{Name: name, Paths: paths, BaseDir: e.baseDir, Follow: e.cfg.Source.Follow,
-			ResetHint: e.resetCommand(name)}
-		if n := e.cfg.Source.MaxRecordBytes; n > 0 {
-			p.MaxRecordBytes = int(min(n, int64(math.MaxInt32)))
-		}
-		out = append(out, p)
+// size returns the end of d's partition (for lag), or -1.
+func (f *feed) size(d decoded) int64 {
+	if s := f.sizes[d.pos.Partition]; s != nil {
+		return s.Size()
 	}
-	return out
+	return d.end
 }
 
-// CheckSources opens every file partition of cfg as Run does, at the
+// close releases the source once every reader has returned. A Committer
+// is first told of the last commits' positions, synchronously, so that
+// lag tools see where this instance stopped.
+func (f *feed) close(e *Engine) {
+	if f.committer != nil {
+		parts := f.lanes
+		if f.owned != nil {
+			parts = slices.Collect(maps.Keys(f.owned))
+		}
+		var last []changelog.Position
+		for _, part := range parts {
+			if pos, ok := e.Progress(part); ok && pos.Offset > 0 {
+				last = append(last, pos)
+			}
+		}
+		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		f.committer.Stopping(cctx, last)
+		cancel()
+	}
+	f.src.Close()
+}
+
+// sourceEnv is what the engine's source gets besides its settings.
+func (e *Engine) sourceEnv() source.Env {
+	log := e.log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return source.Env{Pipeline: e.cfg.Name, BaseDir: e.baseDir, Log: log, ResetHint: e.resetCommand}
+}
+
+// openSourceOf returns the source of cfg's source.type from the registry
+// (see package source), configured by cfg's source section; nothing is
+// read yet.
+func openSourceOf(cfg *config.Config, env source.Env) (source.Source, error) {
+	d, err := source.Lookup(cfg.Source.Type)
+	if err != nil {
+		return nil, err
+	}
+	return d.Open(source.Settings(cfg.Source.Settings()), env)
+}
+
+// CheckSources opens every partition of cfg's source as Run does, at the
 // position stored for it (stored: the pipeline's progress rows, as
 // sqlsink.DB.Stored returns them), verified against its mark, and closes it
-// again. It returns, joined, a *SourceError for each refusal Run would
-// start with: the same file listed twice, a partition's file missing,
-// replaced or truncated under its stored position. Streams (standard
-// input, a FIFO) are left alone: opening them would consume them. It
-// writes nothing.
+// again, when the source can (a source.Checker). It returns, joined, a
+// *SourceError for each refusal Run would start with: for files, the same
+// file listed twice, a partition's file missing, replaced or truncated
+// under its stored position. Streams (standard input, a FIFO) are left
+// alone: opening them would consume them. It writes nothing.
 func CheckSources(ctx context.Context, cfg *config.Config, stored []sqlsink.Stored, opts ...Option) error {
-	if cfg.Source.Type != config.SourceFile {
-		return nil
-	}
 	e := &Engine{cfg: cfg}
 	for _, o := range opts {
 		o(e)
 	}
-	specs := e.filePartitions()
-	at := make(map[string]sqlsink.Stored, len(stored))
+	src, err := openSourceOf(cfg, e.sourceEnv())
+	if err != nil {
+		return nil // reported by config validation, or by Run
+	}
+	ch, ok := src.(source.Checker)
+	if !ok {
+		return nil
+	}
+	at := make(map[string]source.Stored, len(stored))
 	for _, s := range stored {
-		at[s.Partition] = s
+		at[s.Partition] = source.Stored{Position: s.Position, Mark: s.Mark}
+	}
+	err = ch.Check(ctx, at)
+	if err == nil || ctx.Err() != nil {
+		return err
+	}
+	asSourceError := func(err error) error {
+		se := &SourceError{Err: err}
+		var pe *source.PartitionError
+		if errors.As(err, &pe) {
+			se.Partition, se.Err = pe.Partition, pe.Err
+		}
+		return se
+	}
+	j, joined := err.(interface{ Unwrap() []error })
+	if !joined {
+		return asSourceError(err)
 	}
 	var errs []error
-	for _, spec := range specs {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if file.IsStream(spec) {
-			continue
-		}
-		s := at[spec.Name]
-		start := s.Position
-		start.Partition = spec.Name
-		r, _, err := file.OpenSequence(spec, start, s.Mark)
-		if err != nil {
-			errs = append(errs, &SourceError{Partition: spec.Name, Err: fmt.Errorf("source: %w", err)})
-			continue
-		}
-		r.Close()
+	for _, err := range j.Unwrap() {
+		errs = append(errs, asSourceError(err))
 	}
-	if len(errs) > 0 {
-		return errors.Join(errs...)
-	}
-	// Run checks this first; here it comes last, so that a missing file
-	// is reported with its partition.
-	if err := file.CheckDistinct(specs); err != nil {
-		return &SourceError{Err: fmt.Errorf("source: %w", err)}
-	}
-	// Run refuses stored progress of a partition it does not read before it
-	// opens a file; so does check, once the files themselves are known good.
-	positions := make(map[string]changelog.Position, len(stored))
-	for _, s := range stored {
-		positions[s.Partition] = s.Position
-	}
-	if err := e.checkStoredPartitions(positions); err != nil {
-		return &SourceError{Err: err}
-	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // SourceError is a source Run refuses to start with (see CheckSources).
@@ -151,70 +175,55 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// openFiles starts one reader per partition of the file source, from the
-// stored progress on, once each stored position is verified. A stream
-// (standard input, a pipe) is read from its start: its stored position
-// is rewound.
-func (e *Engine) openFiles(ctx context.Context, pool *decodePool, out chan<- []decoded) (*feed, error) {
-	specs := e.filePartitions()
-	if err := file.CheckDistinct(specs); err != nil {
-		return nil, fmt.Errorf("source: %w", err)
+// openFeed opens the source at the stored progress and starts a goroutine
+// per Reader that reads and decodes through pool into out.
+func (e *Engine) openFeed(ctx context.Context, pool *decodePool, out chan<- []decoded) (*feed, error) {
+	if e.src == nil {
+		return nil, e.srcErr
 	}
-	f := &feed{done: make(chan error, len(specs)), loopDone: make(chan struct{})}
-	readers := make([]*file.Sequence, 0, len(specs))
-	parts := make([]string, 0, len(specs))
-	byPart := make(map[string]*file.Sequence, len(specs))
-	f.close = func() {
-		for _, r := range readers {
-			r.Close()
-		}
+	f := &feed{src: e.src, loopDone: make(chan struct{}), sizes: map[string]source.Sizer{}}
+	if rb, ok := e.src.(source.Rebalancer); ok {
+		f.owned = map[string]bool{}
+		rb.Rebalance(&feedGroup{out: out, loopDone: f.loopDone})
 	}
-	f.size = func(d decoded) int64 {
-		if r := byPart[d.pos.Partition]; r != nil {
-			return r.Size()
-		}
-		return -1
+	f.committer, _ = e.src.(source.Committer)
+	f.marker, _ = e.src.(source.Marker)
+	readers, err := e.src.Open(ctx, source.Start{Stored: e.storedAt, Rewind: e.rewind})
+	if err != nil {
+		return nil, err
 	}
-	f.mark = func(pos changelog.Position) (string, error) {
-		if r := byPart[pos.Partition]; r != nil {
-			return r.Mark(pos)
+	for _, r := range readers {
+		l, ok := r.(source.Lane)
+		if !ok {
+			continue
 		}
-		return "", nil
-	}
-	for _, spec := range specs {
-		part := spec.Name
-		start, _ := e.Progress(part)
-		start.Partition = part
-		if file.IsStream(spec) {
-			if err := e.rewind(ctx, part); err != nil {
-				f.close()
-				return nil, err
-			}
-			start = changelog.Position{Partition: part}
+		part, size := l.Partition(), int64(-1)
+		if s, ok := r.(source.Sizer); ok {
+			f.sizes[part] = s
+			size = s.Size()
 		}
-		r, warn, err := file.OpenSequence(spec, start, e.marks[part])
-		if err != nil {
-			f.close()
-			return nil, fmt.Errorf("source: %w", err)
-		}
-		if warn != nil {
-			e.log.Warn("resuming at a position that cannot be fully verified", "partition", part, "reason", warn.Error())
-		}
-		readers = append(readers, r)
-		parts = append(parts, part)
-		byPart[part] = r
-		e.noteRead(part, start.Offset, r.Size())
+		f.lanes = append(f.lanes, part)
+		e.noteRead(part, l.Start().Offset, size)
 	}
 	keepGoing := e.deadLettering() && !e.cfg.Sink.TxnEnabled
-	for i, r := range readers {
-		f.readers++
-		// Each partition decodes on its own goroutine; the engine loop
-		// stays the only writer of the buffer.
-		go func() {
-			f.done <- readPartition(ctx, r, parts[i], pool, out, keepGoing)
-		}()
+	f.done = make(chan error, len(readers))
+	f.readers = len(readers)
+	for _, r := range readers {
+		// Each reader decodes on its own goroutine; the engine loop stays
+		// the only writer of the buffer.
+		if b, ok := r.(source.BatchReader); ok {
+			go func() { f.done <- readBatches(ctx, b, pool, out, keepGoing) }()
+		} else {
+			go func() { f.done <- readPartition(ctx, r, pool, out, keepGoing) }()
+		}
 	}
 	return f, nil
+}
+
+// storedAt is a partition's stored progress, for the source's Open.
+func (e *Engine) storedAt(part string) (source.Stored, bool) {
+	pos, ok := e.Progress(part)
+	return source.Stored{Position: pos, Mark: e.marks[part]}, ok
 }
 
 // control is a change of the partitions this instance owns, sent by the
@@ -342,46 +351,15 @@ func (e *Engine) revoke(ctx context.Context, l loop, parts []string) error {
 // waits for it, and Kafka's default rebalance timeout is one minute.
 const revokeDeadline = 50 * time.Second
 
-// openKafka joins the consumer group and starts the goroutine that polls
-// and decodes.
-func (e *Engine) openKafka(ctx context.Context, pool *decodePool, out chan<- []decoded) (*feed, error) {
-	f := &feed{done: make(chan error, 1), loopDone: make(chan struct{}), owned: map[string]bool{}}
-	g := &kafkaGroup{out: out, loopDone: f.loopDone}
-	c, err := kafka.Open(&e.cfg.Source, g, e.log)
-	if err != nil {
-		return nil, err
-	}
-	f.close = func() {
-		// The last commits' offsets, synchronously, so that lag tools see
-		// where this instance stopped; then leave the group.
-		var last []changelog.Position
-		for part := range f.owned {
-			if pos, ok := e.Progress(part); ok && pos.Offset > 0 {
-				last = append(last, pos)
-			}
-		}
-		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		c.CommitOffsetsSync(cctx, last)
-		cancel()
-		c.Close()
-	}
-	f.size = func(d decoded) int64 { return d.end }
-	f.committed = c.CommitOffsets
-	keepGoing := e.deadLettering() && !e.cfg.Sink.TxnEnabled
-	f.readers = 1
-	go func() { f.done <- pollKafka(ctx, c, pool, out, keepGoing) }()
-	return f, nil
-}
-
-// pollKafka polls and decodes (through the pool) until ctx is done or the
-// source fails, handing every polled record on before it lets a
-// rebalance proceed, so that ownership changes reach Run's loop in order
-// with the records.
-func pollKafka(ctx context.Context, c *kafka.Consumer, pool *decodePool, out chan<- []decoded, keepGoing bool) error {
-	// Polled records own their bytes: the jobs take them as they are.
+// readBatches reads a BatchReader and decodes (through the pool) until
+// ctx is done or the source fails, handing every batch's records on before
+// it lets a rebalance proceed, so that ownership changes reach Run's loop
+// in order with the records.
+func readBatches(ctx context.Context, r source.BatchReader, pool *decodePool, out chan<- []decoded, keepGoing bool) error {
+	// Batch records own their bytes: the jobs take them as they are.
 	s := newDecodeStream(pool, out, true, keepGoing, false) // a stream of every partition
 	for {
-		b, err := c.Poll(ctx)
+		b, err := r.NextBatch(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -392,26 +370,26 @@ func pollKafka(ctx context.Context, c *kafka.Consumer, pool *decodePool, out cha
 		for _, rec := range b.Records {
 			s.addOwned(rec.Data, rec.Pos, b.Ends[rec.Pos.Partition])
 			if s.full() && !s.submit(ctx) {
-				c.Release()
+				r.Release()
 				return s.stop(ctx)
 			}
 		}
-		// Everything polled is handed on before a rebalance may run.
+		// Everything read is handed on before a rebalance may run.
 		if !s.drain(ctx) {
-			c.Release()
+			r.Release()
 			return s.stop(ctx)
 		}
-		c.Release()
+		r.Release()
 	}
 }
 
-// kafkaGroup hands the consumer's group callbacks to Run's loop.
-type kafkaGroup struct {
+// feedGroup hands a Rebalancer's group changes to Run's loop.
+type feedGroup struct {
 	out      chan<- []decoded
 	loopDone <-chan struct{}
 }
 
-func (g *kafkaGroup) send(ctx context.Context, c *control) controlReply {
+func (g *feedGroup) send(ctx context.Context, c *control) controlReply {
 	c.reply = make(chan controlReply, 1)
 	select {
 	case g.out <- []decoded{{ctl: c}}:
@@ -428,18 +406,18 @@ func (g *kafkaGroup) send(ctx context.Context, c *control) controlReply {
 	}
 }
 
-// Assigned implements kafka.Group.
-func (g *kafkaGroup) Assigned(ctx context.Context, parts []string) (map[string]int64, error) {
+// Assigned implements source.Group.
+func (g *feedGroup) Assigned(ctx context.Context, parts []string) (map[string]int64, error) {
 	r := g.send(ctx, &control{assign: slices.Clone(parts)})
 	return r.offsets, r.err
 }
 
-// Revoked implements kafka.Group.
-func (g *kafkaGroup) Revoked(ctx context.Context, parts []string) {
+// Revoked implements source.Group.
+func (g *feedGroup) Revoked(ctx context.Context, parts []string) {
 	g.send(ctx, &control{revoke: slices.Clone(parts)})
 }
 
-// Lost implements kafka.Group.
-func (g *kafkaGroup) Lost(ctx context.Context, parts []string) {
+// Lost implements source.Group.
+func (g *feedGroup) Lost(ctx context.Context, parts []string) {
 	g.send(ctx, &control{lost: slices.Clone(parts)})
 }

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/txsink/txsink/source/kafka"
+	"github.com/txsink/txsink/source"
 	"github.com/txsink/txsink/txn"
 )
 
@@ -18,14 +18,20 @@ import (
 type joinLoop struct {
 	e *Engine
 	j *txn.Joiner
-	// boundary is the transaction topic's partition.
+	// b is the source; boundary its partition of the boundaries (the
+	// transaction topic's).
+	b        source.Boundaries
 	boundary string
 }
 
-func (e *Engine) newJoinLoop() *joinLoop {
-	l := &joinLoop{e: e, boundary: kafka.PartitionName(e.cfg.Source.TransactionTopic, 0)}
+func (e *Engine) newJoinLoop() (*joinLoop, error) {
+	b, ok := e.src.(source.Boundaries)
+	if !ok {
+		return nil, fmt.Errorf("source.transaction-topic: source type %s carries no transaction boundaries", e.cfg.Source.Type)
+	}
+	l := &joinLoop{e: e, b: b, boundary: b.BoundaryPartition()}
 	l.reset()
-	return l
+	return l, nil
 }
 
 // reset drops what the Joiner holds: it is read again from the progress.
@@ -93,18 +99,11 @@ func (l *joinLoop) deadline() (time.Time, bool) {
 	return next, !next.IsZero()
 }
 
-// checkAssigned refuses a transaction topic of more than one partition:
-// Debezium writes every END to partition 0, and ENDs spread over several
+// checkAssigned refuses assigned partitions the source says cannot hold
+// the boundaries (see source.Boundaries): Debezium writes every END to
+// partition 0 of the transaction topic, and ENDs spread over several
 // partitions have no commit order.
-func (l *joinLoop) checkAssigned(parts []string) error {
-	for _, p := range parts {
-		if t, n, ok := kafka.ParsePartition(p); ok && t == l.e.cfg.Source.TransactionTopic && n != 0 {
-			return fmt.Errorf("source.transaction-topic %s has partition %d: a transaction topic must have exactly one partition, "+
-				"which holds the transactions' END events in commit order (Debezium creates it so)", t, n)
-		}
-	}
-	return nil
-}
+func (l *joinLoop) checkAssigned(parts []string) error { return l.b.CheckAssigned(parts) }
 
 // revoked drops the Joiner's records once the partitions are given up.
 // Transactions span every partition, so giving up some and keeping others

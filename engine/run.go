@@ -10,12 +10,11 @@ import (
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/clock"
 	"github.com/txsink/txsink/commit"
-	"github.com/txsink/txsink/config"
 	"github.com/txsink/txsink/format"
 	"github.com/txsink/txsink/format/formats"
 	"github.com/txsink/txsink/reduce"
 	"github.com/txsink/txsink/sink/sqlsink"
-	"github.com/txsink/txsink/source/file"
+	"github.com/txsink/txsink/source"
 )
 
 // decoded is one source record, decoded, on its way to the engine loop.
@@ -175,15 +174,7 @@ func (e *Engine) run(ctx context.Context, opts RunOptions) (err error) {
 		arenas = heldArenas
 	}
 	pool := newDecodePool(dec, decodeWorkers(), arenas)
-	var src *feed
-	switch e.cfg.Source.Type {
-	case config.SourceFile:
-		src, err = e.openFiles(readCtx, pool, out)
-	case config.SourceKafka:
-		src, err = e.openKafka(readCtx, pool, out)
-	default:
-		err = fmt.Errorf("source type %q is not supported by this build", e.cfg.Source.Type)
-	}
+	src, err := e.openFeed(readCtx, pool, out)
 	if err != nil {
 		pool.close()
 		return err
@@ -203,7 +194,7 @@ func (e *Engine) run(ctx context.Context, opts RunOptions) (err error) {
 		}
 		// The readers were the pool's only clients.
 		pool.close()
-		src.close()
+		src.close(e)
 	}()
 	done := src.done
 
@@ -231,7 +222,11 @@ func (e *Engine) run(ctx context.Context, opts RunOptions) (err error) {
 		}()
 	}
 	if joined {
-		l = e.newJoinLoop()
+		jl, err := e.newJoinLoop()
+		if err != nil {
+			return err
+		}
+		l = jl
 	} else if e.cfg.Sink.TxnEnabled {
 		tl, err := e.newTxnLoop()
 		if err != nil {
@@ -500,24 +495,36 @@ func (e *Engine) addDecoded(ctx context.Context, d *decoded) error {
 // carries.
 const batchMax = 128
 
-// readPartition reads one partition until its end and decodes it through
-// the pool, sending its records to out in order, in batches. Records held
-// for decoding are sent on before a read that may wait (a followed file at
-// its end, a pipe): the next read may wait, and records must not wait
-// with it.
+// readPartition reads a Reader until its end and decodes it through the
+// pool, sending its records to out in order, in batches. Records held for
+// decoding are sent on before a read that may wait (a followed file at its
+// end, a pipe; any read of a Reader that does not say, see source.Waiter):
+// the next read may wait, and records must not wait with it.
 //
 // After a record that cannot be decoded it stops, unless keepGoing (the
 // dead-letter policy, which quarantines the record and reads on).
-func readPartition(ctx context.Context, r *file.Sequence, part string, pool *decodePool, out chan<- []decoded, keepGoing bool) error {
+func readPartition(ctx context.Context, r source.Reader, pool *decodePool, out chan<- []decoded, keepGoing bool) error {
 	// Decoded changes never point into the record (format.Decoder's
-	// contract), so the line is borrowed from the reader's buffer and
+	// contract), so the record is borrowed from the reader's buffer and
 	// copied into its job, which the dead-letter policy keeps as read.
 	s := newDecodeStream(pool, out, keepGoing, keepGoing, true)
+	next := r.Next
+	if b, ok := r.(source.Borrower); ok {
+		next = b.NextBorrowed
+	}
+	mayWait := func() bool { return true }
+	if w, ok := r.(source.Waiter); ok {
+		mayWait = w.MayWait
+	}
+	part := ""
+	if l, ok := r.(source.Lane); ok {
+		part = l.Partition()
+	}
 	for {
-		if r.MayWait() && !s.drain(ctx) {
+		if mayWait() && !s.drain(ctx) {
 			return s.stop(ctx)
 		}
-		rec, err := r.NextBorrowed(ctx)
+		rec, err := next(ctx)
 		if errors.Is(err, io.EOF) {
 			if !s.drain(ctx) {
 				return s.stop(ctx)
@@ -535,8 +542,10 @@ func readPartition(ctx context.Context, r *file.Sequence, part string, pool *dec
 			}
 			return nil
 		}
-		rec.Pos.Partition = part
-		s.addBorrowed(rec.Data, rec.Pos, 0)
+		if part != "" {
+			rec.Pos.Partition = part
+		}
+		s.addBorrowed(rec.Data, rec.Pos, -1)
 		if s.full() && !s.submit(ctx) {
 			return s.stop(ctx)
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/txsink/txsink/format/native"
 	"github.com/txsink/txsink/internal/testdb"
 	"github.com/txsink/txsink/internal/workload"
+	"github.com/txsink/txsink/source/file"
 	"github.com/txsink/txsink/txn"
 )
 
@@ -613,7 +614,7 @@ func TestTransactionModeUnfinishedAtEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 		st := e.Stats()
-		part := engine.PartitionName(path, "")
+		part := file.Name(path, "")
 		want := []engine.OpenTxn{{Partition: part, TxnID: "t2", StartOffset: st.Unfinished[0].StartOffset, StartSeq: 2, Changes: 2}}
 		if !slices.Equal(st.Unfinished, want) || !st.EndOfInput || st.Unfinished[0].StartOffset <= 0 {
 			t.Errorf("Stats: unfinished %+v, end of input %v; want %+v at the end of input", st.Unfinished, st.EndOfInput, want)

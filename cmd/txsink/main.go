@@ -24,6 +24,9 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	// Every source type, registered by name (see package source).
+	_ "github.com/txsink/txsink/source/sources"
 )
 
 const usage = `txsink applies a database changelog (Debezium, Canal, Maxwell, OGG, Flink

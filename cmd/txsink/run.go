@@ -226,7 +226,7 @@ func remainingBytes(e *engine.Engine, cfg *config.Config, baseDir string) int64 
 			}
 			size += fi.Size()
 		}
-		pos, _ := e.Progress(engine.PartitionName(paths[0], baseDir))
+		pos, _ := e.Progress(file.Name(paths[0], baseDir))
 		n += max(size-pos.Offset, 0)
 	}
 	return n

@@ -42,7 +42,6 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/txsink/txsink/changelog"
-	"github.com/txsink/txsink/config"
 	"github.com/txsink/txsink/source"
 )
 
@@ -59,31 +58,18 @@ func ParsePartition(name string) (topic string, partition int32, ok bool) {
 		return "", 0, false
 	}
 	n, err := strconv.ParseInt(name[i+1:], 10, 32)
-	if err != nil || n < 0 || !config.ValidTopic(name[:i]) {
+	if err != nil || n < 0 || !validTopic(name[:i]) {
 		return "", 0, false
 	}
 	return name[:i], int32(n), true
 }
 
-// Group is told of the consumer's assignment changes. franz-go calls it
-// from its group goroutine, never concurrently with itself, and never
-// between a Poll and the following Release. Each call blocks the
-// rebalance until it returns, so it must finish within the group's
-// rebalance timeout.
-type Group interface {
-	// Assigned is told of newly assigned partitions and returns, for each
-	// one the target holds progress for, the offset to resume from. The
-	// others start where the configured start policy says. An error
-	// leaves the partitions unconsumed and is reported by the next Poll.
-	Assigned(ctx context.Context, partitions []string) (map[string]int64, error)
-	// Revoked is told of partitions taken away in an orderly rebalance:
-	// commit what was read of them before returning; what is not
-	// committed is read again by the next owner.
-	Revoked(ctx context.Context, partitions []string)
-	// Lost is told of partitions lost without warning (the session timed
-	// out): another member may own them already.
-	Lost(ctx context.Context, partitions []string)
-}
+// Group is told of the consumer's assignment changes (see source.Group).
+// franz-go calls it from its group goroutine, never concurrently with
+// itself, and never between a Poll and the following Release. Each call
+// blocks the rebalance until it returns, so it must finish within the
+// group's rebalance timeout.
+type Group = source.Group
 
 // Consumer is one member of a consumer group. Poll and Release must be
 // called from one goroutine; CommitOffsets and Close from any.
@@ -107,7 +93,7 @@ var ErrRecordTooLarge = errors.New("record is longer than source.max-record-byte
 
 // Open builds the consumer of src (source.type kafka) and joins its group.
 // Nothing is fetched before the first Poll.
-func Open(src *config.Source, g Group, log *slog.Logger) (*Consumer, error) {
+func Open(src *Config, g Group, log *slog.Logger) (*Consumer, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -116,7 +102,7 @@ func Open(src *config.Source, g Group, log *slog.Logger) (*Consumer, error) {
 		c.maxRecord = 64 << 20
 	}
 	c.start = kgo.NewOffset().AtStart()
-	if src.Start == config.StartLatest {
+	if src.Start == StartLatest {
 		c.start = kgo.NewOffset().AtEnd()
 	}
 	opts, err := clientOpts(src)
@@ -215,14 +201,11 @@ func (c *Consumer) adjust(ctx context.Context, offs map[string]map[int32]kgo.Off
 	return out, nil
 }
 
-// Batch is what one Poll returns.
-type Batch struct {
-	// Records are in order within each partition, each with its Position.
-	Records []source.Record
-	// Ends holds each polled partition's high watermark: the offset the
-	// next produced record will get, so End - position is the lag.
-	Ends map[string]int64
-}
+// Batch is what one Poll returns: records in order within each
+// partition, each with its Position, and each polled partition's high
+// watermark (the offset the next produced record will get, so End -
+// position is the lag).
+type Batch = source.Batch
 
 // Poll waits for records and returns them. After handing them on, call
 // Release. An error is either ctx's, or permanent (the client was closed,
@@ -328,7 +311,7 @@ func (c *Consumer) Close() { c.cl.Close() }
 // balancer spreads the partitions over the members (cooperative-sticky:
 // a rebalance moves only what changes hands), except when transactions
 // are joined across topics: then one member reads them all.
-func balancer(src *config.Source) kgo.GroupBalancer {
+func balancer(src *Config) kgo.GroupBalancer {
 	if src.TransactionTopic != "" {
 		return singleOwner{}
 	}
@@ -345,7 +328,7 @@ func names(m map[string][]int32) []string {
 	return out
 }
 
-func tlsConfig(src *config.Source) (*tls.Config, error) {
+func tlsConfig(src *Config) (*tls.Config, error) {
 	if !src.TLS && src.TLSCA == "" && src.TLSCert == "" {
 		return nil, nil
 	}
@@ -372,7 +355,7 @@ func tlsConfig(src *config.Source) (*tls.Config, error) {
 }
 
 // Mechanism returns the SASL mechanism src configures, or nil for none.
-func Mechanism(src *config.Source) sasl.Mechanism {
+func Mechanism(src *Config) sasl.Mechanism {
 	switch src.SASLMechanism {
 	case "PLAIN":
 		return plain.Auth{User: src.SASLUser, Pass: src.SASLPassword}.AsMechanism()

@@ -22,7 +22,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/txsink/txsink/config"
 	"github.com/txsink/txsink/source"
 	"github.com/txsink/txsink/source/kafka"
 )
@@ -159,7 +158,7 @@ func TestConsumerResumesFromTheGroup(t *testing.T) {
 			pool := x509.NewCertPool()
 			pemBytes, _ := os.ReadFile(ca)
 			pool.AppendCertsFromPEM(pemBytes)
-			src := &config.Source{Brokers: brokers, Topics: []string{"t"}, Group: "g", TLSCA: ca,
+			src := &kafka.Config{Brokers: brokers, Topics: []string{"t"}, Group: "g", TLSCA: ca,
 				SASLMechanism: mech, SASLUser: "txsink", SASLPassword: "s3cret"}
 			clientAuth := kgoAuth(t, src, pool)
 			produce(t, brokers, clientAuth, rec(0, "a0"), rec(0, "a1"), rec(0, "a2"), rec(1, "b0"))
@@ -179,7 +178,7 @@ func TestConsumerResumesFromTheGroup(t *testing.T) {
 
 // kgoAuth builds the producer's TLS and SASL options the way the consumer
 // builds its own from src.
-func kgoAuth(t *testing.T, src *config.Source, pool *x509.CertPool) []kgo.Opt {
+func kgoAuth(t *testing.T, src *kafka.Config, pool *x509.CertPool) []kgo.Opt {
 	t.Helper()
 	return []kgo.Opt{kgo.DialTLSConfig(&tls.Config{RootCAs: pool}), kgo.SASL(kafka.Mechanism(src))}
 }
@@ -202,7 +201,7 @@ func TestStartLatest(t *testing.T) {
 	brokers := cluster(t)
 	produce(t, brokers, nil, rec(0, "old0"), rec(1, "old1"))
 	g := &group{}
-	c, err := kafka.Open(&config.Source{Brokers: brokers, Topics: []string{"t"}, Group: "g", Start: config.StartLatest}, g, nil)
+	c, err := kafka.Open(&kafka.Config{Brokers: brokers, Topics: []string{"t"}, Group: "g", Start: kafka.StartLatest}, g, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +235,7 @@ func TestStartLatest(t *testing.T) {
 func TestRecordTooLarge(t *testing.T) {
 	brokers := cluster(t)
 	produce(t, brokers, nil, rec(0, "ok"), rec(0, strings.Repeat("x", 100)))
-	c, err := kafka.Open(&config.Source{Brokers: brokers, Topics: []string{"t"}, Group: "g", MaxRecordBytes: 50}, &group{}, nil)
+	c, err := kafka.Open(&kafka.Config{Brokers: brokers, Topics: []string{"t"}, Group: "g", MaxRecordBytes: 50}, &group{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +263,7 @@ func TestTopicRegex(t *testing.T) {
 	brokers := cluster(t, kfake.SeedTopics(1, "t2", "other", "at"))
 	mk := func(topic, v string) *kgo.Record { return &kgo.Record{Topic: topic, Value: []byte(v)} }
 	produce(t, brokers, nil, mk("at", "no"), mk("other", "no"), mk("t2", "yes"), rec(1, "yes"))
-	c, err := kafka.Open(&config.Source{Brokers: brokers, TopicRegex: "t.*", Group: "g"}, &group{}, nil)
+	c, err := kafka.Open(&kafka.Config{Brokers: brokers, TopicRegex: "t.*", Group: "g"}, &group{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,7 +282,7 @@ func TestSample(t *testing.T) {
 	brokers := cluster(t)
 	produce(t, brokers, nil, rec(0, "a0"), rec(0, "a1"), rec(0, "a2"), rec(1, "b0"))
 	var got []string
-	src := &config.Source{Brokers: brokers, Topics: []string{"t", "nope"}, Group: "g"}
+	src := &kafka.Config{Brokers: brokers, Topics: []string{"t", "nope"}, Group: "g"}
 	topics, err := kafka.Sample(context.Background(), src, map[string]int64{"t/0": 1}, 10, func(r source.Record) error {
 		got = append(got, r.Pos.String()+"="+string(r.Data))
 		return nil

@@ -12,7 +12,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/txsink/txsink/changelog"
-	"github.com/txsink/txsink/config"
 	"github.com/txsink/txsink/source"
 )
 
@@ -35,7 +34,7 @@ type Topics struct {
 // stops at n records or at the partition's end. fn gets each record, in
 // order within its partition. An error means the brokers could not be
 // asked at all (unreachable, refused credentials) or ctx ended.
-func Sample(ctx context.Context, src *config.Source, from map[string]int64, n int, fn func(source.Record) error) (*Topics, error) {
+func Sample(ctx context.Context, src *Config, from map[string]int64, n int, fn func(source.Record) error) (*Topics, error) {
 	base, err := clientOpts(src)
 	if err != nil {
 		return nil, err
@@ -71,7 +70,7 @@ func Sample(ctx context.Context, src *config.Source, from map[string]int64, n in
 			switch at, ok := from[name]; {
 			case ok && at > 0:
 				start, first = kgo.NewOffset().At(at), max(at, first)
-			case src.Start == config.StartLatest:
+			case src.Start == StartLatest:
 				continue // only what comes after the run starts
 			}
 			if first >= end {
@@ -127,7 +126,7 @@ func Sample(ctx context.Context, src *config.Source, from map[string]int64, n in
 }
 
 // clientOpts are the connection options of src: brokers, TLS, SASL.
-func clientOpts(src *config.Source) ([]kgo.Opt, error) {
+func clientOpts(src *Config) ([]kgo.Opt, error) {
 	opts := []kgo.Opt{kgo.SeedBrokers(src.Brokers...)}
 	tlsCfg, err := tlsConfig(src)
 	if err != nil {
@@ -143,7 +142,7 @@ func clientOpts(src *config.Source) ([]kgo.Opt, error) {
 }
 
 // describe asks the brokers for src's topics and their partitions.
-func describe(ctx context.Context, cl *kgo.Client, src *config.Source) (*Topics, map[string][]int32, error) {
+func describe(ctx context.Context, cl *kgo.Client, src *Config) (*Topics, map[string][]int32, error) {
 	req := kmsg.NewPtrMetadataRequest()
 	var names []string
 	if src.TopicRegex == "" {
