@@ -238,7 +238,7 @@ func (d *decoder) set(k *keyDef, p any, key string, e entry) {
 		return
 	}
 	bad := func(format string, args ...any) {
-		d.errorf(n.Line, key, "%s; set it to %s", fmt.Sprintf(format, args...), k.want)
+		d.errorf(n.Line, key, "%s; set it to %s", fmt.Sprintf(format, args...), k.wantText())
 	}
 	if k.typ != typeStrings && k.typ != typeStringMap && k.typ != typeStringLists && n.Kind != yaml.ScalarNode {
 		bad("is a %s, not a single value", kindName(n))
@@ -358,7 +358,7 @@ func (d *decoder) strings(n *yaml.Node, key string, k *keyDef) []string {
 		return []string{n.Value}
 	}
 	if n.Kind != yaml.SequenceNode {
-		d.errorf(n.Line, key, "is a %s; set it to %s", kindName(n), k.want)
+		d.errorf(n.Line, key, "is a %s; set it to %s", kindName(n), k.wantText())
 		return nil
 	}
 	l := make([]string, 0, len(n.Content))

@@ -33,7 +33,7 @@ func Reference() []KeyDoc {
 		inst := defaultsOf(s)
 		for i := range s.keys {
 			k := &s.keys[i]
-			doc := k.doc
+			doc := k.docText()
 			if k.only != "" {
 				doc = "*" + k.only + " only.* " + doc
 			}

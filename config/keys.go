@@ -2,7 +2,6 @@ package config
 
 import (
 	"fmt"
-	formatsreg "github.com/txsink/txsink/format/formats"
 	"regexp"
 	"slices"
 	"strings"
@@ -73,13 +72,17 @@ type keyDef struct {
 	// aliasOf names the key of the same section that sets the same field in
 	// another spelling; setting both is an error.
 	aliasOf string
-	// want completes "set it to ..." in messages: what a valid value is.
-	want string
+	// want completes "set it to ..." in messages: what a valid value is;
+	// wantOf, when set, computes it (from the plug-in names).
+	want   string
+	wantOf func() string
 	// defaultDoc is the documented default when printing Default()'s value
 	// would not say it well; "" prints the value.
 	defaultDoc string
-	// doc is the description in the reference documentation.
-	doc string
+	// doc is the description in the reference documentation; docOf,
+	// when set, computes it.
+	doc   string
+	docOf func() string
 	// field returns a pointer to the field the key sets inside the section
 	// struct (*Config, *Source, *Target, *Table or *Sink).
 	field func(section any) any
@@ -101,8 +104,38 @@ type sectionDef struct {
 	intro string
 }
 
-// sourceTypes lists the accepted values of source.type.
-var sourceTypes = []string{SourceFile, SourceKafka}
+// Plug-in names. Package config imports no source and no format: the
+// registries (package source, package format/formats) sit above it. The
+// program that links the plug-ins in says which names exist before it
+// parses a config (cmd/txsink sets SourceTypes to source.Names and Formats
+// to formats.Names). Left nil, any name passes here, and the engine
+// refuses an unknown one when it looks it up.
+var (
+	// SourceTypes returns the accepted values of source.type.
+	SourceTypes func() []string
+	// Formats returns the accepted values of source.format.
+	Formats func() []string
+)
+
+// known returns names(), or nil when names is nil (any name passes).
+func known(names func() []string) []string {
+	if names == nil {
+		return nil
+	}
+	return names()
+}
+
+// oneOfKnown returns a check that accepts "" and the names names returns
+// (any value when names is nil).
+func oneOfKnown(what string, names *func() []string) func(any) string {
+	return func(p any) string {
+		list := known(*names)
+		if v := *p.(*string); v != "" && *names != nil && !slices.Contains(list, v) {
+			return fmt.Sprintf("unknown %s %q", what, v)
+		}
+		return ""
+	}
+}
 
 // startPolicies lists the accepted values of source.start.
 var startPolicies = []string{StartEarliest, StartLatest}
@@ -119,10 +152,6 @@ func oneOf(what string, list []string) func(any) string {
 		return ""
 	}
 }
-
-// formats lists the accepted values of source.format: the decoders
-// package formats knows, so the two cannot disagree.
-var formats = formatsreg.Names()
 
 // topicName matches a valid Kafka topic name.
 var topicName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,249}$`)
@@ -190,11 +219,11 @@ var sourceSection = sectionDef{
 	intro: "Where the changelog comes from.",
 	keys: []keyDef{{
 		name: "type", typ: typeString, required: true,
-		want: "one of: " + strings.Join(sourceTypes, ", "),
+		wantOf: func() string { return "one of: " + strings.Join(known(SourceTypes), ", ") },
 		doc: "The kind of source: `file` (newline-delimited records in files) or `kafka` (topics of a Kafka " +
 			"cluster, read by a consumer group). The keys marked *file only* or *kafka only* belong to one kind.",
 		field: func(s any) any { return &s.(*Source).Type },
-		check: oneOf("source type", sourceTypes),
+		check: oneOfKnown("source type", &SourceTypes),
 	}, {
 		name: "paths", typ: typeStrings, only: SourceFile,
 		want: "a list of files read one after another, such as [day1.jsonl, day2.jsonl]", defaultDoc: "none",
@@ -218,15 +247,10 @@ var sourceSection = sectionDef{
 		field: func(s any) any { return &s.(*Source).Partitions },
 	}, {
 		name: "format", typ: typeString, required: true,
-		want:  "one of: " + strings.Join(formats, ", "),
-		doc:   "The changelog format of the records: " + backquoteList(formats) + ".",
-		field: func(s any) any { return &s.(*Source).Format },
-		check: func(p any) string {
-			if v := *p.(*string); v != "" && !slices.Contains(formats, v) {
-				return fmt.Sprintf("unknown format %q", v)
-			}
-			return ""
-		},
+		wantOf: func() string { return "one of: " + strings.Join(known(Formats), ", ") },
+		docOf:  func() string { return "The changelog format of the records: " + backquoteList(known(Formats)) + "." },
+		field:  func(s any) any { return &s.(*Source).Format },
+		check:  oneOfKnown("format", &Formats),
 	}, {
 		name: "format-options", typ: typeStringMap,
 		want: "a mapping of option names to values", defaultDoc: "none",
@@ -621,4 +645,20 @@ func backquoteList(l []string) string {
 		q[i] = "`" + s + "`"
 	}
 	return strings.Join(q, ", ")
+}
+
+// wantText is what a valid value of k is, for messages.
+func (k *keyDef) wantText() string {
+	if k.wantOf != nil {
+		return k.wantOf()
+	}
+	return k.want
+}
+
+// docText is k's description in the reference documentation.
+func (k *keyDef) docText() string {
+	if k.docOf != nil {
+		return k.docOf()
+	}
+	return k.doc
 }

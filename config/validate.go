@@ -126,7 +126,7 @@ func (v *validator) keys(sec any, def *sectionDef, path string) {
 		// common kind (file) still say what else is missing.
 		applies := k.only == "" || k.only == v.sourceType || (v.sourceType == "" && k.only == SourceFile)
 		if !applies {
-			if slices.Contains(sourceTypes, v.sourceType) && !isZero(p) {
+			if (SourceTypes == nil || slices.Contains(SourceTypes(), v.sourceType)) && !isZero(p) {
 				v.add(key, fmt.Sprintf("applies to source.type %s only, and this source is %s; remove it", k.only, v.sourceType))
 			}
 			continue
@@ -136,12 +136,12 @@ func (v *validator) keys(sec any, def *sectionDef, path string) {
 			if _, ok := v.lines[key]; ok {
 				state = "empty"
 			}
-			v.add(key, state+"; set it to "+k.want)
+			v.add(key, state+"; set it to "+k.wantText())
 			continue
 		}
 		if k.check != nil {
 			if msg := k.check(p); msg != "" {
-				v.add(key, msg+"; set it to "+k.want)
+				v.add(key, msg+"; set it to "+k.wantText())
 			}
 		}
 	}

@@ -25,9 +25,16 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/txsink/txsink/config"
+	"github.com/txsink/txsink/format/formats"
+	"github.com/txsink/txsink/source"
 	// Every source type, registered by name (see package source).
 	_ "github.com/txsink/txsink/source/sources"
 )
+
+// config validates source.type and source.format against the plug-ins
+// linked in here.
+func init() { config.SourceTypes, config.Formats = source.Names, formats.Names }
 
 const usage = `txsink applies a database changelog (Debezium, Canal, Maxwell, OGG, Flink
 changelog-json, txsink-json), read from files or Kafka, to MySQL/MariaDB,
