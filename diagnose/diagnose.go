@@ -126,6 +126,10 @@ type Report struct {
 	// Records and Changes count what was sampled; Files counts the
 	// source files read, Partitions the Kafka partitions found.
 	Records, Changes, Files, Partitions int
+	// unit and count are what the summary says was sampled: how many of
+	// what (the source's source.Sampler says); unit "" counts Files.
+	unit  string
+	count int
 }
 
 // Count returns how many findings have severity s.
@@ -160,8 +164,8 @@ func (r *Report) Summary(cfg *config.Config) string {
 		b.WriteString("configuration OK; ")
 	}
 	of := plural(r.Files, "file")
-	if cfg.Source.Type == config.SourceKafka {
-		of = plural(r.Partitions, "Kafka partition")
+	if r.unit != "" {
+		of = plural(r.count, r.unit)
 	}
 	fmt.Fprintf(&b, "%s, %s, %s; target %s; tables %s; sampled %s (%s) of %s",
 		plural(r.Count(Error), "error"), plural(r.Count(Warning), "warning"), plural(r.Count(Info), "info"),

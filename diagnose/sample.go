@@ -72,6 +72,7 @@ func (c *checker) sample(ctx context.Context) error {
 	if !ok {
 		return nil
 	}
+	c.report.unit = sm.SampleUnit()
 	dec, err := formats.New(c.cfg.Source.Format, format.Options(c.cfg.Source.FormatOptions))
 	if err != nil {
 		c.add(Finding{Severity: Error, Check: "source", Table: "source", Message: err.Error() + ".",
@@ -86,6 +87,7 @@ func (c *checker) sample(ctx context.Context) error {
 	if rep != nil {
 		c.report.Files += rep.Files
 		c.report.Partitions += rep.Partitions
+		c.report.count += rep.Count
 		for _, n := range rep.Notes {
 			c.add(Finding{Severity: severities[n.Severity], Check: "source", Table: n.Subject, Message: n.Message, Fix: n.Fix})
 		}

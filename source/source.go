@@ -284,6 +284,9 @@ type Sampler interface {
 	// topic the brokers lack) is in the report's Notes, not an error: an
 	// error is fn's, or ctx's.
 	Sample(ctx context.Context, req SampleRequest, fn func(Record) error) (*SampleReport, error)
+	// SampleUnit names what SampleReport.Count counts, singular ("file",
+	// "Kafka partition"), for check's summary line.
+	SampleUnit() string
 }
 
 // SampleRequest says what Sample reads.
@@ -301,6 +304,8 @@ type SampleRequest struct {
 type SampleReport struct {
 	// Files counts the files sampled, Partitions the partitions found.
 	Files, Partitions int
+	// Count is how many of the source's SampleUnit the sample covered.
+	Count int
 	// Notes are findings about the source, in the order found.
 	Notes []Note
 }

@@ -236,6 +236,9 @@ func (s *Source) Check(ctx context.Context, stored map[string]source.Stored) err
 	return nil
 }
 
+// SampleUnit implements source.Sampler: a sample counts files.
+func (s *Source) SampleUnit() string { return "file" }
+
 // Sample implements source.Sampler: it reads the first req.N records of
 // every file of every partition. Standard input and pipes are not
 // sampled: reading them would consume them.
@@ -291,6 +294,7 @@ func (s *Source) sampleFile(ctx context.Context, rep *source.SampleReport, n int
 	}
 	defer r.Close()
 	rep.Files++
+	rep.Count++
 	for range n {
 		rec, err := r.Next(ctx)
 		if errors.Is(err, io.EOF) {

@@ -184,6 +184,9 @@ func (r *reader) Close() error { return nil }
 // sampleTimeout bounds how long check waits for the brokers.
 const sampleTimeout = 30 * time.Second
 
+// SampleUnit implements source.Sampler: a sample counts partitions.
+func (s *Source) SampleUnit() string { return "Kafka partition" }
+
 // Sample implements source.Sampler: it asks the brokers for the topics,
 // notes what is missing or wrong with them, and samples each partition
 // from where a run would read next (req.From, else source.start), without
@@ -199,6 +202,7 @@ func (s *Source) Sample(ctx context.Context, req source.SampleRequest, fn func(s
 	topics, err := Sample(sctx, src, req.From, req.N, fn)
 	if topics != nil {
 		rep.Partitions = len(topics.Partitions)
+		rep.Count = rep.Partitions
 		for _, t := range topics.Missing {
 			note(source.Error, t, fmt.Sprintf("the brokers have no topic %s; txsink run waits for it and reads nothing from it.", t),
 				"create the topic (or start the CDC connector that writes it), or correct source.topics / source.transaction-topic")
