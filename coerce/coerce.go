@@ -57,6 +57,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/txsink/txsink/changelog"
+	"github.com/txsink/txsink/errkind"
 	"github.com/txsink/txsink/schema"
 )
 
@@ -204,6 +205,12 @@ func (e *Error) Error() string {
 
 // Permanent reports true: bad input stays bad, whatever is retried.
 func (e *Error) Permanent() bool { return true }
+
+// Kind reports errkind.BadInput: the value does not fit its column.
+func (e *Error) Kind() errkind.Kind { return errkind.BadInput }
+
+// Where names the column.
+func (e *Error) Where() errkind.Where { return errkind.Where{Column: e.Column} }
 
 // newError builds the *Error for column col and input v.
 func newError(col *schema.Column, v changelog.Value, reason string) *Error {

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/txsink/txsink/errkind"
 )
 
 // Error is one problem found in a configuration.
@@ -41,6 +43,10 @@ func (e *Error) Error() string {
 	b.WriteString(e.Msg)
 	return b.String()
 }
+
+// Kind reports errkind.Permanent: a configuration problem stops the
+// pipeline until the configuration is corrected.
+func (e *Error) Kind() errkind.Kind { return errkind.Permanent }
 
 // ErrorList is every problem found in one configuration, in line order. It is
 // the error Parse, Load and Validate return; errors.As finds its entries.

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/txsink/txsink/changelog"
+	"github.com/txsink/txsink/errkind"
 	"github.com/txsink/txsink/schema"
 )
 
@@ -28,6 +29,15 @@ type RouteError struct {
 // table again: callers name it, with the record's position or the tables
 // entry.
 func (e *RouteError) Error() string { return e.Reason + "; " + e.Hint }
+
+// Kind reports errkind.BadInput: the name came from the changelog (or
+// the entry names a table changes never write), and the same name is
+// refused again. An entry refused at start is reported by the engine as
+// a refused entry (a permanent error) around it.
+func (e *RouteError) Kind() errkind.Kind { return errkind.BadInput }
+
+// Where names the source table, as Printable renders it.
+func (e *RouteError) Where() errkind.Where { return errkind.Where{Table: e.Source.Printable()} }
 
 // reservedTables is how messages name the tables schema.Reserved keeps.
 const reservedTables = "txsink's own tables (" + schema.ProgressTable + "*, " + schema.DeadLetterTable + "*)"

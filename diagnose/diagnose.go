@@ -45,6 +45,7 @@ import (
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/config"
 	"github.com/txsink/txsink/engine"
+	"github.com/txsink/txsink/errkind"
 	"github.com/txsink/txsink/schema"
 	"github.com/txsink/txsink/sink/connect"
 	"github.com/txsink/txsink/sink/sqlsink"
@@ -343,17 +344,20 @@ func (c *checker) checkSources(ctx context.Context) error {
 		return nil
 	}
 	for _, err := range joined(err) {
-		var se *engine.SourceError
-		if !errors.As(err, &se) {
+		// Each is a refusal to start (an engine.SourceError), naming
+		// its partition; its message is the source's own.
+		w, ok := errkind.WhereOf(err)
+		if !ok || errkind.Of(err) != errkind.Permanent {
 			return err
 		}
-		where := se.Partition
+		part := w.Pos.Partition
+		where := part
 		if where == "" {
 			where = "source"
 		}
-		c.refusedParts[se.Partition] = true
+		c.refusedParts[part] = true
 		c.add(Finding{Severity: Error, Check: "source", Table: where,
-			Message: fmt.Sprintf("txsink run refuses to start: %v.", se.Err),
+			Message: fmt.Sprintf("txsink run refuses to start: %v.", err),
 			Fix:     "see the message; nothing of this partition is sampled"})
 	}
 	return nil

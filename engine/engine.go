@@ -53,7 +53,7 @@ import (
 	"github.com/txsink/txsink/clock"
 	"github.com/txsink/txsink/commit"
 	"github.com/txsink/txsink/config"
-	"github.com/txsink/txsink/format"
+	"github.com/txsink/txsink/errkind"
 	"github.com/txsink/txsink/internal/fault"
 	"github.com/txsink/txsink/reduce"
 	"github.com/txsink/txsink/schema"
@@ -412,6 +412,13 @@ func (e *TableError) Error() string {
 
 // Unwrap returns Err.
 func (e *TableError) Unwrap() error { return e.Err }
+
+// Kind reports errkind.Permanent: the pipeline does not start until the
+// entry or its target table is corrected, whatever Err is.
+func (e *TableError) Kind() errkind.Kind { return errkind.Permanent }
+
+// Where names the entry's source pattern as the table.
+func (e *TableError) Where() errkind.Where { return errkind.Where{Table: e.Source} }
 
 func splitTable(s string) changelog.Table {
 	ns, name, ok := strings.Cut(s, ".")
@@ -1073,15 +1080,6 @@ func KeyMemoryBytes(cfg *config.Config) int64 {
 // deadLettering reports whether bad input is quarantined rather than
 // fatal (bad-input: dead-letter).
 func (e *Engine) deadLettering() bool { return e.cfg.BadInput == config.BadInputDeadLetter }
-
-// isBadInput reports whether err is about the input (a record, a value, a
-// table) rather than the target or the pipeline: only such errors are
-// dead-lettered.
-func isBadInput(err error) bool {
-	var re *reduce.Error
-	var fe *format.Error
-	return errors.As(err, &re) || errors.As(err, &fe)
-}
 
 // check reports whether the change would be accepted: its table is known
 // (or skipped), its values fit, and the target has not refused it (see

@@ -12,6 +12,7 @@ import (
 
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/config"
+	"github.com/txsink/txsink/errkind"
 	"github.com/txsink/txsink/sink/sqlsink"
 	"github.com/txsink/txsink/source"
 )
@@ -156,6 +157,14 @@ func (e *SourceError) Error() string { return e.Err.Error() }
 
 // Unwrap returns Err.
 func (e *SourceError) Unwrap() error { return e.Err }
+
+// Kind reports errkind.Permanent: Run refuses to start with it.
+func (e *SourceError) Kind() errkind.Kind { return errkind.Permanent }
+
+// Where names the partition ("" for the partitions together).
+func (e *SourceError) Where() errkind.Where {
+	return errkind.Where{Pos: changelog.Position{Partition: e.Partition}}
+}
 
 // resetCommand is the command that forgets partition's progress, for
 // messages that suggest it.

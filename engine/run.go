@@ -10,6 +10,7 @@ import (
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/clock"
 	"github.com/txsink/txsink/commit"
+	"github.com/txsink/txsink/errkind"
 	"github.com/txsink/txsink/format"
 	"github.com/txsink/txsink/format/formats"
 	"github.com/txsink/txsink/reduce"
@@ -475,7 +476,7 @@ func (e *Engine) addDecoded(ctx context.Context, d *decoded) error {
 		// The record's changes go in all or none: check them first.
 		for i := range d.changes {
 			if err := e.check(ctx, &d.changes[i]); err != nil {
-				if !isBadInput(err) {
+				if !errkind.IsBadInput(err) {
 					return err
 				}
 				e.deadLetter(commit.DeadLetter{Pos: d.pos, TxnID: d.changes[i].TxnID, Raw: d.raw, Reason: err.Error()})

@@ -11,6 +11,7 @@ import (
 
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/commit"
+	"github.com/txsink/txsink/errkind"
 	"github.com/txsink/txsink/format/native"
 	"github.com/txsink/txsink/reduce"
 	"github.com/txsink/txsink/txn"
@@ -234,7 +235,7 @@ func (l *txnLoop) check(ctx context.Context, c *changelog.Change, lastOfRecord b
 	e := l.e
 	e.countEvent(c.Kind)
 	e.hookChange(c)
-	if _, err := e.tableFor(ctx, c); err != nil && !(e.deadLettering() && isBadInput(err)) {
+	if _, err := e.tableFor(ctx, c); err != nil && !(e.deadLettering() && errkind.IsBadInput(err)) {
 		return err
 	}
 	if c.TxnID == "" {
@@ -639,7 +640,7 @@ func (l *txnLoop) firstBad(ctx context.Context, buf *reduce.Buffer, changes []*c
 			err = l.e.stale(ctx, t, buf.Check(t, c))
 		}
 		if err != nil {
-			if !isBadInput(err) {
+			if !errkind.IsBadInput(err) {
 				return nil, err
 			}
 			return &badChange{c, err}, nil

@@ -26,6 +26,7 @@ import (
 	"strings"
 
 	"github.com/txsink/txsink/changelog"
+	"github.com/txsink/txsink/errkind"
 )
 
 // Decoder turns one source record (one message, one line) into changes.
@@ -165,6 +166,14 @@ func (e *Error) Error() string {
 	}
 	return b.String()
 }
+
+// Kind reports errkind.BadInput: the record cannot be decoded, and never
+// will be.
+func (e *Error) Kind() errkind.Kind { return errkind.BadInput }
+
+// Where names the record's position and, when the record names it, its
+// table.
+func (e *Error) Where() errkind.Where { return errkind.Where{Pos: e.Pos, Table: e.Table} }
 
 // Unwrap returns the underlying error.
 func (e *Error) Unwrap() error { return e.Err }

@@ -55,6 +55,7 @@ import (
 	"github.com/txsink/txsink/coerce"
 	"github.com/txsink/txsink/collate"
 	"github.com/txsink/txsink/commit"
+	"github.com/txsink/txsink/errkind"
 	"github.com/txsink/txsink/schema"
 )
 
@@ -295,6 +296,16 @@ func (e *Error) Error() string {
 }
 
 func (e *Error) Unwrap() error { return e.Err }
+
+// Kind reports errkind.BadInput: the change is refused for what it holds
+// (or names), and the same change is refused again.
+func (e *Error) Kind() errkind.Kind { return errkind.BadInput }
+
+// Where names the change's position, its target table, its key and the
+// column at fault, as far as they are known.
+func (e *Error) Where() errkind.Where {
+	return errkind.Where{Pos: e.Pos, Table: e.Table, Key: e.Key, Column: e.Column}
+}
 
 // FlushReason says why a buffer is due for a flush.
 type FlushReason uint8

@@ -42,6 +42,7 @@ import (
 	"log/slog"
 
 	"github.com/txsink/txsink/changelog"
+	"github.com/txsink/txsink/errkind"
 )
 
 // Record is one raw record of a partition.
@@ -163,6 +164,15 @@ func (e *PartitionError) Error() string { return e.Err.Error() }
 
 // Unwrap returns Err.
 func (e *PartitionError) Unwrap() error { return e.Err }
+
+// Kind reports errkind.Permanent: the source cannot resume the partition
+// from the stored progress until someone looks (see the message).
+func (e *PartitionError) Kind() errkind.Kind { return errkind.Permanent }
+
+// Where names the partition ("" for the partitions together).
+func (e *PartitionError) Where() errkind.Where {
+	return errkind.Where{Pos: changelog.Position{Partition: e.Partition}}
+}
 
 // Marker is a Source whose positions have fingerprints, stored with the
 // progress and handed back in Stored.Mark, so that a position into

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/txsink/txsink/changelog"
+	"github.com/txsink/txsink/errkind"
 )
 
 // The sentinels Step returns, directly or wrapped in an *Error. Test with
@@ -108,6 +109,15 @@ func (e *Error) Error() string {
 	}
 	return b.String()
 }
+
+// Kind reports errkind.Permanent: the source transaction cannot be
+// committed whole under the configuration (it is too large, or another
+// interleaves it), and retrying it meets the same refusal; it is not a
+// change that could be quarantined alone.
+func (e *Error) Kind() errkind.Kind { return errkind.Permanent }
+
+// Where names the refused change's position.
+func (e *Error) Where() errkind.Where { return errkind.Where{Pos: e.Pos} }
 
 // Unwrap returns ErrMaxTxnBytes or ErrInterleaved.
 func (e *Error) Unwrap() error { return e.Err }
