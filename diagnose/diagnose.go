@@ -46,6 +46,7 @@ import (
 	"github.com/txsink/txsink/config"
 	"github.com/txsink/txsink/engine"
 	"github.com/txsink/txsink/errkind"
+	"github.com/txsink/txsink/route"
 	"github.com/txsink/txsink/schema"
 	"github.com/txsink/txsink/sink/connect"
 	"github.com/txsink/txsink/sink/sqlsink"
@@ -205,6 +206,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) (*Report, error)
 		report:   &Report{},
 		tables:   map[schema.Name]*tableInfo{},
 		problems: map[string]*problem{},
+		router:   route.New(cfg),
 	}
 	for _, t := range cfg.Tables {
 		c.report.Tables = append(c.report.Tables, t.Source)
@@ -247,6 +249,8 @@ type checker struct {
 	db     *sqlsink.DB
 	q      sqlsink.Querier
 	report *Report
+	// router routes sampled changes as a run routes them.
+	router *route.Router
 	// tables caches each target table by the name its tables entry
 	// resolves to, so each is described and judged once.
 	tables map[schema.Name]*tableInfo
@@ -279,13 +283,12 @@ func (c *checker) run(ctx context.Context) error {
 	}
 	for i := range c.cfg.Tables {
 		tc := &c.cfg.Tables[i]
-		if strings.ContainsAny(tc.Source, "*?") && tc.Target == "" {
+		if !route.Known(tc) {
 			// Which tables it names is known only from changes; the
 			// sample resolves those it sees.
 			continue
 		}
-		src := splitTable(tc.Source)
-		name, err := tc.Resolve(src)
+		src, name, err := route.Entry(tc)
 		if err != nil {
 			c.add(routeFinding(Error, src, err)) // run refuses it at start-up
 			continue
@@ -374,7 +377,7 @@ func joined(err error) []error {
 // refused reports whether entry tc is reported already as one run would
 // refuse: its route (routeFinding), or its table.
 func (c *checker) refused(tc *config.Table) bool {
-	if _, err := tc.Resolve(splitTable(tc.Source)); err != nil {
+	if _, _, err := route.Entry(tc); err != nil {
 		return true
 	}
 	for _, ti := range c.tables {

@@ -14,6 +14,7 @@ import (
 	"github.com/txsink/txsink/config"
 	"github.com/txsink/txsink/format"
 	"github.com/txsink/txsink/format/formats"
+	"github.com/txsink/txsink/route"
 	"github.com/txsink/txsink/schema"
 	"github.com/txsink/txsink/source"
 )
@@ -185,26 +186,26 @@ func (c *checker) checkChange(ctx context.Context, ch *changelog.Change, declare
 		return nil
 	}
 	c.report.Changes++
-	tc, ok := c.cfg.Match(ch.Table)
-	if !ok {
-		src := ch.Table.String()
-		if c.cfg.SkipUnknownTables {
-			c.note("unknown\x00"+src, ch.Pos, Finding{Severity: Info, Check: "table", Table: src,
-				Message: "changes of this table match no tables entry; skip-unknown-tables skips them.",
-				Fix:     "add a tables entry if they should be applied"})
-			return nil
-		}
+	rt, err := c.router.Route(ch.Table)
+	var re *route.Error
+	src := ch.Table.String()
+	switch {
+	case errors.As(err, &re) && re.Unknown:
 		c.note("unknown\x00"+src, ch.Pos, Finding{Severity: c.badInput(), Check: "table", Table: src,
 			Message: "changes of this table match no tables entry, and txsink run stops at the first one.",
 			Fix:     fmt.Sprintf("add a tables entry with source: %s (wildcards allowed), or set skip-unknown-tables: true", src)})
 		return nil
-	}
-	name, err := tc.Resolve(ch.Table)
-	if err != nil {
-		c.note("route\x00"+ch.Table.String(), ch.Pos, routeFinding(c.badInput(), ch.Table, err))
+	case err != nil:
+		c.note("route\x00"+src, ch.Pos, routeFinding(c.badInput(), ch.Table, err))
+		return nil
+	case rt.Skipped():
+		c.note("unknown\x00"+src, ch.Pos, Finding{Severity: Info, Check: "table", Table: src,
+			Message: "changes of this table match no tables entry; skip-unknown-tables skips them.",
+			Fix:     "add a tables entry if they should be applied"})
 		return nil
 	}
-	ti, err := c.table(ctx, tc, ch.Table, name)
+	tc := rt.Entry
+	ti, err := c.table(ctx, tc, ch.Table, rt.Target)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/config"
 	"github.com/txsink/txsink/reduce"
+	"github.com/txsink/txsink/route"
 	"github.com/txsink/txsink/schema"
 	"github.com/txsink/txsink/sink/sqlsink"
 )
@@ -93,17 +94,8 @@ func (c *checker) checkNotNull() {
 	}
 }
 
-// splitTable reads "ns.name" as the changelog names a table.
-func splitTable(s string) changelog.Table {
-	ns, name, ok := strings.Cut(s, ".")
-	if !ok {
-		return changelog.Table{Name: s}
-	}
-	return changelog.Table{Namespace: ns, Name: name}
-}
-
 // table returns what check knows of the target table name, which src
-// goes to under entry tc (tc.Resolve), describing and judging it the
+// goes to under entry tc (see package route), describing and judging it the
 // first time.
 func (c *checker) table(ctx context.Context, tc *config.Table, src changelog.Table, name schema.Name) (*tableInfo, error) {
 	if ti, ok := c.tables[name]; ok {
@@ -131,11 +123,11 @@ func (c *checker) table(ctx context.Context, tc *config.Table, src changelog.Tab
 	return ti, nil
 }
 
-// routeFinding reports a route tc.Resolve refused (err) for the table
+// routeFinding reports a route the router refused (err) for the table
 // src: what is wrong with the name and what to do, as a run says it.
 func routeFinding(sev Severity, src changelog.Table, err error) Finding {
 	f := Finding{Severity: sev, Check: "table", Table: src.Printable(), Message: err.Error() + ".", Fix: "see the message"}
-	var re *config.RouteError
+	var re *route.Error
 	if errors.As(err, &re) {
 		f.Message, f.Fix = re.Reason+"; txsink run refuses its changes.", re.Hint
 	}

@@ -44,7 +44,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -56,6 +55,7 @@ import (
 	"github.com/txsink/txsink/errkind"
 	"github.com/txsink/txsink/internal/fault"
 	"github.com/txsink/txsink/reduce"
+	"github.com/txsink/txsink/route"
 	"github.com/txsink/txsink/schema"
 	"github.com/txsink/txsink/sink/connect"
 	"github.com/txsink/txsink/sink/sqlsink"
@@ -227,8 +227,10 @@ type Engine struct {
 	tables   map[changelog.Table]*reduce.Table
 	unknown  map[changelog.Table]bool
 	byTarget map[schema.Name]*reduce.Table
-	buf      *reduce.Buffer
-	policy   reduce.Policy
+	// router routes each table's changes once (see tables and unknown).
+	router *route.Router
+	buf    *reduce.Buffer
+	policy reduce.Policy
 	// keys remembers recent keys' partitions across units (see
 	// keyMemory); nil when the source has one partition or the memory is
 	// off.
@@ -275,6 +277,7 @@ func New(ctx context.Context, cfg *config.Config, opts ...Option) (*Engine, erro
 		tables:    map[changelog.Table]*reduce.Table{},
 		unknown:   map[changelog.Table]bool{},
 		byTarget:  map[schema.Name]*reduce.Table{},
+		router:    route.New(cfg),
 		buf:       reduce.NewBuffer(cfg.Name),
 		policy: reduce.Policy{
 			MaxRows:  cfg.Sink.FlushMaxRows,
@@ -383,11 +386,14 @@ func (e *Engine) CheckTables(ctx context.Context) error {
 	var errs []error
 	for i := range e.cfg.Tables {
 		tc := &e.cfg.Tables[i]
-		if strings.ContainsAny(tc.Source, "*?") && tc.Target == "" {
+		if !route.Known(tc) {
 			continue // resolved when the first change of a matching table comes
 		}
-		src := splitTable(tc.Source)
-		if _, err := e.resolve(ctx, tc, src); err != nil {
+		_, name, err := route.Entry(tc)
+		if err == nil {
+			_, err = e.resolve(ctx, tc, name)
+		}
+		if err != nil {
 			errs = append(errs, &TableError{Index: i, Source: tc.Source, Err: err})
 		}
 	}
@@ -420,27 +426,14 @@ func (e *TableError) Kind() errkind.Kind { return errkind.Permanent }
 // Where names the entry's source pattern as the table.
 func (e *TableError) Where() errkind.Where { return errkind.Where{Table: e.Source} }
 
-func splitTable(s string) changelog.Table {
-	ns, name, ok := strings.Cut(s, ".")
-	if !ok {
-		return changelog.Table{Name: s}
-	}
-	return changelog.Table{Namespace: ns, Name: name}
-}
-
-// resolve returns the reduce.Table for source table src under entry tc.
-// A route config.Table.Resolve refuses is a *config.RouteError: a name
-// from the changelog never chooses a namespace or reaches txsink's own
-// tables (a forged progress row would skip data).
-func (e *Engine) resolve(ctx context.Context, tc *config.Table, src changelog.Table) (*reduce.Table, error) {
-	name, err := tc.Resolve(src)
-	if err != nil {
-		return nil, err
-	}
+// resolve returns the reduce.Table for target table name, routed to by
+// entry tc (see package route), describing it the first time.
+func (e *Engine) resolve(ctx context.Context, tc *config.Table, name schema.Name) (*reduce.Table, error) {
 	if t, ok := e.byTarget[name]; ok {
 		return t, nil
 	}
 	var st *schema.Table
+	var err error
 	if e.catalog != nil {
 		st, err = e.target.Dialect().Describe(ctx, e.catalog, name)
 	} else {
@@ -642,24 +635,24 @@ func (e *Engine) tableFor(ctx context.Context, c *changelog.Change) (*reduce.Tab
 	if e.unknown[c.Table] {
 		return nil, nil
 	}
-	tc, ok := e.cfg.Match(c.Table)
-	if !ok {
-		if e.cfg.SkipUnknownTables {
-			e.unknown[c.Table] = true
-			e.log.Info("skipping changes of a table no tables entry matches", "table", c.Table.String(), "pos", c.Pos.String())
-			return nil, nil
-		}
-		return nil, &reduce.Error{Pos: c.Pos, Table: c.Table.String(), Reason: "unknown table: no tables entry matches it",
-			Hint: fmt.Sprintf("add a tables entry with source: %s (wildcards allowed), or set skip-unknown-tables: true to skip such changes", c.Table)}
-	}
-	t, err := e.resolve(ctx, tc, c.Table)
+	rt, err := e.router.Route(c.Table)
 	if err != nil {
-		var re *config.RouteError
-		if errors.As(err, &re) {
-			// Bad input, not a broken target: the record is refused (or
-			// dead-lettered) and the pipeline may go on past it.
-			return nil, &reduce.Error{Pos: c.Pos, Table: c.Table.Printable(), Reason: re.Reason, Hint: re.Hint, Err: err}
+		// Bad input, not a broken target: the change is refused at its
+		// position (or dead-lettered) and the pipeline may go on past
+		// it.
+		var re *route.Error
+		if !errors.As(err, &re) {
+			return nil, fmt.Errorf("%s: table %s: %w", c.Pos, c.Table, err)
 		}
+		return nil, &reduce.Error{Pos: c.Pos, Table: re.Table, Reason: re.Reason, Hint: re.Hint, Err: err}
+	}
+	if rt.Skipped() {
+		e.unknown[c.Table] = true
+		e.log.Info("skipping changes of a table no tables entry matches", "table", c.Table.String(), "pos", c.Pos.String())
+		return nil, nil
+	}
+	t, err := e.resolve(ctx, rt.Entry, rt.Target)
+	if err != nil {
 		return nil, fmt.Errorf("%s: table %s: %w", c.Pos, c.Table, err)
 	}
 	e.tables[c.Table] = t
