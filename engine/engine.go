@@ -40,10 +40,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"math/rand/v2"
-	"slices"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -52,7 +49,6 @@ import (
 	"github.com/txsink/txsink/clock"
 	"github.com/txsink/txsink/commit"
 	"github.com/txsink/txsink/config"
-	"github.com/txsink/txsink/errkind"
 	"github.com/txsink/txsink/internal/fault"
 	"github.com/txsink/txsink/reduce"
 	"github.com/txsink/txsink/route"
@@ -60,7 +56,6 @@ import (
 	"github.com/txsink/txsink/sink/connect"
 	"github.com/txsink/txsink/sink/sqlsink"
 	"github.com/txsink/txsink/source"
-	"github.com/txsink/txsink/txn"
 )
 
 // Clock gives the engine the time and its timers: every decision by
@@ -104,73 +99,6 @@ func WithBaseDir(dir string) Option { return func(e *Engine) { e.baseDir = dir }
 // WithConfigFile names the pipeline's config file, for the commands that
 // messages suggest (txsink reset --config FILE).
 func WithConfigFile(path string) Option { return func(e *Engine) { e.configFile = path } }
-
-// Stats counts what a pipeline did. Read it with Engine.Stats.
-type Stats struct {
-	Events      map[changelog.Kind]int64 // changes read, by kind
-	Skipped     int64                    // changes of unknown tables skipped
-	Upserted    int64                    // rows upserted after reduction
-	Deleted     int64                    // keys deleted after reduction
-	Inserted    int64                    // rows appended to append-only tables
-	Commits     int64                    // target transactions committed
-	Txns        int64                    // source transactions committed (transaction mode)
-	Retries     int64                    // transient errors retried
-	DeadLetters int64                    // records or source transactions quarantined (bad-input: dead-letter)
-	Started     time.Time
-	Bytes       int64 // bytes of source records read
-	// Tables counts the rows committed per target table.
-	Tables map[string]TableStats
-	// Unfinished lists, once Run has returned nil in transaction mode,
-	// the source transactions it left open: read in part, their end not
-	// yet, so nothing of them is committed and each one's partition's
-	// stored progress stays before it. The next run reads them again from
-	// there, and applies each once its end is read.
-	Unfinished []OpenTxn
-	// EndOfInput says Run returned nil because every source was read to
-	// its end, not because its context was done (a signal).
-	EndOfInput bool
-}
-
-// OpenTxn is a source transaction read in part, its end not yet
-// (transaction mode).
-type OpenTxn struct {
-	// Partition is the partition it is read from.
-	Partition string `json:"partition"`
-	// TxnID is its transaction id, "" when the format carries none.
-	TxnID string `json:"txn"`
-	// StartOffset and StartSeq are where its first change was read (for
-	// a file, the byte offset past that record and its line): a rerun
-	// reads it again from the stored progress, which is before it.
-	StartOffset int64 `json:"start_offset"`
-	StartSeq    int64 `json:"start_seq"`
-	// Changes counts its changes read so far.
-	Changes int `json:"changes"`
-}
-
-// Start returns where its first change was read.
-func (o OpenTxn) Start() changelog.Position {
-	return changelog.Position{Partition: o.Partition, Offset: o.StartOffset, Seq: o.StartSeq}
-}
-
-// String says which transaction it is and where it starts:
-// "transaction t9 from p0.jsonl:3 (2 changes)".
-func (o OpenTxn) String() string {
-	id := "a transaction without an id"
-	if o.TxnID != "" {
-		id = "transaction " + o.TxnID
-	}
-	changes := "changes"
-	if o.Changes == 1 {
-		changes = "change"
-	}
-	return fmt.Sprintf("%s from %s (%d %s)", id, o.Start(), o.Changes, changes)
-}
-
-// TableStats counts the rows committed to one target table, after
-// reduction.
-type TableStats struct {
-	Upserted, Deleted, Inserted int64
-}
 
 // Engine applies changes to one target. Add, Flush and Close must be called
 // from one goroutine; Stats may be read from any.
@@ -379,152 +307,8 @@ func Check(ctx context.Context, cfg *config.Config, opts ...Option) error {
 	return e.CheckTables(ctx)
 }
 
-// CheckTables resolves every tables entry without wildcards against the
-// target, returning all the problems it finds at once: each a
-// *TableError, joined (errors.Join).
-func (e *Engine) CheckTables(ctx context.Context) error {
-	var errs []error
-	for i := range e.cfg.Tables {
-		tc := &e.cfg.Tables[i]
-		if !route.Known(tc) {
-			continue // resolved when the first change of a matching table comes
-		}
-		_, name, err := route.Entry(tc)
-		if err == nil {
-			_, err = e.resolve(ctx, tc, name)
-		}
-		if err != nil {
-			errs = append(errs, &TableError{Index: i, Source: tc.Source, Err: err})
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// TableError is a tables entry New refuses, and with it the pipeline's
-// start: its target table is missing or one of txsink's own, or its key
-// disagrees with the target's. "txsink check" reports each as an error.
-type TableError struct {
-	// Index is the entry's place in Config.Tables, Source its pattern.
-	Index  int
-	Source string
-	// Err says what is wrong.
-	Err error
-}
-
-// Error renders "tables[0] (shop.orders): ...".
-func (e *TableError) Error() string {
-	return fmt.Sprintf("tables[%d] (%s): %v", e.Index, e.Source, e.Err)
-}
-
-// Unwrap returns Err.
-func (e *TableError) Unwrap() error { return e.Err }
-
-// Kind reports errkind.Permanent: the pipeline does not start until the
-// entry or its target table is corrected, whatever Err is.
-func (e *TableError) Kind() errkind.Kind { return errkind.Permanent }
-
-// Where names the entry's source pattern as the table.
-func (e *TableError) Where() errkind.Where { return errkind.Where{Table: e.Source} }
-
-// resolve returns the reduce.Table for target table name, routed to by
-// entry tc (see package route), describing it the first time.
-func (e *Engine) resolve(ctx context.Context, tc *config.Table, name schema.Name) (*reduce.Table, error) {
-	if t, ok := e.byTarget[name]; ok {
-		return t, nil
-	}
-	var st *schema.Table
-	var err error
-	if e.catalog != nil {
-		st, err = e.target.Dialect().Describe(ctx, e.catalog, name)
-	} else {
-		st, err = e.target.Describe(ctx, name)
-	}
-	if err != nil {
-		return nil, err
-	}
-	t, err := reduce.NewTable(st, tc.PrimaryKey, tc.AppendOnly)
-	if err != nil {
-		return nil, err
-	}
-	e.byTarget[name] = t
-	return t, nil
-}
-
 // Target returns the engine's target.
 func (e *Engine) Target() *sqlsink.DB { return e.target }
-
-// Progress returns the position stored for partition, and whether there is
-// one. Sources start reading after it.
-func (e *Engine) Progress(partition string) (changelog.Position, bool) {
-	p, ok := e.stored()[partition]
-	return p, ok
-}
-
-// Stats returns a copy of the counters.
-func (e *Engine) Stats() Stats {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	s := e.stats
-	s.Events = make(map[changelog.Kind]int64, len(e.stats.Events))
-	for k, v := range e.stats.Events {
-		s.Events[k] = v
-	}
-	s.Tables = maps.Clone(e.stats.Tables)
-	s.Unfinished = slices.Clone(e.stats.Unfinished)
-	return s
-}
-
-// setProgress replaces the stored positions with a copy of them that set
-// changes.
-func (e *Engine) setProgress(set func(m map[string]changelog.Position)) {
-	e.progMu.Lock()
-	defer e.progMu.Unlock()
-	m := maps.Clone(e.stored())
-	if m == nil {
-		m = map[string]changelog.Position{}
-	}
-	set(m)
-	e.progress.Store(&m)
-}
-
-// stored returns the stored positions (see progress): read only.
-func (e *Engine) stored() map[string]changelog.Position {
-	if m := e.progress.Load(); m != nil {
-		return *m
-	}
-	return nil
-}
-
-// Applied reports whether the record at pos was committed already.
-func (e *Engine) Applied(pos changelog.Position) bool {
-	p, ok := e.stored()[pos.Partition]
-	return ok && pos.Offset <= p.Offset
-}
-
-// appliedAt remembers one partition's stored position, with the map of
-// stored positions it was read from.
-type appliedAt struct {
-	m    *map[string]changelog.Position
-	part string
-	pos  changelog.Position
-	ok   bool
-}
-
-// applied is Applied for the goroutine that calls Add (Run's loop): a
-// partition's records come in runs and the stored positions change only
-// with a commit, so it looks the partition up again only when either
-// changed. A look-up for every record was 2% of txsink's instructions
-// on the insert-only bench, mostly hashing the partition's name.
-func (e *Engine) applied(pos changelog.Position) bool {
-	a := &e.appliedAt
-	if m := e.progress.Load(); m != a.m || pos.Partition != a.part {
-		a.m, a.part, a.ok = m, pos.Partition, false
-		if m != nil {
-			a.pos, a.ok = (*m)[pos.Partition]
-		}
-	}
-	return a.ok && pos.Offset <= a.pos.Offset
-}
 
 // Add buffers one change, flushing first when a flush trigger has fired.
 // A change at or before its partition's stored position is skipped: it was
@@ -548,26 +332,6 @@ func (e *Engine) now() time.Time {
 		return e.batchAt
 	}
 	return e.clock.Now()
-}
-
-// countEvent counts one change read; foldEvents publishes the counts.
-func (e *Engine) countEvent(k changelog.Kind) {
-	if int(k) < len(e.events) {
-		e.events[k]++
-	}
-}
-
-// foldEvents moves the changes counted since the last call into stats,
-// under one lock.
-func (e *Engine) foldEvents() {
-	e.mu.Lock()
-	for k, n := range e.events {
-		if n != 0 {
-			e.stats.Events[changelog.Kind(k)] += n
-			e.events[k] = 0
-		}
-	}
-	e.mu.Unlock()
 }
 
 // add buffers c without flushing: the changes of one record must share a
@@ -626,37 +390,6 @@ func (e *Engine) Consumed(ctx context.Context, pos changelog.Position) error {
 	}
 	e.buf.Skip(pos, e.now())
 	return e.MaybeFlush(ctx)
-}
-
-func (e *Engine) tableFor(ctx context.Context, c *changelog.Change) (*reduce.Table, error) {
-	if t, ok := e.tables[c.Table]; ok {
-		return t, nil
-	}
-	if e.unknown[c.Table] {
-		return nil, nil
-	}
-	rt, err := e.router.Route(c.Table)
-	if err != nil {
-		// Bad input, not a broken target: the change is refused at its
-		// position (or dead-lettered) and the pipeline may go on past
-		// it.
-		var re *route.Error
-		if !errors.As(err, &re) {
-			return nil, fmt.Errorf("%s: table %s: %w", c.Pos, c.Table, err)
-		}
-		return nil, &reduce.Error{Pos: c.Pos, Table: re.Table, Reason: re.Reason, Hint: re.Hint, Err: err}
-	}
-	if rt.Skipped() {
-		e.unknown[c.Table] = true
-		e.log.Info("skipping changes of a table no tables entry matches", "table", c.Table.String(), "pos", c.Pos.String())
-		return nil, nil
-	}
-	t, err := e.resolve(ctx, rt.Entry, rt.Target)
-	if err != nil {
-		return nil, fmt.Errorf("%s: table %s: %w", c.Pos, c.Table, err)
-	}
-	e.tables[c.Table] = t
-	return t, nil
 }
 
 // MaybeFlush flushes when a flush trigger (max-rows, max-bytes, interval)
@@ -884,156 +617,6 @@ func (e *Engine) Close() error {
 	return nil
 }
 
-// partLocked returns the status of a partition, creating it. e.mu must be
-// held (or the engine not yet shared).
-func (e *Engine) partLocked(name string) *PartitionStatus {
-	ps := e.parts[name]
-	if ps == nil {
-		ps = &PartitionStatus{Name: name, Unit: "bytes", End: -1}
-		if c, ok := e.src.(source.Counter); ok {
-			ps.Unit = c.Unit()
-		}
-		e.parts[name] = ps
-	}
-	return ps
-}
-
-// setState moves the pipeline to state st (err for StateFailed).
-func (e *Engine) setState(st State, err error) {
-	e.mu.Lock()
-	e.state, e.stopErr = st, err
-	e.mu.Unlock()
-}
-
-// noteRead records how far partition part has been read, and its size
-// when known (-1 otherwise).
-func (e *Engine) noteRead(part string, offset, size int64) {
-	e.mu.Lock()
-	e.partLocked(part).noteRead(offset, size)
-	e.mu.Unlock()
-}
-
-// noteRead records that the partition has been read up to offset, and
-// its size when known (-1 otherwise). The caller holds the engine's mu.
-func (ps *PartitionStatus) noteRead(offset, size int64) {
-	ps.Read = max(ps.Read, offset)
-	if size >= 0 {
-		ps.End = size
-	}
-}
-
-// noteBuffer records what the buffer holds, for Status.
-func (e *Engine) noteBuffer(bytes int64, open int) {
-	e.mu.Lock()
-	e.buffered, e.openTxns = bytes, open
-	e.mu.Unlock()
-}
-
-// noteOpen records the open source transactions, for Status.
-func (e *Engine) noteOpen(open []txn.OpenTxn) {
-	e.mu.Lock()
-	e.open = e.open[:0]
-	for _, o := range open {
-		e.open = append(e.open, OpenTxn{Partition: o.Partition, TxnID: o.ID, StartOffset: o.Start.Offset, StartSeq: o.Start.Seq, Changes: o.Changes})
-	}
-	e.mu.Unlock()
-}
-
-// noteUnfinished records, and logs, the source transactions left open
-// when Run ends without an error; end says the input ended (else a
-// signal stopped it). At the end of input they are worth a warning: the
-// run exits as if done, and nothing else would say that the last
-// transactions of its input are not in the target.
-func (e *Engine) noteUnfinished(end bool) {
-	e.mu.Lock()
-	open := slices.Clone(e.open)
-	e.stats.Unfinished, e.stats.EndOfInput = open, end
-	e.mu.Unlock()
-	for _, o := range open {
-		if end {
-			e.log.Warn("the input ended inside a source transaction: nothing of it is committed, and the next run applies it once its end is read (the stored progress stays before it)",
-				"partition", o.Partition, "txn", o.TxnID, "start", o.Start().String(), "changes", o.Changes)
-		} else {
-			e.log.Info("stopped inside a source transaction: the next run reads it again from the stored progress",
-				"partition", o.Partition, "txn", o.TxnID, "start", o.Start().String(), "changes", o.Changes)
-		}
-	}
-}
-
-// Status returns a snapshot of the pipeline. Safe from any goroutine.
-func (e *Engine) Status() Status {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	st := Status{
-		Pipeline:      e.cfg.Name,
-		State:         e.state,
-		BufferedBytes: e.buffered,
-		OpenTxns:      e.openTxns,
-		Open:          slices.Clone(e.open),
-		LastCommit:    e.lastCommit,
-		Stats: StatsSnapshot{
-			Events:      make(map[string]int64, len(e.stats.Events)),
-			Skipped:     e.stats.Skipped,
-			Upserted:    e.stats.Upserted,
-			Deleted:     e.stats.Deleted,
-			Inserted:    e.stats.Inserted,
-			Commits:     e.stats.Commits,
-			Txns:        e.stats.Txns,
-			Retries:     e.stats.Retries,
-			Bytes:       e.stats.Bytes,
-			DeadLetters: e.stats.DeadLetters,
-		},
-	}
-	if e.stopErr != nil {
-		st.Error = e.stopErr.Error()
-	}
-	for k, n := range e.stats.Events {
-		st.Stats.Events[k.String()] = n
-	}
-	for _, ps := range e.parts {
-		st.Partitions = append(st.Partitions, *ps)
-	}
-	sort.Slice(st.Partitions, func(i, j int) bool { return st.Partitions[i].Name < st.Partitions[j].Name })
-	return st
-}
-
-// partitions lists the partitions the configured source reads, when it
-// knows them before reading (a source.Lister: files).
-func (e *Engine) partitions() []string {
-	if l, ok := e.src.(source.Lister); ok {
-		return l.Partitions()
-	}
-	return nil
-}
-
-// checkStoredPartitions refuses stored progress the source cannot resume
-// from (see source.ProgressChecker): for files, progress of a partition
-// the configuration does not read.
-func (e *Engine) checkStoredPartitions(stored map[string]changelog.Position) error {
-	if c, ok := e.src.(source.ProgressChecker); ok {
-		return c.CheckProgress(stored)
-	}
-	return nil
-}
-
-// rewind moves a stream partition's stored position back to its start:
-// a stream is read from its first byte on every run.
-func (e *Engine) rewind(ctx context.Context, part string) error {
-	if pos, ok := e.Progress(part); !ok || pos.Offset == 0 && pos.Seq == 0 {
-		return nil
-	}
-	if err := e.target.Rewind(ctx, e.cfg.Name, part); err != nil {
-		return err
-	}
-	e.setProgress(func(m map[string]changelog.Position) { m[part] = changelog.Position{Partition: part} })
-	e.mu.Lock()
-	ps := e.partLocked(part)
-	ps.Committed, ps.CommittedSeq, ps.Read = 0, 0, 0
-	e.mu.Unlock()
-	e.log.Info("reading a stream from its start: the position of an earlier run is not resumed", "partition", part)
-	return nil
-}
-
 // keyMemory returns the memory of recent keys' partitions the pipeline's
 // buffers share (sink.key-partitions.remember), or nil when it is off or
 // cannot find anything: a file source of one partition (stdin included)
@@ -1068,39 +651,4 @@ func KeyMemoryBytes(cfg *config.Config) int64 {
 		return 0
 	}
 	return reduce.KeyPartitionsBytes(min(n, reduce.MaxKeyPartitions))
-}
-
-// deadLettering reports whether bad input is quarantined rather than
-// fatal (bad-input: dead-letter).
-func (e *Engine) deadLettering() bool { return e.cfg.BadInput == config.BadInputDeadLetter }
-
-// check reports whether the change would be accepted: its table is known
-// (or skipped), its values fit, and the target has not refused it (see
-// noteRefused).
-func (e *Engine) check(ctx context.Context, c *changelog.Change) error {
-	if c.Kind == changelog.EndTxn {
-		return nil
-	}
-	if err := e.refusal(c.Pos); err != nil {
-		return err
-	}
-	t, err := e.tableFor(ctx, c)
-	if err != nil || t == nil {
-		return err
-	}
-	return e.stale(ctx, t, e.buf.Check(t, c))
-}
-
-// deadLetter quarantines a record (plain mode): it is counted, logged and
-// committed to the dead-letter table with the next unit, whose progress
-// moves past it.
-func (e *Engine) deadLetter(d commit.DeadLetter) { e.deadLetterInto(e.buf, d) }
-
-// deadLetterInto quarantines d through buf.
-func (e *Engine) deadLetterInto(buf *reduce.Buffer, d commit.DeadLetter) {
-	e.mu.Lock()
-	e.stats.DeadLetters++
-	e.mu.Unlock()
-	e.log.Warn("quarantined bad input in the dead-letter table", "pos", d.Pos.String(), "txn", d.TxnID, "reason", d.Reason)
-	buf.DeadLetter(d, e.now())
 }

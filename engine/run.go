@@ -9,8 +9,6 @@ import (
 
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/clock"
-	"github.com/txsink/txsink/commit"
-	"github.com/txsink/txsink/errkind"
 	"github.com/txsink/txsink/format"
 	"github.com/txsink/txsink/format/formats"
 	"github.com/txsink/txsink/reduce"
@@ -288,7 +286,7 @@ func (e *Engine) run(ctx context.Context, opts RunOptions) (err error) {
 			// new owner reads it from the stored progress.
 			return nil
 		}
-		if d.err != nil && (d.fatal || !(e.deadLettering() && !e.cfg.Sink.TxnEnabled)) {
+		if d.err != nil && (d.fatal || !e.quarantinesUndecodable()) {
 			return d.err
 		}
 		return l.record(applyCtx, d)
@@ -462,7 +460,7 @@ func (l *plainLoop) deadline() (time.Time, bool) {
 func (e *Engine) addDecoded(ctx context.Context, d *decoded) error {
 	if d.err != nil {
 		// Only the dead-letter policy lets a decoding error get here.
-		e.deadLetter(commit.DeadLetter{Pos: d.pos, Raw: d.raw, Reason: d.err.Error()})
+		e.deadLetterRecord(d, "", d.err)
 		return e.MaybeFlush(ctx)
 	}
 	if len(d.changes) == 0 {
@@ -473,15 +471,12 @@ func (e *Engine) addDecoded(ctx context.Context, d *decoded) error {
 		return nil
 	}
 	if e.deadLettering() {
-		// The record's changes go in all or none: check them first.
-		for i := range d.changes {
-			if err := e.check(ctx, &d.changes[i]); err != nil {
-				if !errkind.IsBadInput(err) {
-					return err
-				}
-				e.deadLetter(commit.DeadLetter{Pos: d.pos, TxnID: d.changes[i].TxnID, Raw: d.raw, Reason: err.Error()})
-				return e.MaybeFlush(ctx)
+		if bad, err := e.checkRecord(ctx, d); err != nil || bad != nil {
+			if err != nil {
+				return err
 			}
+			e.deadLetterRecord(d, bad.c.TxnID, bad.err)
+			return e.MaybeFlush(ctx)
 		}
 	}
 	for i := range d.changes {

@@ -12,7 +12,6 @@ import (
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/commit"
 	"github.com/txsink/txsink/errkind"
-	"github.com/txsink/txsink/format/native"
 	"github.com/txsink/txsink/reduce"
 	"github.com/txsink/txsink/txn"
 )
@@ -617,49 +616,4 @@ func (l *txnLoop) add(ctx context.Context, r *reduced, changes []*changelog.Chan
 		}
 	}
 	return nil
-}
-
-// badChange is a change a transaction cannot be applied with.
-type badChange struct {
-	c   *changelog.Change
-	err error
-}
-
-// firstBad returns the first change of a transaction that would be
-// refused, by txsink's checks or, as noted, by the target, or nil; an error that is not about the input is returned as is.
-func (l *txnLoop) firstBad(ctx context.Context, buf *reduce.Buffer, changes []*changelog.Change) (*badChange, error) {
-	for _, c := range changes {
-		if c.Kind == changelog.EndTxn {
-			continue
-		}
-		if err := l.e.refusal(c.Pos); err != nil {
-			return &badChange{c, err}, nil
-		}
-		t, err := l.e.tableFor(ctx, c)
-		if err == nil && t != nil {
-			err = l.e.stale(ctx, t, buf.Check(t, c))
-		}
-		if err != nil {
-			if !errkind.IsBadInput(err) {
-				return nil, err
-			}
-			return &badChange{c, err}, nil
-		}
-	}
-	return nil, nil
-}
-
-// quarantine records a whole source transaction as a dead letter: each of
-// its changes as a txsink-json line (they can be fixed and fed again), the
-// position of the bad one, and why.
-func (l *txnLoop) quarantine(buf *reduce.Buffer, changes []*changelog.Change, bad *badChange, now time.Time) {
-	// buf.Skip moves progress past each change; DeadLetter records the lot.
-	var raw []byte
-	for _, c := range changes {
-		if line, err := native.Append(raw, c); err == nil {
-			raw = line
-		}
-		buf.Skip(c.Pos, now)
-	}
-	l.e.deadLetterInto(buf, commit.DeadLetter{Pos: bad.c.Pos, TxnID: bad.c.TxnID, Raw: raw, Reason: bad.err.Error()})
 }

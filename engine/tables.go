@@ -1,0 +1,120 @@
+package engine
+
+// Tables: each change's source table routed (package route) to its
+// target table, described once and remembered, and the tables entries
+// checked against the target at start.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/txsink/txsink/changelog"
+	"github.com/txsink/txsink/config"
+	"github.com/txsink/txsink/errkind"
+	"github.com/txsink/txsink/reduce"
+	"github.com/txsink/txsink/route"
+	"github.com/txsink/txsink/schema"
+)
+
+// CheckTables resolves every tables entry without wildcards against the
+// target, returning all the problems it finds at once: each a
+// *TableError, joined (errors.Join).
+func (e *Engine) CheckTables(ctx context.Context) error {
+	var errs []error
+	for i := range e.cfg.Tables {
+		tc := &e.cfg.Tables[i]
+		if !route.Known(tc) {
+			continue // resolved when the first change of a matching table comes
+		}
+		_, name, err := route.Entry(tc)
+		if err == nil {
+			_, err = e.resolve(ctx, tc, name)
+		}
+		if err != nil {
+			errs = append(errs, &TableError{Index: i, Source: tc.Source, Err: err})
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// TableError is a tables entry New refuses, and with it the pipeline's
+// start: its target table is missing or one of txsink's own, or its key
+// disagrees with the target's. "txsink check" reports each as an error.
+type TableError struct {
+	// Index is the entry's place in Config.Tables, Source its pattern.
+	Index  int
+	Source string
+	// Err says what is wrong.
+	Err error
+}
+
+// Error renders "tables[0] (shop.orders): ...".
+func (e *TableError) Error() string {
+	return fmt.Sprintf("tables[%d] (%s): %v", e.Index, e.Source, e.Err)
+}
+
+// Unwrap returns Err.
+func (e *TableError) Unwrap() error { return e.Err }
+
+// Kind reports errkind.Permanent: the pipeline does not start until the
+// entry or its target table is corrected, whatever Err is.
+func (e *TableError) Kind() errkind.Kind { return errkind.Permanent }
+
+// Where names the entry's source pattern as the table.
+func (e *TableError) Where() errkind.Where { return errkind.Where{Table: e.Source} }
+
+// resolve returns the reduce.Table for target table name, routed to by
+// entry tc (see package route), describing it the first time.
+func (e *Engine) resolve(ctx context.Context, tc *config.Table, name schema.Name) (*reduce.Table, error) {
+	if t, ok := e.byTarget[name]; ok {
+		return t, nil
+	}
+	var st *schema.Table
+	var err error
+	if e.catalog != nil {
+		st, err = e.target.Dialect().Describe(ctx, e.catalog, name)
+	} else {
+		st, err = e.target.Describe(ctx, name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	t, err := reduce.NewTable(st, tc.PrimaryKey, tc.AppendOnly)
+	if err != nil {
+		return nil, err
+	}
+	e.byTarget[name] = t
+	return t, nil
+}
+
+func (e *Engine) tableFor(ctx context.Context, c *changelog.Change) (*reduce.Table, error) {
+	if t, ok := e.tables[c.Table]; ok {
+		return t, nil
+	}
+	if e.unknown[c.Table] {
+		return nil, nil
+	}
+	rt, err := e.router.Route(c.Table)
+	if err != nil {
+		// Bad input, not a broken target: the change is refused at its
+		// position (or dead-lettered) and the pipeline may go on past
+		// it.
+		var re *route.Error
+		if !errors.As(err, &re) {
+			return nil, fmt.Errorf("%s: table %s: %w", c.Pos, c.Table, err)
+		}
+		return nil, &reduce.Error{Pos: c.Pos, Table: re.Table, Reason: re.Reason, Hint: re.Hint, Err: err}
+	}
+	if rt.Skipped() {
+		e.unknown[c.Table] = true
+		e.log.Info("skipping changes of a table no tables entry matches", "table", c.Table.String(), "pos", c.Pos.String())
+		return nil, nil
+	}
+	t, err := e.resolve(ctx, rt.Entry, rt.Target)
+	if err != nil {
+		return nil, fmt.Errorf("%s: table %s: %w", c.Pos, c.Table, err)
+	}
+	e.tables[c.Table] = t
+	return t, nil
+}
