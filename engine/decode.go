@@ -411,3 +411,29 @@ func (s *decodeStream) send(ctx context.Context, d decoded) bool {
 		return false
 	}
 }
+
+// decoded is one source record, decoded, on its way to the engine loop.
+type decoded struct {
+	pos     changelog.Position
+	size    int
+	raw     []byte // the record as read, for the dead-letter table
+	changes []changelog.Change
+	// mem, on the last record of a decoded job, is the arena the job's
+	// changes are in, for the loop to recycle once it took them.
+	mem *changelog.Arena
+	err error
+	// fatal marks an error of the source itself (not of one record's
+	// content), which stops the pipeline under any bad-input policy.
+	fatal bool
+	// inArena says the changes are in their job's arena (mem, on the
+	// job's last record), not on the heap: the arena's Bytes tell their
+	// memory.
+	inArena bool
+	// ctl, when set, is no record but a change of the partitions this
+	// instance owns (a Kafka rebalance). It travels in the records'
+	// channel so that it is handled after every record read before it.
+	ctl *control
+	// end is the partition's end (file size, Kafka high watermark) when
+	// the reader knows it, else -1.
+	end int64
+}

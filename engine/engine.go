@@ -406,17 +406,33 @@ func (e *Engine) Consumed(ctx context.Context, pos changelog.Position) error {
 // MariaDB), the fixed cost of a unit — nine round trips, the commit —
 // was a quarter of the time the target spent on units of 5000 rows.
 func (e *Engine) MaybeFlush(ctx context.Context) error {
-	r := e.buf.Due(e.now(), e.policy)
+	p := e.cutPolicy()
+	r := e.buf.Due(e.now(), p)
 	if r == reduce.NotDue {
 		return nil
 	}
 	if e.coalescing() {
-		if e.policy.MaxBytes <= 0 || e.buf.Bytes() < e.policy.MaxBytes {
+		if p.MaxBytes <= 0 || e.buf.Bytes() < p.MaxBytes {
 			return nil
 		}
 		r = reduce.MaxBytes
 	}
 	return e.flush(ctx, r.String())
+}
+
+// cutPolicy is the policy the buffer is cut by: the configured one,
+// except while Run's committer runs. The unit committing and the buffer
+// being read are then held at once, so they share max-bytes, the bound on
+// what txsink holds (txsink run's memory limit follows it): a flush is
+// cut at half of it. Cut at the whole, two flushes took twice the bound,
+// and the collector, pressed against the memory limit, took the CPU that
+// larger flushes were meant to save.
+func (e *Engine) cutPolicy() reduce.Policy {
+	p := e.policy
+	if e.async != nil {
+		p.MaxBytes = max(1, p.MaxBytes/2)
+	}
+	return p
 }
 
 // coalescing reports whether a due buffer is held back now: coalescing is

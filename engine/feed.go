@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"maps"
 	"slices"
@@ -281,10 +282,8 @@ func (e *Engine) assign(ctx context.Context, l loop, parts []string) (map[string
 			return nil, err
 		}
 	}
-	if jl, ok := l.(*joinLoop); ok {
-		if err := jl.checkAssigned(parts); err != nil {
-			return nil, err
-		}
+	if err := l.assigned(parts); err != nil {
+		return nil, err
 	}
 	claimed, err := e.target.Claim(ctx, e.cfg.Name, parts)
 	if err != nil {
@@ -328,19 +327,9 @@ func (e *Engine) revoke(ctx context.Context, l loop, parts []string) error {
 	}
 	// What was read and not committed, to be read again by the new owner:
 	// changes of unfinished transactions, or (joined) whole transactions.
-	dropped, unit := 0, "changes"
-	switch l := l.(type) {
-	case *txnLoop:
-		for _, p := range parts {
-			dropped += l.m.Drop(p)
-			l.forget(p)
-		}
-		e.noteBuffer(l.m.Bytes(), l.m.OpenTxns())
-	case *joinLoop:
-		dropped, unit = l.j.Open(), "transactions"
-		if err := l.revoked(parts, e.feed.owned); err != nil {
-			return err
-		}
+	dropped, unit, err := l.revoked(parts, e.feed.owned)
+	if err != nil {
+		return err
 	}
 	e.mu.Lock()
 	for _, p := range parts {
@@ -429,4 +418,65 @@ func (g *feedGroup) Revoked(ctx context.Context, parts []string) {
 // Lost implements source.Group.
 func (g *feedGroup) Lost(ctx context.Context, parts []string) {
 	g.send(ctx, &control{lost: slices.Clone(parts)})
+}
+
+// batchMax is the most records one message from a reader to Run's loop
+// carries.
+const batchMax = 128
+
+// readPartition reads a Reader until its end and decodes it through the
+// pool, sending its records to out in order, in batches. Records held for
+// decoding are sent on before a read that may wait (a followed file at its
+// end, a pipe; any read of a Reader that does not say, see source.Waiter):
+// the next read may wait, and records must not wait with it.
+//
+// After a record that cannot be decoded it stops, unless keepGoing (the
+// dead-letter policy, which quarantines the record and reads on).
+func readPartition(ctx context.Context, r source.Reader, pool *decodePool, out chan<- []decoded, keepGoing bool) error {
+	// Decoded changes never point into the record (format.Decoder's
+	// contract), so the record is borrowed from the reader's buffer and
+	// copied into its job, which the dead-letter policy keeps as read.
+	s := newDecodeStream(pool, out, keepGoing, keepGoing, true)
+	next := r.Next
+	if b, ok := r.(source.Borrower); ok {
+		next = b.NextBorrowed
+	}
+	mayWait := func() bool { return true }
+	if w, ok := r.(source.Waiter); ok {
+		mayWait = w.MayWait
+	}
+	part := ""
+	if l, ok := r.(source.Lane); ok {
+		part = l.Partition()
+	}
+	for {
+		if mayWait() && !s.drain(ctx) {
+			return s.stop(ctx)
+		}
+		rec, err := next(ctx)
+		if errors.Is(err, io.EOF) {
+			if !s.drain(ctx) {
+				return s.stop(ctx)
+			}
+			return nil
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			// The error goes behind the records already read, so they
+			// are applied before the pipeline stops.
+			if !s.send(ctx, decoded{pos: changelog.Position{Partition: part}, err: err, fatal: true}) {
+				return s.stop(ctx)
+			}
+			return nil
+		}
+		if part != "" {
+			rec.Pos.Partition = part
+		}
+		s.addBorrowed(rec.Data, rec.Pos, -1)
+		if s.full() && !s.submit(ctx) {
+			return s.stop(ctx)
+		}
+	}
 }

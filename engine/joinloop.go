@@ -103,17 +103,19 @@ func (l *joinLoop) deadline() (time.Time, bool) {
 // the boundaries (see source.Boundaries): Debezium writes every END to
 // partition 0 of the transaction topic, and ENDs spread over several
 // partitions have no commit order.
-func (l *joinLoop) checkAssigned(parts []string) error { return l.b.CheckAssigned(parts) }
+func (l *joinLoop) assigned(parts []string) error { return l.b.CheckAssigned(parts) }
 
-// revoked drops the Joiner's records once the partitions are given up.
-// Transactions span every partition, so giving up some and keeping others
-// cannot be done without losing records: refuse it.
-func (l *joinLoop) revoked(parts []string, owned map[string]bool) error {
+// revoked drops the Joiner's records once the partitions are given up,
+// whole transactions. Transactions span every partition, so giving up
+// some and keeping others cannot be done without losing records: refuse
+// it.
+func (l *joinLoop) revoked(parts []string, owned map[string]bool) (int, string, error) {
+	dropped := l.j.Open()
 	l.reset()
 	l.note()
 	if len(owned) > len(parts) {
-		return fmt.Errorf("partitions %v were revoked while others stay with this instance: transactions joined across topics "+
+		return dropped, "transactions", fmt.Errorf("partitions %v were revoked while others stay with this instance: transactions joined across topics "+
 			"need every partition in one instance (a group member of another configuration joined?); stopping, a restart resumes exactly", parts)
 	}
-	return nil
+	return dropped, "transactions", nil
 }

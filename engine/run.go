@@ -4,43 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"time"
 
-	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/clock"
 	"github.com/txsink/txsink/format"
 	"github.com/txsink/txsink/format/formats"
 	"github.com/txsink/txsink/reduce"
 	"github.com/txsink/txsink/sink/sqlsink"
-	"github.com/txsink/txsink/source"
 )
-
-// decoded is one source record, decoded, on its way to the engine loop.
-type decoded struct {
-	pos     changelog.Position
-	size    int
-	raw     []byte // the record as read, for the dead-letter table
-	changes []changelog.Change
-	// mem, on the last record of a decoded job, is the arena the job's
-	// changes are in, for the loop to recycle once it took them.
-	mem *changelog.Arena
-	err error
-	// fatal marks an error of the source itself (not of one record's
-	// content), which stops the pipeline under any bad-input policy.
-	fatal bool
-	// inArena says the changes are in their job's arena (mem, on the
-	// job's last record), not on the heap: the arena's Bytes tell their
-	// memory.
-	inArena bool
-	// ctl, when set, is no record but a change of the partitions this
-	// instance owns (a Kafka rebalance). It travels in the records'
-	// channel so that it is handled after every record read before it.
-	ctl *control
-	// end is the partition's end (file size, Kafka high watermark) when
-	// the reader knows it, else -1.
-	end int64
-}
 
 // Progressor is told how far reading has come; the command line draws a
 // progress bar with it. Calls come from the engine loop's goroutine.
@@ -147,253 +118,303 @@ func (e *Engine) forgetShapes(ctx context.Context) error {
 // run is one start of Run: it opens the source at the committed positions
 // and applies what it reads until the end, a signal or an error.
 func (e *Engine) run(ctx context.Context, opts RunOptions) (err error) {
-	dec, err := formats.New(e.cfg.Source.Format, format.Options(e.cfg.Source.FormatOptions))
+	s, err := e.openSession(ctx, opts)
 	if err != nil {
-		return fmt.Errorf("source.format: %w", err)
-	}
-	// Commits run on a context the caller's cancellation does not reach:
-	// a signal stops the reading, and lets the commit in flight finish.
-	applyCtx := context.WithoutCancel(ctx)
-	readCtx, stopReading := context.WithCancel(ctx)
-	defer stopReading()
-
-	// Records travel in batches (see batchMax): one channel operation per
-	// record cost a tenth of txsink's CPU.
-	out := make(chan []decoded, max(1, opts.Queue/batchMax))
-	// The plain loop copies what it keeps of a change before the next
-	// batch, and the transaction loop recycles an arena once the plans
-	// holding its changes are committed; the joiner of a transaction
-	// topic keeps changes as decoded.
-	joined := e.cfg.Sink.TxnEnabled && e.cfg.Source.TransactionTopic != ""
-	arenas := batchArenas
-	switch {
-	case joined:
-		arenas = noArenas
-	case e.cfg.Sink.TxnEnabled:
-		arenas = heldArenas
-	}
-	pool := newDecodePool(dec, decodeWorkers(), arenas)
-	src, err := e.openFeed(readCtx, pool, out)
-	if err != nil {
-		pool.close()
 		return err
 	}
-	pending := src.readers
+	defer s.close()
+	// Commit on a goroutine of its own while the loop builds the next
+	// unit; every unit is still one transaction, in order. The committer
+	// is closed first: the unit in flight reads the feed (its marks, its
+	// offsets committed back to the source).
+	e.async = newCommitter(s.applyCtx, e)
 	defer func() {
-		// Readers stop on readCtx; wait until each has returned before
-		// closing the source, and drain out so none blocks on a send.
-		stopReading()
-		close(src.loopDone)
-		for pending > 0 {
-			select {
-			case <-src.done:
-				pending--
-			case <-out:
-			}
+		if cerr := e.async.Close(); err == nil && cerr != nil {
+			err = cerr
 		}
-		// The readers were the pool's only clients.
-		pool.close()
-		src.close(e)
+		e.async = nil
 	}()
-	done := src.done
-
-	e.feed = src
-	defer func() { e.feed = nil }()
-	var l loop = &plainLoop{e: e}
-	{
-		// Commit on a goroutine of its own while the loop builds the
-		// next unit; every unit is still one transaction, in order.
-		e.async = newCommitter(applyCtx, e)
-		// The unit committing and the buffer being read are held at
-		// once, so they share max-bytes, the bound on what txsink holds
-		// (txsink run's memory limit follows it): a flush is cut at half
-		// of it. Cut at the whole, two flushes took twice the bound, and
-		// the collector, pressed against the memory limit, took the CPU
-		// that larger flushes were meant to save.
-		policy := e.policy
-		e.policy.MaxBytes = max(1, policy.MaxBytes/2)
-		defer func() {
-			if cerr := e.async.Close(); err == nil && cerr != nil {
-				err = cerr
-			}
-			e.async = nil
-			e.policy = policy
-		}()
+	if s.l, err = e.newLoop(); err != nil {
+		return err
 	}
-	if joined {
+	return s.serve(ctx)
+}
+
+// session is one start of Run: the feed of the source's records, the
+// decode pool, the mode's loop, and the one timer of the select that
+// drives them. All of it is Run's goroutine's.
+type session struct {
+	e    *Engine
+	opts RunOptions
+	// applyCtx is what commits run on: the caller's cancellation does
+	// not reach it, so a signal stops the reading and lets the commit in
+	// flight finish. stopReading stops the readers.
+	applyCtx    context.Context
+	stopReading context.CancelFunc
+	// out carries the decoded records from the readers, in batches (see
+	// batchMax): one channel operation per record cost a tenth of
+	// txsink's CPU.
+	out  chan []decoded
+	pool *decodePool
+	feed *feed
+	// pending counts the readers that have not returned yet.
+	pending int
+	l       loop
+	timer   loopTimer
+	// endOfInput is set once every reader has returned, for shutdown.
+	endOfInput bool
+}
+
+// openSession opens the decoder, the decode pool and the source's feed,
+// at the committed positions, and makes the feed the engine's.
+func (e *Engine) openSession(ctx context.Context, opts RunOptions) (*session, error) {
+	dec, err := formats.New(e.cfg.Source.Format, format.Options(e.cfg.Source.FormatOptions))
+	if err != nil {
+		return nil, fmt.Errorf("source.format: %w", err)
+	}
+	readCtx, stopReading := context.WithCancel(ctx)
+	out := make(chan []decoded, max(1, opts.Queue/batchMax))
+	pool := newDecodePool(dec, decodeWorkers(), e.arenas())
+	f, err := e.openFeed(readCtx, pool, out)
+	if err != nil {
+		pool.close()
+		stopReading()
+		return nil, err
+	}
+	e.feed = f
+	return &session{e: e, opts: opts, applyCtx: context.WithoutCancel(ctx), stopReading: stopReading,
+		out: out, pool: pool, feed: f, pending: f.readers}, nil
+}
+
+// arenas says when the decoded changes' arenas may be used again: the
+// plain loop copies what it keeps of a change before the next batch, and
+// the transaction loop recycles an arena once the plans holding its
+// changes are committed; the joiner of a transaction topic keeps changes
+// as decoded.
+func (e *Engine) arenas() int {
+	switch {
+	case e.joinsTopics():
+		return noArenas
+	case e.cfg.Sink.TxnEnabled:
+		return heldArenas
+	}
+	return batchArenas
+}
+
+// joinsTopics reports whether transactions are joined across the data
+// topics by a transaction topic (see joinLoop).
+func (e *Engine) joinsTopics() bool {
+	return e.cfg.Sink.TxnEnabled && e.cfg.Source.TransactionTopic != ""
+}
+
+// newLoop returns the loop of the configured mode.
+func (e *Engine) newLoop() (loop, error) {
+	switch {
+	case e.joinsTopics():
 		jl, err := e.newJoinLoop()
 		if err != nil {
-			return err
+			return nil, err
 		}
-		l = jl
-	} else if e.cfg.Sink.TxnEnabled {
+		return jl, nil
+	case e.cfg.Sink.TxnEnabled:
 		tl, err := e.newTxnLoop()
 		if err != nil {
-			return err
+			return nil, err
 		}
-		l = tl
+		return tl, nil
 	}
+	return &plainLoop{e: e}, nil
+}
 
-	var timer clock.Timer
-	var timerC <-chan time.Time
-	resetTimer := func() {
-		next, ok := l.deadline()
-		if !ok {
-			timerC = nil
-			return
-		}
-		d := max(next.Sub(e.clock.Now()), 0)
-		if timer == nil {
-			timer = e.clock.NewTimer(d)
-		} else {
-			timer.Reset(d)
-		}
-		timerC = timer.C()
-	}
-	// endOfInput is set once every reader has returned, for shutdown.
-	endOfInput := false
-	// shutdown commits what can be committed with a context of its own,
-	// so a signal lets the commit in flight finish.
-	shutdown := func(runErr error) error {
-		stopReading()
-		if runErr != nil {
-			if h, ok := l.(interface{ heldBack(context.Context) error }); ok {
-				// The buffer holds whole records, all read before
-				// whatever stopped the pipeline.
-				fctx, cancel := context.WithTimeout(applyCtx, time.Minute)
-				defer cancel()
-				if err := h.heldBack(fctx); err != nil {
-					return errors.Join(runErr, err)
-				}
-			}
-			return runErr
-		}
-		e.setState(StateStopping, nil)
-		fctx, cancel := context.WithTimeout(applyCtx, time.Minute)
-		defer cancel()
-		if err := l.finish(fctx); err != nil {
-			return err
-		}
-		e.noteUnfinished(endOfInput)
-		return nil
-	}
-	take := func(d *decoded) error {
-		if d.ctl != nil {
-			return e.control(applyCtx, l, d.ctl)
-		}
-		if src.owned != nil && !src.owned[d.pos.Partition] && !d.fatal {
-			// A record of a partition revoked after it was read: its
-			// new owner reads it from the stored progress.
-			return nil
-		}
-		if d.err != nil && (d.fatal || !e.quarantinesUndecodable()) {
-			return d.err
-		}
-		return l.record(applyCtx, d)
-	}
-	// account records what a batch read, under one lock: the bytes, and
-	// each partition's read position and end.
-	account := func(ds []decoded) {
-		var n int64
-		e.mu.Lock()
-		for i := 0; i < len(ds); {
-			d := &ds[i]
-			if d.ctl != nil || d.pos.Partition == "" || (src.owned != nil && !src.owned[d.pos.Partition]) {
-				i++
-				continue
-			}
-			// A batch holds runs of one partition's records in read
-			// order: the partition is looked up once per run, and its
-			// end taken from the run's last record that knows it.
-			ps := e.partLocked(d.pos.Partition)
-			read, j, size := d.pos.Offset, i, int64(0)
-			for ; j < len(ds) && ds[j].ctl == nil && ds[j].pos.Partition == ps.Name; j++ {
-				size += int64(ds[j].size)
-				read = max(read, ds[j].pos.Offset)
-			}
-			if ps.Unit == "bytes" {
-				// A record's size leaves out its line terminator (and
-				// blank lines between records): the position moved by
-				// what was read, so the bytes read end at the file's size.
-				size = max(read-ps.Read, 0)
-			}
-			n += size
-			end := int64(-1)
-			for k := j - 1; k >= i && end < 0; k-- {
-				end = src.size(ds[k])
-			}
-			ps.noteRead(read, end)
-			i = j
-		}
-		e.stats.Bytes += n
-		e.mu.Unlock()
-		if opts.Progress != nil && n > 0 {
-			opts.Progress.Read(n)
-		}
-	}
-	// takeBatch takes one batch of records at one reading of the clock,
-	// and publishes what it read and buffered once.
-	takeBatch := func(ds []decoded) error {
-		account(ds)
-		e.batchAt = e.clock.Now()
-		defer func() {
-			e.batchAt = time.Time{}
-			e.foldEvents()
-			l.note()
-		}()
-		for i := range ds {
-			if err := take(&ds[i]); err != nil {
-				return err
-			}
-		}
-		// The plain loop is done with the batch's arenas; the
-		// transaction loop holds them (txnLoop.record).
-		releaseBatch(ds, pool.recycle && !pool.held)
-		return nil
-	}
-	var asyncFailed <-chan struct{}
-	if e.async != nil {
-		asyncFailed = e.async.Failed()
-	}
-	var wakeC <-chan struct{}
-	if w, ok := l.(interface{ wake() <-chan struct{} }); ok {
-		wakeC = w.wake()
-	}
-	for pending > 0 {
+// close stops the readers, waits until each has returned, draining out so
+// that none blocks on a send, and closes the pool and the source.
+func (s *session) close() {
+	s.e.feed = nil
+	s.stopReading()
+	close(s.feed.loopDone)
+	for s.pending > 0 {
 		select {
-		case <-asyncFailed:
-			return shutdown(e.async.failed())
+		case <-s.feed.done:
+			s.pending--
+		case <-s.out:
+		}
+	}
+	// The readers were the pool's only clients.
+	s.pool.close()
+	s.feed.close(s.e)
+}
+
+// serve is Run's select: it hands the loop each batch of records, its
+// ticks (its deadline passed, or a unit committed), and the source's
+// changes of ownership (in the records' channel), until every reader has
+// returned, the caller's context is done, or something fails; then it
+// shuts down.
+func (s *session) serve(ctx context.Context) error {
+	e := s.e
+	failed, wake := e.async.Failed(), s.l.wake()
+	for s.pending > 0 {
+		select {
+		case <-failed:
+			return s.shutdown(e.async.failed())
 		case <-ctx.Done():
-			return shutdown(nil)
-		case err := <-done:
-			pending--
+			return s.shutdown(nil)
+		case err := <-s.feed.done:
+			s.pending--
 			if err != nil && !errors.Is(err, context.Canceled) {
-				return shutdown(err)
+				return s.shutdown(err)
 			}
-		case ds := <-out:
-			if err := takeBatch(ds); err != nil {
-				return shutdown(err)
+		case ds := <-s.out:
+			if err := s.takeBatch(ds); err != nil {
+				return s.shutdown(err)
 			}
-		case <-timerC:
-			if err := l.tick(applyCtx); err != nil {
-				return shutdown(err)
+		case <-s.timer.c:
+			if err := s.l.tick(s.applyCtx); err != nil {
+				return s.shutdown(err)
 			}
-		case <-wakeC:
+		case <-wake:
 			// A unit committed: the tick lets the next one go.
-			if err := l.tick(applyCtx); err != nil {
-				return shutdown(err)
+			if err := s.l.tick(s.applyCtx); err != nil {
+				return s.shutdown(err)
 			}
 		}
-		resetTimer()
+		s.timer.reset(e.clock, s.l)
 	}
 	// Every reader is done; take what they queued.
-	for len(out) > 0 {
-		if err := takeBatch(<-out); err != nil {
-			return shutdown(err)
+	for len(s.out) > 0 {
+		if err := s.takeBatch(<-s.out); err != nil {
+			return s.shutdown(err)
 		}
 	}
-	endOfInput = ctx.Err() == nil
-	return shutdown(nil)
+	s.endOfInput = ctx.Err() == nil
+	return s.shutdown(nil)
+}
+
+// shutdown stops the reading and commits what can be committed, with a
+// context of its own, so a signal lets the commit in flight finish:
+// after runErr, what the loop held back for a busy target (see
+// loop.heldBack); at the end of input or on a signal, everything the loop
+// can commit (loop.finish).
+func (s *session) shutdown(runErr error) error {
+	s.stopReading()
+	fctx, cancel := context.WithTimeout(s.applyCtx, time.Minute)
+	defer cancel()
+	if runErr != nil {
+		// The buffer holds whole records, all read before whatever
+		// stopped the pipeline.
+		if err := s.l.heldBack(fctx); err != nil {
+			return errors.Join(runErr, err)
+		}
+		return runErr
+	}
+	s.e.setState(StateStopping, nil)
+	if err := s.l.finish(fctx); err != nil {
+		return err
+	}
+	s.e.noteUnfinished(s.endOfInput)
+	return nil
+}
+
+// takeBatch takes one batch of records at one reading of the clock, and
+// publishes what it read and buffered once.
+func (s *session) takeBatch(ds []decoded) error {
+	e := s.e
+	s.account(ds)
+	e.batchAt = e.clock.Now()
+	defer func() {
+		e.batchAt = time.Time{}
+		e.foldEvents()
+		s.l.note()
+	}()
+	for i := range ds {
+		if err := s.take(&ds[i]); err != nil {
+			return err
+		}
+	}
+	// The plain loop is done with the batch's arenas; the transaction
+	// loop holds them (txnLoop.record).
+	releaseBatch(ds, s.pool.recycle && !s.pool.held)
+	return nil
+}
+
+// take hands one record, or change of ownership, to the loop.
+func (s *session) take(d *decoded) error {
+	if d.ctl != nil {
+		return s.e.control(s.applyCtx, s.l, d.ctl)
+	}
+	if s.feed.owned != nil && !s.feed.owned[d.pos.Partition] && !d.fatal {
+		// A record of a partition revoked after it was read: its new
+		// owner reads it from the stored progress.
+		return nil
+	}
+	if d.err != nil && (d.fatal || !s.e.quarantinesUndecodable()) {
+		return d.err
+	}
+	return s.l.record(s.applyCtx, d)
+}
+
+// account records what a batch read, under one lock: the bytes, and each
+// partition's read position and end.
+func (s *session) account(ds []decoded) {
+	e, f := s.e, s.feed
+	var n int64
+	e.mu.Lock()
+	for i := 0; i < len(ds); {
+		d := &ds[i]
+		if d.ctl != nil || d.pos.Partition == "" || (f.owned != nil && !f.owned[d.pos.Partition]) {
+			i++
+			continue
+		}
+		// A batch holds runs of one partition's records in read order:
+		// the partition is looked up once per run, and its end taken
+		// from the run's last record that knows it.
+		ps := e.partLocked(d.pos.Partition)
+		read, j, size := d.pos.Offset, i, int64(0)
+		for ; j < len(ds) && ds[j].ctl == nil && ds[j].pos.Partition == ps.Name; j++ {
+			size += int64(ds[j].size)
+			read = max(read, ds[j].pos.Offset)
+		}
+		if ps.Unit == "bytes" {
+			// A record's size leaves out its line terminator (and blank
+			// lines between records): the position moved by what was
+			// read, so the bytes read end at the file's size.
+			size = max(read-ps.Read, 0)
+		}
+		n += size
+		end := int64(-1)
+		for k := j - 1; k >= i && end < 0; k-- {
+			end = f.size(ds[k])
+		}
+		ps.noteRead(read, end)
+		i = j
+	}
+	e.stats.Bytes += n
+	e.mu.Unlock()
+	if s.opts.Progress != nil && n > 0 {
+		s.opts.Progress.Read(n)
+	}
+}
+
+// loopTimer is the one timer of Run's select, set after each event to
+// the loop's next deadline; c is nil while the loop has none.
+type loopTimer struct {
+	t clock.Timer
+	c <-chan time.Time
+}
+
+// reset sets the timer to l's deadline.
+func (t *loopTimer) reset(c Clock, l loop) {
+	next, ok := l.deadline()
+	if !ok {
+		t.c = nil
+		return
+	}
+	d := max(next.Sub(c.Now()), 0)
+	if t.t == nil {
+		t.t = c.NewTimer(d)
+	} else {
+		t.t.Reset(d)
+	}
+	t.c = t.t.C()
 }
 
 // loop is what Run feeds decoded records to: the per-key flush buffer, or
@@ -411,139 +432,17 @@ type loop interface {
 	finish(ctx context.Context) error
 	// note publishes what the loop buffers, for Status.
 	note()
-}
-
-// plainLoop is the per-key buffer without transaction mode: each change is
-// its own source transaction.
-type plainLoop struct{ e *Engine }
-
-func (l *plainLoop) record(ctx context.Context, d *decoded) error {
-	return l.e.addDecoded(ctx, d)
-}
-
-func (l *plainLoop) note() { l.e.noteBuffer(l.e.buf.Bytes(), 0) }
-func (l *plainLoop) tick(ctx context.Context) error {
-	err := l.e.MaybeFlush(ctx)
-	l.note()
-	return err
-}
-
-func (l *plainLoop) finish(ctx context.Context) error {
-	err := l.e.Flush(ctx)
-	l.note()
-	return err
-}
-
-// heldBack commits the buffer when it is due but was held back for a busy
-// target (see Engine.MaybeFlush), as it would have been committed without
-// the wait: a pipeline stopped by an error (a bad record, say) keeps what
-// came before it and was due, as when every due buffer went at once.
-// Nothing is committed once the committer has failed.
-func (l *plainLoop) heldBack(ctx context.Context) error { return l.e.heldBack(ctx) }
-
-func (e *Engine) heldBack(ctx context.Context) error {
-	if e.async.failed() != nil || e.buf.Due(e.now(), e.policy) == reduce.NotDue {
-		return nil
-	}
-	return e.flush(ctx, "explicit")
-}
-
-// wake gets a value when the committer is done with a unit: a buffer held
-// back for it may go now.
-func (l *plainLoop) wake() <-chan struct{} { return l.e.async.Freed() }
-
-func (l *plainLoop) deadline() (time.Time, bool) {
-	next := l.e.NextFlush()
-	return next, !next.IsZero()
-}
-
-func (e *Engine) addDecoded(ctx context.Context, d *decoded) error {
-	if d.err != nil {
-		// Only the dead-letter policy lets a decoding error get here.
-		e.deadLetterRecord(d, "", d.err)
-		return e.MaybeFlush(ctx)
-	}
-	if len(d.changes) == 0 {
-		return e.Consumed(ctx, d.pos)
-	}
-	if e.applied(d.pos) {
-		// Every change of a record carries the record's position.
-		return nil
-	}
-	if e.deadLettering() {
-		if bad, err := e.checkRecord(ctx, d); err != nil || bad != nil {
-			if err != nil {
-				return err
-			}
-			e.deadLetterRecord(d, bad.c.TxnID, bad.err)
-			return e.MaybeFlush(ctx)
-		}
-	}
-	for i := range d.changes {
-		if err := e.add(ctx, &d.changes[i]); err != nil {
-			return err
-		}
-	}
-	return e.MaybeFlush(ctx)
-}
-
-// batchMax is the most records one message from a reader to Run's loop
-// carries.
-const batchMax = 128
-
-// readPartition reads a Reader until its end and decodes it through the
-// pool, sending its records to out in order, in batches. Records held for
-// decoding are sent on before a read that may wait (a followed file at its
-// end, a pipe; any read of a Reader that does not say, see source.Waiter):
-// the next read may wait, and records must not wait with it.
-//
-// After a record that cannot be decoded it stops, unless keepGoing (the
-// dead-letter policy, which quarantines the record and reads on).
-func readPartition(ctx context.Context, r source.Reader, pool *decodePool, out chan<- []decoded, keepGoing bool) error {
-	// Decoded changes never point into the record (format.Decoder's
-	// contract), so the record is borrowed from the reader's buffer and
-	// copied into its job, which the dead-letter policy keeps as read.
-	s := newDecodeStream(pool, out, keepGoing, keepGoing, true)
-	next := r.Next
-	if b, ok := r.(source.Borrower); ok {
-		next = b.NextBorrowed
-	}
-	mayWait := func() bool { return true }
-	if w, ok := r.(source.Waiter); ok {
-		mayWait = w.MayWait
-	}
-	part := ""
-	if l, ok := r.(source.Lane); ok {
-		part = l.Partition()
-	}
-	for {
-		if mayWait() && !s.drain(ctx) {
-			return s.stop(ctx)
-		}
-		rec, err := next(ctx)
-		if errors.Is(err, io.EOF) {
-			if !s.drain(ctx) {
-				return s.stop(ctx)
-			}
-			return nil
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			// The error goes behind the records already read, so they
-			// are applied before the pipeline stops.
-			if !s.send(ctx, decoded{pos: changelog.Position{Partition: part}, err: err, fatal: true}) {
-				return s.stop(ctx)
-			}
-			return nil
-		}
-		if part != "" {
-			rec.Pos.Partition = part
-		}
-		s.addBorrowed(rec.Data, rec.Pos, -1)
-		if s.full() && !s.submit(ctx) {
-			return s.stop(ctx)
-		}
-	}
+	// wake gets a value when the loop has work because the committer is
+	// done with a unit: a buffer held back for it, or the next plan.
+	wake() <-chan struct{}
+	// heldBack commits, after an error stopped the pipeline, what the
+	// loop held back for a busy target and would have committed without
+	// the wait (see Engine.MaybeFlush).
+	heldBack(ctx context.Context) error
+	// assigned refuses newly assigned partitions the loop cannot take.
+	assigned(parts []string) error
+	// revoked drops what the loop holds of partitions given up (owned
+	// lists the partitions owned before), to be read again by their new
+	// owner, and says how much it dropped, in what unit.
+	revoked(parts []string, owned map[string]bool) (dropped int, unit string, err error)
 }

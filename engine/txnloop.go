@@ -463,6 +463,25 @@ func (l *txnLoop) signal() {
 // and the machine can cut the next plan without waiting for a record.
 func (l *txnLoop) wake() <-chan struct{} { return l.wakeCh }
 
+// heldBack commits nothing: the machine holds back no plan for a busy
+// target, and a plan cut before the error is committed by the committer.
+func (l *txnLoop) heldBack(context.Context) error { return nil }
+
+// assigned takes any partitions: each one's transactions are its own.
+func (l *txnLoop) assigned([]string) error { return nil }
+
+// revoked drops the changes of the partitions' unfinished transactions
+// (finish committed the finished ones), and forgets the partitions.
+func (l *txnLoop) revoked(parts []string, _ map[string]bool) (int, string, error) {
+	dropped := 0
+	for _, p := range parts {
+		dropped += l.m.Drop(p)
+		l.forget(p)
+	}
+	l.e.noteBuffer(l.m.Bytes(), l.m.OpenTxns())
+	return dropped, "changes", nil
+}
+
 // unit merges the reductions of a plan's chunks, in the plan's order,
 // into the unit that applies them, with the plan's progress, in one
 // target transaction, and returns it with the number of source
