@@ -1,5 +1,5 @@
 // Package engine wires a pipeline together: source records are decoded
-// (package format), routed to target tables (package config), reduced per
+// (package format), routed to target tables (package route), reduced per
 // key (package reduce) and applied, one commit unit per target transaction,
 // with the positions reached (package sink/sqlsink).
 //
