@@ -120,6 +120,11 @@ func (e *Engine) forgetShapes(ctx context.Context) error {
 func (e *Engine) run(ctx context.Context, opts RunOptions) (err error) {
 	s, err := e.openSession(ctx, opts)
 	if err != nil {
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			// Stopped while the source was opening (connecting to a
+			// database): nothing was read, so nothing is lost.
+			return nil
+		}
 		return err
 	}
 	defer s.close()
