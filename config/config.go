@@ -155,6 +155,23 @@ type Source struct {
 	// "source.sasl.user", "source.sasl.password"); ${NAME} in them is
 	// replaced by the environment variable NAME.
 	SASLUser, SASLPassword string
+
+	// The keys below apply to the postgres source only (package
+	// source/postgres documents them).
+
+	// URL is the source database (YAML "source.url"). Required for
+	// postgres.
+	URL string
+	// PGTables are the tables streamed (YAML "source.tables"), or
+	// Publication names an existing publication (YAML
+	// "source.publication"); one of them.
+	PGTables    []string
+	Publication string
+	// Slot is the replication slot (YAML "source.slot"); "" means
+	// txsink_<pipeline name>.
+	Slot string
+	// Snapshot is "initial" or "never" (YAML "source.snapshot").
+	Snapshot string
 }
 
 // FilePartitions returns the partitions of a file source, each an ordered
@@ -185,6 +202,8 @@ const (
 	SourceFile = "file"
 	// SourceKafka reads Kafka topics with a consumer group.
 	SourceKafka = "kafka"
+	// SourcePostgres reads a PostgreSQL database by logical replication.
+	SourcePostgres = "postgres"
 )
 
 // Target says which database the changes are applied to.

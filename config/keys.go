@@ -220,8 +220,9 @@ var sourceSection = sectionDef{
 	keys: []keyDef{{
 		name: "type", typ: typeString, required: true,
 		wantOf: func() string { return "one of: " + strings.Join(known(SourceTypes), ", ") },
-		doc: "The kind of source: `file` (newline-delimited records in files) or `kafka` (topics of a Kafka " +
-			"cluster, read by a consumer group). The keys marked *file only* or *kafka only* belong to one kind.",
+		doc: "The kind of source: `file` (newline-delimited records in files), `kafka` (topics of a Kafka " +
+			"cluster, read by a consumer group) or `postgres` (a PostgreSQL database by logical replication; " +
+			"`format: txsink-json` and transaction mode). The keys marked *file only*, *kafka only* or *postgres only* belong to one kind.",
 		field: func(s any) any { return &s.(*Source).Type },
 		check: oneOfKnown("source type", &SourceTypes),
 	}, {
@@ -374,6 +375,37 @@ var sourceSection = sectionDef{
 		want: "a password, best as ${NAME}", defaultDoc: "none",
 		doc:   "The SASL password. `${NAME}` is replaced by the environment variable NAME, so it need not be in the file.",
 		field: func(s any) any { return &s.(*Source).SASLPassword },
+	}, {
+		name: "url", typ: typeString, required: true, only: SourcePostgres,
+		want: "a PostgreSQL URL such as postgres://repl:${PGPASSWORD}@db:5432/shop",
+		doc: "The source PostgreSQL database, as a role with the REPLICATION attribute, on a server with " +
+			"`wal_level = logical`. `${NAME}` is replaced by the environment variable NAME.",
+		field: func(s any) any { return &s.(*Source).URL },
+	}, {
+		name: "tables", typ: typeStrings, only: SourcePostgres,
+		want: "a list of tables, such as [public.orders, public.order_items]", defaultDoc: "none",
+		doc: "The tables to stream (`schema.table`, or `table` in `public`): txsink keeps a publication of its own, " +
+			"named as the slot, publishing exactly these (it creates it, or alters it to match). Set `tables` or `publication`.",
+		field: func(s any) any { return &s.(*Source).PGTables },
+	}, {
+		name: "publication", typ: typeString, only: SourcePostgres,
+		want: "the name of an existing publication", defaultDoc: "none",
+		doc:   "An existing publication to stream, instead of `tables`.",
+		field: func(s any) any { return &s.(*Source).Publication },
+	}, {
+		name: "slot", typ: typeString, only: SourcePostgres,
+		want: "a replication slot name: lower-case letters, digits and _", defaultDoc: "txsink_<pipeline name>",
+		doc: "The logical replication slot (pgoutput), created when missing. The target's progress table holds the " +
+			"position (the last committed transaction's commit LSN + 1); the slot is told only positions the target " +
+			"committed. txsink never drops it: a slot left behind keeps WAL on the server, drop it with " +
+			"`SELECT pg_drop_replication_slot('NAME')` when the pipeline is retired.",
+		field: func(s any) any { return &s.(*Source).Slot },
+	}, {
+		name: "snapshot", typ: typeString, only: SourcePostgres,
+		want: "never (initial is not built yet)", defaultDoc: "initial (refused: not built yet)",
+		doc: "`never`: stream the changes from where the slot is (its creation, for a new one), copying no existing " +
+			"row. `initial`, a consistent copy of the tables before streaming, is not built yet and is refused.",
+		field: func(s any) any { return &s.(*Source).Snapshot },
 	}},
 }
 

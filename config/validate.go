@@ -27,6 +27,7 @@ func (c *Config) validate(file string, lines map[string]int, skip map[string]boo
 	v.keys(c, &topSection, "")
 	v.keys(&c.Source, &sourceSection, "source")
 	v.kafka(c)
+	v.postgres(c)
 	v.keys(&c.Target, &targetSection, "target")
 	v.keys(&c.Sink, &sinkSection, "sink")
 	v.files(&c.Source)
@@ -73,6 +74,20 @@ func (v *validator) kafka(c *Config) {
 	}
 	if s.SASLMechanism == "" && (s.SASLUser != "" || s.SASLPassword != "") {
 		v.add("source.sasl.user", "is set without source.sasl.mechanism; set it to PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512")
+	}
+}
+
+// postgres checks what the postgres source needs of the other sections.
+func (v *validator) postgres(c *Config) {
+	if c.Source.Type != SourcePostgres {
+		return
+	}
+	if !c.Sink.TxnEnabled {
+		v.add("source.type", "postgres resumes only at source transaction boundaries (commit LSNs), which needs "+
+			"sink.transaction.multi-table.enabled: true, so that only whole transactions are committed; set it")
+	}
+	if f := c.Source.Format; f != "" && f != "txsink-json" {
+		v.add("source.format", fmt.Sprintf("is %s, but the postgres source writes txsink-json; set format: txsink-json", f))
 	}
 }
 
