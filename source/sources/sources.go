@@ -9,4 +9,5 @@ import (
 	// Registered source types.
 	_ "github.com/txsink/txsink/source/file"
 	_ "github.com/txsink/txsink/source/kafka"
+	_ "github.com/txsink/txsink/source/postgres"
 )

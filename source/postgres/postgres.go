@@ -1,0 +1,249 @@
+// Package postgres is the source of type "postgres": it reads a PostgreSQL
+// database's changes directly, by logical replication with the pgoutput
+// plugin (protocol version 1), with no Debezium and no Kafka.
+//
+// It guarantees:
+//
+//   - source transactions stay whole: each committed transaction's row
+//     changes become txsink-json records (format/native) carrying the
+//     transaction's id, the last one marked txn_end, in commit order, so
+//     that transaction mode commits whole source transactions;
+//   - exactly once across stops: every record of a transaction has the
+//     same position, the transaction's commit LSN plus one, which the engine
+//     stores in the target with the transaction; START_REPLICATION there
+//     decodes every transaction that committed after it and none before
+//     (PostgreSQL skips a transaction whose commit record starts before the
+//     start point), so a resumed run replays none and loses none;
+//   - the slot never releases what the target lacks: standby status
+//     feedback confirms only positions the target committed (Committer).
+//     So while the published tables see no change the slot keeps the WAL
+//     of other tables' changes since the last one;
+//   - row images as PostgreSQL sends them: inserts and updates carry the
+//     new row, updates and deletes the old key (REPLICA IDENTITY DEFAULT or
+//     USING INDEX) or the whole old row (FULL); an unchanged TOASTed value,
+//     which pgoutput does not send, is left out of the image, so the
+//     target keeps its value and never gets a NULL for it;
+//   - TRUNCATE of a published table is refused with an error naming the
+//     table: the target is never emptied by it.
+//
+// Plain mode (sink.transaction.multi-table.enabled off) may commit part of
+// a source transaction, and a position inside a transaction cannot be
+// resumed from (PostgreSQL resumes at transaction boundaries), so the
+// configuration refuses this source without transaction mode.
+//
+// The initial snapshot is not taken yet: snapshot must be "never", and
+// streaming starts where the slot is created (or where it stands).
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/txsink/txsink/changelog"
+	"github.com/txsink/txsink/source"
+)
+
+// Type is the source type of this package (the config's source.type).
+const Type = "postgres"
+
+// Format is the only source.format this source writes.
+const Format = "txsink-json"
+
+func init() { source.Register(Type, Driver{}) }
+
+// Values of Config.Snapshot.
+const (
+	// SnapshotInitial copies the tables before streaming (not built yet).
+	SnapshotInitial = "initial"
+	// SnapshotNever streams from where the slot is, copying nothing.
+	SnapshotNever = "never"
+)
+
+// Config is the PostgreSQL source's part of the config's source section;
+// each field is the YAML key its tag names (docs/config.md documents them).
+type Config struct {
+	// URL is the source database, postgres://user:pass@host:port/db, as a
+	// role with the REPLICATION attribute.
+	URL string `source:"url"`
+	// Tables are the tables to stream (schema.table, or table in public):
+	// txsink keeps a publication of its own (named as the slot) listing
+	// them. Set Tables or Publication.
+	Tables []string `source:"tables"`
+	// Publication names an existing publication to stream instead.
+	Publication string `source:"publication"`
+	// Slot is the logical replication slot; "" means txsink_<pipeline>.
+	Slot string `source:"slot"`
+	// Snapshot is SnapshotInitial or SnapshotNever.
+	Snapshot string `source:"snapshot"`
+	// Format is the config's source.format, which must be Format.
+	Format string `source:"format"`
+}
+
+// slotName matches what PostgreSQL accepts as a replication slot's name.
+var slotName = regexp.MustCompile(`^[a-z0-9_]{1,63}$`)
+
+// DefaultSlot returns the slot of a pipeline that names none:
+// txsink_<pipeline>, with what a slot name cannot hold replaced by '_'.
+func DefaultSlot(pipeline string) string {
+	var b strings.Builder
+	b.WriteString("txsink_")
+	for _, r := range strings.ToLower(pipeline) {
+		if b.Len() == 63 {
+			break
+		}
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
+}
+
+// Driver opens PostgreSQL sources.
+type Driver struct{}
+
+// Open implements source.Driver: it checks the settings, connecting
+// nowhere.
+func (Driver) Open(settings source.Settings, env source.Env) (source.Source, error) {
+	var c Config
+	if err := source.Decode(settings, &c); err != nil {
+		return nil, err
+	}
+	if c.Slot == "" {
+		c.Slot = DefaultSlot(env.Pipeline)
+	}
+	var errs []error
+	switch {
+	case c.URL == "":
+		errs = append(errs, errors.New("source.url is required for the postgres source: the source database, postgres://USER:PASSWORD@HOST:5432/DB, as a role with REPLICATION"))
+	default:
+		if _, err := pgconn.ParseConfig(c.URL); err != nil {
+			errs = append(errs, fmt.Errorf("source.url: %w", err))
+		}
+	}
+	if (len(c.Tables) == 0) == (c.Publication == "") {
+		errs = append(errs, errors.New("the postgres source needs source.tables (txsink keeps a publication of them) or source.publication (an existing one), exactly one of them"))
+	}
+	for _, t := range c.Tables {
+		if _, _, err := splitTable(t); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if !slotName.MatchString(c.Slot) {
+		errs = append(errs, fmt.Errorf("source.slot %q is not a replication slot name: 1 to 63 lower-case letters, digits and underscores", c.Slot))
+	}
+	switch c.Snapshot {
+	case SnapshotNever:
+	case "", SnapshotInitial:
+		errs = append(errs, errors.New("source.snapshot: the initial snapshot of the postgres source is not built yet; set snapshot: never "+
+			"to stream the changes from the slot's creation on (copy the existing rows into the target yourself before)"))
+	default:
+		errs = append(errs, fmt.Errorf("source.snapshot %q: want initial or never", c.Snapshot))
+	}
+	if c.Format != "" && c.Format != Format {
+		errs = append(errs, fmt.Errorf("source.format %q: the postgres source writes its changes as %s; set format: %s", c.Format, Format, Format))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return &Source{cfg: c, env: env, part: Partition(c.Slot)}, nil
+}
+
+// Partition returns the name of the one partition of a slot, under which
+// the target stores its position.
+func Partition(slot string) string { return "postgres:" + slot }
+
+// splitTable splits "schema.table" (or "table", in public).
+func splitTable(t string) (schema, name string, err error) {
+	schema, name, ok := strings.Cut(t, ".")
+	if !ok {
+		schema, name = "public", t
+	}
+	if schema == "" || name == "" || strings.Contains(name, ".") {
+		return "", "", fmt.Errorf("source.tables entry %q: want schema.table (or table, in public)", t)
+	}
+	return schema, name, nil
+}
+
+// quoteIdent quotes a PostgreSQL identifier.
+func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+
+// quoteLiteral quotes a PostgreSQL string literal.
+func quoteLiteral(s string) string { return `'` + strings.ReplaceAll(s, `'`, `''`) + `'` }
+
+// Source is a PostgreSQL source: one partition, the slot's stream. It
+// implements source.Source, Lister and Committer.
+type Source struct {
+	cfg  Config
+	env  source.Env
+	part string
+
+	mu     sync.Mutex
+	stream *stream
+}
+
+// Partitions implements source.Lister: the slot's one partition, claimed
+// in the target before anything is read.
+func (s *Source) Partitions() []string { return []string{s.part} }
+
+// Open implements source.Source: it makes sure of the publication and the
+// slot, and starts replication at the stored position (or, with none, at
+// the slot's).
+func (s *Source) Open(ctx context.Context, at source.Start) ([]source.Reader, error) {
+	var start changelog.Position
+	if at.Stored != nil {
+		if st, ok := at.Stored(s.part); ok {
+			start = st.Position
+		}
+	}
+	st, err := openStream(ctx, &s.cfg, s.part, start, s.env)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.stream = st
+	s.mu.Unlock()
+	return []source.Reader{st}, nil
+}
+
+// Close implements source.Source: it stops replication and disconnects.
+func (s *Source) Close() error {
+	s.mu.Lock()
+	st := s.stream
+	s.stream = nil
+	s.mu.Unlock()
+	if st == nil {
+		return nil
+	}
+	return st.close()
+}
+
+// Committed implements source.Committer: the next standby status update
+// confirms the committed position to the server. It does not wait.
+func (s *Source) Committed(_ context.Context, progress []changelog.Position) {
+	if st := s.current(); st != nil {
+		st.committedAt(progress)
+	}
+}
+
+// Stopping implements source.Committer: replication stops and the last
+// committed position is confirmed to the server, within ctx.
+func (s *Source) Stopping(ctx context.Context, progress []changelog.Position) {
+	if st := s.current(); st != nil {
+		st.committedAt(progress)
+		st.stop(ctx)
+	}
+}
+
+func (s *Source) current() *stream {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stream
+}

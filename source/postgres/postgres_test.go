@@ -1,0 +1,476 @@
+package postgres_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/txsink/txsink/config"
+	"github.com/txsink/txsink/engine"
+	"github.com/txsink/txsink/internal/testdb"
+	"github.com/txsink/txsink/internal/workload"
+	"github.com/txsink/txsink/source/postgres"
+)
+
+// sourceTables are the source's tables: orders and their items, whose sum
+// is the order's total in every committed transaction (the cross-table
+// invariant a partial transaction breaks); events, append-only with no
+// key, where a replayed transaction would show as a duplicate; kvfull and
+// kvdef, whose keys move, under REPLICA IDENTITY FULL and DEFAULT; and
+// docs, whose big value is TOASTed and left unchanged by updates.
+const sourceTables = `
+CREATE TABLE orders (id int PRIMARY KEY, customer text NOT NULL, total numeric(12,2) NOT NULL, paid boolean NOT NULL,
+	at timestamptz NOT NULL, day date, meta jsonb, raw bytea, ratio double precision);
+CREATE TABLE items (order_id int NOT NULL, n int NOT NULL, amount numeric(12,2) NOT NULL, PRIMARY KEY (order_id, n));
+CREATE TABLE events (order_id int NOT NULL, kind text NOT NULL);
+CREATE TABLE kvfull (id int PRIMARY KEY, v text);
+ALTER TABLE kvfull REPLICA IDENTITY FULL;
+CREATE TABLE kvdef (id int PRIMARY KEY, v text);
+CREATE TABLE docs (id int PRIMARY KEY, title text NOT NULL, body text NOT NULL);
+ALTER TABLE docs ALTER COLUMN body SET STORAGE EXTERNAL;
+`
+
+var published = []string{"public.orders", "public.items", "public.events", "public.kvfull", "public.kvdef", "public.docs"}
+
+// targetTables are the same tables in each target dialect.
+var targetTables = map[string][]string{
+	"sqlite": {
+		`CREATE TABLE orders (id INTEGER PRIMARY KEY, customer TEXT NOT NULL, total NUMERIC(12,2) NOT NULL, paid BOOLEAN NOT NULL, at TIMESTAMP NOT NULL, day DATE, meta JSON, raw BLOB, ratio DOUBLE)`,
+		`CREATE TABLE items (order_id INTEGER NOT NULL, n INTEGER NOT NULL, amount NUMERIC(12,2) NOT NULL, PRIMARY KEY (order_id, n))`,
+		`CREATE TABLE events (order_id INTEGER NOT NULL, kind TEXT NOT NULL)`,
+		`CREATE TABLE kvfull (id INTEGER PRIMARY KEY, v TEXT)`,
+		`CREATE TABLE kvdef (id INTEGER PRIMARY KEY, v TEXT)`,
+		`CREATE TABLE docs (id INTEGER PRIMARY KEY, title TEXT NOT NULL, body TEXT)`,
+	},
+	"mysql": {
+		`CREATE TABLE orders (id INT PRIMARY KEY, customer VARCHAR(40) NOT NULL, total DECIMAL(12,2) NOT NULL, paid BOOLEAN NOT NULL, at DATETIME(6) NOT NULL, day DATE, meta JSON, raw VARBINARY(100), ratio DOUBLE)`,
+		`CREATE TABLE items (order_id INT NOT NULL, n INT NOT NULL, amount DECIMAL(12,2) NOT NULL, PRIMARY KEY (order_id, n))`,
+		`CREATE TABLE events (order_id INT NOT NULL, kind VARCHAR(20) NOT NULL)`,
+		`CREATE TABLE kvfull (id INT PRIMARY KEY, v VARCHAR(40))`,
+		`CREATE TABLE kvdef (id INT PRIMARY KEY, v VARCHAR(40))`,
+		`CREATE TABLE docs (id INT PRIMARY KEY, title VARCHAR(40) NOT NULL, body MEDIUMTEXT)`,
+	},
+	"postgres": {
+		`CREATE TABLE orders (id int PRIMARY KEY, customer text NOT NULL, total numeric(12,2) NOT NULL, paid boolean NOT NULL, at timestamptz NOT NULL, day date, meta jsonb, raw bytea, ratio double precision)`,
+		`CREATE TABLE items (order_id int NOT NULL, n int NOT NULL, amount numeric(12,2) NOT NULL, PRIMARY KEY (order_id, n))`,
+		`CREATE TABLE events (order_id int NOT NULL, kind text NOT NULL)`,
+		`CREATE TABLE kvfull (id int PRIMARY KEY, v text)`,
+		`CREATE TABLE kvdef (id int PRIMARY KEY, v text)`,
+		`CREATE TABLE docs (id int PRIMARY KEY, title text NOT NULL, body text)`,
+	},
+}
+
+// compared are the queries whose results must agree between source and
+// target, row for row, rendered alike.
+var compared = []string{
+	"SELECT id, customer, total, CASE WHEN paid THEN 1 ELSE 0 END, at, day, meta, raw, ratio FROM orders ORDER BY id",
+	"SELECT order_id, n, amount FROM items ORDER BY order_id, n",
+	"SELECT order_id, kind, count(*) FROM events GROUP BY order_id, kind ORDER BY order_id, kind",
+	"SELECT id, v FROM kvfull ORDER BY id",
+	"SELECT id, v FROM kvdef ORDER BY id",
+	"SELECT id, title, length(body), substr(body, 1, 40), substr(body, length(body) - 40, 40) FROM docs ORDER BY id",
+}
+
+// partial is the invariant check: orders whose items do not sum to their
+// total, which only a partial transaction leaves in the target.
+const partial = `SELECT count(*) FROM orders o WHERE abs(o.total - (SELECT coalesce(sum(amount), 0) FROM items i WHERE i.order_id = o.id)) > 0.001`
+
+// workloadTx runs n multi-table transactions on the source, from seed:
+// each creates, changes or deletes an order with its items and events,
+// and moves or changes the keys of kvfull and kvdef, and updates docs'
+// titles (their bodies stay TOASTed and unchanged).
+func workloadTx(t *testing.T, src *sql.DB, first, n int, seed uint64, after func(i int)) {
+	t.Helper()
+	r := rand.New(rand.NewPCG(seed, 1))
+	for i := first; i < first+n; i++ {
+		tx, err := src.Begin()
+		if err != nil {
+			t.Fatal(err)
+		}
+		exec := func(q string, args ...any) {
+			if _, err := tx.Exec(q, args...); err != nil {
+				t.Fatalf("transaction %d: %s: %v", i, q, err)
+			}
+		}
+		id := r.IntN(i/2 + 1)
+		switch r.IntN(4) {
+		case 0, 1: // a new order, or a replaced one
+			exec("DELETE FROM items WHERE order_id = $1", id)
+			exec("DELETE FROM orders WHERE id = $1", id)
+			items := 1 + r.IntN(4)
+			total := 0
+			for k := range items {
+				amt := 100 + r.IntN(10000)
+				total += amt
+				exec("INSERT INTO items VALUES ($1, $2, $3::numeric / 100)", id, k, amt)
+			}
+			exec(`INSERT INTO orders VALUES ($1::int, $2, $3::numeric / 100, $4, timestamptz '2026-01-02 03:04:05.123456+02' + $1::int * interval '1 minute',
+				date '2026-01-01' + $1::int, jsonb_build_object('n', $1::int, 'tags', jsonb_build_array('a', 'b')), convert_to('raw ' || $1::text, 'UTF8'), $1::int / 7.0)`,
+				id, fmt.Sprintf("customer %d's", i), total, i%2 == 0)
+		case 2: // a changed item, and the total with it
+			exec("UPDATE items SET amount = amount + 0.01 WHERE order_id = $1 AND n = 0", id)
+			exec("UPDATE orders SET total = total + 0.01 WHERE id = $1 AND EXISTS (SELECT 1 FROM items WHERE order_id = $1 AND n = 0)", id)
+		case 3: // a deleted order
+			exec("DELETE FROM items WHERE order_id = $1", id)
+			exec("DELETE FROM orders WHERE id = $1", id)
+		}
+		exec("INSERT INTO events VALUES ($1, $2)", id, fmt.Sprint("tx", i%3))
+		for _, kv := range []string{"kvfull", "kvdef"} {
+			k := r.IntN(20)
+			exec("INSERT INTO "+kv+" VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET v = excluded.v", k, fmt.Sprint("v", i))
+			// Move a key: the old row's key comes as the old tuple.
+			exec("UPDATE "+kv+" SET id = id + 100 WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM "+kv+" WHERE id = $1 + 100)", (k+7)%20)
+			exec("DELETE FROM "+kv+" WHERE id >= 100 AND id % 3 = $1", i%3)
+		}
+		exec("UPDATE docs SET title = $1 WHERE id = $2", fmt.Sprint("title ", i), i%3)
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		if after != nil {
+			after(i)
+		}
+	}
+}
+
+// source returns a private PostgreSQL with the source tables, and docs'
+// three rows with big bodies, TOASTed out of line.
+func source(t *testing.T) *testdb.DB {
+	t.Helper()
+	src := testdb.PrivatePostgres(t)
+	src.Exec(t, sourceTables)
+	src.Exec(t, `INSERT INTO docs SELECT g, 'doc ' || g, (SELECT string_agg(md5(g::text || i::text), '') FROM generate_series(1, 1000) i) FROM generate_series(0, 2) g`)
+	return src
+}
+
+// pipeline returns the pipeline streaming src into dst in transaction
+// mode.
+func pipeline(name string, src, dst *testdb.DB) *config.Config {
+	cfg := config.Default()
+	cfg.Name = name
+	cfg.Source = config.Source{Type: postgres.Type, Format: postgres.Format, URL: src.URL, PGTables: published, Snapshot: postgres.SnapshotNever}
+	cfg.Target.URL = dst.URL
+	cfg.Tables = []config.Table{{Source: "public.events", AppendOnly: true}, {Source: "public.*"}}
+	cfg.Sink.TxnEnabled = true
+	return &cfg
+}
+
+// run is one run of a pipeline in the background, until stop.
+type run struct {
+	cancel context.CancelFunc
+	done   chan error
+	e      *engine.Engine
+}
+
+func start(t *testing.T, cfg *config.Config) *run {
+	t.Helper()
+	e, err := engine.New(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("engine.New: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &run{cancel: cancel, done: make(chan error, 1), e: e}
+	go func() { r.done <- e.Run(ctx, engine.RunOptions{}) }()
+	t.Cleanup(func() { r.stop(t) })
+	return r
+}
+
+// stop cancels the run (SIGINT) and waits for it; it fails the test if
+// Run failed.
+func (r *run) stop(t *testing.T) {
+	t.Helper()
+	if r.e == nil {
+		return
+	}
+	r.cancel()
+	if err := <-r.done; err != nil {
+		t.Errorf("Run: %v", err)
+	}
+	r.e.Close()
+	r.e = nil
+}
+
+// dump renders the compared queries' results.
+func dump(t *testing.T, db *testdb.DB) string {
+	t.Helper()
+	var b strings.Builder
+	for _, q := range compared {
+		if db.Dialect == "mysql" {
+			q = strings.ReplaceAll(strings.ReplaceAll(q, "length(body)", "char_length(body)"), "substr(", "substring(")
+		}
+		rows, err := db.SQL.Query(q)
+		if err != nil {
+			t.Fatalf("%s: %s: %v", db.Dialect, q, err)
+		}
+		cols, _ := rows.Columns()
+		for rows.Next() {
+			vals := make([]any, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			if err := rows.Scan(ptrs...); err != nil {
+				t.Fatal(err)
+			}
+			for i, v := range vals {
+				if i > 0 {
+					b.WriteByte('|')
+				}
+				b.WriteString(render(v))
+			}
+			b.WriteByte('\n')
+		}
+		rows.Close()
+		b.WriteString("--\n")
+	}
+	return b.String()
+}
+
+// render writes a value the same way whichever database returned it.
+func render(v any) string {
+	switch x := v.(type) {
+	case time.Time:
+		return x.UTC().Format("2006-01-02 15:04:05.999999")
+	case []byte:
+		return workload.Normalize(string(x))
+	}
+	return workload.Normalize(workload.Render(v))
+}
+
+// caughtUp waits until the target shows the source's rows, checking on
+// every look that no partial transaction is visible.
+func caughtUp(t *testing.T, r *run, src, dst *testdb.DB) {
+	t.Helper()
+	want := dump(t, src)
+	deadline := time.Now().Add(2 * time.Minute)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	var got string
+	for time.Now().Before(deadline) {
+		var n int
+		if err := dst.SQL.QueryRow(partial).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != 0 {
+			rows, _ := dst.SQL.Query(strings.Replace(partial, "count(*)", "o.id, o.total, (SELECT coalesce(sum(amount), 0) FROM items i WHERE i.order_id = o.id)", 1))
+			var bad []string
+			for rows.Next() {
+				var id, a, b string
+				rows.Scan(&id, &a, &b)
+				bad = append(bad, id+": "+a+" vs "+b)
+			}
+			rows.Close()
+			t.Fatalf("%d orders in the target do not match their items: a source transaction was applied in part: %v", n, bad)
+		}
+		if got = dump(t, dst); got == want {
+			return
+		}
+		select {
+		case err := <-r.done:
+			r.e.Close()
+			r.e = nil
+			t.Fatalf("Run ended before the target caught up: %v", err)
+		case <-tick.C:
+		}
+	}
+	t.Fatalf("the target did not catch up with the source within 2 minutes:\n%s", diff(want, got))
+}
+
+// diff returns the first lines that differ.
+func diff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := 0; i < max(len(w), len(g)); i++ {
+		var a, b string
+		if i < len(w) {
+			a = w[i]
+		}
+		if i < len(g) {
+			b = g[i]
+		}
+		if a != b {
+			return fmt.Sprintf("line %d:\nwant %s\ngot  %s", i+1, a, b)
+		}
+	}
+	return "(same)"
+}
+
+// slotLSN returns the slot's confirmed_flush_lsn as a number.
+func slotLSN(t *testing.T, src *testdb.DB, slot string) int64 {
+	t.Helper()
+	var n int64
+	if err := src.SQL.QueryRow("SELECT confirmed_flush_lsn - '0/0' FROM pg_replication_slots WHERE slot_name = $1", slot).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// progress returns the target's stored position of the slot's partition.
+func progress(t *testing.T, dst *testdb.DB, slot string) int64 {
+	t.Helper()
+	n, err := progressOf(dst, slot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// progressOf is progress for a goroutine of its own (0 with no row yet).
+func progressOf(dst *testdb.DB, slot string) (int64, error) {
+	var n int64
+	q := "SELECT position FROM txsink_progress WHERE source_partition = '" + postgres.Partition(slot) + "'"
+	if err := dst.SQL.QueryRow(q).Scan(&n); err != nil && err != sql.ErrNoRows {
+		if strings.Contains(err.Error(), "txsink_progress") {
+			return 0, nil // not created yet
+		}
+		return 0, err
+	}
+	return n, nil
+}
+
+// TestStream streams multi-table transactions into each target in
+// transaction mode, stopping the pipeline mid-stream and starting it
+// again while the workload goes on: the target ends as the source, row for
+// row (a replayed transaction would duplicate an event, a lost one leave a
+// row behind), never shows part of a transaction, keeps TOASTed values
+// the updates did not send, and the slot never confirms more than the
+// target committed.
+func TestStream(t *testing.T) {
+	src := source(t)
+	for _, dialect := range testdb.Dialects {
+		t.Run(dialect, func(t *testing.T) {
+			dst := testdb.Open(t, dialect)
+			dst.Exec(t, targetTables[dialect]...)
+			cfg := pipeline("stream_"+dialect, src, dst)
+			slot := postgres.DefaultSlot(cfg.Name)
+			// Each target starts from empty tables (but docs), before
+			// its slot exists; the slot goes when the test ends, as the
+			// WAL it holds.
+			src.Exec(t, "TRUNCATE orders, items, events, kvfull, kvdef")
+			t.Cleanup(func() { src.SQL.Exec("SELECT pg_drop_replication_slot($1)", slot) })
+			// The slot is created by the first run: the docs' rows go in
+			// by hand, as a snapshot would.
+			var docs []string
+			rows, err := src.SQL.Query("SELECT id, title, body FROM docs ORDER BY id")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for rows.Next() {
+				var id int
+				var title, body string
+				if err := rows.Scan(&id, &title, &body); err != nil {
+					t.Fatal(err)
+				}
+				docs = append(docs, fmt.Sprintf("(%d, '%s', '%s')", id, title, body))
+			}
+			rows.Close()
+			dst.Exec(t, "INSERT INTO docs (id, title, body) VALUES "+strings.Join(docs, ", "))
+
+			r := start(t, cfg)
+			var watch sync.WaitGroup
+			stopWatch := make(chan struct{})
+			stopOnce := sync.OnceFunc(func() { close(stopWatch); watch.Wait() })
+			t.Cleanup(stopOnce)
+			watch.Add(1)
+			go func() {
+				// The slot's confirmed position, read first, is never
+				// beyond the target's committed one, read after.
+				defer watch.Done()
+				tick := time.NewTicker(20 * time.Millisecond)
+				defer tick.Stop()
+				created := int64(-1)
+				for {
+					select {
+					case <-stopWatch:
+						return
+					case <-tick.C:
+					}
+					var c int64
+					if err := src.SQL.QueryRow("SELECT coalesce(confirmed_flush_lsn - '0/0', -1) FROM pg_replication_slots WHERE slot_name = $1", slot).Scan(&c); err != nil {
+						continue // the slot is not there yet
+					}
+					if created < 0 {
+						created = c
+					}
+					p, err := progressOf(dst, slot)
+					if err != nil {
+						t.Errorf("read the target's progress: %v", err)
+						return
+					}
+					if c != created && c > p {
+						t.Errorf("the slot confirmed %d, beyond the target's committed position %d", c, p)
+						return
+					}
+				}
+			}()
+			waitSlot(t, src, slot)
+			// Stops mid-stream, while the workload goes on: the pipeline
+			// is cancelled (SIGINT) with transactions in flight, and
+			// started again from the target's progress.
+			restart := func(i int) {
+				if i%100 == 50 {
+					r.stop(t)
+				}
+				if i%100 == 70 {
+					r = start(t, cfg)
+				}
+			}
+			workloadTx(t, src.SQL, 0, 450, 1, restart)
+			caughtUp(t, r, src, dst)
+			r.stop(t)
+			stopOnce()
+			if c, p := slotLSN(t, src, slot), progress(t, dst, slot); c != p {
+				t.Errorf("after the stop the slot confirmed %d, the target holds %d: the last commit was not confirmed", c, p)
+			}
+			// A run with nothing new applies nothing twice.
+			r = start(t, cfg)
+			caughtUp(t, r, src, dst)
+			r.stop(t)
+		})
+	}
+}
+
+// waitSlot waits until the pipeline created its slot, so that the
+// workload that follows is streamed.
+func waitSlot(t *testing.T, src *testdb.DB, slot string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for time.Now().Before(deadline) {
+		var n int
+		if err := src.SQL.QueryRow("SELECT count(*) FROM pg_replication_slots WHERE slot_name = $1 AND active", slot).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 1 {
+			return
+		}
+		<-tick.C
+	}
+	t.Fatalf("the pipeline did not start streaming from slot %s within a minute", slot)
+}
+
+// TestTruncateRefused stops the pipeline at a TRUNCATE of a published
+// table, naming it; nothing after it is applied.
+func TestTruncateRefused(t *testing.T) {
+	src := source(t)
+	dst := testdb.SQLite(t)
+	dst.Exec(t, targetTables["sqlite"]...)
+	cfg := pipeline("truncate", src, dst)
+	slot := postgres.DefaultSlot(cfg.Name)
+	r := start(t, cfg)
+	waitSlot(t, src, slot)
+	src.Exec(t, "INSERT INTO kvdef VALUES (1, 'a')", "TRUNCATE kvdef", "INSERT INTO kvdef VALUES (2, 'b')")
+	err := <-r.done
+	r.e.Close()
+	r.e = nil
+	if err == nil || !strings.Contains(err.Error(), "TRUNCATE of public.kvdef") {
+		t.Fatalf("Run = %v, want the refusal of the TRUNCATE of public.kvdef", err)
+	}
+	if got := dump(t, dst); strings.Contains(got, "2|b") {
+		t.Errorf("the insert after the TRUNCATE is in the target:\n%s", got)
+	}
+}

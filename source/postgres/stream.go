@@ -1,0 +1,473 @@
+package postgres
+
+import (
+	"context"
+
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pglogrepl"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/txsink/txsink/changelog"
+	"github.com/txsink/txsink/source"
+)
+
+// statusInterval is how often the standby status is sent while streaming.
+// It is the server's view of what the target holds, for WAL retention and
+// lag, and far below wal_sender_timeout (60s by default); it decides no
+// pipeline behaviour, so it runs on the wall clock.
+const statusInterval = time.Second
+
+// sessionParams make the server's text output what value expects: ISO
+// dates, timestamps with zones in UTC, hexadecimal bytea, and floats
+// written exactly (PostgreSQL 12 and later write the shortest exact text
+// with any extra_float_digits above 0).
+var sessionParams = map[string]string{
+	"DateStyle":          "ISO, YMD",
+	"TimeZone":           "UTC",
+	"IntervalStyle":      "postgres",
+	"bytea_output":       "hex",
+	"extra_float_digits": "1",
+	"application_name":   "txsink",
+}
+
+// item is what the pump hands the reader: a record, or the error that
+// stopped the stream.
+type item struct {
+	rec source.Record
+	err error
+}
+
+// stream is the replication connection of one slot, and the Reader of its
+// partition. A pump goroutine owns the connection: it receives, decodes
+// and sends standby status; Next takes its records from a channel.
+type stream struct {
+	part  string
+	slot  string
+	start changelog.Position
+	log   interface{ Info(string, ...any) }
+
+	conn *pgconn.PgConn
+	out  chan item
+
+	// committed is the highest position the target committed (an LSN).
+	committed atomic.Uint64
+	// walEnd is the server's WAL end as last reported, for lag.
+	walEnd atomic.Uint64
+
+	cancel context.CancelFunc
+	done   chan struct{}
+	// err is the permanent error Next returns once the pump stopped on it.
+	err error
+
+	stopOnce sync.Once
+}
+
+// openStream connects, makes sure of the publication and the slot, checks
+// the stored position against the slot, and starts replication there.
+func openStream(ctx context.Context, cfg *Config, part string, start changelog.Position, env source.Env) (*stream, error) {
+	st, err := open(ctx, cfg, part, start, env)
+	if err != nil && ctx.Err() != nil {
+		// Stopped while connecting: the cancellation, not what it broke.
+		return nil, ctx.Err()
+	}
+	return st, err
+}
+
+func open(ctx context.Context, cfg *Config, part string, start changelog.Position, env source.Env) (*stream, error) {
+	admin, err := connect(ctx, cfg.URL, false)
+	if err != nil {
+		return nil, err
+	}
+	defer admin.Close(context.Background())
+	pub, err := ensurePublication(ctx, admin, cfg)
+	if err != nil {
+		return nil, err
+	}
+	slot, err := lookupSlot(ctx, admin, cfg.Slot)
+	if err != nil {
+		return nil, err
+	}
+	repl, err := connect(ctx, cfg.URL, true)
+	if err != nil {
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			repl.Close(context.Background())
+		}
+	}()
+	from := pglogrepl.LSN(start.Offset)
+	switch {
+	case slot == nil && start.Offset > 0:
+		return nil, fmt.Errorf("postgres source: the replication slot %s is gone, but the target holds the position %s of it (partition %s): "+
+			"the changes since may be lost. Take the data over again: empty the target tables, forget the progress (%s), and run again, "+
+			"which creates the slot", cfg.Slot, from, part, resetHint(env, part))
+	case slot == nil:
+		res, err := pglogrepl.CreateReplicationSlot(ctx, repl, cfg.Slot, "pgoutput",
+			pglogrepl.CreateReplicationSlotOptions{Mode: pglogrepl.LogicalReplication, SnapshotAction: "NOEXPORT_SNAPSHOT"})
+		if err != nil {
+			return nil, fmt.Errorf("postgres source: create the replication slot %s: %w (the role needs the REPLICATION attribute, "+
+				"and the server max_replication_slots above those in use)", cfg.Slot, err)
+		}
+		if from, err = pglogrepl.ParseLSN(res.ConsistentPoint); err != nil {
+			return nil, fmt.Errorf("postgres source: slot %s's consistent point %q: %w", cfg.Slot, res.ConsistentPoint, err)
+		}
+		env.Log.Info("created the replication slot; streaming from its consistent point", "slot", cfg.Slot, "lsn", from.String())
+	default:
+		if err := slot.usable(cfg.Slot); err != nil {
+			return nil, err
+		}
+		if start.Offset == 0 {
+			from = slot.confirmed
+		} else if slot.confirmed > from {
+			return nil, fmt.Errorf("postgres source: the replication slot %s confirmed %s, beyond the target's position %s (partition %s): "+
+				"the changes between are no longer available (another client used the slot, or the target was restored). "+
+				"Take the data over again: empty the target tables, forget the progress (%s), drop the slot (SELECT pg_drop_replication_slot('%s')) and run again",
+				cfg.Slot, slot.confirmed, from, part, resetHint(env, part), cfg.Slot)
+		}
+	}
+	if from > math.MaxInt64 {
+		return nil, fmt.Errorf("postgres source: LSN %s is beyond what a position holds", from)
+	}
+	args := []string{"proto_version '1'", "publication_names " + quoteLiteral(pub)}
+	if err := pglogrepl.StartReplication(ctx, repl, cfg.Slot, from, pglogrepl.StartReplicationOptions{PluginArgs: args}); err != nil {
+		return nil, fmt.Errorf("postgres source: start replication on slot %s at %s: %w", cfg.Slot, from, err)
+	}
+	ok = true
+	s := &stream{part: part, slot: cfg.Slot, log: env.Log, conn: repl, out: make(chan item, 1024), done: make(chan struct{}),
+		start: changelog.Position{Partition: part, Offset: int64(from)}}
+	s.committed.Store(uint64(from))
+	pctx, cancel := context.WithCancel(context.Background())
+	s.cancel = cancel
+	go s.pump(pctx, newDecoder(part))
+	return s, nil
+}
+
+// resetHint returns the command that forgets part's progress.
+func resetHint(env source.Env, part string) string {
+	if env.ResetHint != nil {
+		return env.ResetHint(part)
+	}
+	return "txsink reset --partition " + part
+}
+
+// connect opens a connection to the source database: a replication one
+// (replication=database, for the slot and the stream) or a plain one.
+func connect(ctx context.Context, url string, replication bool) (*pgconn.PgConn, error) {
+	cfg, err := pgconn.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("postgres source: source.url: %w", err)
+	}
+	for k, v := range sessionParams {
+		cfg.RuntimeParams[k] = v
+	}
+	if replication {
+		cfg.RuntimeParams["replication"] = "database"
+	}
+	c, err := pgconn.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres source: connect to %s:%d database %s: %w", cfg.Host, cfg.Port, cfg.Database, err)
+	}
+	return c, nil
+}
+
+// query runs one SQL statement of text results on a plain connection.
+func query(ctx context.Context, c *pgconn.PgConn, sql string, args ...string) ([][][]byte, error) {
+	params := make([][]byte, len(args))
+	for i, a := range args {
+		params[i] = []byte(a)
+	}
+	res := c.ExecParams(ctx, sql, params, nil, nil, nil).Read()
+	return res.Rows, res.Err
+}
+
+// ensurePublication returns the publication to stream: the one the config
+// names, which must exist, or txsink's own, named as the slot, created or
+// altered to publish exactly the config's tables.
+func ensurePublication(ctx context.Context, c *pgconn.PgConn, cfg *Config) (string, error) {
+	rows, err := query(ctx, c, "SELECT current_setting('wal_level')")
+	if err != nil {
+		return "", fmt.Errorf("postgres source: read wal_level: %w", err)
+	}
+	if lvl := string(rows[0][0]); lvl != "logical" {
+		return "", fmt.Errorf("postgres source: the server's wal_level is %s; logical replication needs wal_level = logical "+
+			"(set it in postgresql.conf, or ALTER SYSTEM SET wal_level = logical, and restart the server)", lvl)
+	}
+	name := cfg.Publication
+	if name == "" {
+		name = cfg.Slot
+	}
+	rows, err = query(ctx, c, "SELECT 1 FROM pg_publication WHERE pubname = $1", name)
+	if err != nil {
+		return "", fmt.Errorf("postgres source: look up publication %s: %w", name, err)
+	}
+	exists := len(rows) > 0
+	if cfg.Publication != "" {
+		if !exists {
+			return "", fmt.Errorf("postgres source: there is no publication %s (source.publication); create it (CREATE PUBLICATION %s FOR TABLE ...) or list source.tables instead", name, name)
+		}
+		return name, nil
+	}
+	list := make([]string, len(cfg.Tables))
+	for i, t := range cfg.Tables {
+		schema, table, _ := splitTable(t)
+		list[i] = quoteIdent(schema) + "." + quoteIdent(table)
+	}
+	stmt := "CREATE PUBLICATION " + quoteIdent(name) + " FOR TABLE " + strings.Join(list, ", ")
+	if exists {
+		stmt = "ALTER PUBLICATION " + quoteIdent(name) + " SET TABLE " + strings.Join(list, ", ")
+	}
+	if err := c.Exec(ctx, stmt).Close(); err != nil {
+		return "", fmt.Errorf("postgres source: %s: %w (the role must own the tables, or create the publication yourself and set source.publication)", stmt, err)
+	}
+	return name, nil
+}
+
+// slotInfo is what the server says of an existing slot.
+type slotInfo struct {
+	plugin, kind, walStatus string
+	confirmed               pglogrepl.LSN
+}
+
+// usable refuses a slot this source cannot stream from.
+func (s *slotInfo) usable(name string) error {
+	switch {
+	case s.kind != "logical" || s.plugin != "pgoutput":
+		return fmt.Errorf("postgres source: the replication slot %s is a %s slot of plugin %q, not a logical slot of pgoutput; name another slot (source.slot)", name, s.kind, s.plugin)
+	case s.walStatus == "lost":
+		return fmt.Errorf("postgres source: the replication slot %s was invalidated: the server removed WAL it needed (max_slot_wal_keep_size). "+
+			"Take the data over again: drop the slot (SELECT pg_drop_replication_slot('%s')), empty the target tables, forget the progress, and run again", name, name)
+	}
+	return nil
+}
+
+// lookupSlot returns the slot named name in the current database, or nil.
+func lookupSlot(ctx context.Context, c *pgconn.PgConn, name string) (*slotInfo, error) {
+	rows, err := query(ctx, c, "SELECT coalesce(plugin, ''), slot_type, coalesce(wal_status, ''), coalesce(confirmed_flush_lsn::text, '0/0'), "+
+		"coalesce(database = current_database(), false) FROM pg_replication_slots WHERE slot_name = $1", name)
+	if err != nil {
+		return nil, fmt.Errorf("postgres source: look up replication slot %s: %w", name, err)
+	}
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	r := rows[0]
+	if string(r[4]) != "t" {
+		return nil, fmt.Errorf("postgres source: the replication slot %s belongs to another database; name another slot (source.slot)", name)
+	}
+	lsn, err := pglogrepl.ParseLSN(string(r[3]))
+	if err != nil {
+		return nil, fmt.Errorf("postgres source: slot %s's confirmed_flush_lsn %q: %w", name, r[3], err)
+	}
+	return &slotInfo{plugin: string(r[0]), kind: string(r[1]), walStatus: string(r[2]), confirmed: lsn}, nil
+}
+
+// committedAt records the target's committed position of the partition.
+func (s *stream) committedAt(progress []changelog.Position) {
+	for _, p := range progress {
+		if p.Partition != s.part || p.Offset <= 0 {
+			continue
+		}
+		for {
+			old := s.committed.Load()
+			if uint64(p.Offset) <= old || s.committed.CompareAndSwap(old, uint64(p.Offset)) {
+				break
+			}
+		}
+	}
+}
+
+// pump receives the stream until ctx ends or it fails, decodes it into
+// records for Next, and sends the standby status every statusInterval
+// and whenever the server asks.
+func (s *stream) pump(ctx context.Context, d *decoder) {
+	defer close(s.done)
+	var pending []source.Record
+	next := time.Now().Add(statusInterval)
+	timer := time.NewTimer(statusInterval)
+	defer timer.Stop()
+	fail := func(err error) {
+		select {
+		case s.out <- item{err: err}:
+		case <-ctx.Done():
+		}
+	}
+	for {
+		if !time.Now().Before(next) {
+			if err := s.sendStatus(); err != nil {
+				fail(err)
+				return
+			}
+			next = time.Now().Add(statusInterval)
+		}
+		if len(pending) > 0 {
+			timer.Reset(time.Until(next))
+			select {
+			case s.out <- item{rec: pending[0]}:
+				pending[0] = source.Record{}
+				pending = pending[1:]
+			case <-timer.C:
+			case <-ctx.Done():
+				return
+			}
+			continue
+		}
+		rctx, cancel := context.WithDeadline(ctx, next)
+		msg, err := s.conn.ReceiveMessage(rctx)
+		cancel()
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil && pgconn.Timeout(err):
+			continue
+		case err != nil:
+			fail(fmt.Errorf("postgres source: slot %s: receive: %w", s.slot, err))
+			return
+		}
+		switch m := msg.(type) {
+		case *pgproto3.ErrorResponse:
+			fail(fmt.Errorf("postgres source: slot %s: %w", s.slot, pgconn.ErrorResponseToPgError(m)))
+			return
+		case *pgproto3.CopyData:
+			if len(m.Data) == 0 {
+				continue
+			}
+			switch m.Data[0] {
+			case pglogrepl.PrimaryKeepaliveMessageByteID:
+				k, err := pglogrepl.ParsePrimaryKeepaliveMessage(m.Data[1:])
+				if err != nil {
+					fail(fmt.Errorf("postgres source: slot %s: keepalive: %w", s.slot, err))
+					return
+				}
+				s.walEnd.Store(uint64(k.ServerWALEnd))
+				if k.ReplyRequested {
+					next = time.Now()
+				}
+			case pglogrepl.XLogDataByteID:
+				x, err := pglogrepl.ParseXLogData(m.Data[1:])
+				if err != nil {
+					fail(fmt.Errorf("postgres source: slot %s: XLogData: %w", s.slot, err))
+					return
+				}
+				if uint64(x.ServerWALEnd) > s.walEnd.Load() {
+					s.walEnd.Store(uint64(x.ServerWALEnd))
+				}
+				recs, err := d.decode(x.WALStart, x.WALData)
+				if err != nil {
+					fail(err)
+					return
+				}
+				pending = append(pending, recs...)
+			}
+		case *pgproto3.CopyDone:
+			fail(fmt.Errorf("postgres source: slot %s: the server ended replication", s.slot))
+			return
+		}
+	}
+}
+
+// sendStatus confirms to the server what the target committed, and no
+// more: the slot keeps the WAL of everything after it.
+func (s *stream) sendStatus() error {
+	lsn := pglogrepl.LSN(s.committed.Load())
+	if err := pglogrepl.SendStandbyStatusUpdate(context.Background(), s.conn, pglogrepl.StandbyStatusUpdate{WALWritePosition: lsn}); err != nil {
+		return fmt.Errorf("postgres source: slot %s: send standby status: %w", s.slot, err)
+	}
+	return nil
+}
+
+// stop ends the pump and confirms the last committed position, within ctx.
+// The connection stays open until close.
+func (s *stream) stop(ctx context.Context) {
+	s.stopOnce.Do(func() {
+		s.cancel()
+		select {
+		case <-s.done:
+		case <-ctx.Done():
+			return
+		}
+		lsn := pglogrepl.LSN(s.committed.Load())
+		err := pglogrepl.SendStandbyStatusUpdate(ctx, s.conn, pglogrepl.StandbyStatusUpdate{WALWritePosition: lsn})
+		if err == nil {
+			// Ending the stream makes the server read the status before
+			// the connection closes: a server busy sending may otherwise
+			// notice the close first and never read it.
+			if d, ok := ctx.Deadline(); ok {
+				_ = s.conn.Conn().SetDeadline(d)
+			}
+			_, err = pglogrepl.SendStandbyCopyDone(ctx, s.conn)
+			_ = s.conn.Conn().SetDeadline(time.Time{})
+		}
+		if err != nil {
+			s.log.Info("could not confirm the last committed position to the server; the slot keeps the WAL since its last confirmation", "slot", s.slot, "lsn", lsn.String(), "err", err)
+		}
+	})
+}
+
+// close stops the pump, if Stopping did not, and disconnects.
+func (s *stream) close() error {
+	s.cancel()
+	<-s.done
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return s.conn.Close(ctx)
+}
+
+// Next implements source.Reader.
+func (s *stream) Next(ctx context.Context) (source.Record, error) {
+	if s.err != nil {
+		return source.Record{}, s.err
+	}
+	select {
+	case it := <-s.out:
+		if it.err != nil {
+			s.err = it.err
+			return source.Record{}, it.err
+		}
+		return it.rec, nil
+	case <-ctx.Done():
+		return source.Record{}, ctx.Err()
+	case <-s.done:
+		// The pump stopped (Stopping) with nothing more to hand on.
+		select {
+		case it := <-s.out:
+			if it.err == nil {
+				return it.rec, nil
+			}
+			s.err = it.err
+		default:
+			s.err = io.ErrClosedPipe
+		}
+		return source.Record{}, s.err
+	}
+}
+
+// Close implements source.Reader; the Source disconnects.
+func (s *stream) Close() error { return nil }
+
+// MayWait implements source.Waiter: the next record may not have come yet.
+func (s *stream) MayWait() bool { return len(s.out) == 0 }
+
+// Size implements source.Sizer: the server's WAL end as last reported, so
+// that lag is the WAL bytes the target lacks.
+func (s *stream) Size() int64 {
+	if e := s.walEnd.Load(); e > 0 && e <= math.MaxInt64 {
+		return int64(e)
+	}
+	return -1
+}
+
+// Partition implements source.Lane.
+func (s *stream) Partition() string { return s.part }
+
+// Start implements source.Lane.
+func (s *stream) Start() changelog.Position { return s.start }
