@@ -487,7 +487,7 @@ func (d *decoder) resolve(c *Config) {
 			}
 		}
 	}
-	for key, p := range map[string]*string{"source.sasl.user": &c.Source.SASLUser, "source.sasl.password": &c.Source.SASLPassword} {
+	for key, p := range map[string]*string{"source.sasl.user": &c.Source.SASLUser, "source.sasl.password": &c.Source.SASLPassword, "source.url": &c.Source.URL} {
 		if *p == "" {
 			continue
 		}
