@@ -402,10 +402,14 @@ var sourceSection = sectionDef{
 		field: func(s any) any { return &s.(*Source).Slot },
 	}, {
 		name: "snapshot", typ: typeString, only: SourcePostgres,
-		want: "never (initial is not built yet)", defaultDoc: "initial (refused: not built yet)",
-		doc: "`never`: stream the changes from where the slot is (its creation, for a new one), copying no existing " +
-			"row. `initial`, a consistent copy of the tables before streaming, is not built yet and is refused.",
+		want: "initial or never", defaultDoc: "initial",
+		doc: "`initial`: when txsink creates the slot, it copies the tables as of the slot's consistent point " +
+			"(the slot's exported snapshot), as one source transaction, then streams from that point: every " +
+			"transaction is in the copy or in the stream, once. The copy is not resumable yet: a stop before it " +
+			"is committed, or an existing slot the target has no position of, is refused (drop the slot and run " +
+			"again). `never`: stream from where the slot is (its creation, for a new one), copying no row.",
 		field: func(s any) any { return &s.(*Source).Snapshot },
+		check: oneOf("snapshot", []string{"initial", "never"}),
 	}},
 }
 

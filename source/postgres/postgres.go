@@ -31,8 +31,17 @@
 // resumed from (PostgreSQL resumes at transaction boundaries), so the
 // configuration refuses this source without transaction mode.
 //
-// The initial snapshot is not taken yet: snapshot must be "never", and
-// streaming starts where the slot is created (or where it stands).
+// The initial snapshot (snapshot: initial, the default) is consistent with
+// the stream: the slot is created with an exported snapshot, the tables
+// are read in a transaction that imported it (SET TRANSACTION SNAPSHOT),
+// so they show exactly the transactions committed before the slot's
+// consistent point, and streaming starts at that point, which PostgreSQL
+// decodes every later transaction from. The copy is handed on as one
+// source transaction at the consistent point: the target commits all of it
+// or none. It is not chunked or resumable yet: a stop before it is
+// committed leaves a slot and no progress, which is refused with what to
+// do (drop the slot and run again), as is an existing slot when the target
+// has no progress; and the transaction mode buffers the whole copy.
 package postgres
 
 import (
@@ -59,7 +68,8 @@ func init() { source.Register(Type, Driver{}) }
 
 // Values of Config.Snapshot.
 const (
-	// SnapshotInitial copies the tables before streaming (not built yet).
+	// SnapshotInitial copies the tables, consistently with the stream,
+	// when the slot is created (the default).
 	SnapshotInitial = "initial"
 	// SnapshotNever streams from where the slot is, copying nothing.
 	SnapshotNever = "never"
@@ -140,10 +150,9 @@ func (Driver) Open(settings source.Settings, env source.Env) (source.Source, err
 		errs = append(errs, fmt.Errorf("source.slot %q is not a replication slot name: 1 to 63 lower-case letters, digits and underscores", c.Slot))
 	}
 	switch c.Snapshot {
-	case SnapshotNever:
-	case "", SnapshotInitial:
-		errs = append(errs, errors.New("source.snapshot: the initial snapshot of the postgres source is not built yet; set snapshot: never "+
-			"to stream the changes from the slot's creation on (copy the existing rows into the target yourself before)"))
+	case "":
+		c.Snapshot = SnapshotInitial
+	case SnapshotNever, SnapshotInitial:
 	default:
 		errs = append(errs, fmt.Errorf("source.snapshot %q: want initial or never", c.Snapshot))
 	}

@@ -194,6 +194,14 @@ func (r *run) stop(t *testing.T) {
 	r.e = nil
 }
 
+// wait waits for a run that ends by itself, and returns what Run did.
+func (r *run) wait() error {
+	err := <-r.done
+	r.e.Close()
+	r.e = nil
+	return err
+}
+
 // dump renders the compared queries' results.
 func dump(t *testing.T, db *testdb.DB) string {
 	t.Helper()
@@ -271,9 +279,8 @@ func caughtUp(t *testing.T, r *run, src, dst *testdb.DB) {
 		}
 		select {
 		case err := <-r.done:
-			r.e.Close()
-			r.e = nil
-			t.Fatalf("Run ended before the target caught up: %v", err)
+			r.done <- err
+			t.Fatalf("Run ended before the target caught up: %v", r.wait())
 		case <-tick.C:
 		}
 	}
@@ -337,100 +344,172 @@ func progressOf(dst *testdb.DB, slot string) (int64, error) {
 // row (a replayed transaction would duplicate an event, a lost one leave a
 // row behind), never shows part of a transaction, keeps TOASTed values
 // the updates did not send, and the slot never confirms more than the
-// target committed.
+// target committed. With snapshot: initial the rows written before the
+// slot existed come from the snapshot, the later ones from the stream;
+// with never, the tables start empty (but docs, put in the target by hand).
 func TestStream(t *testing.T) {
 	src := source(t)
-	for _, dialect := range testdb.Dialects {
-		t.Run(dialect, func(t *testing.T) {
-			dst := testdb.Open(t, dialect)
-			dst.Exec(t, targetTables[dialect]...)
-			cfg := pipeline("stream_"+dialect, src, dst)
-			slot := postgres.DefaultSlot(cfg.Name)
-			// Each target starts from empty tables (but docs), before
-			// its slot exists; the slot goes when the test ends, as the
-			// WAL it holds.
-			src.Exec(t, "TRUNCATE orders, items, events, kvfull, kvdef")
-			t.Cleanup(func() { src.SQL.Exec("SELECT pg_drop_replication_slot($1)", slot) })
-			// The slot is created by the first run: the docs' rows go in
-			// by hand, as a snapshot would.
-			var docs []string
-			rows, err := src.SQL.Query("SELECT id, title, body FROM docs ORDER BY id")
-			if err != nil {
-				t.Fatal(err)
-			}
-			for rows.Next() {
-				var id int
-				var title, body string
-				if err := rows.Scan(&id, &title, &body); err != nil {
-					t.Fatal(err)
-				}
-				docs = append(docs, fmt.Sprintf("(%d, '%s', '%s')", id, title, body))
-			}
-			rows.Close()
-			dst.Exec(t, "INSERT INTO docs (id, title, body) VALUES "+strings.Join(docs, ", "))
-
-			r := start(t, cfg)
-			var watch sync.WaitGroup
-			stopWatch := make(chan struct{})
-			stopOnce := sync.OnceFunc(func() { close(stopWatch); watch.Wait() })
-			t.Cleanup(stopOnce)
-			watch.Add(1)
-			go func() {
-				// The slot's confirmed position, read first, is never
-				// beyond the target's committed one, read after.
-				defer watch.Done()
-				tick := time.NewTicker(20 * time.Millisecond)
-				defer tick.Stop()
-				created := int64(-1)
-				for {
-					select {
-					case <-stopWatch:
-						return
-					case <-tick.C:
-					}
-					var c int64
-					if err := src.SQL.QueryRow("SELECT coalesce(confirmed_flush_lsn - '0/0', -1) FROM pg_replication_slots WHERE slot_name = $1", slot).Scan(&c); err != nil {
-						continue // the slot is not there yet
-					}
-					if created < 0 {
-						created = c
-					}
-					p, err := progressOf(dst, slot)
-					if err != nil {
-						t.Errorf("read the target's progress: %v", err)
-						return
-					}
-					if c != created && c > p {
-						t.Errorf("the slot confirmed %d, beyond the target's committed position %d", c, p)
-						return
-					}
-				}
-			}()
-			waitSlot(t, src, slot)
-			// Stops mid-stream, while the workload goes on: the pipeline
-			// is cancelled (SIGINT) with transactions in flight, and
-			// started again from the target's progress.
-			restart := func(i int) {
-				if i%100 == 50 {
-					r.stop(t)
-				}
-				if i%100 == 70 {
-					r = start(t, cfg)
-				}
-			}
-			workloadTx(t, src.SQL, 0, 450, 1, restart)
-			caughtUp(t, r, src, dst)
-			r.stop(t)
-			stopOnce()
-			if c, p := slotLSN(t, src, slot), progress(t, dst, slot); c != p {
-				t.Errorf("after the stop the slot confirmed %d, the target holds %d: the last commit was not confirmed", c, p)
-			}
-			// A run with nothing new applies nothing twice.
-			r = start(t, cfg)
-			caughtUp(t, r, src, dst)
-			r.stop(t)
-		})
+	for _, snapshot := range []string{postgres.SnapshotInitial, postgres.SnapshotNever} {
+		for _, dialect := range testdb.Dialects {
+			t.Run(snapshot+"/"+dialect, func(t *testing.T) {
+				testStream(t, src, snapshot, dialect)
+			})
+		}
 	}
+}
+
+func testStream(t *testing.T, src *testdb.DB, snapshot, dialect string) {
+	dst := testdb.Open(t, dialect)
+	dst.Exec(t, targetTables[dialect]...)
+	cfg := pipeline("stream_"+snapshot+"_"+dialect, src, dst)
+	cfg.Source.Snapshot = snapshot
+	slot := postgres.DefaultSlot(cfg.Name)
+	// Each target starts from empty tables (but docs), before its slot
+	// exists; the slot goes when the test ends, as the WAL it holds.
+	src.Exec(t, "TRUNCATE orders, items, events, kvfull, kvdef")
+	t.Cleanup(func() { src.SQL.Exec("SELECT pg_drop_replication_slot($1)", slot) })
+	if snapshot == postgres.SnapshotNever {
+		copyDocs(t, src, dst)
+	} else {
+		// Rows the snapshot copies.
+		workloadTx(t, src.SQL, 0, 100, 9, nil)
+	}
+
+	r := start(t, cfg)
+	var watch sync.WaitGroup
+	stopWatch := make(chan struct{})
+	stopOnce := sync.OnceFunc(func() { close(stopWatch); watch.Wait() })
+	t.Cleanup(stopOnce)
+	watch.Add(1)
+	go func() {
+		// The slot's confirmed position, read first, is never beyond
+		// the target's committed one, read after.
+		defer watch.Done()
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		created := int64(-1)
+		for {
+			select {
+			case <-stopWatch:
+				return
+			case <-tick.C:
+			}
+			var c int64
+			if err := src.SQL.QueryRow("SELECT coalesce(confirmed_flush_lsn - '0/0', -1) FROM pg_replication_slots WHERE slot_name = $1", slot).Scan(&c); err != nil {
+				continue // the slot is not there yet
+			}
+			if created < 0 {
+				created = c
+			}
+			p, err := progressOf(dst, slot)
+			if err != nil {
+				t.Errorf("read the target's progress: %v", err)
+				return
+			}
+			if c != created && c > p {
+				t.Errorf("the slot confirmed %d, beyond the target's committed position %d", c, p)
+				return
+			}
+		}
+	}()
+	if snapshot == postgres.SnapshotNever {
+		// Only what the slot sees is streamed: the workload waits for it.
+		// With the snapshot it does not: transactions racing the slot's
+		// creation and the copy are in the one or the other, never in
+		// both (events would show it) nor in neither.
+		waitSlot(t, src, slot)
+	}
+	// Stops mid-stream, while the workload goes on: the pipeline is
+	// cancelled (SIGINT) with transactions in flight, and started again
+	// from the target's progress. The first stop waits for the
+	// snapshot's commit: a stop before it is refused (see TestSnapshotUnfinished).
+	restart := func(i int) {
+		if i%100 == 50 {
+			waitProgress(t, dst, slot)
+			r.stop(t)
+		}
+		if i%100 == 70 {
+			r = start(t, cfg)
+		}
+	}
+	workloadTx(t, src.SQL, 100, 450, 1, restart)
+	caughtUp(t, r, src, dst)
+	r.stop(t)
+	stopOnce()
+	if c, p := slotLSN(t, src, slot), progress(t, dst, slot); c != p {
+		t.Errorf("after the stop the slot confirmed %d, the target holds %d: the last commit was not confirmed", c, p)
+	}
+	// A run with nothing new applies nothing twice.
+	r = start(t, cfg)
+	caughtUp(t, r, src, dst)
+	r.stop(t)
+}
+
+// copyDocs puts the source's docs rows into the target, as a snapshot
+// would.
+func copyDocs(t *testing.T, src, dst *testdb.DB) {
+	t.Helper()
+	var docs []string
+	rows, err := src.SQL.Query("SELECT id, title, body FROM docs ORDER BY id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int
+		var title, body string
+		if err := rows.Scan(&id, &title, &body); err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, fmt.Sprintf("(%d, '%s', '%s')", id, title, body))
+	}
+	dst.Exec(t, "INSERT INTO docs (id, title, body) VALUES "+strings.Join(docs, ", "))
+}
+
+// waitProgress waits until the target committed a position of the slot.
+func waitProgress(t *testing.T, dst *testdb.DB, slot string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for progress(t, dst, slot) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the target committed nothing of slot %s within a minute", slot)
+		}
+		<-tick.C
+	}
+}
+
+// TestSnapshotUnfinished refuses to start with snapshot: initial from a
+// slot that exists while the target holds no position of it (a snapshot
+// that did not finish), saying what to do, and streams from the slot with
+// snapshot: never.
+func TestSnapshotUnfinished(t *testing.T) {
+	src, dst, cfg, slot := sqlitePipeline(t, "unfinished")
+	src.Exec(t, "SELECT pg_create_logical_replication_slot('"+slot+"', 'pgoutput')")
+	cfg.Source.Snapshot = postgres.SnapshotInitial
+	r := start(t, cfg)
+	err := r.wait()
+	if err == nil || !strings.Contains(err.Error(), "pg_drop_replication_slot('"+slot+"')") {
+		t.Fatalf("Run = %v, want the refusal naming the slot to drop", err)
+	}
+	cfg.Source.Snapshot = postgres.SnapshotNever
+	copyDocs(t, src, dst)
+	r = start(t, cfg)
+	waitSlot(t, src, slot)
+	workloadTx(t, src.SQL, 0, 20, 5, nil)
+	caughtUp(t, r, src, dst)
+}
+
+// sqlitePipeline returns a private source, a SQLite target with the
+// tables, and the pipeline named name between them, with its slot.
+func sqlitePipeline(t *testing.T, name string) (src, dst *testdb.DB, cfg *config.Config, slot string) {
+	t.Helper()
+	src = source(t)
+	dst = testdb.SQLite(t)
+	dst.Exec(t, targetTables["sqlite"]...)
+	cfg = pipeline(name, src, dst)
+	return src, dst, cfg, postgres.DefaultSlot(cfg.Name)
 }
 
 // waitSlot waits until the pipeline created its slot, so that the
@@ -456,17 +535,11 @@ func waitSlot(t *testing.T, src *testdb.DB, slot string) {
 // TestTruncateRefused stops the pipeline at a TRUNCATE of a published
 // table, naming it; nothing after it is applied.
 func TestTruncateRefused(t *testing.T) {
-	src := source(t)
-	dst := testdb.SQLite(t)
-	dst.Exec(t, targetTables["sqlite"]...)
-	cfg := pipeline("truncate", src, dst)
-	slot := postgres.DefaultSlot(cfg.Name)
+	src, dst, cfg, slot := sqlitePipeline(t, "truncate")
 	r := start(t, cfg)
 	waitSlot(t, src, slot)
 	src.Exec(t, "INSERT INTO kvdef VALUES (1, 'a')", "TRUNCATE kvdef", "INSERT INTO kvdef VALUES (2, 'b')")
-	err := <-r.done
-	r.e.Close()
-	r.e = nil
+	err := r.wait()
 	if err == nil || !strings.Contains(err.Error(), "TRUNCATE of public.kvdef") {
 		t.Fatalf("Run = %v, want the refusal of the TRUNCATE of public.kvdef", err)
 	}

@@ -56,11 +56,16 @@ type stream struct {
 
 	conn *pgconn.PgConn
 	out  chan item
+	// from is where replication starts, args its pgoutput options.
+	from pglogrepl.LSN
+	args []string
 
 	// committed is the highest position the target committed (an LSN).
 	committed atomic.Uint64
 	// walEnd is the server's WAL end as last reported, for lag.
 	walEnd atomic.Uint64
+	// streaming is set once replication started (after the snapshot).
+	streaming atomic.Bool
 
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -106,14 +111,19 @@ func open(ctx context.Context, cfg *Config, part string, start changelog.Positio
 		}
 	}()
 	from := pglogrepl.LSN(start.Offset)
+	var snap *snapshot
 	switch {
 	case slot == nil && start.Offset > 0:
 		return nil, fmt.Errorf("postgres source: the replication slot %s is gone, but the target holds the position %s of it (partition %s): "+
 			"the changes since may be lost. Take the data over again: empty the target tables, forget the progress (%s), and run again, "+
 			"which creates the slot", cfg.Slot, from, part, resetHint(env, part))
 	case slot == nil:
+		action := "NOEXPORT_SNAPSHOT"
+		if cfg.Snapshot != SnapshotNever {
+			action = "EXPORT_SNAPSHOT"
+		}
 		res, err := pglogrepl.CreateReplicationSlot(ctx, repl, cfg.Slot, "pgoutput",
-			pglogrepl.CreateReplicationSlotOptions{Mode: pglogrepl.LogicalReplication, SnapshotAction: "NOEXPORT_SNAPSHOT"})
+			pglogrepl.CreateReplicationSlotOptions{Mode: pglogrepl.LogicalReplication, SnapshotAction: action})
 		if err != nil {
 			return nil, fmt.Errorf("postgres source: create the replication slot %s: %w (the role needs the REPLICATION attribute, "+
 				"and the server max_replication_slots above those in use)", cfg.Slot, err)
@@ -121,10 +131,26 @@ func open(ctx context.Context, cfg *Config, part string, start changelog.Positio
 		if from, err = pglogrepl.ParseLSN(res.ConsistentPoint); err != nil {
 			return nil, fmt.Errorf("postgres source: slot %s's consistent point %q: %w", cfg.Slot, res.ConsistentPoint, err)
 		}
-		env.Log.Info("created the replication slot; streaming from its consistent point", "slot", cfg.Slot, "lsn", from.String())
+		if cfg.Snapshot != SnapshotNever {
+			// The exported snapshot lasts until the replication
+			// connection's next command: it is imported now, and
+			// replication starts once the copy is read.
+			if snap, err = importSnapshot(ctx, cfg, pub, res.SnapshotName); err != nil {
+				return nil, err
+			}
+			env.Log.Info("created the replication slot; copying the tables as of its consistent point, then streaming from it", "slot", cfg.Slot, "lsn", from.String())
+		} else {
+			env.Log.Info("created the replication slot; streaming from its consistent point", "slot", cfg.Slot, "lsn", from.String())
+		}
 	default:
 		if err := slot.usable(cfg.Slot); err != nil {
 			return nil, err
+		}
+		if start.Offset == 0 && cfg.Snapshot != SnapshotNever {
+			return nil, fmt.Errorf("postgres source: the replication slot %s exists, but the target holds no position of it (partition %s): "+
+				"its initial snapshot was not taken, or did not finish (or found no row), and a snapshot consistent with the slot can only be "+
+				"taken when the slot is created. Drop the slot (SELECT pg_drop_replication_slot('%s')) and run again to take it, "+
+				"or set source.snapshot: never to stream from where the slot is", cfg.Slot, part, cfg.Slot)
 		}
 		if start.Offset == 0 {
 			from = slot.confirmed
@@ -138,18 +164,127 @@ func open(ctx context.Context, cfg *Config, part string, start changelog.Positio
 	if from > math.MaxInt64 {
 		return nil, fmt.Errorf("postgres source: LSN %s is beyond what a position holds", from)
 	}
-	args := []string{"proto_version '1'", "publication_names " + quoteLiteral(pub)}
-	if err := pglogrepl.StartReplication(ctx, repl, cfg.Slot, from, pglogrepl.StartReplicationOptions{PluginArgs: args}); err != nil {
-		return nil, fmt.Errorf("postgres source: start replication on slot %s at %s: %w", cfg.Slot, from, err)
+	s := &stream{part: part, slot: cfg.Slot, log: env.Log, conn: repl, out: make(chan item, 1024), done: make(chan struct{}),
+		start: changelog.Position{Partition: part, Offset: int64(from)}, from: from,
+		args: []string{"proto_version '1'", "publication_names " + quoteLiteral(pub)}}
+	if snap == nil {
+		if err := s.startReplication(ctx); err != nil {
+			return nil, err
+		}
 	}
 	ok = true
-	s := &stream{part: part, slot: cfg.Slot, log: env.Log, conn: repl, out: make(chan item, 1024), done: make(chan struct{}),
-		start: changelog.Position{Partition: part, Offset: int64(from)}}
 	s.committed.Store(uint64(from))
 	pctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
-	go s.pump(pctx, newDecoder(part))
+	go s.pump(pctx, newDecoder(part), snap)
 	return s, nil
+}
+
+// startReplication starts the stream at s.from.
+func (s *stream) startReplication(ctx context.Context) error {
+	if err := pglogrepl.StartReplication(ctx, s.conn, s.slot, s.from, pglogrepl.StartReplicationOptions{PluginArgs: s.args}); err != nil {
+		return fmt.Errorf("postgres source: start replication on slot %s at %s: %w", s.slot, s.from, err)
+	}
+	s.streaming.Store(true)
+	return nil
+}
+
+// snapshot is the initial copy: a connection in a transaction that
+// imported the slot's exported snapshot, and the tables to read in it.
+type snapshot struct {
+	conn   *pgconn.PgConn
+	tables []changelog.Table
+}
+
+// importSnapshot opens a connection whose transaction sees the database
+// as the slot's exported snapshot does, and lists the publication's
+// tables in it.
+func importSnapshot(ctx context.Context, cfg *Config, pub, name string) (*snapshot, error) {
+	c, err := connect(ctx, cfg.URL, false)
+	if err != nil {
+		return nil, err
+	}
+	sn := &snapshot{conn: c}
+	if err := c.Exec(ctx, "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY; SET TRANSACTION SNAPSHOT "+quoteLiteral(name)).Close(); err != nil {
+		c.Close(context.Background())
+		return nil, fmt.Errorf("postgres source: import the slot's snapshot %s: %w", name, err)
+	}
+	rows, err := query(ctx, c, "SELECT schemaname, tablename FROM pg_publication_tables WHERE pubname = $1 ORDER BY 1, 2", pub)
+	if err != nil {
+		c.Close(context.Background())
+		return nil, fmt.Errorf("postgres source: list the tables of publication %s: %w", pub, err)
+	}
+	for _, r := range rows {
+		sn.tables = append(sn.tables, changelog.Table{Namespace: string(r[0]), Name: string(r[1])})
+	}
+	return sn, nil
+}
+
+// copy hands on every row of the snapshot's tables as one source
+// transaction at the slot's consistent point: the target has all of it
+// or none, and the stream goes on from that point.
+func (s *stream) copy(ctx context.Context, sn *snapshot, d *decoder) error {
+	defer sn.conn.Close(context.Background())
+	d.inTxn, d.xid, d.pos = true, "snapshot", int64(s.from)
+	n := int64(0)
+	for _, t := range sn.tables {
+		rr := sn.conn.ExecParams(ctx, "SELECT * FROM "+quoteIdent(t.Namespace)+"."+quoteIdent(t.Name), nil, nil, nil, nil)
+		fds := rr.FieldDescriptions()
+		for rr.NextRow() {
+			vals := rr.Values()
+			row := changelog.Row{Names: make([]string, len(fds)), Values: make([]changelog.Value, len(fds))}
+			for i, fd := range fds {
+				row.Names[i] = fd.Name
+				if vals[i] == nil {
+					continue
+				}
+				v, err := value(fd.DataTypeOID, vals[i])
+				if err != nil {
+					rr.Close()
+					return fmt.Errorf("postgres source: snapshot of table %s, row %d, column %s: %w", t, n+1, fd.Name, err)
+				}
+				row.Values[i] = v
+			}
+			n++
+			recs, err := d.change(&changelog.Change{Kind: changelog.Insert, Table: t, After: row}, pglogrepl.LSN(n))
+			if err != nil {
+				rr.Close()
+				return err
+			}
+			for _, r := range recs {
+				if err := s.send(ctx, r); err != nil {
+					rr.Close()
+					return err
+				}
+			}
+		}
+		if _, err := rr.Close(); err != nil {
+			return fmt.Errorf("postgres source: snapshot of table %s: %w", t, err)
+		}
+	}
+	d.inTxn = false
+	if d.held != nil {
+		d.held.TxnEnd = true
+		rec, err := d.release()
+		if err != nil {
+			return err
+		}
+		if err := s.send(ctx, rec); err != nil {
+			return err
+		}
+	}
+	s.log.Info("read the initial snapshot; streaming from the slot's consistent point", "slot", s.slot, "rows", n)
+	return sn.conn.Exec(ctx, "COMMIT").Close()
+}
+
+// send hands a record to Next.
+func (s *stream) send(ctx context.Context, r source.Record) error {
+	select {
+	case s.out <- item{rec: r}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // resetHint returns the command that forgets part's progress.
@@ -289,18 +424,34 @@ func (s *stream) committedAt(progress []changelog.Position) {
 // pump receives the stream until ctx ends or it fails, decodes it into
 // records for Next, and sends the standby status every statusInterval
 // and whenever the server asks.
-func (s *stream) pump(ctx context.Context, d *decoder) {
+func (s *stream) pump(ctx context.Context, d *decoder, snap *snapshot) {
 	defer close(s.done)
-	var pending []source.Record
-	next := time.Now().Add(statusInterval)
-	timer := time.NewTimer(statusInterval)
-	defer timer.Stop()
 	fail := func(err error) {
 		select {
 		case s.out <- item{err: err}:
 		case <-ctx.Done():
 		}
 	}
+	if snap != nil {
+		// The replication connection stays idle meanwhile: the server
+		// expects no status from it before replication starts.
+		if err := s.copy(ctx, snap, d); err != nil {
+			if ctx.Err() == nil {
+				fail(err)
+			}
+			return
+		}
+		if err := s.startReplication(ctx); err != nil {
+			if ctx.Err() == nil {
+				fail(err)
+			}
+			return
+		}
+	}
+	var pending []source.Record
+	next := time.Now().Add(statusInterval)
+	timer := time.NewTimer(statusInterval)
+	defer timer.Stop()
 	for {
 		if !time.Now().Before(next) {
 			if err := s.sendStatus(); err != nil {
@@ -394,6 +545,9 @@ func (s *stream) stop(ctx context.Context) {
 		case <-s.done:
 		case <-ctx.Done():
 			return
+		}
+		if !s.streaming.Load() {
+			return // stopped during the snapshot: nothing to confirm
 		}
 		lsn := pglogrepl.LSN(s.committed.Load())
 		err := pglogrepl.SendStandbyStatusUpdate(ctx, s.conn, pglogrepl.StandbyStatusUpdate{WALWritePosition: lsn})
