@@ -166,7 +166,7 @@ type run struct {
 	e      *engine.Engine
 }
 
-func start(t *testing.T, cfg *config.Config) *run {
+func start(t testing.TB, cfg *config.Config) *run {
 	t.Helper()
 	e, err := engine.New(context.Background(), cfg)
 	if err != nil {
@@ -181,7 +181,7 @@ func start(t *testing.T, cfg *config.Config) *run {
 
 // stop cancels the run (SIGINT) and waits for it; it fails the test if
 // Run failed.
-func (r *run) stop(t *testing.T) {
+func (r *run) stop(t testing.TB) {
 	t.Helper()
 	if r.e == nil {
 		return
