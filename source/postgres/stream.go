@@ -105,13 +105,16 @@ func open(ctx context.Context, cfg *Config, part string, start changelog.Positio
 		return nil, err
 	}
 	ok := false
+	var snap *snapshot
 	defer func() {
 		if !ok {
 			repl.Close(context.Background())
+			if snap != nil {
+				snap.conn.Close(context.Background())
+			}
 		}
 	}()
 	from := pglogrepl.LSN(start.Offset)
-	var snap *snapshot
 	switch {
 	case slot == nil && start.Offset > 0:
 		return nil, fmt.Errorf("postgres source: the replication slot %s is gone, but the target holds the position %s of it (partition %s): "+
@@ -362,7 +365,7 @@ func ensurePublication(ctx context.Context, c *pgconn.PgConn, cfg *Config) (stri
 		stmt = "ALTER PUBLICATION " + quoteIdent(name) + " SET TABLE " + strings.Join(list, ", ")
 	}
 	if err := c.Exec(ctx, stmt).Close(); err != nil {
-		return "", fmt.Errorf("postgres source: %s: %w (the role must own the tables, or create the publication yourself and set source.publication)", stmt, err)
+		return "", fmt.Errorf("postgres source: %s: %w (to create the publication the role must own the tables and have CREATE on the database; or create it yourself and set source.publication)", stmt, err)
 	}
 	return name, nil
 }
