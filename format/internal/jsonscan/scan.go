@@ -251,6 +251,16 @@ func (s *Scanner) NextKey(first bool) (key Token, ok bool, err error) {
 			i++
 		}
 		if i < len(d) && d[i] == '"' && (i > s.pos || first) {
+			// A plain key whose closing quote is in its first eight
+			// bytes (most are) is read without a call.
+			if i+9 <= len(d) {
+				if m := special8(binary.LittleEndian.Uint64(d[i+1:])); m != 0 {
+					if end := i + 1 + bits.TrailingZeros64(m)>>3; d[end] == '"' && end+1 < len(d) && d[end+1] == ':' {
+						s.pos = end + 2
+						return Token{Kind: String, Start: i + 1, End: end, Plain: true}, true, nil
+					}
+				}
+			}
 			end, plain, bad := scanString(d, i+1)
 			if bad == "" && end+1 < len(d) && d[end+1] == ':' {
 				s.pos = end + 2
@@ -502,8 +512,35 @@ func (s *Scanner) NextKeyOf(first bool, keys *Keys) (k int, ok bool, err error) 
 			j++
 		}
 		if j < len(d) && d[j] == '"' {
-			end, plain, bad := scanString(d, j+1)
-			if bad != "" || !plain || end+1 >= len(d) || d[end+1] != ':' {
+			// A plain key of up to 16 bytes is found in its first two
+			// words, which are its table words too, without a call;
+			// scanString reads the others.
+			var end int
+			var w, tail uint64
+			short := false
+			if j+18 <= len(d) {
+				w = binary.LittleEndian.Uint64(d[j+1:])
+				if m := special8(w); m != 0 {
+					n := bits.TrailingZeros64(m) >> 3
+					end, w, short = j+1+n, w&keyMasks[n&7], d[j+1+n] == '"'
+				} else if w2 := binary.LittleEndian.Uint64(d[j+9:]); special8(w2) != 0 {
+					end = j + 9 + bits.TrailingZeros64(special8(w2))>>3
+					if end > j+9 {
+						tail = binary.LittleEndian.Uint64(d[end-8:])
+					}
+					short = d[end] == '"'
+				} else {
+					end, tail, short = j+17, w2, d[j+17] == '"'
+				}
+			}
+			if !short {
+				e, plain, bad := scanString(d, j+1)
+				if bad != "" || !plain {
+					goto member
+				}
+				end = e
+			}
+			if end+1 >= len(d) || d[end+1] != ':' {
 				goto member
 			}
 			if n := uint(end - j - 1); n >= 64 || keys.lens>>n&1 != 0 {
@@ -513,11 +550,13 @@ func (s *Scanner) NextKeyOf(first bool, keys *Keys) (k int, ok bool, err error) 
 				// follows).
 				k := -1
 				if t := keys.table; t != nil && n-1 < 16 && j+9 <= len(d) {
-					w, tail := binary.LittleEndian.Uint64(d[j+1:j+9]), uint64(0)
-					if n < 8 {
-						w &= keyMasks[n]
-					} else if n > 8 {
-						tail = binary.LittleEndian.Uint64(d[end-8 : end])
+					if !short {
+						w, tail = binary.LittleEndian.Uint64(d[j+1:j+9]), 0
+						if n < 8 {
+							w &= keyMasks[n]
+						} else if n > 8 {
+							tail = binary.LittleEndian.Uint64(d[end-8 : end])
+						}
 					}
 					if h := keyHash(keys.seed, w, tail, int(n)); t.words[h] == w && t.tails[h] == tail && uint(t.lens[h]) == n {
 						k = int(t.index[h])
@@ -570,7 +609,7 @@ func (s *Scanner) NextKeyOf(first bool, keys *Keys) (k int, ok bool, err error) 
 		if err != nil || !ok {
 			return -1, ok, err
 		}
-		if k := keys.Find(s.Bytes(key)); k >= 0 {
+		if k := s.FindKey(keys, key); k >= 0 {
 			return k, true, nil
 		}
 		if _, err := s.value(0); err != nil {
