@@ -207,9 +207,27 @@ func (s *Scanner) ScanRow(rs *Rows, p *Pending) error {
 		if !ok {
 			break
 		}
-		val, err := s.value(0)
-		if err != nil {
-			return s.inColumn(err, key)
+		// A plain string or a number right after the ':', most values
+		// of a row, is read without the call and the dispatch of value;
+		// any other value, and an error, is value's.
+		var val Token
+		d, v := s.data, s.pos
+		scalar := false
+		if v < len(d) {
+			if c := d[v]; c == '"' {
+				if end, plain, bad := scanString(d, v+1); bad == "" {
+					s.pos, val, scalar = end+1, Token{Kind: String, Start: v + 1, End: end, Plain: plain}, true
+				}
+			} else if c == '-' || isDigit(c) {
+				if end, bad := scanNumber(d, v); bad == "" {
+					s.pos, val, scalar = end, Token{Kind: Number, Start: v, End: end}, true
+				}
+			}
+		}
+		if !scalar {
+			if val, err = s.value(0); err != nil {
+				return s.inColumn(err, key)
+			}
 		}
 		if uint64(val.End-start) > maxRowBytes {
 			return s.errf("row object longer than 4 GiB")
