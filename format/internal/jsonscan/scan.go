@@ -518,30 +518,33 @@ func (s *Scanner) NextKeyOf(first bool, keys *Keys) (k int, ok bool, err error) 
 			var end int
 			var w, tail uint64
 			short := false
-			if j+18 <= len(d) {
-				w = binary.LittleEndian.Uint64(d[j+1:])
+			if j+19 <= len(d) {
+				// b holds the key, its quote and ':' when the key is
+				// short: one bounds check for all.
+				b := (*[18]byte)(d[j+1 : j+19])
+				n := 0
+				w = binary.LittleEndian.Uint64(b[:8])
 				if m := special8(w); m != 0 {
-					n := bits.TrailingZeros64(m) >> 3
-					end, w, short = j+1+n, w&keyMasks[n&7], d[j+1+n] == '"'
-				} else if w2 := binary.LittleEndian.Uint64(d[j+9:]); special8(w2) != 0 {
-					end = j + 9 + bits.TrailingZeros64(special8(w2))>>3
-					if end > j+9 {
-						tail = binary.LittleEndian.Uint64(d[end-8:])
+					n = int(bits.TrailingZeros64(m)>>3) & 7
+					w &= keyMasks[n]
+				} else if w2 := binary.LittleEndian.Uint64(b[8:16]); special8(w2) != 0 {
+					p := int(bits.TrailingZeros64(special8(w2))>>3) & 7
+					n = 8 + p
+					if p > 0 {
+						tail = w>>(8*p) | w2<<(64-8*p) // the key's last 8 bytes
 					}
-					short = d[end] == '"'
 				} else {
-					end, tail, short = j+17, w2, d[j+17] == '"'
+					n, tail = 16, w2
 				}
+				short = b[n] == '"' && b[n+1] == ':'
+				end = j + 1 + n
 			}
 			if !short {
 				e, plain, bad := scanString(d, j+1)
-				if bad != "" || !plain {
+				if bad != "" || !plain || e+1 >= len(d) || d[e+1] != ':' {
 					goto member
 				}
 				end = e
-			}
-			if end+1 >= len(d) || d[end+1] != ':' {
-				goto member
 			}
 			if n := uint(end - j - 1); n >= 64 || keys.lens>>n&1 != 0 {
 				// A look in the table, comparing a key of up to 16 bytes
