@@ -1,0 +1,1086 @@
+// Package starrocksfake is a FAKE StarRocks cluster for tests. It is not
+// StarRocks and was never checked against one: it is modelled only on
+// StarRocks' documentation ("Stream Load transaction interface" of v4.0,
+// "Stream Load", "Change data through loading", "Strict mode") and on the
+// answers the BE's stream load context writes, as read through public
+// sources. A test that passes against it says that txsink speaks the
+// documented protocol, not that a real cluster agrees; the StarRocks
+// target's tests also run unchanged against a real cluster when
+// TXSINK_TEST_STARROCKS_URL is set.
+//
+// What it serves:
+//
+//   - An FE (httptest, the load-url of port 8030) that answers 307 to a BE
+//     (httptest, port 8040) for every load and for single-table
+//     transaction operations, and handles multi-table transaction
+//     operations (transaction_type: multi) itself. Both check Basic auth.
+//   - The transaction API: POST /api/transaction/begin|prepare|commit|rollback
+//     and PUT /api/transaction/load; the states PREPARE, PREPARED,
+//     VISIBLE (a commit publishes at once) and ABORTED; labels unique per
+//     database (begin on a used label answers LABEL_ALREADY_EXISTS with
+//     ExistingJobStatus RUNNING or FINISHED; on the label of an open
+//     transaction it also aborts that transaction, as the documentation's
+//     precautions say; the label of an aborted transaction may be used
+//     again); TXN_NOT_EXISTS for an unknown or aborted transaction; one
+//     load at a time per (label, table), a second answered
+//     TXN_IN_PROCESSING; the timeout, idle_transaction_timeout and
+//     prepared_timeout headers, measured on the fake's clock; a failed
+//     load aborts its transaction, as documented.
+//   - Multi-table transactions as StarRocks >= 4.0 has them: every
+//     operation carries transaction_type: multi (a mismatch is
+//     INVALID_ARGUMENT), loads name any table of the one database,
+//     commit needs no prepare.
+//   - GET /api/{db}/get_load_state?label= answering
+//     {"Status":"OK","State":...} with PREPARE, PREPARED, VISIBLE,
+//     ABORTED or UNKNOWN.
+//   - Plain stream load, PUT /api/{db}/{table}/_stream_load, answering
+//     Success, Label Already Exists or Fail.
+//   - Loads in JSON (strip_outer_array) or CSV (column_separator), with a
+//     columns header of column names; __op in columns (0 upsert, 1
+//     delete) on Primary Key tables only: a load naming __op into another
+//     kind of table fails. A delete needs only the key columns. Values are
+//     checked as the documentation describes (CHAR and VARCHAR lengths in
+//     bytes, DECIMAL precision up to 38, integer ranges, DATE and
+//     DATETIME without a time zone, JSON); an unqualified value is set to
+//     NULL without strict_mode and filters its row with strict_mode: true;
+//     a NULL into a NOT NULL column filters its row. When more rows are
+//     filtered than max_filter_ratio (default 0) allows, the load fails
+//     with an ErrorURL whose log names each filtered row.
+//
+// The answers' spelling: operations a BE answers (loads, single-table
+// operations) name their status by its code, as the BE does (OK,
+// TXN_NOT_EXISTS, TXN_IN_PROCESSING, LABEL_ALREADY_EXISTS,
+// INVALID_ARGUMENT, INTERNAL_ERROR); operations the FE answers (multi-table
+// begin, prepare, commit, rollback) answer "FAILED" with the code in the
+// Message, as the documentation's examples show, except
+// LABEL_ALREADY_EXISTS. A client must accept both.
+//
+// Committed state, and why MariaDB: StarRocks' readers and catalog speak
+// the MySQL protocol (port 9030). The fake keeps its committed rows in a
+// private database of the shared MariaDB test server, one MariaDB
+// transaction per StarRocks commit, so a reader over the MySQL protocol
+// (go-sql-driver/mysql, as against a real FE) sees a commit whole or not
+// at all and nothing of an open transaction. The alternative the module
+// list offers, github.com/dolthub/go-mysql-server, is flagged there as
+// not an approved release; MariaDB is a real, already required server, and
+// serving the MySQL protocol ourselves would add a second fake under the
+// first. The cost: a reader sees MariaDB's types, not StarRocks' (a
+// BOOLEAN reads as TINYINT(1), a LARGEINT as DECIMAL(39,0), JSON as text),
+// and the catalog is not information_schema: the fake writes StarRocks'
+// view of its tables into a second private database, CatalogSchema, as
+// the tables `tables_config` (TABLE_SCHEMA, TABLE_NAME, TABLE_ENGINE,
+// TABLE_MODEL, PRIMARY_KEY, SORT_KEY) and `columns` (TABLE_SCHEMA,
+// TABLE_NAME, COLUMN_NAME, ORDINAL_POSITION, IS_NULLABLE, DATA_TYPE,
+// COLUMN_TYPE, CHARACTER_MAXIMUM_LENGTH, NUMERIC_PRECISION, NUMERIC_SCALE,
+// COLUMN_KEY) with StarRocks' spellings (varchar(10) in bytes, int(11),
+// decimal(p,s), PRI_KEYS), so a Describe reads "information_schema" on a
+// real cluster and CatalogSchema on the fake. Tables are made with
+// StarRocks DDL through Exec, the way a test makes them on a real cluster.
+//
+// Faults for tests are explicit: Inject queues, per operation, a 500 or
+// 503 answer, a dropped connection before the work or after it (a lost
+// commit answer), or a leader change (the FE answers FAILED without doing
+// the work; open transactions survive, as FE state is replicated).
+package starrocksfake
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/txsink/txsink/clock"
+	"github.com/txsink/txsink/internal/testdb"
+)
+
+// Op names an API operation, for Inject and the request log.
+type Op string
+
+// The operations a fault can be injected into.
+const (
+	OpBegin      Op = "begin"
+	OpLoad       Op = "load"
+	OpPrepare    Op = "prepare"
+	OpCommit     Op = "commit"
+	OpRollback   Op = "rollback"
+	OpLoadState  Op = "get_load_state"
+	OpStreamLoad Op = "_stream_load"
+)
+
+// Fault is what an injected failure does to one request.
+type Fault int
+
+const (
+	// HTTP500 answers HTTP 500 and does nothing.
+	HTTP500 Fault = iota + 1
+	// HTTP503 answers HTTP 503 (a BE unavailable) and does nothing.
+	HTTP503
+	// DropRequest closes the connection without doing the work.
+	DropRequest
+	// DropAnswer does the work, then closes the connection without
+	// answering: the client cannot know whether it happened.
+	DropAnswer
+	// LeaderChange answers as an FE that has just lost leadership:
+	// {"Status":"FAILED"} and nothing done.
+	LeaderChange
+)
+
+// Options configure a fake.
+type Options struct {
+	// User and Password are the Basic auth credentials; default "root", "".
+	User, Password string
+	// Clock measures transaction timeouts; default clock.Real.
+	Clock clock.Clock
+	// DefaultTimeout is a transaction's timeout when begin names none
+	// (StarRocks' stream_load_default_timeout_second); default 600s.
+	DefaultTimeout time.Duration
+}
+
+// Request is one request the fake received, for tests that check what a
+// client sent.
+type Request struct {
+	Role   string // "FE" or "BE"
+	Method string
+	Path   string
+	Header http.Header
+}
+
+// Fake is a running fake cluster. Its methods are safe for concurrent use.
+type Fake struct {
+	opt     Options
+	fe, be  *httptest.Server
+	data    *testdb.DB // committed rows
+	catalog *testdb.DB // StarRocks' view of the tables
+
+	mu       sync.Mutex
+	tables   map[string]*Table
+	labels   map[string]*txn // by label, in the one database
+	nextTxn  int64
+	faults   map[Op][]Fault
+	requests []Request
+	errLogs  map[string]string
+
+	// loadReading, when set (by this package's tests), is told each time
+	// a load has claimed its (label, table) and starts reading its body.
+	loadReading chan<- string
+}
+
+// New starts a fake on loopback ports, its committed state in private
+// databases of the MariaDB test server; everything stops when the test
+// ends.
+func New(t testing.TB, opt Options) *Fake {
+	t.Helper()
+	if opt.User == "" {
+		opt.User = "root"
+	}
+	if opt.Clock == nil {
+		opt.Clock = clock.Real
+	}
+	if opt.DefaultTimeout == 0 {
+		opt.DefaultTimeout = 600 * time.Second
+	}
+	f := &Fake{opt: opt, tables: map[string]*Table{}, labels: map[string]*txn{}, faults: map[Op][]Fault{}, errLogs: map[string]string{}, nextTxn: 1000}
+	f.data = testdb.MySQL(t)
+	f.catalog = testdb.MySQL(t)
+	f.catalog.Exec(t,
+		"CREATE TABLE tables_config (TABLE_SCHEMA VARCHAR(64) NOT NULL, TABLE_NAME VARCHAR(64) NOT NULL, TABLE_ENGINE VARCHAR(16) NOT NULL, "+
+			"TABLE_MODEL VARCHAR(16) NOT NULL, PRIMARY_KEY VARCHAR(1024) NOT NULL, SORT_KEY VARCHAR(1024) NOT NULL, PRIMARY KEY (TABLE_SCHEMA, TABLE_NAME))",
+		"CREATE TABLE columns (TABLE_SCHEMA VARCHAR(64) NOT NULL, TABLE_NAME VARCHAR(64) NOT NULL, COLUMN_NAME VARCHAR(64) NOT NULL, "+
+			"ORDINAL_POSITION BIGINT NOT NULL, IS_NULLABLE VARCHAR(3) NOT NULL, DATA_TYPE VARCHAR(32) NOT NULL, COLUMN_TYPE VARCHAR(64) NOT NULL, "+
+			"CHARACTER_MAXIMUM_LENGTH BIGINT NULL, NUMERIC_PRECISION BIGINT NULL, NUMERIC_SCALE BIGINT NULL, COLUMN_KEY VARCHAR(3) NOT NULL, "+
+			"PRIMARY KEY (TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME))")
+	f.be = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { f.serve("BE", w, r) }))
+	f.fe = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { f.serve("FE", w, r) }))
+	t.Cleanup(func() { f.fe.Close(); f.be.Close() })
+	return f
+}
+
+// URL is the FE's base URL, the load-url (http://127.0.0.1:port).
+func (f *Fake) URL() string { return f.fe.URL }
+
+// BEURL is the BE's base URL, where the FE redirects loads.
+func (f *Fake) BEURL() string { return f.be.URL }
+
+// Database is the one StarRocks database the fake serves; it is also the
+// name of the MariaDB database holding its committed rows.
+func (f *Fake) Database() string { return f.dbName() }
+
+func (f *Fake) dbName() string {
+	i := strings.LastIndexByte(f.data.URL, '/')
+	return f.data.URL[i+1:]
+}
+
+// SQL is a MySQL-protocol connection to the committed rows, as a reader on
+// a real FE's port 9030 would have.
+func (f *Fake) SQL() *sql.DB { return f.data.SQL }
+
+// MySQLURL is the mysql:// URL of the committed rows' database.
+func (f *Fake) MySQLURL() string { return f.data.URL }
+
+// CatalogSchema is the database holding the fake's `tables_config` and
+// `columns`, StarRocks' information_schema views of its tables.
+func (f *Fake) CatalogSchema() string {
+	i := strings.LastIndexByte(f.catalog.URL, '/')
+	return f.catalog.URL[i+1:]
+}
+
+// Inject queues faults for the next requests of op, one fault per request.
+func (f *Fake) Inject(op Op, faults ...Fault) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.faults[op] = append(f.faults[op], faults...)
+}
+
+// Requests returns the requests received so far, in order.
+func (f *Fake) Requests() []Request {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]Request(nil), f.requests...)
+}
+
+// LabelState returns the state of label's transaction, as get_load_state
+// would answer it.
+func (f *Fake) LabelState(label string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.expireLocked()
+	if x := f.labels[label]; x != nil {
+		return x.state
+	}
+	return "UNKNOWN"
+}
+
+// Exec runs one StarRocks DDL statement: CREATE TABLE (with PRIMARY KEY,
+// DUPLICATE KEY, UNIQUE KEY or AGGREGATE KEY) or DROP TABLE.
+func (f *Fake) Exec(ctx context.Context, ddl string) error {
+	st, err := parseDDL(ddl)
+	if err != nil {
+		return fmt.Errorf("starrocks fake: %w", err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	db := f.dbName()
+	if st.drop != "" {
+		if _, ok := f.tables[st.drop]; !ok {
+			if st.ifNot {
+				return nil
+			}
+			return fmt.Errorf("starrocks fake: table %s does not exist", st.drop)
+		}
+		if _, err := f.data.SQL.ExecContext(ctx, "DROP TABLE "+quote(st.drop)); err != nil {
+			return fmt.Errorf("starrocks fake: drop table %s: %w", st.drop, err)
+		}
+		for _, q := range []string{"DELETE FROM tables_config WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?", "DELETE FROM columns WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?"} {
+			if _, err := f.catalog.SQL.ExecContext(ctx, q, db, st.drop); err != nil {
+				return fmt.Errorf("starrocks fake: drop table %s from the catalog: %w", st.drop, err)
+			}
+		}
+		delete(f.tables, st.drop)
+		return nil
+	}
+	t := st.create
+	if _, ok := f.tables[t.Name]; ok {
+		if st.ifNot {
+			return nil
+		}
+		return fmt.Errorf("starrocks fake: table %s already exists", t.Name)
+	}
+	var b strings.Builder
+	b.WriteString("CREATE TABLE " + quote(t.Name) + " (")
+	for i := range t.Columns {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(quote(t.Columns[i].Name) + " " + mariaType(&t.Columns[i]))
+	}
+	if t.Model != DuplicateKeys {
+		b.WriteString(", PRIMARY KEY (" + quoteList(t.Key) + ")")
+	}
+	b.WriteString(")")
+	if _, err := f.data.SQL.ExecContext(ctx, b.String()); err != nil {
+		return fmt.Errorf("starrocks fake: create table %s: %w", t.Name, err)
+	}
+	keys := make([]string, len(t.Key))
+	for i, k := range t.Key {
+		keys[i] = "`" + k + "`"
+	}
+	pk := ""
+	if t.Model == PrimaryKeys {
+		pk = strings.Join(keys, ", ")
+	}
+	if _, err := f.catalog.SQL.ExecContext(ctx, "INSERT INTO tables_config VALUES (?, ?, 'OLAP', ?, ?, ?)", db, t.Name, string(t.Model), pk, strings.Join(keys, ", ")); err != nil {
+		return fmt.Errorf("starrocks fake: catalog of %s: %w", t.Name, err)
+	}
+	colKey := map[Model]string{PrimaryKeys: "PRI", UniqueKeys: "UNI", DuplicateKeys: "DUP", AggregateKeys: "AGG"}[t.Model]
+	for i, c := range t.Columns {
+		dt, ct := starType(&c)
+		var length, prec, scale any
+		if c.Type == "CHAR" || c.Type == "VARCHAR" {
+			length = c.Length
+		}
+		if c.Type == "DECIMAL" {
+			prec, scale = c.Precision, c.Scale
+		}
+		nullable, key := "YES", ""
+		if !c.Nullable {
+			nullable = "NO"
+		}
+		if c.Key {
+			key = colKey
+		}
+		if _, err := f.catalog.SQL.ExecContext(ctx, "INSERT INTO columns VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			db, t.Name, c.Name, i+1, nullable, dt, ct, length, prec, scale, key); err != nil {
+			return fmt.Errorf("starrocks fake: catalog of %s.%s: %w", t.Name, c.Name, err)
+		}
+	}
+	f.tables[t.Name] = t
+	return nil
+}
+
+func quote(n string) string { return "`" + strings.ReplaceAll(n, "`", "``") + "`" }
+
+func quoteList(ns []string) string {
+	q := make([]string, len(ns))
+	for i, n := range ns {
+		q[i] = quote(n)
+	}
+	return strings.Join(q, ", ")
+}
+
+// answer is one JSON reply. Keys are those StarRocks uses.
+type answer map[string]any
+
+func (f *Fake) serve(role string, w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	f.requests = append(f.requests, Request{Role: role, Method: r.Method, Path: r.URL.RequestURI(), Header: r.Header.Clone()})
+	f.mu.Unlock()
+	if role == "BE" && r.URL.Path == "/api/_load_error_log" {
+		// The ErrorURL of an answer is fetched without credentials.
+		f.mu.Lock()
+		text, ok := f.errLogs[r.URL.Query().Get("file")]
+		f.mu.Unlock()
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		io.WriteString(w, text)
+		return
+	}
+	if u, p, ok := r.BasicAuth(); !ok || u != f.opt.User || p != f.opt.Password {
+		w.Header().Set("WWW-Authenticate", `Basic realm="starrocks"`)
+		http.Error(w, `{"Status":"FAILED","Message":"Access denied: wrong user name or password"}`, http.StatusUnauthorized)
+		return
+	}
+	path := r.URL.Path
+	multi := strings.EqualFold(r.Header.Get("transaction_type"), "multi")
+	var op Op
+	switch {
+	case strings.HasPrefix(path, "/api/transaction/"):
+		op = Op(strings.TrimPrefix(path, "/api/transaction/"))
+		want := http.MethodPost
+		if op == OpLoad {
+			want = http.MethodPut
+		}
+		switch op {
+		case OpBegin, OpLoad, OpPrepare, OpCommit, OpRollback:
+		default:
+			http.NotFound(w, r)
+			return
+		}
+		if r.Method != want {
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		// The FE keeps multi-table transactions itself; everything else
+		// is the BE's.
+		if role == "FE" && (op == OpLoad || !multi) {
+			f.redirect(w, r)
+			return
+		}
+	case strings.HasSuffix(path, "/get_load_state"):
+		op = OpLoadState
+	case strings.HasSuffix(path, "/_stream_load"):
+		op = OpStreamLoad
+		if role == "FE" {
+			f.redirect(w, r)
+			return
+		}
+	default:
+		http.NotFound(w, r)
+		return
+	}
+	fault := f.takeFault(op)
+	switch fault {
+	case HTTP500, HTTP503:
+		code := map[Fault]int{HTTP500: 500, HTTP503: 503}[fault]
+		http.Error(w, fmt.Sprintf("injected HTTP %d", code), code)
+		return
+	case DropRequest:
+		hangUp(w)
+		return
+	case LeaderChange:
+		writeJSON(w, answer{"Status": "FAILED", "Message": "injected leader change: this FE is not the leader, retry"})
+		return
+	}
+	var a answer
+	switch op {
+	case OpLoadState:
+		a = f.loadState(r)
+	case OpStreamLoad:
+		a = f.streamLoad(r)
+	case OpLoad:
+		a = f.load(r, multi)
+	default:
+		a = f.txnOp(role, op, r, multi)
+	}
+	if fault == DropAnswer {
+		hangUp(w)
+		return
+	}
+	writeJSON(w, a)
+}
+
+func (f *Fake) takeFault(op Op) Fault {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	q := f.faults[op]
+	if len(q) == 0 {
+		return 0
+	}
+	f.faults[op] = q[1:]
+	return q[0]
+}
+
+func (f *Fake) redirect(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Location", f.be.URL+r.URL.RequestURI())
+	w.WriteHeader(http.StatusTemporaryRedirect)
+}
+
+func hangUp(w http.ResponseWriter) {
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		panic("starrocks fake: the response cannot be hijacked")
+	}
+	conn, _, err := hj.Hijack()
+	if err == nil {
+		conn.Close()
+	}
+}
+
+func writeJSON(w http.ResponseWriter, a answer) {
+	w.Header().Set("Content-Type", "application/json")
+	b, _ := json.MarshalIndent(a, "", "    ")
+	w.Write(b)
+}
+
+// txn is one transaction of the fake.
+type txn struct {
+	id       int64
+	label    string
+	multi    bool
+	table    string // a single-table transaction's table
+	state    string
+	begun    time.Time
+	active   time.Time
+	prepared time.Time
+	timeout  time.Duration
+	idle     time.Duration
+	prepTO   time.Duration
+	reason   string
+	order    []string
+	ops      map[string][]rowOp
+	inflight map[string]bool
+	total    int64
+	loaded   int64
+	filtered int64
+	bytes    int64
+}
+
+type rowOp struct {
+	del  bool
+	vals []any // by table column; a delete's non-key values are nil
+}
+
+func seconds(h string, def time.Duration) (time.Duration, error) {
+	if h == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(h)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("%q is not a number of seconds", h)
+	}
+	return time.Duration(n) * time.Second, nil
+}
+
+// expireLocked aborts transactions past their timeouts.
+func (f *Fake) expireLocked() {
+	now := f.opt.Clock.Now()
+	for _, x := range f.labels {
+		switch {
+		case x.state == "PREPARE" && x.timeout > 0 && now.Sub(x.begun) > x.timeout:
+			x.abort("the transaction timed out")
+		case x.state == "PREPARE" && x.idle > 0 && len(x.inflight) == 0 && now.Sub(x.active) > x.idle:
+			x.abort("the transaction was idle too long")
+		case x.state == "PREPARED" && now.Sub(x.prepared) > x.prepTO:
+			x.abort("the prepared transaction timed out")
+		}
+	}
+}
+
+func (x *txn) abort(reason string) {
+	x.state, x.reason, x.ops, x.order = "ABORTED", reason, nil, nil
+}
+
+// fail is a non-OK answer: the status code name, or "FAILED" with the code
+// in the message when the FE answers.
+func fail(role, code, msg string, x *txn) answer {
+	a := answer{"Status": code, "Message": msg}
+	if role == "FE" && code != "LABEL_ALREADY_EXISTS" {
+		a["Status"], a["Message"] = "FAILED", code+": "+msg
+	}
+	if x != nil {
+		a["Label"], a["TxnId"] = x.label, x.id
+	}
+	return a
+}
+
+func (f *Fake) checkDB(r *http.Request) string {
+	switch db := r.Header.Get("db"); {
+	case db == "":
+		return "No database selected: the db header is missing"
+	case db != f.dbName():
+		return "Database " + db + " does not exist"
+	}
+	return ""
+}
+
+// txnOp handles begin, prepare, commit and rollback.
+func (f *Fake) txnOp(role string, op Op, r *http.Request, multi bool) answer {
+	label := r.Header.Get("label")
+	if label == "" {
+		return fail(role, "INVALID_ARGUMENT", "No label: the label header is missing", nil)
+	}
+	if msg := f.checkDB(r); msg != "" {
+		return fail(role, "INVALID_ARGUMENT", msg, nil)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.expireLocked()
+	now := f.opt.Clock.Now()
+	x := f.labels[label]
+	if op == OpBegin {
+		return f.beginLocked(role, r, label, multi, x, now)
+	}
+	if x == nil || x.state == "ABORTED" {
+		return fail(role, "TXN_NOT_EXISTS", "Transaction with label "+label+" does not exist", x)
+	}
+	if x.multi != multi {
+		return fail(role, "INVALID_ARGUMENT", "transaction "+label+" was begun with transaction_type "+ttype(x.multi)+", not "+ttype(multi), x)
+	}
+	switch op {
+	case OpPrepare:
+		switch {
+		case x.state == "PREPARED":
+			return counts(x, answer{"Status": "OK", "Message": "", "Label": label, "TxnId": x.id})
+		case x.state != "PREPARE":
+			return fail(role, "INVALID_ARGUMENT", "Transcation State Invalid: "+x.state, x)
+		case len(x.inflight) > 0:
+			return fail(role, "TXN_IN_PROCESSING", "Transaction is in processing", x)
+		}
+		d, err := seconds(r.Header.Get("prepared_timeout"), 86400*time.Second)
+		if err != nil {
+			return fail(role, "INVALID_ARGUMENT", "prepared_timeout: "+err.Error(), x)
+		}
+		x.state, x.prepared, x.prepTO = "PREPARED", now, d
+		return counts(x, answer{"Status": "OK", "Message": "", "Label": label, "TxnId": x.id})
+	case OpCommit:
+		switch {
+		case x.state == "VISIBLE":
+			return answer{"Status": "OK", "Message": "Transaction already commited", "Label": label, "TxnId": x.id}
+		case len(x.inflight) > 0:
+			return fail(role, "TXN_IN_PROCESSING", "Transaction is in processing", x)
+		}
+		if err := f.applyLocked(x); err != nil {
+			x.abort(err.Error())
+			return fail(role, "INTERNAL_ERROR", "commit failed, the transaction is aborted: "+err.Error(), x)
+		}
+		x.state = "VISIBLE"
+		a := counts(x, answer{"Status": "OK", "Message": "", "Label": label, "TxnId": x.id})
+		x.ops = nil
+		return a
+	default: // rollback
+		switch {
+		case x.state == "VISIBLE":
+			return fail(role, "INVALID_ARGUMENT", "Transaction "+label+" is already VISIBLE and cannot be rolled back", x)
+		case len(x.inflight) > 0:
+			return fail(role, "TXN_IN_PROCESSING", "Transaction is in processing", x)
+		}
+		x.abort("rolled back")
+		return answer{"Status": "OK", "Message": "", "Label": label, "TxnId": x.id}
+	}
+}
+
+func ttype(multi bool) string {
+	if multi {
+		return "multi"
+	}
+	return "(single table)"
+}
+
+func counts(x *txn, a answer) answer {
+	a["NumberTotalRows"], a["NumberLoadedRows"], a["NumberFilteredRows"], a["NumberUnselectedRows"] = x.total, x.loaded, x.filtered, 0
+	a["LoadBytes"], a["LoadTimeMs"], a["StreamLoadPlanTimeMs"], a["ReceivedDataTimeMs"], a["WriteDataTimeMs"], a["CommitAndPublishTimeMs"] = x.bytes, 0, 0, 0, 0, 0
+	return a
+}
+
+func (f *Fake) beginLocked(role string, r *http.Request, label string, multi bool, x *txn, now time.Time) answer {
+	if x != nil && x.state != "ABORTED" {
+		status := "FINISHED"
+		if x.state == "PREPARE" || x.state == "PREPARED" {
+			status = "RUNNING"
+		}
+		if x.state == "PREPARE" {
+			// "If you use the label of a transaction in progress to begin a
+			// new one, the previous transaction fails and is rolled back."
+			x.abort("a begin reused its label")
+		}
+		return answer{"Status": "LABEL_ALREADY_EXISTS", "ExistingJobStatus": status, "Message": "Label [" + label + "] has already been used."}
+	}
+	table := r.Header.Get("table")
+	if !multi {
+		if table == "" {
+			return fail(role, "INVALID_ARGUMENT", "the table header is missing (a single-table transaction names its table; send transaction_type: multi for several)", nil)
+		}
+		if _, ok := f.tables[table]; !ok {
+			return fail(role, "INVALID_ARGUMENT", "Table "+table+" does not exist", nil)
+		}
+	}
+	timeout, err := seconds(r.Header.Get("timeout"), f.opt.DefaultTimeout)
+	if err != nil {
+		return fail(role, "INVALID_ARGUMENT", "timeout: "+err.Error(), nil)
+	}
+	idle, err := seconds(r.Header.Get("idle_transaction_timeout"), 0)
+	if err != nil {
+		return fail(role, "INVALID_ARGUMENT", "idle_transaction_timeout: "+err.Error(), nil)
+	}
+	f.nextTxn++
+	nx := &txn{id: f.nextTxn, label: label, multi: multi, state: "PREPARE", begun: now, active: now, timeout: timeout, idle: idle,
+		ops: map[string][]rowOp{}, inflight: map[string]bool{}}
+	if !multi {
+		nx.table = table
+	}
+	f.labels[label] = nx
+	return answer{"Status": "OK", "Message": "", "Label": label, "TxnId": nx.id, "BeginTxnTimeMs": 0}
+}
+
+func (f *Fake) loadState(r *http.Request) answer {
+	db := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/api/"), "/get_load_state")
+	if db != f.dbName() {
+		return answer{"Status": "FAILED", "Message": "Database " + db + " does not exist"}
+	}
+	label := r.URL.Query().Get("label")
+	if label == "" {
+		return answer{"Status": "FAILED", "Message": "No label"}
+	}
+	return answer{"Status": "OK", "Message": "", "State": f.LabelState(label)}
+}
+
+// load handles PUT /api/transaction/load on the BE.
+func (f *Fake) load(r *http.Request, multi bool) answer {
+	label, table := r.Header.Get("label"), r.Header.Get("table")
+	if label == "" {
+		return fail("BE", "INVALID_ARGUMENT", "No label: the label header is missing", nil)
+	}
+	if msg := f.checkDB(r); msg != "" {
+		return fail("BE", "INVALID_ARGUMENT", msg, nil)
+	}
+	f.mu.Lock()
+	f.expireLocked()
+	x := f.labels[label]
+	t := f.tables[table]
+	var bad answer
+	switch {
+	case x == nil || x.state == "ABORTED":
+		bad = fail("BE", "TXN_NOT_EXISTS", "Transaction with label "+label+" does not exist", x)
+	case x.multi != multi:
+		bad = fail("BE", "INVALID_ARGUMENT", "transaction "+label+" was begun with transaction_type "+ttype(x.multi)+", not "+ttype(multi), x)
+	case x.state != "PREPARE":
+		bad = fail("BE", "INVALID_ARGUMENT", "Transcation State Invalid: "+x.state, x)
+	case table == "":
+		bad = fail("BE", "INVALID_ARGUMENT", "the table header is missing", x)
+	case t == nil:
+		bad = fail("BE", "INVALID_ARGUMENT", "Table "+table+" does not exist", x)
+	case !multi && table != x.table:
+		bad = fail("BE", "INVALID_ARGUMENT", "transaction "+label+" is for table "+x.table+", not "+table+"; send transaction_type: multi to load several tables", x)
+	case x.inflight[table]:
+		a := fail("BE", "TXN_IN_PROCESSING", "Transaction is in processing", x)
+		a["Label"] = label
+		f.mu.Unlock()
+		return a
+	}
+	if bad != nil {
+		f.mu.Unlock()
+		return bad
+	}
+	x.inflight[table] = true
+	reading := f.loadReading
+	f.mu.Unlock()
+	if reading != nil {
+		reading <- label + "/" + table
+	}
+
+	body, rerr := io.ReadAll(r.Body)
+	res, perr := parseLoad(t, r.Header, body)
+
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(x.inflight, table)
+	x.active = f.opt.Clock.Now()
+	if x.state != "PREPARE" { // timed out or rolled back meanwhile
+		return fail("BE", "TXN_NOT_EXISTS", "Transaction with label "+label+" is "+x.state+": "+x.reason, x)
+	}
+	if rerr != nil {
+		x.abort("reading the load failed: " + rerr.Error())
+		return fail("BE", "INTERNAL_ERROR", "reading the load body failed: "+rerr.Error()+"; the transaction is aborted", x)
+	}
+	if perr != nil {
+		x.abort(perr.Error())
+		return fail("BE", "INVALID_ARGUMENT", perr.Error()+"; the transaction is aborted", x)
+	}
+	x.total += res.total
+	x.filtered += int64(len(res.errors))
+	x.bytes += int64(len(body))
+	if res.tooManyFiltered() {
+		x.abort("too many filtered rows")
+		a := fail("BE", "INTERNAL_ERROR", "too many filtered rows; the transaction is aborted", x)
+		a["NumberTotalRows"], a["NumberFilteredRows"] = res.total, len(res.errors)
+		a["ErrorURL"] = f.errorLogLocked(x, res.errors)
+		return a
+	}
+	if _, seen := x.ops[table]; !seen {
+		x.order = append(x.order, table)
+	}
+	x.ops[table] = append(x.ops[table], res.ops...)
+	x.loaded += int64(len(res.ops))
+	a := answer{"Status": "OK", "Message": "", "Label": label, "TxnId": x.id, "Seq": 0,
+		"NumberTotalRows": res.total, "NumberLoadedRows": len(res.ops), "NumberFilteredRows": len(res.errors), "NumberUnselectedRows": 0,
+		"LoadBytes": len(body), "StreamLoadPlanTimeMs": 0, "ReceivedDataTimeMs": 0}
+	if len(res.errors) > 0 {
+		a["ErrorURL"] = f.errorLogLocked(x, res.errors)
+	}
+	return a
+}
+
+// streamLoad handles a plain stream load: one load, its own transaction.
+func (f *Fake) streamLoad(r *http.Request) answer {
+	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/") // api, db, table, _stream_load
+	if len(parts) != 4 {
+		return answer{"Status": "Fail", "Message": "bad path " + r.URL.Path}
+	}
+	db, table := parts[1], parts[2]
+	if db != f.dbName() {
+		return answer{"Status": "Fail", "Message": "Database " + db + " does not exist"}
+	}
+	label := r.Header.Get("label")
+	f.mu.Lock()
+	if label == "" {
+		label = fmt.Sprintf("fake_stream_load_%d", f.nextTxn+1)
+	}
+	if x := f.labels[label]; x != nil && x.state != "ABORTED" {
+		status := "FINISHED"
+		if x.state != "VISIBLE" {
+			status = "RUNNING"
+		}
+		f.mu.Unlock()
+		return answer{"Status": "Label Already Exists", "ExistingJobStatus": status, "Label": label, "TxnId": x.id, "Message": "Label [" + label + "] has already been used."}
+	}
+	t := f.tables[table]
+	if t == nil {
+		f.mu.Unlock()
+		return answer{"Status": "Fail", "Label": label, "Message": "Table " + table + " does not exist"}
+	}
+	f.nextTxn++
+	x := &txn{id: f.nextTxn, label: label, state: "PREPARE", table: table, ops: map[string][]rowOp{}, inflight: map[string]bool{}}
+	f.labels[label] = x
+	f.mu.Unlock()
+	body, err := io.ReadAll(r.Body)
+	res, perr := parseLoad(t, r.Header, body)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := answer{"TxnId": x.id, "Label": label, "NumberTotalRows": res.total, "NumberLoadedRows": len(res.ops),
+		"NumberFilteredRows": len(res.errors), "NumberUnselectedRows": 0, "LoadBytes": len(body)}
+	failWith := func(msg string) answer {
+		x.abort(msg)
+		out["Status"], out["Message"] = "Fail", msg
+		return out
+	}
+	switch {
+	case err != nil:
+		return failWith(err.Error())
+	case perr != nil:
+		return failWith(perr.Error())
+	case res.tooManyFiltered():
+		out["ErrorURL"] = f.errorLogLocked(x, res.errors)
+		return failWith("too many filtered rows")
+	}
+	x.ops[table], x.order = res.ops, []string{table}
+	if err := f.applyLocked(x); err != nil {
+		return failWith(err.Error())
+	}
+	x.state, x.ops = "VISIBLE", nil
+	out["Status"], out["Message"] = "Success", "OK"
+	return out
+}
+
+// applyLocked makes x's rows visible: one MariaDB transaction, so a reader
+// sees all of x or none of it.
+func (f *Fake) applyLocked(x *txn) error {
+	ctx := context.Background()
+	tx, err := f.data.SQL.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	for _, name := range x.order {
+		t := f.tables[name]
+		if t == nil {
+			return fmt.Errorf("table %s was dropped", name)
+		}
+		cols := make([]string, len(t.Columns))
+		for i := range t.Columns {
+			cols[i] = t.Columns[i].Name
+		}
+		ph := strings.TrimSuffix(strings.Repeat("?, ", len(cols)), ", ")
+		insert := "INSERT INTO " + quote(name) + " (" + quoteList(cols) + ") VALUES (" + ph + ")"
+		var upd []string
+		for _, c := range t.Columns {
+			if c.Key {
+				continue
+			}
+			q := quote(c.Name)
+			switch c.Agg {
+			case "SUM":
+				upd = append(upd, q+" = "+q+" + VALUES("+q+")")
+			case "MAX":
+				upd = append(upd, q+" = GREATEST("+q+", VALUES("+q+"))")
+			case "MIN":
+				upd = append(upd, q+" = LEAST("+q+", VALUES("+q+"))")
+			default:
+				upd = append(upd, q+" = VALUES("+q+")")
+			}
+		}
+		switch {
+		case t.Model == DuplicateKeys:
+		case len(upd) == 0:
+			insert = strings.Replace(insert, "INSERT", "INSERT IGNORE", 1)
+		default:
+			insert += " ON DUPLICATE KEY UPDATE " + strings.Join(upd, ", ")
+		}
+		var where []string
+		for _, k := range t.Key {
+			where = append(where, quote(k)+" = ?")
+		}
+		del := "DELETE FROM " + quote(name) + " WHERE " + strings.Join(where, " AND ")
+		for _, op := range x.ops[name] {
+			if op.del {
+				_, err = tx.ExecContext(ctx, del, op.vals[:len(t.Key)]...)
+			} else {
+				_, err = tx.ExecContext(ctx, insert, op.vals...)
+			}
+			if err != nil {
+				return fmt.Errorf("table %s: %w", name, err)
+			}
+		}
+	}
+	return tx.Commit()
+}
+
+// errorLogLocked keeps the lines of x's filtered rows and returns the
+// ErrorURL that serves them.
+func (f *Fake) errorLogLocked(x *txn, lines []string) string {
+	name := fmt.Sprintf("error_log_%d_%d", x.id, len(f.errLogs))
+	f.errLogs[name] = strings.Join(lines, "\n") + "\n"
+	return f.be.URL + "/api/_load_error_log?file=" + name
+}
+
+func (r *loadResult) tooManyFiltered() bool {
+	return len(r.errors) > 0 && float64(len(r.errors)) > r.maxRatio*float64(r.total)
+}
+
+// loadResult is a parsed load body.
+type loadResult struct {
+	ops      []rowOp
+	errors   []string // one line per filtered row, for the error log
+	total    int64
+	maxRatio float64
+}
+
+// parseLoad reads a load body for table t under the load's headers.
+func parseLoad(t *Table, h http.Header, body []byte) (loadResult, error) {
+	var res loadResult
+	if s := h.Get("max_filter_ratio"); s != "" {
+		r, err := strconv.ParseFloat(s, 64)
+		if err != nil || r < 0 || r > 1 {
+			return res, fmt.Errorf("max_filter_ratio %q is not a number from 0 to 1", s)
+		}
+		res.maxRatio = r
+	}
+	strict := strings.EqualFold(h.Get("strict_mode"), "true")
+	var names []string
+	if s := h.Get("columns"); s != "" {
+		for _, n := range strings.Split(s, ",") {
+			n = strings.Trim(strings.TrimSpace(n), "`")
+			if strings.ContainsAny(n, "=()") {
+				return res, fmt.Errorf("columns %q: the fake takes only column names, not expressions", s)
+			}
+			if _, ok := t.column(n); !ok && n != "__op" {
+				return res, fmt.Errorf("columns: unknown column %s in table %s", n, t.Name)
+			}
+			names = append(names, n)
+		}
+	}
+	hasOp := false
+	for _, n := range names {
+		hasOp = hasOp || n == "__op"
+	}
+	if hasOp && t.Model != PrimaryKeys {
+		return res, fmt.Errorf("table %s is a %s table: only a Primary Key table takes __op (deletes)", t.Name, t.Model)
+	}
+	var records []map[string][]byte
+	var texts []string
+	switch format := strings.ToLower(h.Get("format")); format {
+	case "json":
+		var raws []json.RawMessage
+		if strings.EqualFold(h.Get("strip_outer_array"), "true") {
+			if err := json.Unmarshal(body, &raws); err != nil {
+				return res, fmt.Errorf("the body is not a JSON array (strip_outer_array: true): %v", err)
+			}
+		} else {
+			dec := json.NewDecoder(bytes.NewReader(body))
+			for dec.More() {
+				var m json.RawMessage
+				if err := dec.Decode(&m); err != nil {
+					return res, fmt.Errorf("the body is not JSON: %v", err)
+				}
+				raws = append(raws, m)
+			}
+		}
+		for _, raw := range raws {
+			var obj map[string]json.RawMessage
+			if err := json.Unmarshal(raw, &obj); err != nil {
+				return res, fmt.Errorf("a JSON record is not an object: %s", raw)
+			}
+			rec := map[string][]byte{}
+			for k, v := range obj {
+				if names != nil && !contains(names, k) || names == nil && k == "__op" {
+					continue // __op counts only when columns names it
+				}
+				rec[k] = v
+			}
+			records = append(records, rec)
+			texts = append(texts, string(raw))
+		}
+	case "", "csv":
+		sep := h.Get("column_separator")
+		if sep == "" {
+			sep = "\t"
+		}
+		cols := names
+		if cols == nil {
+			for _, c := range t.Columns {
+				cols = append(cols, c.Name)
+			}
+		}
+		for _, line := range strings.Split(strings.TrimSuffix(string(body), "\n"), "\n") {
+			if line == "" && len(body) == 0 {
+				break
+			}
+			fields := strings.Split(line, sep)
+			res.total++
+			if len(fields) != len(cols) {
+				res.errors = append(res.errors, fmt.Sprintf("Error: Value count does not match column count. Expect %d, but got %d. Row: %s", len(cols), len(fields), line))
+				continue
+			}
+			rec := map[string][]byte{}
+			for i, c := range cols {
+				if fields[i] != `\N` {
+					rec[c] = []byte(fields[i])
+				}
+			}
+			op, reason := buildRow(t, rec, true, strict)
+			if reason != "" {
+				res.errors = append(res.errors, "Error: "+reason+". Row: "+line)
+				continue
+			}
+			res.ops = append(res.ops, op)
+		}
+		return res, nil
+	default:
+		return res, fmt.Errorf("format %q: the fake reads json and csv", format)
+	}
+	for i, rec := range records {
+		res.total++
+		op, reason := buildRow(t, rec, false, strict)
+		if reason != "" {
+			res.errors = append(res.errors, "Error: "+reason+". Row: "+texts[i])
+			continue
+		}
+		res.ops = append(res.ops, op)
+	}
+	return res, nil
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// buildRow converts one record, or says why its row is filtered.
+func buildRow(t *Table, rec map[string][]byte, text, strict bool) (rowOp, string) {
+	var op rowOp
+	if raw, ok := rec["__op"]; ok {
+		switch strings.Trim(string(raw), `"`) {
+		case "0":
+		case "1":
+			op.del = true
+		default:
+			return op, fmt.Sprintf("__op is %s, not 0 (upsert) or 1 (delete)", raw)
+		}
+	}
+	op.vals = make([]any, len(t.Columns))
+	for i := range t.Columns {
+		c := &t.Columns[i]
+		if op.del && !c.Key {
+			continue // a delete needs only the key
+		}
+		raw, present := rec[c.Name]
+		if !present {
+			raw = nil
+		}
+		v, reason := convert(c, raw, text)
+		if reason != "" {
+			if strict {
+				return op, fmt.Sprintf("column %s: %s", c.Name, reason)
+			}
+			v = nil // without strict mode an unqualified value becomes NULL
+		}
+		if v == nil && !c.Nullable {
+			return op, fmt.Sprintf("column %s is NOT NULL and the value is NULL", c.Name)
+		}
+		op.vals[i] = v
+	}
+	return op, ""
+}
