@@ -79,8 +79,10 @@
 //
 // Faults for tests are explicit: Inject queues, per operation, a 500 or
 // 503 answer, a dropped connection before the work or after it (a lost
-// commit answer), or a leader change (the FE answers FAILED without doing
-// the work; open transactions survive, as FE state is replicated).
+// commit answer), a leader change (the FE answers FAILED without doing
+// the work; open transactions survive, as FE state is replicated), a
+// TXN_IN_PROCESSING answer, or a publish timeout (the work done, FAILED
+// answered).
 package starrocksfake
 
 import (
@@ -132,6 +134,14 @@ const (
 	// LeaderChange answers as an FE that has just lost leadership:
 	// {"Status":"FAILED"} and nothing done.
 	LeaderChange
+	// InProcessing answers TXN_IN_PROCESSING, as when another load of the
+	// same (label, table) is in flight, and does nothing.
+	InProcessing
+	// PublishTimeout does the work (a commit is made visible) and answers
+	// {"Status":"FAILED","Message":"publish timeout"}, the documentation's
+	// commit answer when publishing is slow: a non-OK answer for a commit
+	// that landed.
+	PublishTimeout
 )
 
 // Options configure a fake.
@@ -430,6 +440,9 @@ func (f *Fake) serve(role string, w http.ResponseWriter, r *http.Request) {
 	case LeaderChange:
 		writeJSON(w, answer{"Status": "FAILED", "Message": "injected leader change: this FE is not the leader, retry"})
 		return
+	case InProcessing:
+		writeJSON(w, answer{"Status": "TXN_IN_PROCESSING", "Label": r.Header.Get("label"), "Message": "Transaction is in processing (injected)"})
+		return
 	}
 	var a answer
 	switch op {
@@ -442,9 +455,12 @@ func (f *Fake) serve(role string, w http.ResponseWriter, r *http.Request) {
 	default:
 		a = f.txnOp(role, op, r, multi)
 	}
-	if fault == DropAnswer {
+	switch fault {
+	case DropAnswer:
 		hangUp(w)
 		return
+	case PublishTimeout:
+		a = answer{"Status": "FAILED", "Label": a["Label"], "TxnId": a["TxnId"], "Message": "publish timeout", "CommitAndPublishTimeMs": 1393}
 	}
 	writeJSON(w, a)
 }
