@@ -25,6 +25,9 @@ type cluster struct {
 	loadURL, user, password, db string
 	// SQL reads the committed rows over the MySQL protocol.
 	SQL *sql.DB
+	// catalog is the schema Describe reads: information_schema on a real
+	// cluster, the fake's CatalogSchema on the fake.
+	catalog string
 	// fake is nil against a real cluster.
 	fake  *starrocksfake.Fake
 	clock *clocktest.Clock
@@ -38,7 +41,7 @@ func newCluster(t *testing.T) *cluster {
 	}
 	clk := clocktest.New(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	f := starrocksfake.New(t, starrocksfake.Options{User: "txsink", Password: "secret", Clock: clk})
-	return &cluster{loadURL: f.URL(), user: "txsink", password: "secret", db: f.Database(), SQL: f.SQL(), fake: f, clock: clk, exec: f.Exec}
+	return &cluster{loadURL: f.URL(), user: "txsink", password: "secret", db: f.Database(), SQL: f.SQL(), fake: f, catalog: f.CatalogSchema(), clock: clk, exec: f.Exec}
 }
 
 func realCluster(t *testing.T, raw string) *cluster {
@@ -75,7 +78,7 @@ func realCluster(t *testing.T, raw string) *cluster {
 		scheme = "https"
 	}
 	exec := func(ctx context.Context, ddl string) error { _, err := conn.ExecContext(ctx, ddl); return err }
-	return &cluster{loadURL: scheme + "://" + u.Host, user: u.User.Username(), password: pass, db: db, SQL: conn, exec: exec}
+	return &cluster{loadURL: scheme + "://" + u.Host, user: u.User.Username(), password: pass, db: db, SQL: conn, exec: exec, catalog: "information_schema"}
 }
 
 // needFake skips a test that injects faults or moves the server's clock,
