@@ -1,0 +1,222 @@
+package starrocks
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/txsink/txsink/changelog"
+	"github.com/txsink/txsink/commit"
+	"github.com/txsink/txsink/errkind"
+	"github.com/txsink/txsink/schema"
+)
+
+// RowError is a row txsink refuses to load, before the server sees it: a
+// value StarRocks would filter (a string longer in bytes than its column),
+// or a change the table's kind cannot apply. It names the table, the key,
+// the column and the change's position.
+type RowError struct {
+	Table, Key, Column string
+	Pos                changelog.Position
+	Msg                string
+	bad                bool // BadInput (the row's values) rather than Permanent (the table's kind)
+}
+
+// Error names the place and why.
+func (e *RowError) Error() string {
+	var b strings.Builder
+	if e.Pos.Partition != "" {
+		fmt.Fprintf(&b, "%s: ", e.Pos)
+	}
+	fmt.Fprintf(&b, "starrocks table %s", e.Table)
+	if e.Key != "" {
+		fmt.Fprintf(&b, " key %s", e.Key)
+	}
+	if e.Column != "" {
+		fmt.Fprintf(&b, " column %s", e.Column)
+	}
+	return b.String() + ": " + e.Msg
+}
+
+// Kind is BadInput for a value the column cannot hold, Permanent for a
+// change the table's kind cannot take.
+func (e *RowError) Kind() errkind.Kind {
+	if e.bad {
+		return errkind.BadInput
+	}
+	return errkind.Permanent
+}
+
+// Where names the change, table, key and column.
+func (e *RowError) Where() errkind.Where {
+	return errkind.Where{Pos: e.Pos, Table: e.Table, Key: e.Key, Column: e.Column}
+}
+
+// Load is one load's columns header and JSON array body.
+type Load struct {
+	Columns []string
+	Body    []byte
+	Rows    int
+}
+
+// EncodeBatch turns one table's part of a commit unit into one load. For a
+// Primary Key table the deletes come first, with __op = 1 and only the key
+// columns, then the upserts with __op = 0: StarRocks applies a load's rows
+// in order, so the unit's "deletes before writes" holds, and the last row
+// of a key wins. A Duplicate Key table gets its inserts as they are, a
+// Unique Key table its upserts. Refused: deletes into a table other than a
+// Primary Key one, partial row images (they need partial_update), a row
+// that leaves out a column (StarRocks would reset it: a load replaces the
+// whole row), a string longer in bytes than its column.
+func EncodeBatch(t *Table, b *commit.Batch) (Load, error) {
+	if err := t.RefuseChanges(len(b.Deletes) > 0); err != nil {
+		return Load{}, err
+	}
+	pk := t.TakesDeletes()
+	var cols []string
+	for _, c := range t.Columns {
+		cols = append(cols, c.Name)
+	}
+	if pk {
+		cols = append(cols, "__op")
+	}
+	var out []byte
+	rows := 0
+	out = append(out, '[')
+	sep := func() {
+		if rows > 0 {
+			out = append(out, ',')
+		}
+		rows++
+	}
+	keyIdx := make([]int, len(t.PrimaryKey))
+	for i, k := range t.PrimaryKey {
+		keyIdx[i] = t.index(k)
+	}
+	for i, key := range b.Deletes {
+		var pos changelog.Position
+		if i < len(b.DeletePos) {
+			pos = b.DeletePos[i]
+		}
+		sep()
+		out = append(out, '{')
+		for j, k := range t.PrimaryKey {
+			var err error
+			if out, err = t.member(out, k, key[j], pos, renderKey(key)); err != nil {
+				return Load{}, err
+			}
+			out = append(out, ',')
+		}
+		out = append(out, `"__op":1}`...)
+	}
+	for _, groups := range [][]commit.Group{b.Upserts, b.Inserts} {
+		for _, g := range groups {
+			if g.Partial {
+				return Load{}, &RowError{Table: t.String(), Msg: "a partial row image (an update that lacks columns) needs StarRocks' partial_update, which txsink does not use yet"}
+			}
+			if len(g.Columns) != len(t.Columns) {
+				return Load{}, &RowError{Table: t.String(), Msg: fmt.Sprintf("a row carries %d of the table's %d columns (%s); a StarRocks load replaces the whole row, so the others would be reset",
+					len(g.Columns), len(t.Columns), strings.Join(g.Columns, ", "))}
+			}
+			for r, row := range g.Rows {
+				var pos changelog.Position
+				if r < len(g.Pos) {
+					pos = g.Pos[r]
+				}
+				key := ""
+				if len(keyIdx) > 0 {
+					kv := make([]any, len(keyIdx))
+					for i, ci := range keyIdx {
+						kv[i] = row[indexOf(g.Columns, t.Columns[ci].Name)]
+					}
+					key = renderKey(kv)
+				}
+				sep()
+				out = append(out, '{')
+				for i, name := range g.Columns {
+					if i > 0 {
+						out = append(out, ',')
+					}
+					var err error
+					if out, err = t.member(out, name, row[i], pos, key); err != nil {
+						return Load{}, err
+					}
+				}
+				if pk {
+					out = append(out, `,"__op":0`...)
+				}
+				out = append(out, '}')
+			}
+		}
+	}
+	out = append(out, ']')
+	return Load{Columns: cols, Body: out, Rows: rows}, nil
+}
+
+func (t *Table) index(name string) int {
+	for i := range t.Columns {
+		if t.Columns[i].Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+func indexOf(ss []string, s string) int {
+	for i, x := range ss {
+		if x == s {
+			return i
+		}
+	}
+	return -1
+}
+
+func renderKey(key []any) string {
+	parts := make([]string, len(key))
+	for i, v := range key {
+		parts[i] = fmt.Sprint(v)
+	}
+	return strings.Join(parts, ",")
+}
+
+// member appends "name":value for a value coerce converted for its column.
+func (t *Table) member(out []byte, name string, v any, pos changelog.Position, key string) ([]byte, error) {
+	out = strconv.AppendQuote(out, name) // column names are plain identifiers
+	out = append(out, ':')
+	refuse := func(msg string) error {
+		return &RowError{Table: t.String(), Key: key, Column: name, Pos: pos, Msg: msg, bad: true}
+	}
+	switch v := v.(type) {
+	case nil:
+		return append(out, "null"...), nil
+	case bool:
+		return strconv.AppendBool(out, v), nil
+	case int64:
+		return strconv.AppendInt(out, v, 10), nil
+	case uint64:
+		return strconv.AppendUint(out, v, 10), nil
+	case float64:
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, refuse("NaN and infinities cannot be loaded")
+		}
+		return strconv.AppendFloat(out, v, 'g', -1, 64), nil
+	case time.Time:
+		return append(out, `"`+v.Format("2006-01-02 15:04:05.999999")+`"`...), nil
+	case string:
+		if n, ok := t.ByteLength[name]; ok && len(v) > n {
+			return nil, refuse(fmt.Sprintf("the value is %d bytes, longer than the column's %d (StarRocks counts CHAR and VARCHAR lengths in bytes)", len(v), n))
+		}
+		if c, _ := t.Column(name); c != nil && c.Class == schema.JSON {
+			if !json.Valid([]byte(v)) {
+				return nil, refuse("the value is not JSON")
+			}
+			return append(out, v...), nil // the JSON node itself, not a string holding it
+		}
+		b, _ := json.Marshal(v)
+		return append(out, b...), nil
+	}
+	return nil, refuse(fmt.Sprintf("a %T value has no StarRocks load form", v))
+}
