@@ -18,7 +18,9 @@
 //     and table in flight) is retried with backoff on the client's clock.
 //   - Redirects are followed with the credentials (curl's
 //     --location-trusted), whatever the BE's host; several FE addresses
-//     are tried in turn when one does not answer.
+//     are tried in turn when one does not answer. A load or a begin is
+//     never sent twice: after a lost answer it may have been done, so the
+//     error is returned (transient: the transaction is redone).
 //   - Loads send strict_mode: true and max_filter_ratio: 0, so the server
 //     filters no row silently.
 //
@@ -34,6 +36,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -131,10 +134,23 @@ type request struct {
 	header           map[string]string
 	body             []byte
 	label, table     string
+	// once marks a request that must not be sent twice: a load (its rows
+	// would be added twice) and a begin (beginning a label in use rolls
+	// its transaction back).
+	once bool
+}
+
+// unsent reports a transport error that proves the request never left:
+// the connection was not made.
+func unsent(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
 }
 
 // do sends r to an FE, following redirects with the credentials, and
-// decodes the answer. A transport error or HTTP 5xx moves on to the next FE.
+// decodes the answer. A transport error or HTTP 5xx moves on to the next
+// FE, except for a request sent once, which moves on only when the
+// connection was never made: after a lost answer it may have been done.
 func (c *Client) do(ctx context.Context, r request) (*reply, *Error) {
 	c.mu.Lock()
 	start := c.next
@@ -143,7 +159,7 @@ func (c *Client) do(ctx context.Context, r request) (*reply, *Error) {
 	for i := range c.cfg.LoadURLs {
 		k := (start + i) % len(c.cfg.LoadURLs)
 		rep, err := c.doAt(ctx, c.cfg.LoadURLs[k]+r.path, r)
-		if err == nil || err.Err == nil && err.HTTPStatus < 500 {
+		if err == nil || err.Err == nil && err.HTTPStatus < 500 || r.once && !unsent(err.Err) {
 			c.mu.Lock()
 			c.next = k
 			c.mu.Unlock()
@@ -252,7 +268,7 @@ func (c *Client) txnHeader(label string) map[string]string {
 func (c *Client) Begin(ctx context.Context, label string) (*Txn, error) {
 	h := c.txnHeader(label)
 	h["timeout"] = strconv.Itoa(int(c.cfg.TxnTimeout / time.Second))
-	r := request{op: "begin", method: http.MethodPost, path: "/api/transaction/begin", header: h, label: label}
+	r := request{op: "begin", method: http.MethodPost, path: "/api/transaction/begin", header: h, label: label, once: true}
 	rep, err := c.do(ctx, r)
 	if err != nil {
 		return nil, err
@@ -288,7 +304,7 @@ func (t *Txn) Load(ctx context.Context, table string, columns []string, rows []b
 	if len(columns) > 0 {
 		h["columns"] = strings.Join(columns, ",")
 	}
-	r := request{op: "load", method: http.MethodPut, path: "/api/transaction/load", header: h, body: rows, label: t.Label, table: table}
+	r := request{op: "load", method: http.MethodPut, path: "/api/transaction/load", header: h, body: rows, label: t.Label, table: table, once: true}
 	var res LoadResult
 	err := t.c.retry(ctx, func() *Error {
 		rep, err := t.c.do(ctx, r)

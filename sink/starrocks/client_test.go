@@ -310,3 +310,25 @@ func TestRequestsAsDocumented(t *testing.T) {
 		t.Errorf("%d loads reached the BE and %d begin/commit the FE; want 1 and 2", be, fe)
 	}
 }
+
+// TestLoadNeverSentTwice: a load whose answer is lost is not sent again to
+// the next FE (its rows would be added twice): the error is transient and
+// the transaction is redone by the caller.
+func TestLoadNeverSentTwice(t *testing.T) {
+	cl := newCluster(t)
+	f := cl.needFake(t)
+	cl.ddl(t, eventsDDL)
+	c := cl.client(t, func(c *Config) { c.LoadURLs = []string{cl.loadURL, cl.loadURL} })
+	x := begin(t, c, "once")
+	f.Inject(starrocksfake.OpLoad, starrocksfake.DropAnswer)
+	_, err := x.Load(context.Background(), "events", []string{"id", "what"}, []byte(`[{"id":1,"what":"a"}]`))
+	if errkind.Of(err) != errkind.Transient {
+		t.Fatalf("a lost load answer: %v, want transient", err)
+	}
+	if err := x.Commit(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := cl.count(t, "SELECT COUNT(*) FROM events"); n != 1 {
+		t.Fatalf("%d events, want 1: the load was sent twice", n)
+	}
+}
