@@ -906,15 +906,31 @@ func (f *Fake) applyLocked(x *txn) error {
 			where = append(where, quote(k)+" = ?")
 		}
 		del := "DELETE FROM " + quote(name) + " WHERE " + strings.Join(where, " AND ")
-		for _, op := range x.ops[name] {
-			if op.del {
-				_, err = tx.ExecContext(ctx, del, op.vals[:len(t.Key)]...)
-			} else {
-				_, err = tx.ExecContext(ctx, insert, op.vals...)
+		// Runs of upserts go as multi-row statements, which MariaDB
+		// applies in order (the last row of a key wins, as in a load);
+		// deletes go one by one, keeping their place between them.
+		head, tail, _ := strings.Cut(insert, " VALUES (")
+		_, onDup, _ := strings.Cut(tail, ")")
+		ops := x.ops[name]
+		for i := 0; i < len(ops); {
+			if ops[i].del {
+				if _, err := tx.ExecContext(ctx, del, ops[i].vals[:len(t.Key)]...); err != nil {
+					return fmt.Errorf("table %s: %w", name, err)
+				}
+				i++
+				continue
 			}
-			if err != nil {
+			j := i
+			var args []any
+			for j < len(ops) && !ops[j].del && j-i < 500 {
+				args = append(args, ops[j].vals...)
+				j++
+			}
+			stmt := head + " VALUES " + strings.TrimSuffix(strings.Repeat("("+ph+"), ", j-i), ", ") + onDup
+			if _, err := tx.ExecContext(ctx, stmt, args...); err != nil {
 				return fmt.Errorf("table %s: %w", name, err)
 			}
+			i = j
 		}
 	}
 	return tx.Commit()
