@@ -34,7 +34,7 @@ type cluster struct {
 	exec  func(ctx context.Context, ddl string) error
 }
 
-func newCluster(t *testing.T) *cluster {
+func newCluster(t testing.TB) *cluster {
 	t.Helper()
 	if raw := os.Getenv("TXSINK_TEST_STARROCKS_URL"); raw != "" {
 		return realCluster(t, raw)
@@ -44,7 +44,7 @@ func newCluster(t *testing.T) *cluster {
 	return &cluster{loadURL: f.URL(), user: "txsink", password: "secret", db: f.Database(), SQL: f.SQL(), fake: f, catalog: f.CatalogSchema(), clock: clk, exec: f.Exec}
 }
 
-func realCluster(t *testing.T, raw string) *cluster {
+func realCluster(t testing.TB, raw string) *cluster {
 	t.Helper()
 	u, err := url.Parse(raw)
 	if err != nil || u.Scheme != "starrocks" {
@@ -83,7 +83,7 @@ func realCluster(t *testing.T, raw string) *cluster {
 
 // needFake skips a test that injects faults or moves the server's clock,
 // which only the fake can do.
-func (c *cluster) needFake(t *testing.T) *starrocksfake.Fake {
+func (c *cluster) needFake(t testing.TB) *starrocksfake.Fake {
 	t.Helper()
 	if c.fake == nil {
 		t.Skip("needs the fake's fault injection; TXSINK_TEST_STARROCKS_URL names a real cluster")
@@ -91,7 +91,7 @@ func (c *cluster) needFake(t *testing.T) *starrocksfake.Fake {
 	return c.fake
 }
 
-func (c *cluster) client(t *testing.T, mod ...func(*Config)) *Client {
+func (c *cluster) client(t testing.TB, mod ...func(*Config)) *Client {
 	t.Helper()
 	cfg := Config{LoadURLs: []string{c.loadURL}, User: c.user, Password: c.password, Database: c.db}
 	if c.clock != nil {
@@ -107,7 +107,7 @@ func (c *cluster) client(t *testing.T, mod ...func(*Config)) *Client {
 	return cl
 }
 
-func (c *cluster) ddl(t *testing.T, stmts ...string) {
+func (c *cluster) ddl(t testing.TB, stmts ...string) {
 	t.Helper()
 	for _, s := range stmts {
 		if err := c.exec(context.Background(), s); err != nil {
@@ -116,7 +116,7 @@ func (c *cluster) ddl(t *testing.T, stmts ...string) {
 	}
 }
 
-func (c *cluster) count(t *testing.T, q string) int {
+func (c *cluster) count(t testing.TB, q string) int {
 	t.Helper()
 	var n int
 	if err := c.SQL.QueryRow(q).Scan(&n); err != nil {
