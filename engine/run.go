@@ -389,7 +389,7 @@ func (s *session) account(ds []decoded) {
 		for k := j - 1; k >= i && end < 0; k-- {
 			end = f.size(ds[k])
 		}
-		ps.noteRead(read, end)
+		noteReadOf(ps, read, end)
 		i = j
 	}
 	e.stats.Bytes += n

@@ -6,7 +6,6 @@ package engine
 // they do here; Stats and Status may be read from any goroutine.
 
 import (
-	"fmt"
 	"maps"
 	"slices"
 	"sort"
@@ -41,41 +40,6 @@ type Stats struct {
 	// EndOfInput says Run returned nil because every source was read to
 	// its end, not because its context was done (a signal).
 	EndOfInput bool
-}
-
-// OpenTxn is a source transaction read in part, its end not yet
-// (transaction mode).
-type OpenTxn struct {
-	// Partition is the partition it is read from.
-	Partition string `json:"partition"`
-	// TxnID is its transaction id, "" when the format carries none.
-	TxnID string `json:"txn"`
-	// StartOffset and StartSeq are where its first change was read (for
-	// a file, the byte offset past that record and its line): a rerun
-	// reads it again from the stored progress, which is before it.
-	StartOffset int64 `json:"start_offset"`
-	StartSeq    int64 `json:"start_seq"`
-	// Changes counts its changes read so far.
-	Changes int `json:"changes"`
-}
-
-// Start returns where its first change was read.
-func (o OpenTxn) Start() changelog.Position {
-	return changelog.Position{Partition: o.Partition, Offset: o.StartOffset, Seq: o.StartSeq}
-}
-
-// String says which transaction it is and where it starts:
-// "transaction t9 from p0.jsonl:3 (2 changes)".
-func (o OpenTxn) String() string {
-	id := "a transaction without an id"
-	if o.TxnID != "" {
-		id = "transaction " + o.TxnID
-	}
-	changes := "changes"
-	if o.Changes == 1 {
-		changes = "change"
-	}
-	return fmt.Sprintf("%s from %s (%d %s)", id, o.Start(), o.Changes, changes)
 }
 
 // TableStats counts the rows committed to one target table, after
@@ -143,13 +107,13 @@ func (e *Engine) setState(st State, err error) {
 // when known (-1 otherwise).
 func (e *Engine) noteRead(part string, offset, size int64) {
 	e.mu.Lock()
-	e.partLocked(part).noteRead(offset, size)
+	noteReadOf(e.partLocked(part), offset, size)
 	e.mu.Unlock()
 }
 
-// noteRead records that the partition has been read up to offset, and
+// noteReadOf records that partition ps has been read up to offset, and
 // its size when known (-1 otherwise). The caller holds the engine's mu.
-func (ps *PartitionStatus) noteRead(offset, size int64) {
+func noteReadOf(ps *PartitionStatus, offset, size int64) {
 	ps.Read = max(ps.Read, offset)
 	if size >= 0 {
 		ps.End = size
@@ -229,81 +193,4 @@ func (e *Engine) Status() Status {
 	}
 	sort.Slice(st.Partitions, func(i, j int) bool { return st.Partitions[i].Name < st.Partitions[j].Name })
 	return st
-}
-
-// State is where a pipeline is in its life.
-type State string
-
-// The pipeline states Status reports.
-const (
-	StateStarting State = "starting" // opened, not reading yet
-	StateRunning  State = "running"  // reading and committing
-	StateStopping State = "stopping" // committing what it has before it stops
-	StateStopped  State = "stopped"  // ended cleanly
-	StateFailed   State = "failed"   // ended with an error (Status.Error says which)
-)
-
-// Status is a snapshot of a pipeline for /status and gauges. It is safe
-// to call from any goroutine.
-type Status struct {
-	Pipeline string `json:"pipeline"`
-	State    State  `json:"state"`
-	// Error is the error the pipeline stopped with (StateFailed).
-	Error string `json:"error,omitempty"`
-	// Partitions lists each partition, sorted by name.
-	Partitions []PartitionStatus `json:"partitions"`
-	// BufferedBytes is what the buffer holds now (plain mode: the memory
-	// its rows take after reduction, as max-bytes counts it; transaction
-	// mode: the records' bytes of every change not yet committed).
-	BufferedBytes int64 `json:"buffered_bytes"`
-	// OpenTxns is the number of unfinished source transactions
-	// (transaction mode).
-	OpenTxns int `json:"open_txns"`
-	// Open lists them, one per partition at most, with where each
-	// starts: while the pipeline runs, the transactions being read (as of
-	// the last batch of records taken); once it has stopped, those it left
-	// open, which the next run reads again from the stored progress.
-	Open []OpenTxn `json:"open_transactions,omitempty"`
-	// LastCommit is when the last unit was committed (zero before one).
-	LastCommit time.Time `json:"last_commit"`
-	// Stats holds the pipeline's counters.
-	Stats StatsSnapshot `json:"stats"`
-}
-
-// PartitionStatus is one partition in a Status.
-type PartitionStatus struct {
-	Name string `json:"name"`
-	// Unit is what the offsets count: "bytes" (a file) or "records" (a
-	// Kafka partition, whose offsets number its records).
-	Unit string `json:"unit"`
-	// Committed is the position stored in the target (where a restart
-	// resumes).
-	Committed int64 `json:"committed_offset"`
-	// CommittedSeq is the record number (line) of Committed.
-	CommittedSeq int64 `json:"committed_seq"`
-	// Read is how far the source has been read (offset after the last
-	// record read).
-	Read int64 `json:"read_offset"`
-	// End is the end of the source when known (a file's size, a Kafka
-	// partition's high watermark), else -1; End - Committed is the
-	// partition's lag, in Unit.
-	End int64 `json:"end_offset"`
-	// LastCommit is when the partition's progress last moved.
-	LastCommit time.Time `json:"last_commit"`
-}
-
-// StatsSnapshot is Stats in a form that encodes to JSON.
-type StatsSnapshot struct {
-	Events   map[string]int64 `json:"events"`
-	Skipped  int64            `json:"skipped"`
-	Upserted int64            `json:"upserted"`
-	Deleted  int64            `json:"deleted"`
-	Inserted int64            `json:"inserted"`
-	Commits  int64            `json:"commits"`
-	Txns     int64            `json:"txns"`
-	Retries  int64            `json:"retries"`
-	// DeadLetters counts records or source transactions quarantined
-	// (bad-input: dead-letter).
-	DeadLetters int64 `json:"dead_letters"`
-	Bytes       int64 `json:"bytes_read"`
 }

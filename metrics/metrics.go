@@ -34,7 +34,7 @@
 //	    pipeline stopped with after its retries ran out) or permanent (bad
 //	    input, a refused statement: the pipeline stopped)
 //
-// Gauges and counters read from engine.Status at each scrape:
+// Gauges and counters read from observe.Status at each scrape:
 //
 //	txsink_reduction_ratio{pipeline}
 //	    changes read per row written over the pipeline's life (0 before the
@@ -86,7 +86,7 @@ import (
 
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/config"
-	"github.com/txsink/txsink/engine"
+	"github.com/txsink/txsink/observe"
 	"github.com/txsink/txsink/sink/sqlsink"
 )
 
@@ -126,7 +126,7 @@ const unmatched = "_unmatched"
 
 // states lists every pipeline state, so txsink_state is one-hot over a
 // fixed set (a state absent from the scrape would read as "no data").
-var states = []engine.State{engine.StateStarting, engine.StateRunning, engine.StateStopping, engine.StateStopped, engine.StateFailed}
+var states = []observe.State{observe.StateStarting, observe.StateRunning, observe.StateStopping, observe.StateStopped, observe.StateFailed}
 
 // commitBuckets spans a small SQLite commit (a millisecond) to a large
 // transaction-mode unit retried against a slow server (a minute).
@@ -134,10 +134,10 @@ var commitBuckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1,
 
 // Source gives the pipeline's status at scrape time; *engine.Engine is one.
 type Source interface {
-	Status() engine.Status
+	Status() observe.Status
 }
 
-// Metrics is one pipeline's metrics. It implements engine.HookChange,
+// Metrics is one pipeline's metrics. It implements observe.HookChange,
 // HookCommit, HookRetry and HookStop; install it on one engine only.
 type Metrics struct {
 	cfg     *config.Config
@@ -234,7 +234,7 @@ func (m *Metrics) Register(reg prometheus.Registerer, src Source) error {
 	return nil
 }
 
-// OnChange implements engine.HookChange. Like the engine's other calls of
+// OnChange implements observe.HookChange. Like the engine's other calls of
 // it, calls must not overlap.
 func (m *Metrics) OnChange(c *changelog.Change) {
 	k := eventKey{c.Table, c.Pos.Partition, c.Kind}
@@ -265,8 +265,8 @@ func (m *Metrics) tableLabel(t changelog.Table) string {
 	return l
 }
 
-// OnCommit implements engine.HookCommit.
-func (m *Metrics) OnCommit(info engine.CommitInfo) {
+// OnCommit implements observe.HookCommit.
+func (m *Metrics) OnCommit(info observe.CommitInfo) {
 	m.duration.Observe(info.Took.Seconds())
 	if info.Err != nil {
 		// The rows were rolled back: count the attempt only. The error
@@ -281,13 +281,13 @@ func (m *Metrics) OnCommit(info engine.CommitInfo) {
 	m.txns.Add(float64(info.Txns))
 }
 
-// OnRetry implements engine.HookRetry.
+// OnRetry implements observe.HookRetry.
 func (m *Metrics) OnRetry(int, time.Duration, error) {
 	m.retries.Inc()
 	m.errors.WithLabelValues("transient").Inc()
 }
 
-// OnStop implements engine.HookStop.
+// OnStop implements observe.HookStop.
 func (m *Metrics) OnStop(err error) {
 	if err == nil {
 		return
@@ -304,7 +304,7 @@ func errorClass(err error) string {
 	return "permanent"
 }
 
-// statusCollector turns one engine.Status snapshot per scrape into gauges.
+// statusCollector turns one observe.Status snapshot per scrape into gauges.
 // It is a Collector rather than GaugeFuncs because the per-partition
 // gauges need a label per partition, and because one snapshot keeps the
 // committed, read and lag values of a scrape consistent with each other.
@@ -396,7 +396,7 @@ func (c *statusCollector) Collect(ch chan<- prometheus.Metric) {
 
 // ReductionRatio returns changes read per row written (0 before the first
 // row is written): how much per-key reduction saved the target.
-func ReductionRatio(s engine.StatsSnapshot) float64 {
+func ReductionRatio(s observe.StatsSnapshot) float64 {
 	var events int64
 	for _, n := range s.Events {
 		events += n

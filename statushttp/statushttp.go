@@ -4,9 +4,9 @@
 //	/metrics  Prometheus text format, from the registry given (package metrics)
 //	/healthz  200 while the process serves at all (liveness)
 //	/readyz   200 while the pipeline is running, 503 with its state otherwise
-//	/status   engine.Status as indented JSON, with the target URL redacted
+//	/status   observe.Status as indented JSON, with the target URL redacted
 //
-// Nothing it serves holds a credential: engine.Status holds no URL, the
+// Nothing it serves holds a credential: observe.Status holds no URL, the
 // target is shown through config.RedactURL, and the target's password is
 // masked in the stop error too, in case a driver's message quoted it.
 package statushttp
@@ -27,12 +27,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/txsink/txsink/config"
-	"github.com/txsink/txsink/engine"
+	"github.com/txsink/txsink/observe"
 )
 
 // Source gives the pipeline's status; *engine.Engine is one.
 type Source interface {
-	Status() engine.Status
+	Status() observe.Status
 }
 
 // Options says what the handler serves.
@@ -71,7 +71,7 @@ type server struct {
 
 func (s *server) readyz(w http.ResponseWriter, _ *http.Request) {
 	st := s.o.Source.Status()
-	if st.State != engine.StateRunning {
+	if st.State != observe.StateRunning {
 		// A load balancer or orchestrator reads only the code; the body
 		// tells a person why.
 		text(w, http.StatusServiceUnavailable, "not ready: pipeline is "+string(st.State))
@@ -83,7 +83,7 @@ func (s *server) readyz(w http.ResponseWriter, _ *http.Request) {
 // statusDoc is /status: the engine's status, and the target it writes to.
 type statusDoc struct {
 	Target string `json:"target,omitempty"`
-	engine.Status
+	observe.Status
 }
 
 func (s *server) status(w http.ResponseWriter, _ *http.Request) {
