@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/txsink/txsink/schema"
-	"github.com/txsink/txsink/sink/sqlsink"
+	"github.com/txsink/txsink/sink"
 )
 
 // The catalog queries live here rather than in the dialect packages: they
@@ -63,7 +63,7 @@ type catalog struct {
 
 func isNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }
 
-func readCatalog(ctx context.Context, q sqlsink.Querier, dialect string, t *schema.Table) (*catalog, error) {
+func readCatalog(ctx context.Context, q sink.Querier, dialect string, t *schema.Table) (*catalog, error) {
 	switch dialect {
 	case "mysql", "mariadb":
 		return mysqlCatalog(ctx, q, t)
@@ -81,7 +81,7 @@ type timeout struct {
 	value time.Duration
 }
 
-func serverTimeouts(ctx context.Context, q sqlsink.Querier, dialect string) ([]timeout, error) {
+func serverTimeouts(ctx context.Context, q sink.Querier, dialect string) ([]timeout, error) {
 	switch dialect {
 	case "mysql", "mariadb":
 		// Session values: the session is opened with the URL's
@@ -141,7 +141,7 @@ func outsideWrites(body, ns string) string {
 	return strings.Join(found, ", ")
 }
 
-func mysqlCatalog(ctx context.Context, q sqlsink.Querier, t *schema.Table) (*catalog, error) {
+func mysqlCatalog(ctx context.Context, q sink.Querier, t *schema.Table) (*catalog, error) {
 	cat := &catalog{}
 	rows, err := q.QueryContext(ctx, `SELECT INDEX_NAME, COLUMN_NAME FROM information_schema.STATISTICS
 		WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND NON_UNIQUE = 0 AND INDEX_NAME <> 'PRIMARY'
@@ -251,7 +251,7 @@ func scanRows(rows *sql.Rows, f func(*sql.Rows) error) error {
 // pgRules maps pg_constraint's action codes to SQL.
 var pgRules = map[string]string{"a": "NO ACTION", "r": "RESTRICT", "c": "CASCADE", "n": "SET NULL", "d": "SET DEFAULT"}
 
-func postgresCatalog(ctx context.Context, q sqlsink.Querier, t *schema.Table) (*catalog, error) {
+func postgresCatalog(ctx context.Context, q sink.Querier, t *schema.Table) (*catalog, error) {
 	cat := &catalog{nondeterministic: map[string]string{}}
 	rel := quoteIdent(t.Namespace) + "." + quoteIdent(t.Name)
 	rows, err := q.QueryContext(ctx, `SELECT c.relname, pg_get_indexdef(i.indexrelid, k, true),
@@ -360,7 +360,7 @@ func pgTriggerWhen(def string) string {
 
 func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 
-func sqliteCatalog(ctx context.Context, q sqlsink.Querier, t *schema.Table) (*catalog, error) {
+func sqliteCatalog(ctx context.Context, q sink.Querier, t *schema.Table) (*catalog, error) {
 	cat := &catalog{}
 	prefix := ""
 	if t.Namespace != "" {
@@ -469,7 +469,7 @@ var deferredFK = regexp.MustCompile(`(?i)DEFERRABLE\s+INITIALLY\s+DEFERRED`)
 
 // sqliteForeignKeys reads the foreign keys of table child. SQLite does not
 // report their names.
-func sqliteForeignKeys(ctx context.Context, q sqlsink.Querier, prefix, child, ddl string) ([]foreignKey, error) {
+func sqliteForeignKeys(ctx context.Context, q sink.Querier, prefix, child, ddl string) ([]foreignKey, error) {
 	// PRAGMA foreign_key_list: id, seq, table, from, to, on_update,
 	// on_delete, match.
 	rows, err := q.QueryContext(ctx, "PRAGMA "+prefix+"foreign_key_list("+quoteIdent(child)+")")

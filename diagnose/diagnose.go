@@ -2,7 +2,7 @@
 // target catalog, samples its source, and reports what would go wrong (or
 // behave surprisingly) once the pipeline runs, each finding with a severity,
 // a plain sentence and a fix. It writes nothing: the target is opened with
-// connect.OpenReadOnly and every query runs on one connection whose session
+// sink.OpenReadOnly and every query runs on one connection whose session
 // is set read-only (MySQL/MariaDB, PostgreSQL) or opened in mode=ro
 // (SQLite).
 //
@@ -48,8 +48,7 @@ import (
 	"github.com/txsink/txsink/errkind"
 	"github.com/txsink/txsink/route"
 	"github.com/txsink/txsink/schema"
-	"github.com/txsink/txsink/sink/connect"
-	"github.com/txsink/txsink/sink/sqlsink"
+	"github.com/txsink/txsink/sink"
 )
 
 // Severity says how much a finding matters.
@@ -188,12 +187,16 @@ func plural(n int, what string) string {
 // not check at all (the target cannot be opened, a catalog query failed);
 // everything it could judge is a Finding.
 func Run(ctx context.Context, cfg *config.Config, opts Options) (*Report, error) {
-	db, err := connect.OpenReadOnly(ctx, cfg.Target.URL, opts.BaseDir)
+	db, err := sink.OpenReadOnly(ctx, cfg.Target.URL, opts.BaseDir)
 	if err != nil {
 		return nil, err
 	}
 	defer db.Close()
-	conn, err := readOnlyConn(ctx, db)
+	cat, ok := db.(sink.Catalog)
+	if !ok {
+		return nil, fmt.Errorf("target url: txsink check reads the target's catalog through SQL, and this target (%T) has none", db)
+	}
+	conn, err := readOnlyConn(ctx, cat)
 	if err != nil {
 		return nil, err
 	}
@@ -202,6 +205,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) (*Report, error)
 		cfg:      cfg,
 		opts:     opts,
 		db:       db,
+		cat:      cat,
 		q:        conn,
 		report:   &Report{},
 		tables:   map[schema.Name]*tableInfo{},
@@ -221,13 +225,13 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) (*Report, error)
 // readOnlyConn pins one connection and makes its session read-only, so
 // that nothing check runs can write, whatever a catalog query does.
 // SQLite's check handle is opened with mode=ro already.
-func readOnlyConn(ctx context.Context, db *sqlsink.DB) (*sql.Conn, error) {
+func readOnlyConn(ctx context.Context, db sink.Catalog) (*sql.Conn, error) {
 	conn, err := db.DB().Conn(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("connect: %w", err)
 	}
 	var stmt string
-	switch db.Dialect().Name() {
+	switch db.DialectName() {
 	case "mysql", "mariadb":
 		stmt = "SET SESSION TRANSACTION READ ONLY"
 	case "postgres":
@@ -246,8 +250,9 @@ func readOnlyConn(ctx context.Context, db *sqlsink.DB) (*sql.Conn, error) {
 type checker struct {
 	cfg    *config.Config
 	opts   Options
-	db     *sqlsink.DB
-	q      sqlsink.Querier
+	db     sink.Sink
+	cat    sink.Catalog // db's catalog
+	q      sink.Querier
 	report *Report
 	// router routes sampled changes as a run routes them.
 	router *route.Router
@@ -259,7 +264,7 @@ type checker struct {
 	// is the pipeline's rows with their marks, for checkSources.
 	progress      map[string]int64
 	progressTable bool
-	stored        []sqlsink.Stored
+	stored        []sink.Stored
 	// refusedParts holds the source partitions run would refuse to
 	// start with (checkSources): they are not sampled.
 	refusedParts map[string]bool
@@ -394,7 +399,7 @@ func (c *checker) checkTimeouts(ctx context.Context) error {
 	if interval <= 0 {
 		return nil
 	}
-	ts, err := serverTimeouts(ctx, c.q, c.db.Dialect().Name())
+	ts, err := serverTimeouts(ctx, c.q, c.cat.DialectName())
 	if err != nil {
 		return fmt.Errorf("read the server's timeouts: %w", err)
 	}
@@ -437,16 +442,16 @@ func timeoutAdvice(t timeout, interval time.Duration, txnMode bool) (msg, fix st
 // readProgress reads the pipeline's committed positions, and reports
 // other pipelines that commit into this target.
 func (c *checker) readProgress(ctx context.Context) error {
-	d := c.db.Dialect()
+	d := c.cat
 	c.progress = map[string]int64{}
-	if _, err := d.Describe(ctx, c.q, schema.Name{Name: sqlsink.ProgressTable}); err != nil {
+	if _, err := d.DescribeOn(ctx, c.q, schema.Name{Name: sink.ProgressTable}); err != nil {
 		return nil // no progress table: nothing was ever committed here
 	}
 	c.progressTable = true
-	q := "SELECT " + d.Quote("pipeline") + ", " + d.Quote("source_partition") + ", " + d.Quote("position") + " FROM " + d.Quote(sqlsink.ProgressTable)
+	q := "SELECT " + d.Quote("pipeline") + ", " + d.Quote("source_partition") + ", " + d.Quote("position") + " FROM " + d.Quote(sink.ProgressTable)
 	rows, err := c.q.QueryContext(ctx, q)
 	if err != nil {
-		return fmt.Errorf("read %s: %w", sqlsink.ProgressTable, err)
+		return fmt.Errorf("read %s: %w", sink.ProgressTable, err)
 	}
 	defer rows.Close()
 	others := map[string]bool{}
@@ -454,7 +459,7 @@ func (c *checker) readProgress(ctx context.Context) error {
 		var pipeline, part string
 		var pos int64
 		if err := rows.Scan(&pipeline, &part, &pos); err != nil {
-			return fmt.Errorf("read %s: %w", sqlsink.ProgressTable, err)
+			return fmt.Errorf("read %s: %w", sink.ProgressTable, err)
 		}
 		if pipeline == c.cfg.Name {
 			c.progress[part] = pos
@@ -463,16 +468,16 @@ func (c *checker) readProgress(ctx context.Context) error {
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("read %s: %w", sqlsink.ProgressTable, err)
+		return fmt.Errorf("read %s: %w", sink.ProgressTable, err)
 	}
 	// The rows again with their marks, to verify the positions as a run
 	// does. A progress table of an older txsink has no mark column until
 	// a run adds it: its positions are then checked as a run checks
 	// positions without a mark.
-	if c.stored, err = c.db.StoredOn(ctx, c.q, c.cfg.Name); err != nil {
+	if c.stored, err = c.cat.StoredOn(ctx, c.q, c.cfg.Name); err != nil {
 		c.stored = nil
 		for part, pos := range c.progress {
-			c.stored = append(c.stored, sqlsink.Stored{Position: changelog.Position{Partition: part, Offset: pos}})
+			c.stored = append(c.stored, sink.Stored{Position: changelog.Position{Partition: part, Offset: pos}})
 		}
 	}
 	if len(others) > 0 {

@@ -2,6 +2,7 @@ package diagnose_test
 
 import (
 	"context"
+	"github.com/txsink/txsink/sink"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,7 +14,6 @@ import (
 	"github.com/txsink/txsink/config"
 	"github.com/txsink/txsink/diagnose"
 	"github.com/txsink/txsink/internal/testdb"
-	"github.com/txsink/txsink/sink/connect"
 	"github.com/txsink/txsink/sink/sqlsink"
 )
 
@@ -466,7 +466,7 @@ var cases = []tcase{
 func progressTable(t *testing.T, db *testdb.DB) *sqlsink.DB {
 	t.Helper()
 	ctx := context.Background()
-	tg, err := connect.Open(ctx, db.URL, "")
+	tg, err := sink.Open(ctx, db.URL, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -474,7 +474,7 @@ func progressTable(t *testing.T, db *testdb.DB) *sqlsink.DB {
 	if err := tg.Setup(ctx); err != nil {
 		t.Fatal(err)
 	}
-	return tg
+	return tg.(*sqlsink.DB)
 }
 
 // notNullTable has NOT NULL columns of every kind: a key, one without a

@@ -107,7 +107,7 @@ func (c *checker) table(ctx context.Context, tc *config.Table, src changelog.Tab
 	}
 	ti := &tableInfo{entry: tc, label: label, sourceKeys: map[string]bool{}}
 	c.tables[name] = ti
-	st, err := c.db.Dialect().Describe(ctx, c.q, name)
+	st, err := c.cat.DescribeOn(ctx, c.q, name)
 	if err != nil {
 		c.add(Finding{Severity: Error, Check: "table", Table: label,
 			Message: fmt.Sprintf("the target table %s cannot be read: %v.", name, err),
@@ -192,7 +192,7 @@ func sameColumns(a, b []string) bool {
 // checkCatalog reports unique indexes, collations, triggers, foreign keys
 // and rows written by someone else.
 func (c *checker) checkCatalog(ctx context.Context, ti *tableInfo) error {
-	dialect := c.db.Dialect().Name()
+	dialect := c.cat.DialectName()
 	st := ti.schema
 	cat, err := readCatalog(ctx, c.q, dialect, st)
 	if err != nil {
@@ -300,7 +300,7 @@ type childFK struct {
 // a flush (all deletes, then the upserts table by table) is not the
 // source's, and a row can come before the row it references.
 func (c *checker) checkChildForeignKeys() {
-	dialect := c.db.Dialect().Name()
+	dialect := c.cat.DialectName()
 	for _, cf := range c.childFKs {
 		fk := cf.fk
 		if fk.deferred {
@@ -345,9 +345,8 @@ func (c *checker) checkWriter(ctx context.Context, ti *tableInfo) error {
 		// a scan of the table against the whole changelog; not a check.
 		return nil
 	}
-	d := c.db.Dialect()
 	var one int
-	err := c.q.QueryRowContext(ctx, "SELECT 1 FROM "+sqlsink.QuotedTable(d, ti.schema)+" LIMIT 1").Scan(&one)
+	err := c.q.QueryRowContext(ctx, "SELECT 1 FROM "+sqlsink.QuotedTable(c.cat, ti.schema)+" LIMIT 1").Scan(&one)
 	if err != nil {
 		if isNoRows(err) {
 			return nil

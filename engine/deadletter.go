@@ -23,7 +23,7 @@ package engine
 // NUL byte into PostgreSQL text), a CHECK constraint, a NOT NULL column a
 // change leaves without a value. The unit holding such a row fails as a
 // whole, and sqlsink's row-at-a-time diagnosis names the change that made
-// the row (sqlsink.RefusedRow). Run then notes that change's position as
+// the row (sink.RefusedRow). Run then notes that change's position as
 // bad, drops everything not committed and reads again from the committed
 // progress; read again, the change is refused before it is buffered, as a
 // value txsink's own checks refuse, so its record (plain mode) or its
@@ -42,7 +42,7 @@ import (
 	"github.com/txsink/txsink/errkind"
 	"github.com/txsink/txsink/format/native"
 	"github.com/txsink/txsink/reduce"
-	"github.com/txsink/txsink/sink/sqlsink"
+	"github.com/txsink/txsink/sink"
 )
 
 // deadLettering reports whether bad input is quarantined rather than
@@ -167,7 +167,7 @@ func (e *Engine) noteRefused(err error) bool {
 		// The loop that joins a transaction topic has no dead letters.
 		return false
 	}
-	te, ok := sqlsink.RefusedRow(err)
+	te, ok := sink.RefusedRow(err)
 	if !ok {
 		return false
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/txsink/txsink/config"
 	"github.com/txsink/txsink/engine"
 	"github.com/txsink/txsink/internal/testdb"
+	"github.com/txsink/txsink/sink"
 )
 
 // TestDeadLetterPlain quarantines each bad record — one that cannot be
@@ -48,7 +49,7 @@ func TestDeadLetterPlain(t *testing.T) {
 		if got := query(t, db, "SELECT seq FROM txsink_dead_letters ORDER BY id"); got != strings.Join(wantSeqs, "\n") {
 			t.Errorf("dead letters at lines %q, want %q", got, strings.Join(wantSeqs, "\n"))
 		}
-		rows, err := e.Target().DeadLetters(context.Background(), cfg.Name)
+		rows, err := e.Target().(sink.DeadLetterer).DeadLetters(context.Background(), cfg.Name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -96,7 +97,7 @@ func TestDeadLetterTransaction(t *testing.T) {
 		if got := query(t, db, "SELECT order_id FROM items ORDER BY order_id"); got != "1\n3" {
 			t.Errorf("items = %q", got)
 		}
-		rows, err := e.Target().DeadLetters(context.Background(), cfg.Name)
+		rows, err := e.Target().(sink.DeadLetterer).DeadLetters(context.Background(), cfg.Name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -163,7 +164,7 @@ func longTxnIDs(t *testing.T, db *testdb.DB) {
 		if err := e.Run(context.Background(), engine.RunOptions{}); err != nil {
 			t.Fatalf("run (transaction mode %v): %v", txn, err)
 		}
-		rows, err := e.Target().DeadLetters(context.Background(), cfg.Name)
+		rows, err := e.Target().(sink.DeadLetterer).DeadLetters(context.Background(), cfg.Name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -300,7 +301,7 @@ func serverRefusal(t *testing.T, db *testdb.DB, tc refusalCase, path string, lin
 		if got := query(t, db, "SELECT id, name FROM items ORDER BY id"); got != want {
 			t.Errorf("run %d: items = %q, want %q", run, got, want)
 		}
-		rows, err := e.Target().DeadLetters(context.Background(), cfg.Name)
+		rows, err := e.Target().(sink.DeadLetterer).DeadLetters(context.Background(), cfg.Name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -351,7 +352,7 @@ func TestDeadLetterForeignKeyStops(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "(2)") {
 			t.Fatalf("run = %v, want the foreign key's refusal of key (2)", err)
 		}
-		if rows, err := e.Target().DeadLetters(context.Background(), cfg.Name); err != nil || len(rows) != 0 {
+		if rows, err := e.Target().(sink.DeadLetterer).DeadLetters(context.Background(), cfg.Name); err != nil || len(rows) != 0 {
 			t.Errorf("dead letters %+v (%v), want none", rows, err)
 		}
 		if got := query(t, db, "SELECT COUNT(*) FROM items"); got != "0" {

@@ -1,7 +1,8 @@
 // Package engine wires a pipeline together: source records are decoded
 // (package format), routed to target tables (package route), reduced per
 // key (package reduce) and applied, one commit unit per target transaction,
-// with the positions reached (package sink/sqlsink).
+// with the positions reached, to a target the engine knows only through
+// package sink (its SQL implementation is package sink/sqlsink).
 //
 // The engine owns all I/O and time; the core it drives is pure. Its
 // guarantees are the pipeline's:
@@ -49,12 +50,12 @@ import (
 	"github.com/txsink/txsink/clock"
 	"github.com/txsink/txsink/commit"
 	"github.com/txsink/txsink/config"
+	"github.com/txsink/txsink/errkind"
 	"github.com/txsink/txsink/internal/fault"
 	"github.com/txsink/txsink/reduce"
 	"github.com/txsink/txsink/route"
 	"github.com/txsink/txsink/schema"
-	"github.com/txsink/txsink/sink/connect"
-	"github.com/txsink/txsink/sink/sqlsink"
+	"github.com/txsink/txsink/sink"
 	"github.com/txsink/txsink/source"
 )
 
@@ -83,14 +84,14 @@ func WithLogger(l *slog.Logger) Option { return func(e *Engine) { e.log = l } }
 
 // WithTarget makes the engine use an already opened target instead of
 // opening cfg.Target.URL. The engine does not close it.
-func WithTarget(t *sqlsink.DB) Option { return func(e *Engine) { e.target, e.ownTarget = t, false } }
+func WithTarget(t sink.Sink) Option { return func(e *Engine) { e.target, e.ownTarget = t, false } }
 
 // WithCatalog makes the engine read the target's catalog (the tables it
 // resolves) through q, one connection of the caller's, rather than
 // through the target's pool: "txsink check" passes its read-only one, so
 // that it resolves the tables entries as a run does on the connection
 // every query of its runs on.
-func WithCatalog(q sqlsink.Querier) Option { return func(e *Engine) { e.catalog = q } }
+func WithCatalog(q sink.Querier) Option { return func(e *Engine) { e.catalog = q } }
 
 // WithBaseDir sets the folder relative sqlite:// paths are resolved
 // against (the config file's folder; default the working directory).
@@ -110,7 +111,7 @@ type Engine struct {
 	random     *rand.Rand
 	randomMu   sync.Mutex
 	log        *slog.Logger
-	target     *sqlsink.DB
+	target     sink.Sink
 	ownTarget  bool
 	baseDir    string
 	configFile string
@@ -123,7 +124,7 @@ type Engine struct {
 	checkOnly bool
 	// catalog, when set, is what tables are described through (see
 	// WithCatalog).
-	catalog sqlsink.Querier
+	catalog sink.Querier
 
 	// async, while Run drives a plain-mode pipeline, applies units on a
 	// goroutine of its own (see committer); nil otherwise.
@@ -228,9 +229,9 @@ func New(ctx context.Context, cfg *config.Config, opts ...Option) (*Engine, erro
 	e.state = StateStarting
 	e.parts = map[string]*PartitionStatus{}
 	if e.target == nil {
-		open := connect.Open
+		open := sink.Open
 		if e.checkOnly {
-			open = connect.OpenReadOnly
+			open = sink.OpenReadOnly
 		}
 		t, err := open(ctx, cfg.Target.URL, e.baseDir)
 		if err != nil {
@@ -251,7 +252,7 @@ func New(ctx context.Context, cfg *config.Config, opts ...Option) (*Engine, erro
 		return fail(err)
 	}
 	if e.deadLettering() {
-		if err := e.target.SetupDeadLetters(ctx); err != nil {
+		if err := e.setupDeadLetters(ctx); err != nil {
 			return fail(err)
 		}
 	}
@@ -265,7 +266,7 @@ func New(ctx context.Context, cfg *config.Config, opts ...Option) (*Engine, erro
 	if err := e.checkStoredPartitions(p); err != nil {
 		return fail(err)
 	}
-	if e.marks, err = e.target.Marks(ctx, cfg.Name); err != nil {
+	if e.marks, err = e.storedMarks(ctx); err != nil {
 		return fail(err)
 	}
 	// Claim the partitions this instance reads: an older instance still
@@ -279,7 +280,7 @@ func New(ctx context.Context, cfg *config.Config, opts ...Option) (*Engine, erro
 		for k, v := range claimed {
 			p[k] = v
 		}
-		if busy, err := e.target.Hold(ctx, cfg.Name, parts); err != nil {
+		if busy, err := e.holdLocks(ctx, parts); err != nil {
 			return fail(err)
 		} else if len(busy) > 0 {
 			e.log.Warn("another session holds the lock of partitions this instance claimed (an older instance still running is fenced from now on)", "partitions", busy)
@@ -308,12 +309,12 @@ func Check(ctx context.Context, cfg *config.Config, opts ...Option) error {
 }
 
 // Target returns the engine's target.
-func (e *Engine) Target() *sqlsink.DB { return e.target }
+func (e *Engine) Target() sink.Sink { return e.target }
 
 // Add buffers one change, flushing first when a flush trigger has fired.
 // A change at or before its partition's stored position is skipped: it was
 // applied already. An error stops the pipeline: *reduce.Error for bad input,
-// *sqlsink.Error for the target.
+// *sink.Error for the target.
 func (e *Engine) Add(ctx context.Context, c *changelog.Change) error {
 	if e.applied(c.Pos) {
 		return nil
@@ -371,12 +372,12 @@ func (e *Engine) stale(ctx context.Context, t *reduce.Table, err error) error {
 	if err == nil || !errors.As(err, &re) || re.Column == "" {
 		return err
 	}
-	changed, cerr := e.target.ShapeChanged(ctx, t.Schema)
+	changed, cerr := e.shapeChanged(ctx, t.Schema)
 	switch {
 	case cerr != nil:
 		return errors.Join(err, cerr)
 	case changed:
-		return &sqlsink.Error{Op: "convert", Table: t.Schema.String(), Err: fmt.Errorf("%w: %s", sqlsink.ErrShapeChanged, re.Reason),
+		return &sink.Error{Op: "convert", Table: t.Schema.String(), Err: fmt.Errorf("%w: %s", sink.ErrShapeChanged, re.Reason),
 			Hint: "txsink reads the definition again and converts the change anew"}
 	}
 	return err
@@ -567,7 +568,7 @@ func (e *Engine) apply(ctx context.Context, u *commit.Unit) error {
 		if err == nil {
 			return nil
 		}
-		if !sqlsink.IsTransient(err) || ctx.Err() != nil {
+		if !errkind.IsTransient(err) || ctx.Err() != nil {
 			return err
 		}
 		if attempt >= e.cfg.Sink.MaxRetries {
@@ -593,7 +594,7 @@ func (e *Engine) apply(ctx context.Context, u *commit.Unit) error {
 		// append-only rows, triggers — so ask the target first.
 		done, cerr := e.target.Committed(ctx, u)
 		switch {
-		case cerr != nil && !sqlsink.IsTransient(cerr):
+		case cerr != nil && !errkind.IsTransient(cerr):
 			return cerr
 		case cerr != nil:
 			// The server is still away; the next attempt will say.
@@ -617,7 +618,7 @@ func (e *Engine) jitter(backoff time.Duration) time.Duration {
 // retries retries, as given up on, so that it no longer says txsink
 // retries it.
 func exhausted(err error, retries int) error {
-	var te *sqlsink.Error
+	var te *sink.Error
 	if errors.As(err, &te) {
 		te.GaveUp, te.Retries = true, retries
 	}

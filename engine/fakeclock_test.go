@@ -16,7 +16,7 @@ import (
 	"github.com/txsink/txsink/config"
 	"github.com/txsink/txsink/engine"
 	"github.com/txsink/txsink/internal/testdb"
-	"github.com/txsink/txsink/sink/sqlsink"
+	"github.com/txsink/txsink/sink"
 )
 
 // The tests below run whole pipelines (file source, decoding, reduction,
@@ -189,7 +189,7 @@ func TestFakeClockRetryBackoff(t *testing.T) {
 			engine.WithRandom(rand.NewPCG(seed1, seed2)), engine.WithHooks(seen),
 			engine.WithBeforeCommitHook(func(*commit.Unit) error {
 				if attempts.Add(1) <= 2 {
-					return &sqlsink.Error{Op: "commit", Transient: true, Err: errors.New("connection reset by peer (injected)")}
+					return &sink.Error{Op: "commit", Transient: true, Err: errors.New("connection reset by peer (injected)")}
 				}
 				return nil
 			}))

@@ -14,7 +14,7 @@ import (
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/config"
 	"github.com/txsink/txsink/errkind"
-	"github.com/txsink/txsink/sink/sqlsink"
+	"github.com/txsink/txsink/sink"
 	"github.com/txsink/txsink/source"
 )
 
@@ -99,13 +99,13 @@ func openSourceOf(cfg *config.Config, env source.Env) (source.Source, error) {
 
 // CheckSources opens every partition of cfg's source as Run does, at the
 // position stored for it (stored: the pipeline's progress rows, as
-// sqlsink.DB.Stored returns them), verified against its mark, and closes it
+// sink.ProgressKeeper.Stored returns them), verified against its mark, and closes it
 // again, when the source can (a source.Checker). It returns, joined, a
 // *SourceError for each refusal Run would start with: for files, the same
 // file listed twice, a partition's file missing, replaced or truncated
 // under its stored position. Streams (standard input, a FIFO) are left
 // alone: opening them would consume them. It writes nothing.
-func CheckSources(ctx context.Context, cfg *config.Config, stored []sqlsink.Stored, opts ...Option) error {
+func CheckSources(ctx context.Context, cfg *config.Config, stored []sink.Stored, opts ...Option) error {
 	e := &Engine{cfg: cfg}
 	for _, o := range opts {
 		o(e)
@@ -289,7 +289,7 @@ func (e *Engine) assign(ctx context.Context, l loop, parts []string) (map[string
 	if err != nil {
 		return nil, err
 	}
-	if busy, err := e.target.Hold(ctx, e.cfg.Name, parts); err != nil {
+	if busy, err := e.holdLocks(ctx, parts); err != nil {
 		return nil, err
 	} else if len(busy) > 0 {
 		e.log.Info("the partitions' previous owner still holds their locks; it is fenced from now on", "partitions", busy)
@@ -338,7 +338,7 @@ func (e *Engine) revoke(ctx context.Context, l loop, parts []string) error {
 		e.buf.Forget(p)
 	}
 	e.mu.Unlock()
-	if err := e.target.Release(ctx, e.cfg.Name, parts); err != nil {
+	if err := e.releaseLocks(ctx, parts); err != nil {
 		e.log.Warn("giving up the locks of revoked partitions", "partitions", parts, "err", err)
 	}
 	e.log.Info("partitions revoked", "partitions", parts, "dropped", dropped, "dropped_unit", unit)

@@ -10,7 +10,7 @@ import (
 	"github.com/txsink/txsink/engine"
 	"github.com/txsink/txsink/internal/testdb"
 	"github.com/txsink/txsink/internal/workload"
-	"github.com/txsink/txsink/sink/sqlsink"
+	"github.com/txsink/txsink/sink"
 )
 
 // TestZombieIsFenced starts a second instance of a pipeline while the
@@ -42,7 +42,7 @@ func TestZombieIsFenced(t *testing.T) {
 			}
 		}))
 		err := first.Run(context.Background(), engine.RunOptions{})
-		if !errors.Is(err, sqlsink.ErrFenced) {
+		if !errors.Is(err, sink.ErrFenced) {
 			t.Fatalf("first instance: err = %v, want ErrFenced", err)
 		}
 		for _, w := range []string{"another instance", "zombie", "stale"} {

@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"fmt"
+	"github.com/txsink/txsink/sink"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,7 +21,6 @@ import (
 	"github.com/txsink/txsink/internal/workload"
 	"github.com/txsink/txsink/reduce"
 	"github.com/txsink/txsink/schema"
-	"github.com/txsink/txsink/sink/connect"
 )
 
 type recordingHook struct {
@@ -150,7 +150,7 @@ func sizedInsert(table string, i int) changelog.Change {
 func bufferedRowBytes(t *testing.T, db *testdb.DB, table string) int {
 	t.Helper()
 	ctx := context.Background()
-	tgt, err := connect.Open(ctx, db.URL, "")
+	tgt, err := sink.Open(ctx, db.URL, "")
 	if err != nil {
 		t.Fatal(err)
 	}

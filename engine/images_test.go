@@ -9,7 +9,7 @@ import (
 
 	"github.com/txsink/txsink/config"
 	"github.com/txsink/txsink/internal/testdb"
-	"github.com/txsink/txsink/sink/sqlsink"
+	"github.com/txsink/txsink/sink"
 )
 
 // imageModes are the flush sizes and modes the image tests run in: one
@@ -72,7 +72,7 @@ func TestPartialImages(t *testing.T) {
 					mode.set(cfg)
 					r := runPipeline(t, cfg)
 					if tt.refused != "" {
-						if !errors.Is(r.err, sqlsink.ErrMissingRow) || !strings.Contains(r.err.Error(), tt.refused) || !strings.Contains(r.err.Error(), "changes.jsonl:2") {
+						if !errors.Is(r.err, sink.ErrMissingRow) || !strings.Contains(r.err.Error(), tt.refused) || !strings.Contains(r.err.Error(), "changes.jsonl:2") {
 							t.Fatalf("run = %v, want the missing-row refusal of %s at changes.jsonl:2", r.err, tt.refused)
 						}
 					} else if r.err != nil {

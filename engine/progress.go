@@ -96,7 +96,7 @@ func (e *Engine) rewind(ctx context.Context, part string) error {
 	if pos, ok := e.Progress(part); !ok || pos.Offset == 0 && pos.Seq == 0 {
 		return nil
 	}
-	if err := e.target.Rewind(ctx, e.cfg.Name, part); err != nil {
+	if err := e.rewindTarget(ctx, part); err != nil {
 		return err
 	}
 	e.setProgress(func(m map[string]changelog.Position) { m[part] = changelog.Position{Partition: part} })

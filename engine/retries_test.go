@@ -12,7 +12,7 @@ import (
 	"github.com/txsink/txsink/config"
 	"github.com/txsink/txsink/engine"
 	"github.com/txsink/txsink/internal/testdb"
-	"github.com/txsink/txsink/sink/sqlsink"
+	"github.com/txsink/txsink/sink"
 )
 
 // TestRetriesExhausted stops on a transient error that every retry meets
@@ -35,10 +35,10 @@ func TestRetriesExhausted(t *testing.T) {
 			attempts := 0
 			e := newEngine(t, cfg, engine.WithBeforeCommitHook(func(*commit.Unit) error {
 				attempts++
-				return &sqlsink.Error{Op: "commit", Transient: true, Err: errors.New("connection reset by peer (injected)")}
+				return &sink.Error{Op: "commit", Transient: true, Err: errors.New("connection reset by peer (injected)")}
 			}))
 			err := e.Run(context.Background(), engine.RunOptions{})
-			var te *sqlsink.Error
+			var te *sink.Error
 			if !errors.As(err, &te) || !te.GaveUp || te.Retries != 2 || attempts != 3 ||
 				!strings.Contains(err.Error(), "persisted through 2 retries") || strings.Contains(err.Error(), "txsink retries)") {
 				t.Fatalf("transaction mode %v: %d attempts, error %v; want 3 attempts and an error that says txsink gave up", txn, attempts, err)

@@ -15,6 +15,7 @@ import (
 	"github.com/txsink/txsink/engine"
 	"github.com/txsink/txsink/internal/testdb"
 	"github.com/txsink/txsink/reduce"
+	"github.com/txsink/txsink/sink"
 )
 
 // routeFormat writes records of one format whose table-name field the
@@ -246,7 +247,7 @@ func checkRoutingRefused(t *testing.T, db *testdb.DB, f routeFormat, rn routeNam
 	if err != nil {
 		t.Fatalf("run with dead-letter policy: %v", err)
 	}
-	rows, err := e.Target().DeadLetters(context.Background(), cfg.Name)
+	rows, err := e.Target().(sink.DeadLetterer).DeadLetters(context.Background(), cfg.Name)
 	if err != nil {
 		t.Fatal(err)
 	}

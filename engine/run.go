@@ -10,7 +10,7 @@ import (
 	"github.com/txsink/txsink/format"
 	"github.com/txsink/txsink/format/formats"
 	"github.com/txsink/txsink/reduce"
-	"github.com/txsink/txsink/sink/sqlsink"
+	"github.com/txsink/txsink/sink"
 )
 
 // Progressor is told how far reading has come; the command line draws a
@@ -45,7 +45,7 @@ type RunOptions struct {
 // between them.
 //
 // Under the dead-letter policy a row the target refuses for its own
-// values (sqlsink.RefusedRow) is no error either: Run starts again from
+// values (sink.RefusedRow) is no error either: Run starts again from
 // the last commit and quarantines the change that made the row with its
 // source transaction (see noteRefused). The loop that joins a transaction
 // topic has no dead letters, and stops.
@@ -76,7 +76,7 @@ func (e *Engine) Run(ctx context.Context, opts RunOptions) (err error) {
 			}
 			continue
 		}
-		if !errors.Is(err, sqlsink.ErrShapeChanged) {
+		if !errors.Is(err, sink.ErrShapeChanged) {
 			return err
 		}
 		if e.Stats().Commits > commits {
@@ -107,7 +107,7 @@ func (e *Engine) forgetShapes(ctx context.Context) error {
 	clear(e.byTarget)
 	clear(e.unknown)
 	e.appliedAt = appliedAt{}
-	marks, err := e.target.Marks(ctx, e.cfg.Name)
+	marks, err := e.storedMarks(ctx)
 	if err != nil {
 		return err
 	}

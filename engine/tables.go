@@ -70,13 +70,7 @@ func (e *Engine) resolve(ctx context.Context, tc *config.Table, name schema.Name
 	if t, ok := e.byTarget[name]; ok {
 		return t, nil
 	}
-	var st *schema.Table
-	var err error
-	if e.catalog != nil {
-		st, err = e.target.Dialect().Describe(ctx, e.catalog, name)
-	} else {
-		st, err = e.target.Describe(ctx, name)
-	}
+	st, err := e.describe(ctx, name)
 	if err != nil {
 		return nil, err
 	}

@@ -86,8 +86,8 @@ import (
 
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/config"
+	"github.com/txsink/txsink/errkind"
 	"github.com/txsink/txsink/observe"
-	"github.com/txsink/txsink/sink/sqlsink"
 )
 
 // names lists every metric family the package exports; the package doc
@@ -298,7 +298,7 @@ func (m *Metrics) OnStop(err error) {
 // errorClass says whether retrying might have helped (a transient target
 // error whose retries ran out) or not (bad input, a refused statement).
 func errorClass(err error) string {
-	if sqlsink.IsTransient(err) {
+	if errkind.IsTransient(err) {
 		return "transient"
 	}
 	return "permanent"

@@ -26,7 +26,7 @@ import (
 	"github.com/txsink/txsink/internal/workload"
 	"github.com/txsink/txsink/metrics"
 	"github.com/txsink/txsink/reduce"
-	"github.com/txsink/txsink/sink/sqlsink"
+	"github.com/txsink/txsink/sink"
 )
 
 // writeFiles writes each partition of res as a txsink-json file and
@@ -314,8 +314,8 @@ func TestBadInputStop(t *testing.T) {
 // TestHooks drives the hooks directly with what a run cannot easily
 // produce on SQLite: retries, failed commits, transient stops.
 func TestHooks(t *testing.T) {
-	transient := &sqlsink.Error{Op: "commit", Transient: true, Err: errors.New("deadlock")}
-	permanent := &sqlsink.Error{Op: "upsert", Err: errors.New("data too long")}
+	transient := &sink.Error{Op: "commit", Transient: true, Err: errors.New("deadlock")}
+	permanent := &sink.Error{Op: "upsert", Err: errors.New("data too long")}
 	tests := []struct {
 		name  string
 		drive func(m *metrics.Metrics)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"github.com/txsink/txsink/sink"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,7 +16,6 @@ import (
 
 	"github.com/txsink/txsink/internal/benchrun"
 	"github.com/txsink/txsink/internal/testdb"
-	"github.com/txsink/txsink/sink/connect"
 )
 
 // TestBenchSQLite runs each bench workload, tiny, on SQLite and checks that
@@ -155,7 +155,7 @@ func TestBenchLeavesDatabase(t *testing.T) {
 				if had {
 					// Another pipeline's progress, through the engine's
 					// own setup, so the table is the one txsink makes.
-					tdb, err := connect.Open(t.Context(), db.URL, t.TempDir())
+					tdb, err := sink.Open(t.Context(), db.URL, t.TempDir())
 					if err != nil {
 						t.Fatal(err)
 					}

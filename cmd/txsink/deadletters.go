@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/txsink/txsink/config"
-	"github.com/txsink/txsink/sink/connect"
+	"github.com/txsink/txsink/sink"
 )
 
 func cmdDeadLetters(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -33,11 +33,15 @@ Example:
 	if err != nil {
 		return err
 	}
-	t, err := connect.OpenReadOnly(ctx, cfg.Target.URL, configDir(*cfgPath))
+	s, err := sink.OpenReadOnly(ctx, cfg.Target.URL, configDir(*cfgPath))
 	if err != nil {
 		return err
 	}
-	defer t.Close()
+	defer s.Close()
+	t, ok := s.(sink.DeadLetterer)
+	if !ok {
+		return fmt.Errorf("target url: this target (%T) keeps no dead letters", s)
+	}
 	rows, err := t.DeadLetters(ctx, cfg.Name)
 	if err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/txsink/txsink/sink"
 	"io"
 	"os"
 	"path/filepath"
@@ -193,7 +194,11 @@ func createDemoSchema(ctx context.Context, path string) error {
 }
 
 func verifyDemo(ctx context.Context, e *engine.Engine, res *workload.Result) (string, error) {
-	db := e.Target().DB()
+	cat, ok := e.Target().(sink.Catalog)
+	if !ok {
+		return "", fmt.Errorf("verify the demo: its target (%T) is no SQL database", e.Target())
+	}
+	db := cat.DB()
 	var diff strings.Builder
 	for table, key := range map[string][]string{"orders": {"id"}, "order_items": {"order_id", "line_no"}} {
 		got, err := workload.ReadState(ctx, db, table, key)

@@ -17,7 +17,7 @@ import (
 
 	"github.com/txsink/txsink/internal/testdb"
 	"github.com/txsink/txsink/internal/workload"
-	"github.com/txsink/txsink/sink/sqlsink"
+	"github.com/txsink/txsink/sink"
 	"github.com/txsink/txsink/source/kafka"
 )
 
@@ -208,7 +208,7 @@ func TestKafkaPausedInstance(t *testing.T) {
 	if code := a.wait(); code != 1 {
 		t.Fatalf("the instance woken after losing its partitions exited %d, want 1\nstderr:\n%s", code, tail(a.Stderr()))
 	}
-	if s := a.Stderr(); !strings.Contains(s, "were lost from the consumer group") && !strings.Contains(s, sqlsink.ErrFenced.Error()) {
+	if s := a.Stderr(); !strings.Contains(s, "were lost from the consumer group") && !strings.Contains(s, sink.ErrFenced.Error()) {
 		t.Errorf("the woken instance's log says neither that its partitions were lost nor that it was fenced:\n%s", tail(s))
 	}
 	b.signal(syscall.SIGTERM)

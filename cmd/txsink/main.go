@@ -29,6 +29,7 @@ import (
 	"github.com/txsink/txsink/format/formats"
 	"github.com/txsink/txsink/source"
 	// Every source type, registered by name (see package source).
+	_ "github.com/txsink/txsink/sink/sinks"
 	_ "github.com/txsink/txsink/source/sources"
 )
 

@@ -8,8 +8,7 @@ import (
 	"strings"
 
 	"github.com/txsink/txsink/config"
-	"github.com/txsink/txsink/sink/connect"
-	"github.com/txsink/txsink/sink/sqlsink"
+	"github.com/txsink/txsink/sink"
 )
 
 // partitionFlags collects repeated --partition flags.
@@ -54,15 +53,23 @@ Examples:
 	if err != nil {
 		return err
 	}
-	open := connect.Open
+	open := sink.Open
 	if *dryRun {
-		open = connect.OpenReadOnly
+		open = sink.OpenReadOnly
 	}
-	t, err := open(ctx, cfg.Target.URL, configDir(*cfgPath))
+	s, err := open(ctx, cfg.Target.URL, configDir(*cfgPath))
 	if err != nil {
 		return err
 	}
-	defer t.Close()
+	defer s.Close()
+	t, ok := s.(sink.ProgressKeeper)
+	if !ok {
+		return fmt.Errorf("target url: this target (%T) cannot forget stored progress; txsink reset needs one that can", s)
+	}
+	lk, _ := s.(sink.Locker)
+	if lk == nil {
+		lk = noLocks{}
+	}
 	stored, err := t.Stored(ctx, cfg.Name)
 	if err != nil {
 		return err
@@ -84,14 +91,14 @@ Examples:
 	if len(want) == 0 {
 		want = names
 	}
-	held, known, err := t.Held(ctx, cfg.Name, want)
+	held, known, err := lk.Held(ctx, cfg.Name, want)
 	if err != nil {
 		return err
 	}
 	if len(held) > 0 {
 		return fmt.Errorf("partition %s of pipeline %s is held by a running txsink instance; stop it first, then reset", strings.Join(quoteAll(held), ", "), cfg.Name)
 	}
-	var todo []sqlsink.Stored
+	var todo []sink.Stored
 	for _, s := range stored {
 		if slices.Contains(want, s.Partition) {
 			todo = append(todo, s)
@@ -103,7 +110,7 @@ Examples:
 	} else {
 		// Holding the locks keeps a second reset out; an instance that
 		// starts meanwhile claims afresh and finds no row.
-		if busy, err := t.Hold(ctx, cfg.Name, want); err != nil {
+		if busy, err := lk.Hold(ctx, cfg.Name, want); err != nil {
 			return err
 		} else if len(busy) > 0 {
 			return fmt.Errorf("partition %s of pipeline %s is held by a running txsink instance; stop it first, then reset", strings.Join(quoteAll(busy), ", "), cfg.Name)
@@ -122,6 +129,16 @@ Examples:
 		fmt.Fprintf(stdout, "%s: dry run; nothing deleted\n", cfg.Name)
 	}
 	return nil
+}
+
+// noLocks is the Locker of a target without locks: it holds nothing and
+// cannot tell whether an instance runs.
+type noLocks struct{}
+
+func (noLocks) Hold(context.Context, string, []string) ([]string, error) { return nil, nil }
+func (noLocks) Release(context.Context, string, []string) error          { return nil }
+func (noLocks) Held(context.Context, string, []string) ([]string, bool, error) {
+	return nil, false, nil
 }
 
 func quoteAll(names []string) []string {

@@ -35,6 +35,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"github.com/txsink/txsink/internal/redact"
+	"github.com/txsink/txsink/sink"
 	"io"
 	"os"
 	"slices"
@@ -44,7 +46,6 @@ import (
 
 	"github.com/txsink/txsink/config"
 	"github.com/txsink/txsink/internal/workload"
-	"github.com/txsink/txsink/sink/connect"
 	"github.com/txsink/txsink/sink/sqlsink"
 )
 
@@ -206,11 +207,15 @@ type round struct {
 // and the progress row are removed however Run ends, unless o.Keep.
 func Run(ctx context.Context, o *Options, open Opener, stderr io.Writer) (*Result, error) {
 	r := &Result{opts: o}
-	tdb, err := connect.Open(ctx, o.Target, o.Dir)
+	s, err := sink.Open(ctx, o.Target, o.Dir)
 	if err != nil {
 		return nil, err
 	}
-	defer tdb.Close()
+	defer s.Close()
+	tdb, ok := s.(*sqlsink.DB)
+	if !ok {
+		return nil, fmt.Errorf("target url: txsink bench measures SQL databases (its bulk-load baselines are SQL); %s is not one", redact.URL(o.Target))
+	}
 	db := tdb.DB()
 	r.dialect = tdb.Dialect().Name()
 	r.server = FindServer(ctx, db, r.dialect, o.Target)

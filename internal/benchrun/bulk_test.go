@@ -2,6 +2,8 @@ package benchrun
 
 import (
 	"bufio"
+	"github.com/txsink/txsink/sink"
+	"github.com/txsink/txsink/sink/sqlsink"
 	"slices"
 	"strings"
 	"testing"
@@ -9,7 +11,6 @@ import (
 
 	"github.com/txsink/txsink/internal/testdb"
 	"github.com/txsink/txsink/internal/workload"
-	"github.com/txsink/txsink/sink/connect"
 )
 
 // TestLineCuts cuts a dump into the bench's transactions: whole lines,
@@ -79,11 +80,12 @@ func TestBulkLoad(t *testing.T) {
 	for _, dialect := range testdb.Dialects {
 		t.Run(dialect, func(t *testing.T) {
 			db := testdb.Open(t, dialect)
-			tdb, err := connect.Open(t.Context(), db.URL, t.TempDir())
+			s, err := sink.Open(t.Context(), db.URL, t.TempDir())
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Cleanup(func() { tdb.Close() })
+			t.Cleanup(func() { s.Close() })
+			tdb := s.(*sqlsink.DB)
 			r := &Result{opts: &Options{Dir: t.TempDir()}, dialect: tdb.Dialect().Name(), prefix: "b_", bulkPrefix: "c_"}
 			for _, prefix := range []string{r.prefix, r.bulkPrefix} {
 				for _, st := range workload.SchemaPrefixed(dialect, prefix) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/commit"
+	"github.com/txsink/txsink/sink"
 )
 
 // Progress returns the positions stored for pipeline, by partition. A
@@ -42,7 +43,7 @@ func claimKey(pipeline, partition string) string { return pipeline + "\x00" + pa
 // transaction it raises each partition's epoch in the progress table
 // (creating the row at position 0 if there is none) and reads the
 // positions stored there. From then on a commit of any earlier owner finds
-// its epoch stale and fails with ErrFenced, so only one instance commits
+// its epoch stale and fails with sink.ErrFenced, so only one instance commits
 // for a partition. The claim waits for a commit in flight on those
 // partitions (it holds their progress rows), so the positions it returns
 // include it.
@@ -103,7 +104,7 @@ func (t *DB) advance(ctx context.Context, tx *sql.Tx, u *commit.Unit) error {
 			return t.wrap("write progress", ProgressTable, "", err)
 		}
 		if n != 1 {
-			return &Error{Op: "commit", Table: ProgressTable, Err: fmt.Errorf("partition %s of pipeline %s: %w (this instance's claim, epoch %d, is stale)", p.Partition, u.Pipeline, ErrFenced, epoch),
+			return &sink.Error{Op: "commit", Table: ProgressTable, Err: fmt.Errorf("partition %s of pipeline %s: %w (this instance's claim, epoch %d, is stale)", p.Partition, u.Pipeline, sink.ErrFenced, epoch),
 				Hint: fencedHint}
 		}
 	}
@@ -133,7 +134,7 @@ func (t *DB) Committed(ctx context.Context, u *commit.Unit) (bool, error) {
 			return false, t.wrap("read progress", ProgressTable, "", err)
 		}
 		if mine, ok := t.epochs[claimKey(u.Pipeline, p.Partition)]; ok && epoch != mine {
-			return false, &Error{Op: "commit", Table: ProgressTable, Err: fmt.Errorf("partition %s of pipeline %s: %w (epoch %d, this instance's %d)", p.Partition, u.Pipeline, ErrFenced, epoch, mine),
+			return false, &sink.Error{Op: "commit", Table: ProgressTable, Err: fmt.Errorf("partition %s of pipeline %s: %w (epoch %d, this instance's %d)", p.Partition, u.Pipeline, sink.ErrFenced, epoch, mine),
 				Hint: fencedHint}
 		}
 		if pos < p.Offset {
@@ -168,25 +169,14 @@ func (t *DB) addMarkColumn(ctx context.Context) error {
 	return t.wrap("add column "+markColumn+" to the progress table", ProgressTable, "", err)
 }
 
-// Stored is one partition's row of the progress table.
-type Stored struct {
-	changelog.Position
-	// Mark is the position's fingerprint, "" when none was stored.
-	Mark string
-	// Epoch counts the claims of the partition (see Claim).
-	Epoch int64
-	// UpdatedAt is when the row last changed, as the server wrote it.
-	UpdatedAt string
-}
-
 // Stored returns the progress rows of pipeline, ordered by partition.
-func (t *DB) Stored(ctx context.Context, pipeline string) ([]Stored, error) {
+func (t *DB) Stored(ctx context.Context, pipeline string) ([]sink.Stored, error) {
 	return t.StoredOn(ctx, t.db, pipeline)
 }
 
 // StoredOn is Stored through q, one connection of the caller's ("txsink
 // check" reads on its read-only one).
-func (t *DB) StoredOn(ctx context.Context, q Querier, pipeline string) ([]Stored, error) {
+func (t *DB) StoredOn(ctx context.Context, q Querier, pipeline string) ([]sink.Stored, error) {
 	d := t.dialect
 	query := "SELECT " + d.Quote("source_partition") + ", " + d.Quote("position") + ", " + d.Quote("seq") + ", " +
 		d.Quote(markColumn) + ", " + d.Quote("epoch") + ", " + d.Quote("updated_at") + " FROM " + d.Quote(ProgressTable) +
@@ -196,9 +186,9 @@ func (t *DB) StoredOn(ctx context.Context, q Querier, pipeline string) ([]Stored
 		return nil, t.wrap("read progress", ProgressTable, "", err)
 	}
 	defer rows.Close()
-	var out []Stored
+	var out []sink.Stored
 	for rows.Next() {
-		var s Stored
+		var s sink.Stored
 		var mark sql.NullString
 		var updated any
 		if err := rows.Scan(&s.Partition, &s.Offset, &s.Seq, &mark, &s.Epoch, &updated); err != nil {
@@ -246,13 +236,13 @@ func (t *DB) Rewind(ctx context.Context, pipeline, partition string) error {
 		return t.wrap("rewind partition "+partition, ProgressTable, "", err)
 	}
 	if n, err := res.RowsAffected(); err == nil && n != 1 {
-		return &Error{Op: "rewind partition " + partition, Table: ProgressTable, Err: fmt.Errorf("partition %s of pipeline %s: %w", partition, pipeline, ErrFenced),
+		return &sink.Error{Op: "rewind partition " + partition, Table: ProgressTable, Err: fmt.Errorf("partition %s of pipeline %s: %w", partition, pipeline, sink.ErrFenced),
 			Hint: fencedHint}
 	}
 	return nil
 }
 
-// fencedHint says what to do about ErrFenced.
+// fencedHint says what to do about sink.ErrFenced.
 const fencedHint = "another instance with the same pipeline name claimed the partition, so this one stops without writing; run one instance per partition, or give each pipeline its own name"
 
 // Forget deletes the progress rows of pipeline's partitions (all of them
@@ -260,12 +250,12 @@ const fencedHint = "another instance with the same pipeline name claimed the par
 // deleted. A partition forgotten is read from its start by the next run.
 // An instance still running for one of them is fenced: its next commit
 // finds no row of its claim and fails without writing (see Claim).
-func (t *DB) Forget(ctx context.Context, pipeline string, partitions []string) ([]Stored, error) {
+func (t *DB) Forget(ctx context.Context, pipeline string, partitions []string) ([]sink.Stored, error) {
 	all, err := t.Stored(ctx, pipeline)
 	if err != nil {
 		return nil, err
 	}
-	var gone []Stored
+	var gone []sink.Stored
 	for _, s := range all {
 		if partitions == nil || contains(partitions, s.Partition) {
 			gone = append(gone, s)

@@ -3,6 +3,7 @@ package sqlsink_test
 import (
 	"context"
 	"errors"
+	_ "github.com/txsink/txsink/sink/sinks"
 	"runtime"
 	"slices"
 	"testing"
@@ -11,18 +12,18 @@ import (
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/commit"
 	"github.com/txsink/txsink/internal/testdb"
-	"github.com/txsink/txsink/sink/connect"
+	"github.com/txsink/txsink/sink"
 	"github.com/txsink/txsink/sink/sqlsink"
 )
 
 func openTarget(t testing.TB, db *testdb.DB) *sqlsink.DB {
 	t.Helper()
-	tdb, err := connect.Open(context.Background(), db.URL, "")
+	tdb, err := sink.Open(context.Background(), db.URL, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { tdb.Close() })
-	return tdb
+	return tdb.(*sqlsink.DB)
 }
 
 // TestProgressMarkColumnAdded starts from a progress table an older txsink
@@ -101,7 +102,7 @@ func TestProgressLocksAndForget(t *testing.T) {
 				t.Fatalf("Forget = %+v, %v", gone, err)
 			}
 			unit.Progress[0].Offset = 20
-			if err := runner.Apply(ctx, unit); !errors.Is(err, sqlsink.ErrFenced) {
+			if err := runner.Apply(ctx, unit); !errors.Is(err, sink.ErrFenced) {
 				t.Fatalf("a commit after Forget = %v, want ErrFenced", err)
 			}
 			// Locks go with their session, once the server has seen it

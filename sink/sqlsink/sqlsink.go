@@ -1,4 +1,6 @@
-// Package sqlsink applies commit units to a SQL database. It is split the way
+// Package sqlsink is the sink.Sink of SQL databases: it applies commit units
+// to a SQL database, with every optional capability of package sink. It is
+// split the way
 // database/sql is split from its drivers: this package owns the transaction,
 // the order of statements, chunking to the server's limits, progress and
 // error classification; a Dialect (packages sqlsink/mysql, sqlsink/postgres,
@@ -12,8 +14,9 @@
 //   - Progress rows live in the target (table txsink_progress), written in
 //     that same transaction, so the target's own state is the checkpoint:
 //     Progress tells exactly what has been applied.
-//   - An error says whether retrying can help: IsTransient reports deadlocks,
-//     lock-wait timeouts, serialization failures and lost connections. After
+//   - An error (a *sink.Error) says whether retrying can help: its
+//     errkind.Kind is Transient for deadlocks, lock-wait timeouts,
+//     serialization failures and lost connections. After
 //     any error the transaction was rolled back (or never committed), so the
 //     unit may be applied again from the start.
 package sqlsink
@@ -32,6 +35,7 @@ import (
 	"github.com/txsink/txsink/commit"
 	"github.com/txsink/txsink/internal/fault"
 	"github.com/txsink/txsink/schema"
+	"github.com/txsink/txsink/sink"
 )
 
 // ProgressTable is the name of the table that holds each pipeline's
@@ -108,96 +112,9 @@ type Dialect interface {
 }
 
 // Querier is what Describe needs: a *sql.DB, *sql.Conn or *sql.Tx.
-type Querier interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
+type Querier = sink.Querier
 
-// Error is a failure of the target. Transient says whether retrying the
-// whole unit may succeed.
-type Error struct {
-	// Op is what was being done ("apply", "describe", "read progress", ...).
-	Op string
-	// Table is the table the failing statement wrote, when one did.
-	Table string
-	// Key is the key of the row at fault, rendered; when txsink could not
-	// tell which row of a multi-row statement it was, the first row's.
-	Key string
-	// Pos is the source position ("path:line") of the change that made the
-	// row at fault, when known.
-	Pos string
-	// At is that change's position itself, when known (Pos renders it).
-	At changelog.Position
-	// Refused says the server refused the row at fault for its own values
-	// (Dialect.RowFault), found by the row-at-a-time diagnosis, or that
-	// the row is a partial update of a row the target lacks
-	// (ErrMissingRow): the change at At is bad input, and no retry or
-	// other row can make the target take it. The dead-letter policy
-	// quarantines it.
-	Refused bool
-	// Hint says what to do, for errors retrying cannot fix.
-	Hint      string
-	Transient bool
-	// GaveUp says a transient error persisted through Retries retries
-	// of the unit and the caller stopped retrying it.
-	GaveUp  bool
-	Retries int
-	Err     error
-}
-
-func (e *Error) Error() string {
-	var b strings.Builder
-	if e.Pos != "" {
-		b.WriteString(e.Pos)
-		b.WriteString(": ")
-	}
-	b.WriteString(e.Op)
-	if e.Table != "" {
-		b.WriteString(" ")
-		b.WriteString(e.Table)
-	}
-	if e.Key != "" {
-		b.WriteString(" key ")
-		b.WriteString(e.Key)
-	}
-	b.WriteString(": ")
-	b.WriteString(e.Err.Error())
-	if e.Transient && e.GaveUp {
-		fmt.Fprintf(&b, " (transient, but it persisted through %d retries (sink.max-retries) and txsink gave up; check the server, then run again)", e.Retries)
-	} else if e.Transient {
-		b.WriteString(" (transient: txsink retries)")
-	} else if e.Hint != "" {
-		b.WriteString("; ")
-		b.WriteString(e.Hint)
-	}
-	return b.String()
-}
-
-func (e *Error) Unwrap() error { return e.Err }
-
-// ErrFenced is wrapped by the *Error Apply returns when another instance
-// has claimed one of the unit's partitions since this one did: this
-// instance is a zombie and must stop. Nothing of the unit was written.
-var ErrFenced = errors.New("another txsink instance has taken over the partition")
-
-// IsTransient reports whether err, or an error it wraps, is a transient
-// target error: retrying the unit may succeed.
-func IsTransient(err error) bool {
-	var te *Error
-	return errors.As(err, &te) && te.Transient
-}
-
-// RefusedRow returns the change whose row the server refused for its own
-// values (see Error.Refused), when err, or an error it wraps, says so.
-func RefusedRow(err error) (*Error, bool) {
-	var te *Error
-	if errors.As(err, &te) && te.Refused && !te.Transient && te.At.Partition != "" {
-		return te, true
-	}
-	return nil, false
-}
-
-// DB is a Target over a database/sql handle and a Dialect.
+// DB is a sink.Sink over a database/sql handle and a Dialect.
 type DB struct {
 	db      *sql.DB
 	dialect Dialect
@@ -220,6 +137,29 @@ func (t *DB) DB() *sql.DB { return t.db }
 // Dialect returns the target's dialect.
 func (t *DB) Dialect() Dialect { return t.dialect }
 
+// DB is a sink with every capability.
+var (
+	_ sink.Sink           = (*DB)(nil)
+	_ sink.Locker         = (*DB)(nil)
+	_ sink.DeadLetterer   = (*DB)(nil)
+	_ sink.ShapeChecker   = (*DB)(nil)
+	_ sink.ProgressKeeper = (*DB)(nil)
+	_ sink.Catalog        = (*DB)(nil)
+)
+
+// DialectName returns the dialect's name (sink.Catalog).
+func (t *DB) DialectName() string { return t.dialect.Name() }
+
+// Quote quotes one identifier in the dialect (sink.Catalog).
+func (t *DB) Quote(ident string) string { return t.dialect.Quote(ident) }
+
+// DescribeOn reads table name from the catalog through q, one connection
+// of the caller's (sink.Catalog), without the shape's version: a reader
+// that writes nothing needs none.
+func (t *DB) DescribeOn(ctx context.Context, q Querier, name schema.Name) (*schema.Table, error) {
+	return t.dialect.Describe(ctx, q, name)
+}
+
 // Close gives up the partitions' locks and closes the database handle.
 func (t *DB) Close() error { return errors.Join(t.closeLocks(), t.db.Close()) }
 
@@ -227,7 +167,7 @@ func (t *DB) wrap(op, table, key string, err error) error {
 	if err == nil {
 		return nil
 	}
-	return &Error{Op: op, Table: table, Key: key, Transient: t.dialect.Transient(err), Err: err}
+	return &sink.Error{Op: op, Table: table, Key: key, Transient: t.dialect.Transient(err), Err: err}
 }
 
 // Describe reads a table's schema from the catalog (see
@@ -286,7 +226,7 @@ func (t *DB) createIfMissing(ctx context.Context, stmts []string, op, table stri
 }
 
 // Apply applies u in one transaction (see the package doc for the order).
-// On any error the transaction is rolled back; the error is an *Error.
+// On any error the transaction is rolled back; the error is an *sink.Error.
 //
 // When the server refuses a multi-row statement for good (a value, a
 // constraint), Apply finds the row at fault: after the rollback it replays
@@ -302,7 +242,7 @@ func (t *DB) Apply(ctx context.Context, u *commit.Unit) error {
 	}
 	if t.dialect.Transient(err) {
 		// A lost session or a deadlock is no row's doing: name none.
-		var te *Error
+		var te *sink.Error
 		if errors.As(err, &te) {
 			te.Key, te.Pos = "", ""
 		}
@@ -320,8 +260,8 @@ func (t *DB) Apply(ctx context.Context, u *commit.Unit) error {
 // serverCondition turns err, which the server's own state caused, into an
 // error that blames no row.
 func (t *DB) serverCondition(err error) error {
-	e := &Error{Op: "apply", Err: err}
-	var te *Error
+	e := &sink.Error{Op: "apply", Err: err}
+	var te *sink.Error
 	if errors.As(err, &te) {
 		e.Op, e.Table, e.Err = te.Op, te.Table, te.Err
 	}
@@ -447,7 +387,7 @@ func (t *DB) apply(ctx context.Context, u *commit.Unit) (failed *failure, err er
 	}
 	if faults != nil && faults.AfterCommit != nil {
 		if err := faults.AfterCommit(u); err != nil {
-			return nil, &Error{Op: "commit", Transient: true, Err: err}
+			return nil, &sink.Error{Op: "commit", Transient: true, Err: err}
 		}
 	}
 	return nil, nil
@@ -549,7 +489,7 @@ func (t *DB) checkPacket(w *work) error {
 			continue
 		}
 		need := n + statementOverhead(w)
-		e := &Error{Op: w.op, Table: w.table.String(), Key: w.key(i),
+		e := &sink.Error{Op: w.op, Table: w.table.String(), Key: w.key(i),
 			Err: fmt.Errorf("the row's values take %d bytes, and a statement of it more than the server's max_allowed_packet of %d bytes", n, limit),
 			Hint: fmt.Sprintf("raise max_allowed_packet on the server to at least %d (SET GLOBAL max_allowed_packet = %d, and in its configuration), then run again (nothing of this flush was committed)",
 				roundUpKiB(2*need), roundUpKiB(2*need))}
@@ -649,7 +589,7 @@ func (t *DB) diagnose(ctx context.Context, f *failure, orig error) error {
 			if t.dialect.Transient(err) || t.dialect.ServerCondition(err) {
 				return orig
 			}
-			return t.refused(f.w, i, &Error{Op: f.w.op, Table: f.w.table.String(), Err: err})
+			return t.refused(f.w, i, &sink.Error{Op: f.w.op, Table: f.w.table.String(), Err: err})
 		}
 	}
 	return orig
@@ -657,12 +597,12 @@ func (t *DB) diagnose(ctx context.Context, f *failure, orig error) error {
 
 // refused builds the error for row i of w, which the server refused.
 func (t *DB) refused(w *work, i int, err error) error {
-	var te *Error
+	var te *sink.Error
 	cause := err
 	if errors.As(err, &te) {
 		cause = te.Err
 	}
-	e := &Error{Op: w.op, Table: w.table.String(), Key: w.key(i), Err: cause,
+	e := &sink.Error{Op: w.op, Table: w.table.String(), Key: w.key(i), Err: cause,
 		Hint: "the target refused this row; fix the value at the source or the target table's definition, then run again (nothing of this flush was committed)"}
 	if i < len(w.pos) {
 		e.Pos, e.At = w.pos[i].String(), w.pos[i]
@@ -732,9 +672,14 @@ func WriteList(b *strings.Builder, d Dialect, rows, width int, next *int) {
 	}
 }
 
+// Quoter quotes identifiers: a Dialect, or a sink.Catalog.
+type Quoter interface {
+	Quote(ident string) string
+}
+
 // QuotedTable returns the table's name quoted in d, with its namespace when
 // it has one.
-func QuotedTable(d Dialect, t *schema.Table) string {
+func QuotedTable(d Quoter, t *schema.Table) string {
 	if t.Namespace == "" {
 		return d.Quote(t.Name)
 	}
@@ -864,7 +809,7 @@ func (t *DB) SetupDeadLetters(ctx context.Context) error {
 	if m, ok := t.dialect.(DeadLetterMigrator); ok {
 		if err := m.MigrateDeadLetters(ctx, t.db); err != nil {
 			e := t.wrap("widen the columns of", DeadLetterTable, "", err)
-			if te, ok := e.(*Error); ok && !te.Transient {
+			if te, ok := e.(*sink.Error); ok && !te.Transient {
 				te.Hint = "txsink needs ALTER on " + DeadLetterTable + " once, to store transaction ids of any length; grant it, or run the ALTER as its owner"
 			}
 			return e
@@ -892,22 +837,9 @@ func (t *DB) deadLetters(ctx context.Context, tx *sql.Tx, u *commit.Unit) error 
 	return nil
 }
 
-// DeadLetterRow is one row of the dead-letter table.
-type DeadLetterRow struct {
-	ID        int64
-	Pipeline  string
-	Partition string
-	Offset    int64
-	Seq       int64
-	TxnID     string
-	Raw       []byte
-	Reason    string
-	CreatedAt string
-}
-
 // DeadLetters lists the quarantined transactions of pipeline, oldest
 // first. A target without the table has none.
-func (t *DB) DeadLetters(ctx context.Context, pipeline string) ([]DeadLetterRow, error) {
+func (t *DB) DeadLetters(ctx context.Context, pipeline string) ([]sink.DeadLetter, error) {
 	d := t.dialect
 	q := "SELECT " + d.Quote("id") + ", " + d.Quote("source_partition") + ", " + d.Quote("position") + ", " + d.Quote("seq") + ", " +
 		d.Quote("txn_id") + ", " + d.Quote("raw") + ", " + d.Quote("reason") + ", " + d.Quote("created_at") +
@@ -920,9 +852,9 @@ func (t *DB) DeadLetters(ctx context.Context, pipeline string) ([]DeadLetterRow,
 		return nil, t.wrap("read dead letters", DeadLetterTable, "", err)
 	}
 	defer rows.Close()
-	var out []DeadLetterRow
+	var out []sink.DeadLetter
 	for rows.Next() {
-		r := DeadLetterRow{Pipeline: pipeline}
+		r := sink.DeadLetter{Pipeline: pipeline}
 		var created any
 		if err := rows.Scan(&r.ID, &r.Partition, &r.Offset, &r.Seq, &r.TxnID, &r.Raw, &r.Reason, &created); err != nil {
 			return nil, t.wrap("read dead letters", DeadLetterTable, "", err)
@@ -944,11 +876,6 @@ func formatTime(v any) string {
 	}
 	return fmt.Sprint(v)
 }
-
-// ErrMissingRow is wrapped by the error Apply returns when a partial
-// update's row (see commit.Group.Partial) is not in the target: the
-// columns its image lacks have no value to keep.
-var ErrMissingRow = errors.New("the row a partial update image changes is not in the target")
 
 // requireRows checks that every row of w, a group of partial update
 // images, is in the target, inside the unit's transaction before they are
@@ -991,7 +918,7 @@ func (t *DB) requireRows(ctx context.Context, tx *sql.Tx, w *work) error {
 				return t.wrap("read the rows partial updates change in", w.table.String(), w.key(i), err)
 			}
 			if n == 0 {
-				e := &Error{Op: "update", Table: w.table.String(), Key: w.key(i), Err: ErrMissingRow,
+				e := &sink.Error{Op: "update", Table: w.table.String(), Key: w.key(i), Err: sink.ErrMissingRow,
 					Hint: "the source sent an update whose image lacks columns (a compressed or minimal row image, or Debezium's unavailable-value placeholder) for a row the target does not have, so those columns have no value; load the row first (a snapshot), or capture full row images; nothing of this commit was written"}
 				if i < len(w.pos) {
 					// Bad input of that one change: the dead-letter
@@ -1003,4 +930,23 @@ func (t *DB) requireRows(ctx context.Context, tx *sql.Tx, w *work) error {
 		}
 	}
 	return nil
+}
+
+// URLDriver is the sink.Driver of a dialect whose open takes the URL as it
+// is and opens read-only as it opens for writing (mysql, postgres).
+type URLDriver func(ctx context.Context, url string) (*DB, error)
+
+// Open implements sink.Driver.
+func (f URLDriver) Open(ctx context.Context, url string, _ sink.Env) (sink.Sink, error) {
+	return AsSink(f(ctx, url))
+}
+
+// AsSink returns what a dialect's open returned as a sink.Sink, and no
+// Sink at all (never a nil *DB inside one) when err is set: what the
+// dialects' sink.Drivers return.
+func AsSink(db *DB, err error) (sink.Sink, error) {
+	if err != nil {
+		return nil, err
+	}
+	return db, nil
 }

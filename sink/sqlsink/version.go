@@ -2,11 +2,11 @@ package sqlsink
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/txsink/txsink/commit"
 	"github.com/txsink/txsink/schema"
+	"github.com/txsink/txsink/sink"
 )
 
 // Versioner is an optional interface of a Dialect whose catalog can say,
@@ -21,12 +21,6 @@ type Versioner interface {
 	// or schema. It runs on q, which may be the unit's transaction.
 	ShapeVersion(ctx context.Context, q Querier, name schema.Name) (string, error)
 }
-
-// ErrShapeChanged is wrapped by the error Apply returns when a table of the
-// unit was altered after it was described: nothing of the unit was
-// written. Describe the tables again and convert the unit's changes anew
-// (the engine starts again from the last commit).
-var ErrShapeChanged = errors.New("the target table was altered after txsink read its definition")
 
 // checkShapes fails the unit, inside its transaction and after its
 // statements, when one of its tables is no longer the shape its values were
@@ -48,7 +42,7 @@ func (t *DB) checkShapes(ctx context.Context, tx Querier, u *commit.Unit) error 
 			return t.wrap("check the definition of", b.Table.String(), "", err)
 		}
 		if now != b.Table.Version {
-			return &Error{Op: "commit", Table: b.Table.String(), Err: fmt.Errorf("%w (it was changed while txsink ran)", ErrShapeChanged),
+			return &sink.Error{Op: "commit", Table: b.Table.String(), Err: fmt.Errorf("%w (it was changed while txsink ran)", sink.ErrShapeChanged),
 				Hint: "nothing of this unit was written; txsink reads the definition again and converts the changes anew"}
 		}
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/txsink/txsink/internal/fault"
 	"github.com/txsink/txsink/internal/testdb"
 	"github.com/txsink/txsink/schema"
+	"github.com/txsink/txsink/sink"
 	"github.com/txsink/txsink/sink/sqlsink"
 	"github.com/txsink/txsink/sink/sqlsink/mysql"
 )
@@ -545,9 +546,9 @@ func testLoadBadInput(t *testing.T, multi bool) {
 					t.Fatal("the statement path accepted the bad row")
 				}
 				got := tdb.Apply(ctx, unit)
-				var te, we *sqlsink.Error
+				var te, we *sink.Error
 				if !errors.As(got, &te) || !errors.As(want, &we) {
-					t.Fatalf("load path: %v; statement path: %v; want *sqlsink.Error from both", got, want)
+					t.Fatalf("load path: %v; statement path: %v; want *sink.Error from both", got, want)
 				}
 				if got.Error() != want.Error() || te.Key != we.Key || te.Pos != we.Pos || te.Transient {
 					t.Errorf("load path error:\n  %v (key %s at %s)\nstatement path error:\n  %v (key %s at %s)", got, te.Key, te.Pos, want, we.Key, we.Pos)

@@ -11,7 +11,7 @@ import (
 	"github.com/txsink/txsink/commit"
 	"github.com/txsink/txsink/internal/testdb"
 	"github.com/txsink/txsink/schema"
-	"github.com/txsink/txsink/sink/sqlsink"
+	"github.com/txsink/txsink/sink"
 	"github.com/txsink/txsink/sink/sqlsink/mysql"
 )
 
@@ -62,7 +62,7 @@ func TestSmallMaxAllowedPacket(t *testing.T) {
 			return "short"
 		})
 		err = tdb.Apply(ctx, &commit.Unit{Pipeline: "packet", Batches: []*commit.Batch{{Table: tbl, Upserts: []commit.Group{g}}}})
-		var te *sqlsink.Error
+		var te *sink.Error
 		if !errors.As(err, &te) || te.Transient || te.Key != "(2)" || te.Pos != "p:2" ||
 			!strings.Contains(err.Error(), "max_allowed_packet") || !strings.Contains(err.Error(), "at least") {
 			t.Fatalf("%d rows, row 2 over max_allowed_packet: got %v, want a permanent error naming key (2) at p:2 and max_allowed_packet", rows, err)

@@ -12,7 +12,7 @@ import (
 	"github.com/txsink/txsink/commit"
 	"github.com/txsink/txsink/internal/testdb"
 	"github.com/txsink/txsink/schema"
-	"github.com/txsink/txsink/sink/sqlsink"
+	"github.com/txsink/txsink/sink"
 	"github.com/txsink/txsink/sink/sqlsink/postgres"
 )
 
@@ -160,7 +160,7 @@ func TestArrayPathRoundTrip(t *testing.T) {
 		{Table: tt, Upserts: []commit.Group{{Columns: []string{"id", "s"}, Rows: bad, Pos: positions(3)}}},
 	}}
 	err = tdb.Apply(ctx, unit)
-	var te *sqlsink.Error
+	var te *sink.Error
 	if !errors.As(err, &te) || te.Key != "(101)" || te.Pos != "p:2" || te.Transient {
 		t.Fatalf("refused row: got %v, want key (101) at p:2", err)
 	}

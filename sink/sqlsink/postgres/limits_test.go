@@ -11,7 +11,7 @@ import (
 	"github.com/txsink/txsink/commit"
 	"github.com/txsink/txsink/internal/fault"
 	"github.com/txsink/txsink/internal/testdb"
-	"github.com/txsink/txsink/sink/sqlsink"
+	"github.com/txsink/txsink/sink"
 	"github.com/txsink/txsink/sink/sqlsink/postgres"
 )
 
@@ -59,7 +59,7 @@ func TestIdleInTransactionTimeout(t *testing.T) {
 	}
 	// Only the first Apply waits for the server to end its session.
 	err = tdb.Apply(fault.With(ctx, hooks), unit())
-	var te *sqlsink.Error
+	var te *sink.Error
 	if !errors.As(err, &te) || !te.Transient || te.Key != "" || strings.Contains(err.Error(), "fix the value") {
 		t.Fatalf("a session ended by idle_in_transaction_session_timeout: got %v, want a transient error naming no row", err)
 	}

@@ -13,9 +13,11 @@ import (
 
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/commit"
+	"github.com/txsink/txsink/errkind"
 	"github.com/txsink/txsink/internal/fault"
 	"github.com/txsink/txsink/internal/testdb"
 	"github.com/txsink/txsink/schema"
+	"github.com/txsink/txsink/sink"
 	"github.com/txsink/txsink/sink/sqlsink"
 	"github.com/txsink/txsink/sink/sqlsink/postgres"
 )
@@ -368,7 +370,7 @@ func TestLoadRefusedRow(t *testing.T) {
 					b := batch(tbl, g, p.noKey)
 					before := loadCounts()
 					err := load.Apply(context.Background(), &commit.Unit{Pipeline: "load", Batches: []*commit.Batch{b}})
-					var te *sqlsink.Error
+					var te *sink.Error
 					if !errors.As(err, &te) || te.Pos != "p:151" || te.Transient || (!p.noKey && te.Key != "(151)") {
 						t.Fatalf("Apply = %v; want the row with key (151) at p:151 named, not transient", err)
 					}
@@ -409,7 +411,7 @@ func TestLoadConnectionLost(t *testing.T) {
 			u := &commit.Unit{Pipeline: "load", Batches: []*commit.Batch{
 				{Table: tbl, Upserts: []commit.Group{{Columns: []string{"id", "v"}, Rows: rs, Pos: positions(len(rs))}}},
 			}}
-			if err := load.Apply(ctx, u); !sqlsink.IsTransient(err) || !strings.Contains(err.Error(), "copy 400 rows") {
+			if err := load.Apply(ctx, u); !errkind.IsTransient(err) || !strings.Contains(err.Error(), "copy 400 rows") {
 				t.Fatalf("Apply with the session killed = %v, want a transient error of the load", err)
 			}
 			db.Exec(t, `DROP TRIGGER kill ON x`)
@@ -619,7 +621,7 @@ func TestLoadLockTimeout(t *testing.T) {
 			if rerr := holder.Rollback(); rerr != nil {
 				t.Fatal(rerr)
 			}
-			if !sqlsink.IsTransient(err) || !strings.Contains(err.Error(), "copy 200 rows") {
+			if !errkind.IsTransient(err) || !strings.Contains(err.Error(), "copy 200 rows") {
 				t.Fatalf("Apply behind a held lock = %v, want a transient error of the load", err)
 			}
 			apply(t, load, u)

@@ -11,7 +11,7 @@ import (
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/commit"
 	"github.com/txsink/txsink/schema"
-	"github.com/txsink/txsink/sink/sqlsink"
+	"github.com/txsink/txsink/sink"
 )
 
 // TestDiskFullBlamesNoRow fills a database bounded by max_page_count
@@ -54,12 +54,12 @@ func TestDiskFullBlamesNoRow(t *testing.T) {
 			g.Pos = append(g.Pos, changelog.Position{Partition: "p", Offset: int64(i + 1), Seq: int64(i + 1)})
 		}
 		err = db.Apply(ctx, &commit.Unit{Pipeline: "full", Batches: []*commit.Batch{{Table: tbl, Upserts: []commit.Group{g}}}})
-		var te *sqlsink.Error
+		var te *sink.Error
 		if !errors.As(err, &te) || te.Transient || te.Key != "" || te.Pos != "" ||
 			!strings.Contains(err.Error(), "full") || !strings.Contains(err.Error(), "reason of its own") || strings.Contains(err.Error(), "fix the value") {
 			t.Fatalf("%d rows into a full database: got %v, want a permanent error of the server that names no row", rows, err)
 		}
-		if _, refused := sqlsink.RefusedRow(err); refused {
+		if _, refused := sink.RefusedRow(err); refused {
 			t.Errorf("%d rows into a full database: the error marks a row refused, which bad-input: dead-letter would quarantine", rows)
 		}
 		t.Logf("%d rows: %v", rows, err)

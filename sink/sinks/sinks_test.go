@@ -1,4 +1,4 @@
-package connect_test
+package sinks_test
 
 import (
 	"context"
@@ -7,7 +7,8 @@ import (
 	"time"
 
 	"github.com/txsink/txsink/internal/testdb"
-	"github.com/txsink/txsink/sink/connect"
+	"github.com/txsink/txsink/sink"
+	_ "github.com/txsink/txsink/sink/sinks"
 	"github.com/txsink/txsink/sink/sqlsink"
 )
 
@@ -79,7 +80,7 @@ func TestSessionIsTxsinks(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			for params, want := range tc.refused {
-				for _, open := range []func(context.Context, string, string) (*sqlsink.DB, error){connect.Open, connect.OpenReadOnly} {
+				for _, open := range []func(context.Context, string, string) (sink.Sink, error){sink.Open, sink.OpenReadOnly} {
 					d, err := open(ctx, withParams(db.URL, params), t.TempDir())
 					if err == nil {
 						d.Close()
@@ -89,13 +90,13 @@ func TestSessionIsTxsinks(t *testing.T) {
 					}
 				}
 			}
-			d, err := connect.Open(ctx, withParams(db.URL, tc.allowed), t.TempDir())
+			d, err := sink.Open(ctx, withParams(db.URL, tc.allowed), t.TempDir())
 			if err != nil {
 				t.Fatalf("%s: %v", tc.allowed, err)
 			}
 			defer d.Close()
 			var got []string
-			rows, err := d.DB().QueryContext(ctx, tc.query)
+			rows, err := d.(*sqlsink.DB).DB().QueryContext(ctx, tc.query)
 			if err != nil {
 				t.Fatal(err)
 			}

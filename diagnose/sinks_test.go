@@ -1,0 +1,4 @@
+package diagnose
+
+// The command links the sinks in; these tests do as it does.
+import _ "github.com/txsink/txsink/sink/sinks"

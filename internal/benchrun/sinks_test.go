@@ -1,0 +1,4 @@
+package benchrun
+
+// The command links the sinks in; these tests do as it does.
+import _ "github.com/txsink/txsink/sink/sinks"
