@@ -16,8 +16,7 @@ import (
 	"github.com/txsink/txsink/config"
 	"github.com/txsink/txsink/engine"
 	"github.com/txsink/txsink/internal/testdb"
-	"github.com/txsink/txsink/internal/workload"
-	"github.com/txsink/txsink/reduce"
+	"github.com/txsink/txsink/sink/sinktest"
 )
 
 // pipeline returns a config for db with the given tables entries.
@@ -75,32 +74,7 @@ func (f *feeder) flush() {
 // normalized across servers.
 func query(t *testing.T, db *testdb.DB, q string) string {
 	t.Helper()
-	rows, err := db.SQL.Query(q)
-	if err != nil {
-		t.Fatalf("%s: %v", q, err)
-	}
-	defer rows.Close()
-	cols, _ := rows.Columns()
-	var out []string
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatal(err)
-		}
-		parts := make([]string, len(vals))
-		for i, v := range vals {
-			parts[i] = workload.Normalize(workload.Render(v))
-		}
-		out = append(out, strings.Join(parts, "|"))
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return strings.Join(out, "\n")
+	return sinktest.Rows(t, db.SQL, q)
 }
 
 func forEachDialect(t *testing.T, f func(t *testing.T, db *testdb.DB)) {
@@ -161,163 +135,6 @@ func TestSeedSemantics(t *testing.T) {
 		}
 		if got, want := query(t, db, "SELECT source_partition, position, seq FROM txsink_progress WHERE pipeline = 'behaviour'"), "p0|1700|17"; got != want {
 			t.Errorf("progress = %q, want %q", got, want)
-		}
-	})
-}
-
-// TestFlushIsOneTransaction makes the last statement of a unit fail on the
-// server (a CHECK constraint txsink cannot know) and checks that nothing of
-// the unit, progress included, is visible.
-func TestFlushIsOneTransaction(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, db *testdb.DB) {
-		db.Exec(t,
-			`CREATE TABLE a (id INT NOT NULL PRIMARY KEY, v INT NOT NULL)`,
-			`CREATE TABLE b (id INT NOT NULL PRIMARY KEY, qty INT NOT NULL, CONSTRAINT qty_positive CHECK (qty > 0))`,
-			`INSERT INTO a (id, v) VALUES (1, 1)`)
-		cfg := pipeline(db, config.Table{Source: "s.a"}, config.Table{Source: "s.b"})
-		f := &feeder{t: t, e: newEngine(t, cfg)}
-		f.must(changelog.Delete, "s.a", row("id", changelog.Number("1")), changelog.Row{})
-		f.must(changelog.Insert, "s.a", changelog.Row{}, row("id", changelog.Number("2"), "v", changelog.Number("2")))
-		f.must(changelog.Insert, "s.b", changelog.Row{}, row("id", changelog.Number("1"), "qty", changelog.Number("5")))
-		f.must(changelog.Insert, "s.b", changelog.Row{}, row("id", changelog.Number("2"), "qty", changelog.Number("-1")))
-		err := f.e.Flush(context.Background())
-		if err == nil {
-			t.Fatal("flush with a CHECK violation succeeded")
-		}
-		t.Logf("refusal: %v", err)
-		// The server refused one row of a multi-row statement; txsink
-		// names that row's key and source position.
-		for _, w := range []string{"p0:4", "key (2)", "write", "nothing of this flush was committed"} {
-			if !strings.Contains(err.Error(), w) {
-				t.Errorf("error %q lacks %q", err, w)
-			}
-		}
-		if got := query(t, db, "SELECT id, v FROM a"); got != "1|1" {
-			t.Errorf("table a after failed flush: %q, want the untouched row 1|1", got)
-		}
-		if got := query(t, db, "SELECT COUNT(*) FROM b"); got != "0" {
-			t.Errorf("table b after failed flush has %s rows", got)
-		}
-		// The partition was claimed (a row at position 0) but not advanced.
-		if got := query(t, db, "SELECT COUNT(*) FROM txsink_progress WHERE position > 0"); got != "0" {
-			t.Errorf("progress after failed flush: %s rows advanced", got)
-		}
-	})
-}
-
-// TestTypes writes the values seed 000 §16 asks for on every server and
-// reads them back exactly; values a column cannot hold are refused with
-// the table, key, column and position named, and nothing is committed.
-func TestTypes(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, db *testdb.DB) {
-		ddl := map[string]string{
-			"mysql": `CREATE TABLE typed (id BIGINT UNSIGNED NOT NULL PRIMARY KEY, d DECIMAL(38,10) NULL, s VARCHAR(5) NULL,
-				dt3 DATETIME(3) NULL, dt6 DATETIME(6) NULL, ts TIMESTAMP(6) NULL, day DATE NULL, flag BOOLEAN NULL,
-				doc JSON NULL, bin VARBINARY(16) NULL, nn VARCHAR(10) NOT NULL DEFAULT 'x')`,
-			"postgres": `CREATE TABLE typed (id NUMERIC(20) NOT NULL PRIMARY KEY, d NUMERIC(38,10) NULL, s VARCHAR(5) NULL,
-				dt3 TIMESTAMP(3) NULL, dt6 TIMESTAMP(6) NULL, ts TIMESTAMPTZ(6) NULL, day DATE NULL, flag BOOLEAN NULL,
-				doc JSONB NULL, bin BYTEA NULL, nn VARCHAR(10) NOT NULL DEFAULT 'x')`,
-			"sqlite": `CREATE TABLE typed (id INTEGER NOT NULL PRIMARY KEY, d TEXT NULL, s VARCHAR(5) NULL,
-				dt3 DATETIME(3) NULL, dt6 DATETIME(6) NULL, ts TIMESTAMP NULL, day DATE NULL, flag BOOLEAN NULL,
-				doc JSON NULL, bin BLOB NULL, nn VARCHAR(10) NOT NULL DEFAULT 'x')`,
-		}
-		db.Exec(t, ddl[db.Dialect])
-		cfg := pipeline(db, config.Table{Source: "s.typed"})
-		f := &feeder{t: t, e: newEngine(t, cfg)}
-		maxID := "18446744073709551615"
-		if db.Dialect == "sqlite" {
-			maxID = "9223372036854775807"
-		}
-		f.must(changelog.Insert, "s.typed", changelog.Row{}, row(
-			"id", changelog.Number(maxID),
-			"d", changelog.Number("1234567890123456789012345678.0123456789"),
-			"s", "日本語ab",
-			"dt3", changelog.Number("1589355606123"), // Debezium epoch millis for DATETIME(3)
-			"dt6", changelog.Number("1589355606123456"), // epoch micros for DATETIME(6)
-			"ts", "2020-05-13T09:40:06.5+02:00",
-			"day", changelog.Number("-1"), // Debezium days: 1969-12-31
-			"flag", true,
-			"doc", changelog.JSON(`{"a":[1,2]}`),
-			"bin", []byte{0, 1, 254, 255},
-		))
-		f.flush()
-		got := query(t, db, "SELECT id, d, s, dt3, dt6, ts, day, flag, nn FROM typed")
-		wantDt6 := "2020-05-13 07:40:06.123" // Normalize keeps milliseconds; checked exactly below
-		want := strings.Join([]string{maxID, "1234567890123456789012345678.0123456789", "日本語ab", "2020-05-13 07:40:06.123", wantDt6, "2020-05-13 07:40:06.500", "1969-12-31 00:00:00.000", "", "x"}, "|")
-		parts := strings.Split(got, "|")
-		if len(parts) == 9 {
-			// Booleans come back as 1, true or t depending on the server.
-			if p := parts[7]; p == "1" || p == "true" || p == "t" {
-				parts[7] = ""
-			}
-			got = strings.Join(parts, "|")
-		}
-		if got != want {
-			t.Errorf("typed row:\n got %s\nwant %s", got, want)
-		}
-		micros := map[string]string{
-			"mysql":    "SELECT DATE_FORMAT(dt6, '%Y-%m-%d %H:%i:%s.%f') FROM typed",
-			"postgres": "SELECT to_char(dt6, 'YYYY-MM-DD HH24:MI:SS.US') FROM typed",
-			"sqlite":   "SELECT dt6 FROM typed",
-		}
-		if got := query(t, db, micros[db.Dialect]); !strings.HasPrefix(got, "2020-05-13 07:40:06.123456") && got != "2020-05-13 07:40:06.123" {
-			t.Errorf("dt6 = %q, want microseconds 07:40:06.123456", got)
-		}
-		if db.Dialect == "mysql" {
-			if got := query(t, db, "SELECT d FROM typed"); got != "1234567890123456789012345678.0123456789" {
-				t.Errorf("decimal read back as %q", got)
-			}
-		}
-		var doc string
-		if err := db.SQL.QueryRow("SELECT doc FROM typed").Scan(&doc); err != nil {
-			t.Fatal(err)
-		}
-		if strings.ReplaceAll(doc, " ", "") != `{"a":[1,2]}` {
-			t.Errorf("json read back as %q", doc)
-		}
-		var bin []byte
-		if err := db.SQL.QueryRow("SELECT bin FROM typed").Scan(&bin); err != nil {
-			t.Fatal(err)
-		}
-		if string(bin) != string([]byte{0, 1, 254, 255}) {
-			t.Errorf("binary read back as %x", bin)
-		}
-
-		// Refusals: each names table, key, column and position; nothing of
-		// the refused flush is committed.
-		refusals := []struct {
-			name string
-			img  changelog.Row
-			want []string
-		}{
-			{"decimal scale", row("id", changelog.Number("2"), "d", changelog.Number("1.00000000001")), []string{"typed", "(2)", "column d", "p0:"}},
-			{"decimal precision", row("id", changelog.Number("2"), "d", changelog.Number("123456789012345678901234567890")), []string{"column d"}},
-			{"string length in characters", row("id", changelog.Number("2"), "s", "日本語abc"), []string{"column s"}},
-			{"null into not null", row("id", changelog.Number("2"), "nn", nil), []string{"column nn", "NULL"}},
-			{"fractional seconds", row("id", changelog.Number("2"), "dt3", "2020-01-01 00:00:00.1234"), []string{"column dt3"}},
-			{"wrong type", row("id", changelog.Number("2"), "flag", "maybe"), []string{"column flag"}},
-			{"unknown column", row("id", changelog.Number("2"), "colour", "red"), []string{"colour"}},
-		}
-		if db.Dialect == "sqlite" {
-			// SQLite keeps any length, and d is TEXT there: the shared
-			// refusals are checked on the other servers.
-			refusals = refusals[3:4]
-		}
-		for _, r := range refusals {
-			err := f.add(changelog.Insert, "s.typed", changelog.Row{}, r.img)
-			var re *reduce.Error
-			if !errors.As(err, &re) {
-				t.Errorf("%s: err = %v, want a *reduce.Error", r.name, err)
-				continue
-			}
-			for _, w := range r.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("%s: error %q lacks %q", r.name, err, w)
-				}
-			}
-		}
-		if got := query(t, db, "SELECT COUNT(*) FROM typed"); got != "1" {
-			t.Errorf("typed has %s rows after refusals, want 1", got)
 		}
 	})
 }
@@ -405,73 +222,6 @@ func TestIntervalFlushUsesTheClock(t *testing.T) {
 	if len(commits) != 1 {
 		t.Fatalf("commits = %d after the interval, want 1", len(commits))
 	}
-}
-
-// TestKeyCollation follows the target's comparison of keys: in a
-// case-insensitive column 'ABC' and 'abc' are one key, so an upsert of
-// 'ABC' followed by a delete of 'abc' in one flush leaves no row (applying
-// the delete first and the upsert after would resurrect it). PostgreSQL's
-// text compares case-sensitively: there they are two keys.
-func TestKeyCollation(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, db *testdb.DB) {
-		ddl := map[string]string{
-			"mysql":    `CREATE TABLE codes (code VARCHAR(10) NOT NULL PRIMARY KEY, v INT) COLLATE utf8mb4_general_ci`,
-			"postgres": `CREATE TABLE codes (code VARCHAR(10) NOT NULL PRIMARY KEY, v INT)`,
-			"sqlite":   `CREATE TABLE codes (code TEXT COLLATE NOCASE NOT NULL PRIMARY KEY, v INT)`,
-		}
-		db.Exec(t, ddl[db.Dialect])
-		f := &feeder{t: t, e: newEngine(t, pipeline(db, config.Table{Source: "s.codes"}))}
-		f.must(changelog.Insert, "s.codes", changelog.Row{}, row("code", "ABC", "v", changelog.Number("1")))
-		f.flush()
-		f.must(changelog.UpdateAfter, "s.codes", changelog.Row{}, row("code", "ABC", "v", changelog.Number("2")))
-		f.must(changelog.Delete, "s.codes", row("code", "abc"), changelog.Row{})
-		f.flush()
-		want := ""
-		if db.Dialect == "postgres" {
-			want = "ABC|2"
-		}
-		if got := query(t, db, "SELECT code, v FROM codes"); got != want {
-			t.Errorf("codes = %q, want %q", got, want)
-		}
-	})
-}
-
-// TestLargeFlushIsChunked writes one flush whose rows need more bind
-// parameters than one statement may carry (65,535 on MySQL and
-// PostgreSQL, 32,766 on SQLite): it is split into several statements,
-// still in one transaction.
-func TestLargeFlushIsChunked(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, db *testdb.DB) {
-		db.Exec(t, `CREATE TABLE wide (id INT NOT NULL PRIMARY KEY, a INT NOT NULL, b VARCHAR(20) NOT NULL)`)
-		cfg := pipeline(db, config.Table{Source: "s.wide"})
-		cfg.Sink.FlushMaxRows = 1 << 20
-		cfg.Sink.FlushMaxBytes = 1 << 40
-		f := &feeder{t: t, e: newEngine(t, cfg)}
-		const n = 45000 // 30,000 upserts of 3 columns: 90,000 parameters
-		for i := 0; i < n; i++ {
-			f.must(changelog.Insert, "s.wide", changelog.Row{}, row("id", int64(i), "a", int64(i*2), "b", fmt.Sprint("row-", i)))
-		}
-		for i := 0; i < n; i += 3 {
-			f.must(changelog.Delete, "s.wide", row("id", int64(i)), changelog.Row{})
-		}
-		f.flush()
-		if got := query(t, db, "SELECT COUNT(*), SUM(a) FROM wide"); got != fmt.Sprintf("%d|%d", n-n/3, sumNotDivisibleBy3(n)) {
-			t.Errorf("wide = %s", got)
-		}
-		if st := f.e.Stats(); st.Commits != 1 {
-			t.Errorf("%d commits, want 1", st.Commits)
-		}
-	})
-}
-
-func sumNotDivisibleBy3(n int) int {
-	s := 0
-	for i := 0; i < n; i++ {
-		if i%3 != 0 {
-			s += i * 2
-		}
-	}
-	return s
 }
 
 // TestCheckWritesNothing: check creates no progress table and no SQLite

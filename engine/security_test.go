@@ -22,56 +22,6 @@ import (
 	"github.com/txsink/txsink/sink/sqlsink/mysql"
 )
 
-// TestQuotedIdentifiers writes to a table whose name and columns hold
-// every quote character of the three dialects (backtick, double quote,
-// single quote), a space and SQL punctuation: each is quoted by the
-// dialect, so inserts, updates, key moves and deletes land where they
-// should and nothing else is touched.
-func TestQuotedIdentifiers(t *testing.T) {
-	const (
-		tbl = "we\"ird `t'able"
-		k1  = "id`k"    // key, backtick
-		k2  = "a b"     // key, space
-		c1  = `we"ird`  // double quote
-		c2  = "o`dd"    // backtick (o``dd in MySQL's quoting)
-		c3  = "it's;--" // single quote and comment punctuation
-		c4  = `x"),("y` // breaks a VALUES list if not quoted
-	)
-	forEachDialect(t, func(t *testing.T, db *testdb.DB) {
-		q := db.Quote
-		db.Exec(t,
-			`CREATE TABLE canary (id INT NOT NULL PRIMARY KEY)`,
-			`INSERT INTO canary (id) VALUES (1)`,
-			fmt.Sprintf(`CREATE TABLE %s (%s INT NOT NULL, %s VARCHAR(10) NOT NULL, %s INT NULL, %s VARCHAR(10) NULL, %s VARCHAR(10) NULL, %s INT NULL, PRIMARY KEY (%s, %s))`,
-				q(tbl), q(k1), q(k2), q(c1), q(c2), q(c3), q(c4), q(k1), q(k2)))
-		cfg := pipeline(db, config.Table{Source: "shop.weird", Target: tbl})
-		f := &feeder{t: t, e: newEngine(t, cfg)}
-		img := func(id int, k string, kv ...any) changelog.Row {
-			return row(append([]any{k1, changelog.Number(fmt.Sprint(id)), k2, k}, kv...)...)
-		}
-		f.must(changelog.Insert, "shop.weird", changelog.Row{}, img(1, "x y", c1, changelog.Number("1"), c2, "a`b", c3, `"q"`, c4, changelog.Number("4")))
-		f.must(changelog.Insert, "shop.weird", changelog.Row{}, img(2, "x y", c1, changelog.Number("2")))
-		f.must(changelog.Insert, "shop.weird", changelog.Row{}, img(3, "z", c1, changelog.Number("3")))
-		f.flush()
-		f.must(changelog.UpdateAfter, "shop.weird", img(1, "x y"), img(1, "x y", c1, changelog.Number("10"), c2, "o`k", c3, "it's"))
-		// A key move: its image is full (a partial one of a row the buffer
-		// does not hold is refused, see TestPartialKeyMoves).
-		f.must(changelog.UpdateAfter, "shop.weird", img(2, "x y"), img(20, "x y", c1, changelog.Number("20"), c2, nil, c3, nil, c4, nil))
-		f.must(changelog.Delete, "shop.weird", img(3, "z"), changelog.Row{})
-		f.flush()
-		got := query(t, db, fmt.Sprintf("SELECT %s, %s, %s, %s, %s, %s FROM %s ORDER BY %s", q(k1), q(k2), q(c1), q(c2), q(c3), q(c4), q(tbl), q(k1)))
-		if want := "1|x y|10|o`k|it's|4\n20|x y|20|NULL|NULL|NULL"; got != want {
-			t.Errorf("%s:\n%s\nwant\n%s", tbl, got, want)
-		}
-		if got := query(t, db, "SELECT COUNT(*) FROM canary"); got != "1" {
-			t.Errorf("canary has %s rows, want 1", got)
-		}
-		if st := f.e.Stats(); st.Upserted != 5 || st.Deleted != 2 {
-			t.Errorf("upserted %d, deleted %d; want 5 and 2", st.Upserted, st.Deleted)
-		}
-	})
-}
-
 // TestMessageCannotAddressOtherTables: a change selects a target only
 // through the tables patterns. A change naming txsink's progress table, a
 // system table or any table no entry matches is refused as an unknown
