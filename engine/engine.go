@@ -34,6 +34,10 @@
 // the optional interfaces the source has. A program that runs a source
 // links it in, as database/sql drivers are: import _
 // "github.com/txsink/txsink/source/sources" (or one source's package).
+// Targets are the same: New opens target.url through package sink's
+// registry (sink.Open), so a program links them in with import _
+// "github.com/txsink/txsink/sink/sinks", or passes an opened sink.Sink
+// (WithTarget).
 package engine
 
 import (

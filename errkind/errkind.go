@@ -38,8 +38,10 @@ const (
 	// failed work was committed.
 	Transient
 	// Permanent is a failure neither of the input nor of the moment: the
-	// configuration, the target's shape, a fenced instance, a transient
-	// failure that persisted through every retry. The pipeline stops.
+	// configuration, the target's shape, a fenced instance. The pipeline
+	// stops. (A transient failure that persisted through every retry stops
+	// it too, but stays Transient: retrying later may succeed, and the
+	// target's error says the engine gave up.)
 	Permanent
 )
 
