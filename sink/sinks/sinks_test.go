@@ -122,3 +122,15 @@ func TestSessionIsTxsinks(t *testing.T) {
 		})
 	}
 }
+
+// TestSchemes: the SQL sinks are registered under their URL schemes, and an
+// unknown scheme's error lists them.
+func TestSchemes(t *testing.T) {
+	if got, want := strings.Join(sink.Schemes(), ","), "mariadb,mysql,postgres,postgresql,sqlite"; got != want {
+		t.Errorf("Schemes() = %s, want %s", got, want)
+	}
+	_, err := sink.Open(context.Background(), "oracle://host/db", "")
+	if want := `target url: unknown scheme "oracle": use mariadb://, mysql://, postgres://, postgresql:// or sqlite://`; err == nil || err.Error() != want {
+		t.Errorf("unknown scheme: err = %v, want %q", err, want)
+	}
+}
