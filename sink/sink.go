@@ -70,8 +70,10 @@ const ProgressTable = schema.ProgressTable
 // transactions under the dead-letter policy. Changes never write it.
 const DeadLetterTable = schema.DeadLetterTable
 
-// Sink is one opened target. The engine calls Apply and Committed from one
-// goroutine at a time; Describe, Progress and Claim may run beside them.
+// Sink is one opened target. The engine never runs Claim, Apply and
+// Committed (nor Rewind) beside each other: a Claim waits for the unit in
+// flight, so a sink may keep its claims' epochs unguarded. Describe may run
+// beside Apply (the next unit's tables are described while one commits).
 type Sink interface {
 	// Describe reads table name from the target's catalog: its columns,
 	// their types and collations, and its primary key. A name without a
