@@ -32,9 +32,13 @@
 // partition it reads and where it starts).
 //
 // Sources register themselves (Register) from their package's init; the
-// command imports package source/sources, which imports them all. To add a
-// source: one package implementing Driver and Source, with its own config
-// struct decoded from Settings, and one import line in source/sources.
+// command imports package source/sources, which imports them all. Each
+// declares its keys of the config's source section on its Driver (Keyed,
+// and Validator for keys that depend on each other): package config
+// parses, checks and documents them from the registry. To add a source:
+// one package implementing Driver (with Keyed) and Source, with its own
+// config struct decoded from Settings, and one import line in
+// source/sources; nothing in package config.
 package source
 
 import (
@@ -222,7 +226,9 @@ type Committer interface {
 // in a partition of their own, which joins the data partitions'
 // transactions (sink.transactions with a transaction topic).
 type Boundaries interface {
-	// BoundaryPartition names the partition of the boundaries.
+	// BoundaryPartition names the partition of the boundaries; "" when
+	// this source is configured without one (the boundaries then come
+	// with the data).
 	BoundaryPartition() string
 	// CheckAssigned refuses assigned partitions the boundaries cannot be
 	// in (a transaction topic of several partitions).

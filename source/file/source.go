@@ -19,24 +19,24 @@ const Type = "file"
 
 func init() { source.Register(Type, Driver{}) }
 
-// Config is the file source's part of the config's source section.
+// Config is the file source's part of the config's source section. Its
+// keys are declared, and documented once, in Driver.Keys (printed in
+// docs/config.md); each field is the key its tag names.
 type Config struct {
-	// Paths is one partition's files, read one after another (YAML
-	// "source.paths").
+	// Paths is `source.paths`; see docs/config.md.
 	Paths []string `source:"paths"`
-	// Partitions are several partitions, each a list of files (YAML
-	// "source.partitions"); Paths or Partitions.
+	// Partitions is `source.partitions`; see docs/config.md.
 	Partitions [][]string `source:"partitions"`
-	// Follow waits for files to grow, like tail -f (YAML "source.follow").
+	// Follow is `source.follow`; see docs/config.md.
 	Follow bool `source:"follow"`
-	// MaxRecordBytes is the longest record accepted (YAML
-	// "source.max-record-bytes"); 0 means the Reader's default.
+	// MaxRecordBytes is `source.max-record-bytes`; see docs/config.md. 0
+	// means the Reader's default.
 	MaxRecordBytes int64 `source:"max-record-bytes"`
 }
 
-// partitions returns the configured partitions, each an ordered list of
-// paths or globs: Paths as one partition, or Partitions.
-func (c *Config) partitions() [][]string {
+// PartitionPaths returns the configured partitions, each an ordered list
+// of paths or globs: Paths as one partition, or Partitions.
+func (c *Config) PartitionPaths() [][]string {
 	if len(c.Partitions) > 0 {
 		return c.Partitions
 	}
@@ -61,7 +61,7 @@ func (Driver) Open(settings source.Settings, env source.Env) (source.Source, err
 // New returns the file source of c. Nothing is opened before Open.
 func New(c Config, env source.Env) *Source {
 	s := &Source{env: env}
-	for _, paths := range c.partitions() {
+	for _, paths := range c.PartitionPaths() {
 		name := Name(paths[0], env.BaseDir)
 		p := Partition{Name: name, Paths: paths, BaseDir: env.BaseDir, Follow: c.Follow}
 		if env.ResetHint != nil {

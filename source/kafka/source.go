@@ -25,38 +25,42 @@ const (
 	StartLatest = "latest"
 )
 
-// Config is the Kafka source's part of the config's source section; each
-// field is the YAML key its tag names (docs/config.md documents them).
+// Config is the Kafka source's part of the config's source section. Its
+// keys are declared, and documented once, in Driver.Keys (printed in
+// docs/config.md); each field is the key its tag names.
 type Config struct {
-	// MaxRecordBytes is the longest record accepted; 0 means 64 MiB.
+	// MaxRecordBytes is `source.max-record-bytes`; see docs/config.md. 0
+	// means 64 MiB.
 	MaxRecordBytes int64 `source:"max-record-bytes"`
-	// Brokers are the seed brokers, host:port.
+	// Brokers is `source.brokers`; see docs/config.md.
 	Brokers []string `source:"brokers"`
-	// Topics, or TopicRegex (whole names), are the topics read.
-	Topics     []string `source:"topics"`
-	TopicRegex string   `source:"topic-regex"`
-	// TransactionTopic is Debezium's transaction topic, whose END events
-	// join the data topics' transactions; one member then reads every
-	// partition.
+	// Topics is `source.topics`; see docs/config.md.
+	Topics []string `source:"topics"`
+	// TopicRegex is `source.topic-regex`; see docs/config.md.
+	TopicRegex string `source:"topic-regex"`
+	// TransactionTopic is `source.transaction-topic`; see docs/config.md.
 	TransactionTopic string `source:"transaction-topic"`
-	// Group is the consumer group.
+	// Group is `source.group`; see docs/config.md.
 	Group string `source:"group"`
-	// Start is where a partition with no stored progress starts:
-	// StartEarliest ("", the default) or StartLatest.
+	// Start is `source.start`; see docs/config.md. "" is StartEarliest.
 	Start string `source:"start"`
-	// SessionTimeout is the group's session timeout; 0 means Kafka's.
+	// SessionTimeout is `source.session-timeout`; see docs/config.md. 0
+	// means Kafka's.
 	SessionTimeout time.Duration `source:"session-timeout"`
-	// TLS turns on TLS; implied by the PEM files TLSCA (the brokers' CA),
-	// TLSCert and TLSKey (the client's, for mutual TLS).
-	TLS     bool   `source:"tls"`
-	TLSCA   string `source:"tls-ca"`
+	// TLS is `source.tls`; see docs/config.md.
+	TLS bool `source:"tls"`
+	// TLSCA is `source.tls-ca`; see docs/config.md.
+	TLSCA string `source:"tls-ca"`
+	// TLSCert is `source.tls-cert`; see docs/config.md.
 	TLSCert string `source:"tls-cert"`
-	TLSKey  string `source:"tls-key"`
-	// SASLMechanism ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"; "" for
-	// none), with SASLUser and SASLPassword.
+	// TLSKey is `source.tls-key`; see docs/config.md.
+	TLSKey string `source:"tls-key"`
+	// SASLMechanism is `source.sasl.mechanism`; see docs/config.md.
 	SASLMechanism string `source:"sasl.mechanism"`
-	SASLUser      string `source:"sasl.user"`
-	SASLPassword  string `source:"sasl.password"`
+	// SASLUser is `source.sasl.user`; see docs/config.md.
+	SASLUser string `source:"sasl.user"`
+	// SASLPassword is `source.sasl.password`; see docs/config.md.
+	SASLPassword string `source:"sasl.password"`
 }
 
 // topicName matches a valid Kafka topic name.
@@ -133,8 +137,13 @@ func (s *Source) Stopping(ctx context.Context, progress []changelog.Position) {
 func (s *Source) Unit() string { return "records" }
 
 // BoundaryPartition implements source.Boundaries: the transaction topic's
-// one partition.
-func (s *Source) BoundaryPartition() string { return PartitionName(s.cfg.TransactionTopic, 0) }
+// one partition, "" without source.transaction-topic.
+func (s *Source) BoundaryPartition() string {
+	if s.cfg.TransactionTopic == "" {
+		return ""
+	}
+	return PartitionName(s.cfg.TransactionTopic, 0)
+}
 
 // CheckAssigned implements source.Boundaries: a transaction topic must
 // have exactly one partition, which holds the transactions' END events in
