@@ -1,9 +1,10 @@
 // Package config turns a txsink pipeline's YAML file into a typed, validated
 // Config.
 //
-// One table of key definitions (keys.go) drives the parser, the validator and
-// the reference documentation (Reference, docs/config.md), so the three cannot
-// disagree. Parsing is strict: an unknown key anywhere is an error that names
+// One table of key definitions (keys.go, with the keys each registered
+// source type declares, see source.Keyed) drives the parser, the validator
+// and the reference documentation (Reference, docs/config.md), so the three
+// cannot disagree; it is also the only place a key is described. Parsing is strict: an unknown key anywhere is an error that names
 // the key, its line and, when a known key is close, the key that was probably
 // meant. Every error names the YAML key path (for example
 // "tables[1].source") and says what to do; Parse and Load report all problems
@@ -36,189 +37,67 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"reflect"
 	"regexp"
 	"strconv"
 	"time"
 
 	"github.com/txsink/txsink/changelog"
+	"github.com/txsink/txsink/source"
 	"go.yaml.in/yaml/v3"
 )
 
 // Config is one pipeline: where changes come from, where they go, which
 // tables they name and how the sink batches them.
+//
+// Each field is one key (or section) of the YAML file. What a key means,
+// its default and its range are documented once, in the key table
+// (keys.go, and each source type's Keys), which docs/config.md is printed
+// from; the field comments only name the key.
 type Config struct {
-	// Name names the pipeline (YAML "name"). The target's progress rows are
-	// keyed by it, so two pipelines writing to one target need different
-	// names, and renaming a pipeline starts it over from the beginning.
-	// Required: 1 to 128 of A-Z a-z 0-9 _ . -
+	// Name is `name`; see docs/config.md.
 	Name string
-	// Source says what to read (YAML "source").
+	// Source is the `source` section; see docs/config.md.
 	Source Source
-	// Target says where to write (YAML "target").
+	// Target is the `target` section; see docs/config.md.
 	Target Target
-	// Tables routes source tables to target tables (YAML "tables"). The
-	// first entry whose Source pattern matches a change's table wins; see
-	// Match. At least one entry.
+	// Tables is the `tables` section; see docs/config.md. Route changes
+	// with Match.
 	Tables []Table
-	// SkipUnknownTables makes changes of tables that no entry matches be
-	// skipped (and counted) instead of stopping the pipeline (YAML
-	// "skip-unknown-tables"). Default false: an unknown table is an error,
-	// so a table added upstream is never dropped silently.
+	// SkipUnknownTables is `skip-unknown-tables`; see docs/config.md.
 	SkipUnknownTables bool
-	// BadInput is the policy for changes txsink cannot apply (YAML
-	// "bad-input"): BadInputFail (the default) stops the pipeline;
-	// BadInputDeadLetter quarantines the whole source transaction in the
-	// target and goes on.
+	// BadInput is `bad-input`; see docs/config.md. One of BadInputFail
+	// and BadInputDeadLetter.
 	BadInput string
-	// Sink tunes batching, retries and multi-table transactions (YAML
-	// "sink").
+	// Sink is the `sink` section; see docs/config.md.
 	Sink Sink
 }
 
-// Source says where the changelog comes from.
+// Source says where the changelog comes from: the keys every source type
+// has, and the chosen type's own keys in Raw. The source type declares
+// those (source.Keyed) and decodes them from Settings into its own config
+// struct; package config parses, checks and documents them from the
+// registry without knowing any source.
 type Source struct {
-	// Type is the kind of source (YAML "source.type"). Required: "file"
-	// (newline-delimited files) or "kafka" (topics of a Kafka cluster, read
-	// by a consumer group). Keys of the other kind are refused.
+	// Type is `source.type`; see docs/config.md.
 	Type string
-	// Paths lists the files of a source of one partition (YAML
-	// "source.paths"): they are read one after another, in the order
-	// listed, as one ordered lane; an entry may be a glob, whose matches
-	// are read in name order. "-" reads standard input and must be the
-	// only entry. Parse and Load make relative paths absolute against the
-	// config file's directory, so the pipeline reads the same files from
-	// any working directory. Paths or Partitions, not both; no path twice.
-	Paths []string
-	// Partitions lists the partitions of a source of several (YAML
-	// "source.partitions"), read concurrently: each is an ordered
-	// sequence of files, as Paths is for one. Order is kept within a
-	// partition only.
-	Partitions [][]string
-	// Format is the changelog format of the records (YAML "source.format").
-	// Required; one of the names format/formats.Names returns
-	// ("debezium-json", "canal-json", "maxwell-json", "ogg-json",
-	// "flink-changelog-json", "txsink-json").
+	// Format is `source.format`; see docs/config.md.
 	Format string
-	// FormatOptions are passed to the format's decoder as they are (YAML
-	// "source.format-options"); the decoder rejects options it does not
-	// know. Default none.
+	// FormatOptions is `source.format-options`; see docs/config.md.
 	FormatOptions map[string]string
-	// Follow makes the source wait for files to grow instead of stopping at
-	// their end, like tail -f (YAML "source.follow"). Default false.
-	Follow bool
-	// MaxRecordBytes is the longest record the source accepts (YAML
-	// "source.max-record-bytes"). Default 64 MiB; 0 also means 64 MiB.
+	// MaxRecordBytes is `source.max-record-bytes`; see docs/config.md.
 	MaxRecordBytes int64
-
-	// The keys below apply to the kafka source only.
-
-	// Brokers are the seed brokers, host:port (YAML "source.brokers").
-	// Required for kafka.
-	Brokers []string
-	// Topics are the topics to read (YAML "source.topics"). Kafka needs
-	// Topics or TopicRegex, not both.
-	Topics []string
-	// TopicRegex reads every topic whose whole name matches it (YAML
-	// "source.topic-regex"), including topics created later.
-	TopicRegex string
-	// TransactionTopic is Debezium's transaction topic for the data topics
-	// (YAML "source.transaction-topic"). When set, txsink joins each
-	// source transaction's events across the data topics by the END events
-	// there, and commits whole transactions in source commit order; one
-	// instance of the group reads every partition and the others stand
-	// by. Needs transaction mode and the debezium-json format.
-	TransactionTopic string
-	// Group is the Kafka consumer group (YAML "source.group"). Instances
-	// of one pipeline share it; Kafka spreads the partitions over them.
-	// Required for kafka.
-	Group string
-	// Start is where a partition with no stored progress starts (YAML
-	// "source.start"): StartEarliest (the default) or StartLatest.
-	Start string
-	// SessionTimeout is how long the group waits for a silent member
-	// before giving its partitions to others (YAML
-	// "source.session-timeout"). 0 means the default, 45s.
-	SessionTimeout time.Duration
-	// TLS turns on TLS to the brokers (YAML "source.tls"); implied by
-	// TLSCA, TLSCert and TLSKey.
-	TLS bool
-	// TLSCA, TLSCert and TLSKey are PEM files: the CA that signs the
-	// brokers' certificates (default: the system's), and the client's
-	// certificate and key for mutual TLS (YAML "source.tls-ca",
-	// "source.tls-cert", "source.tls-key").
-	TLSCA, TLSCert, TLSKey string
-	// SASLMechanism is the SASL mechanism (YAML "source.sasl.mechanism"):
-	// "PLAIN", "SCRAM-SHA-256" or "SCRAM-SHA-512"; empty for none.
-	SASLMechanism string
-	// SASLUser and SASLPassword are the SASL credentials (YAML
-	// "source.sasl.user", "source.sasl.password"); ${NAME} in them is
-	// replaced by the environment variable NAME.
-	SASLUser, SASLPassword string
-
-	// The keys below apply to the postgres source only (package
-	// source/postgres documents them).
-
-	// URL is the source database (YAML "source.url"). Required for
-	// postgres.
-	URL string
-	// PGTables are the tables streamed (YAML "source.tables"), or
-	// Publication names an existing publication (YAML
-	// "source.publication"); one of them.
-	PGTables    []string
-	Publication string
-	// Slot is the replication slot (YAML "source.slot"); "" means
-	// txsink_<pipeline name>.
-	Slot string
-	// Snapshot is "initial" or "never" (YAML "source.snapshot").
-	Snapshot string
+	// Raw holds the keys of the source type's own that are set, by name
+	// ("paths", "sasl.user"), each a value of its source.KeyType's Go
+	// type; Parse and Load have made relative paths absolute and expanded
+	// ${NAME}. Build it with Set; read it through Settings, which fills in
+	// the defaults.
+	Raw source.Settings
 }
-
-// FilePartitions returns the partitions of a file source, each an ordered
-// list of paths or globs: Paths as one partition, or Partitions.
-func (s Source) FilePartitions() [][]string {
-	if len(s.Partitions) > 0 {
-		return s.Partitions
-	}
-	if len(s.Paths) > 0 {
-		return [][]string{s.Paths}
-	}
-	return nil
-}
-
-// Values of Source.Start.
-const (
-	// StartEarliest starts a partition with no stored progress at its
-	// oldest record.
-	StartEarliest = "earliest"
-	// StartLatest starts it after its newest record: only what is
-	// produced from then on is applied.
-	StartLatest = "latest"
-)
-
-// Values of Source.Type.
-const (
-	// SourceFile reads newline-delimited files (source.paths).
-	SourceFile = "file"
-	// SourceKafka reads Kafka topics with a consumer group.
-	SourceKafka = "kafka"
-	// SourcePostgres reads a PostgreSQL database by logical replication.
-	SourcePostgres = "postgres"
-)
 
 // Target says which database the changes are applied to.
 type Target struct {
-	// URL locates the target database (YAML "target.url"):
-	//
-	//	mysql://user:pass@host:3306/db[?params]        MySQL, MariaDB
-	//	postgres://user:pass@host:5432/db[?params]     PostgreSQL (also postgresql://)
-	//	sqlite:///abs/path.db                          SQLite, absolute path
-	//	sqlite://rel/path.db                           SQLite, relative to the config file
-	//	sqlite::memory:                                SQLite in memory (tests, demos)
-	//
-	// In the YAML, ${NAME} is replaced by the environment variable NAME so
-	// secrets need not be written in the file; inside the user:password part
-	// the value is percent-encoded, so any password works. Required.
+	// URL is `target.url`; see docs/config.md. Parse and Load have
+	// expanded ${NAME} in it.
 	//
 	// Print URL only through RedactURL (or Target's String method): after
 	// expansion it may hold a password.
@@ -227,32 +106,14 @@ type Target struct {
 
 // Table routes the changes of one or more source tables to one target table.
 type Table struct {
-	// Source is a pattern for "namespace.name" as the changelog names the
-	// table (YAML "tables[].source"). "*" matches any run of characters and
-	// "?" any one character, within the namespace or within the name.
-	// Matching ignores case. A pattern without a dot matches tables that
-	// have no namespace. Required.
+	// Source is `tables[].source`; see docs/config.md. Match with Matches.
 	Source string
-	// Target names the target table, "name" or "schema.name" (YAML
-	// "tables[].target"): the only way a route leaves the URL's database
-	// or schema. Default "": the table of the source table's name (the
-	// part after the first dot) in the URL's database or schema, taken
-	// whole; Resolve refuses a name that is not one plain identifier, and
-	// txsink's own tables whatever the target. Validate refuses a target
-	// with a quote, a control character or white space at either end of a
-	// part, or one of txsink's own tables, and an entry for one table
-	// without target whose name Resolve would refuse. Use Resolve rather
+	// Target is `tables[].target`; see docs/config.md. Use Resolve rather
 	// than reading it directly.
 	Target string
-	// PrimaryKey lists the key columns txsink reduces changes by (YAML
-	// "tables[].primary-key"). Default empty: the target table's PRIMARY
-	// KEY. When set it must agree with the target's key; "txsink check"
-	// reports a mismatch.
+	// PrimaryKey is `tables[].primary-key`; see docs/config.md.
 	PrimaryKey []string
-	// AppendOnly declares that the table only ever receives inserts (YAML
-	// "tables[].append-only"): rows are written with plain batched INSERTs
-	// and need no key, and an update or delete for the table stops the
-	// pipeline. Default false. Cannot be combined with PrimaryKey.
+	// AppendOnly is `tables[].append-only`; see docs/config.md.
 	AppendOnly bool
 }
 
@@ -267,74 +128,39 @@ const (
 // mini-switch-interval); see Sink.MiniSwitchInterval.
 const MiniSwitchAuto time.Duration = -1
 
-// Sink holds the settings of the sink side. The YAML keys are the seed
-// connectors' option names without their "sink." prefix (which is accepted
-// too), for example "buffer-flush.max-rows".
+// Sink holds the settings of the sink side, the `sink` section.
 type Sink struct {
-	// FlushMaxRows flushes a table's buffer once it holds this many rows
-	// (YAML "buffer-flush.max-rows"). Default 5000; at least 1. In
-	// multi-table mode it counts the rows of the finished source
-	// transactions not yet committed after per-key reduction, as plain
-	// mode counts its buffer (txn.Machine.StepCounted).
+	// FlushMaxRows is `sink.buffer-flush.max-rows`; see docs/config.md.
 	FlushMaxRows int
-	// FlushMaxBytes bounds the memory of buffered rows (YAML
-	// "buffer-flush.max-bytes"), as reduce.Buffer.Bytes counts it. Default
-	// 16 MiB; at least 1. A running pipeline holds the flush it reads and
-	// the one it commits, so it flushes at half of it. In multi-table
-	// mode it counts the source bytes of finished transactions.
+	// FlushMaxBytes is `sink.buffer-flush.max-bytes`; see docs/config.md.
 	FlushMaxBytes int64
-	// FlushInterval flushes buffered changes at least this often (YAML
-	// "buffer-flush.interval" as a Go duration, or "buffer-flush.interval-ms"
-	// in milliseconds). Default 1s; 0 disables the timer, so only size
-	// limits and shutdown flush.
+	// FlushInterval is `sink.buffer-flush.interval` (or
+	// `sink.buffer-flush.interval-ms`); see docs/config.md.
 	FlushInterval time.Duration
-	// FlushCoalesce lets a flush that is due while the previous one is
-	// still being committed keep taking changes until that commit ends
-	// (YAML "buffer-flush.coalesce"). Default true. In plain mode the
-	// flush then stops growing at its share of FlushMaxBytes, in
-	// multi-table mode at FlushMaxBytes of finished transactions; false
-	// makes a due flush wait, reading stopped, so that no commit holds
-	// more than FlushMaxRows rows (whole transactions aside).
+	// FlushCoalesce is `sink.buffer-flush.coalesce`; see docs/config.md.
 	FlushCoalesce bool
-	// MaxRetries is how many times a transient target error (a lost
-	// connection, a deadlock, a serialization failure) is retried before the
-	// pipeline stops (YAML "max-retries"). Default 10; 0 retries never.
+	// MaxRetries is `sink.max-retries`; see docs/config.md.
 	MaxRetries int
-	// KeyPartitionsRemember is how many key writes a pipeline of more than
-	// one partition remembers the partition of, across commits, to stop
-	// at a key whose changes come from two partitions (YAML
-	// "key-partitions.remember"; see reduce.KeyPartitions). Default
-	// 1,000,000 (at most about 32 MB); 0 turns the memory off, leaving
-	// the check within one commit; at most reduce.MaxKeyPartitions.
+	// KeyPartitionsRemember is `sink.key-partitions.remember`; see
+	// docs/config.md.
 	KeyPartitionsRemember int
 
-	// TxnEnabled turns on multi-table transactions (YAML
-	// "transaction.multi-table.enabled"): whole source transactions of
-	// several tables are committed atomically. Default false.
+	// TxnEnabled is `sink.transaction.multi-table.enabled`; see
+	// docs/config.md.
 	TxnEnabled bool
-	// TxnBufferSize bounds the bytes buffered over all tables in
-	// multi-table mode; when full, the source waits (YAML
-	// "transaction.multi-table.buffer-size"). Default 128 MiB; at least 1.
+	// TxnBufferSize is `sink.transaction.multi-table.buffer-size`; see
+	// docs/config.md.
 	TxnBufferSize int64
-	// TxnMiniSwitchInterval is the least time between two chunk switches of
-	// one partition (YAML "transaction.multi-table.mini-switch-interval-ms"
-	// in milliseconds, or "transaction.multi-table.mini-switch-interval" as
-	// a duration). MiniSwitchAuto (-1, the default) selects it from
-	// FlushInterval; read it through MiniSwitchInterval. Otherwise >= 0.
+	// TxnMiniSwitchInterval is
+	// `sink.transaction.multi-table.mini-switch-interval-ms` (or
+	// `sink.transaction.multi-table.mini-switch-interval`); see
+	// docs/config.md. Read it through MiniSwitchInterval.
 	TxnMiniSwitchInterval time.Duration
-	// TxnMinSwitchBytes is how many bytes a partition's active chunk must
-	// hold before a time-triggered switch (YAML
-	// "transaction.multi-table.min-switch-bytes"). Default 1 MiB; 0 disables
-	// the threshold.
+	// TxnMinSwitchBytes is `sink.transaction.multi-table.min-switch-bytes`;
+	// see docs/config.md.
 	TxnMinSwitchBytes int64
-	// TxnMaxTxnBytes refuses a source transaction whose decoded changes
-	// take more memory than this (changelog.Change.MemBytes) with an error,
-	// instead of holding it until its end (YAML
-	// "transaction.multi-table.max-txn-bytes"). MaxTxnBytesAuto (-1, the
-	// default, YAML "auto") makes it TxnBufferSize; read it through
-	// MaxTxnBytes. 0 (YAML "unlimited" or 0) refuses none: a transaction is
-	// then bounded only by the host's memory, since an unfinished
-	// transaction can neither be committed nor dropped to make room.
+	// TxnMaxTxnBytes is `sink.transaction.multi-table.max-txn-bytes`; see
+	// docs/config.md. Read it through MaxTxnBytes.
 	TxnMaxTxnBytes int64
 }
 
@@ -542,19 +368,4 @@ func (t Target) GoString() string { return fmt.Sprintf("config.Target{URL:%q}", 
 func (t Target) Kind() string {
 	k, _ := targetKind(t.URL)
 	return k
-}
-
-// Settings returns the source section's keys by their YAML names, with
-// their values (aliases left out): what a source plug-in decodes into its
-// own config struct (see package source). Config knows no source; the
-// key names are the contract between them.
-func (s *Source) Settings() map[string]any {
-	out := make(map[string]any, len(sourceSection.keys))
-	for _, k := range sourceSection.keys {
-		if k.aliasOf != "" {
-			continue
-		}
-		out[k.name] = reflect.ValueOf(k.field(s)).Elem().Interface()
-	}
-	return out
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/reduce"
 	"github.com/txsink/txsink/schema"
+	"github.com/txsink/txsink/source"
 )
 
 // abs returns the absolute path of a file in testdata/good, where the good
@@ -47,9 +48,9 @@ func TestLoadGood(t *testing.T) {
 				BadInput: BadInputFail,
 				Source: Source{
 					Type:           "file",
-					Paths:          []string{abs(t, "p0.jsonl"), abs(t, "p1.jsonl")},
 					Format:         "debezium-json",
 					MaxRecordBytes: 64 << 20,
+					Raw:            source.Settings{"paths": []string{abs(t, "p0.jsonl"), abs(t, "p1.jsonl")}},
 				},
 				Target: Target{URL: "mysql://user:pass@127.0.0.1:3306/test"},
 				Tables: []Table{
@@ -72,11 +73,13 @@ func TestLoadGood(t *testing.T) {
 				BadInput:          BadInputDeadLetter,
 				Source: Source{
 					Type:           "file",
-					Partitions:     [][]string{{"/var/lib/cdc/p0.jsonl", abs(t, "sub/p1.jsonl")}, {"-"}},
 					Format:         "txsink-json",
 					FormatOptions:  map[string]string{"timestamp-unit": "ms", "strict": "true"},
-					Follow:         true,
 					MaxRecordBytes: 1 << 20,
+					Raw: source.Settings{
+						"partitions": [][]string{{"/var/lib/cdc/p0.jsonl", abs(t, "sub/p1.jsonl")}, {"-"}},
+						"follow":     true,
+					},
 				},
 				Target: Target{URL: "postgresql://app@db.internal:5432/shop?sslmode=require"},
 				Tables: []Table{
@@ -105,7 +108,7 @@ func TestLoadGood(t *testing.T) {
 			return &Config{
 				Name:     "seeds",
 				BadInput: BadInputFail,
-				Source:   Source{Type: "file", Paths: []string{abs(t, "in.jsonl")}, Format: "debezium-json", MaxRecordBytes: 64 << 20},
+				Source:   Source{Type: "file", Format: "debezium-json", MaxRecordBytes: 64 << 20, Raw: source.Settings{"paths": []string{abs(t, "in.jsonl")}}},
 				Target:   Target{URL: "sqlite://" + filepath.ToSlash(abs(t, "state/target.db"))},
 				Tables:   []Table{{Source: "*.*"}},
 				Sink: withSink(func(s *Sink) {
@@ -122,7 +125,7 @@ func TestLoadGood(t *testing.T) {
 			return &Config{
 				Name:     "nested",
 				BadInput: BadInputFail,
-				Source:   Source{Type: "file", Paths: []string{abs(t, "a.jsonl")}, Format: "debezium-json", MaxRecordBytes: 64 << 20},
+				Source:   Source{Type: "file", Format: "debezium-json", MaxRecordBytes: 64 << 20, Raw: source.Settings{"paths": []string{abs(t, "a.jsonl")}}},
 				Target:   Target{URL: "sqlite::memory:"},
 				Tables: []Table{
 					{Source: "shop.customers", PrimaryKey: []string{"id"}},
@@ -224,8 +227,8 @@ tables: [{source: "*.*"}]
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !slices.Equal(c.Source.Paths, tt.wantPaths) {
-				t.Errorf("Paths = %q, want %q", c.Source.Paths, tt.wantPaths)
+			if got := c.Source.Raw["paths"]; !slices.Equal(got.([]string), tt.wantPaths) {
+				t.Errorf("paths = %q, want %q", got, tt.wantPaths)
 			}
 			if c.Target.URL != tt.wantURL {
 				t.Errorf("URL = %q, want %q", c.Target.URL, tt.wantURL)
@@ -600,7 +603,8 @@ func TestSuggest(t *testing.T) {
 func TestValidateGo(t *testing.T) {
 	c := Default()
 	c.Name = "go-built"
-	c.Source = Source{Type: "file", Paths: []string{"a.jsonl"}, Format: "txsink-json"}
+	c.Source = Source{Type: "file", Format: "txsink-json"}
+	c.Source.Set("paths", []string{"a.jsonl"})
 	c.Target = Target{URL: "sqlite::memory:"}
 	c.Tables = []Table{{Source: "a.b"}}
 	if err := c.Validate(); err != nil {

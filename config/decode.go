@@ -65,7 +65,7 @@ func (d *decoder) config(c *Config, doc *yaml.Node) {
 	d.fields(c, &topSection, "", entries, func(e entry) {
 		switch e.key {
 		case "source":
-			d.section(&c.Source, &sourceSection, "source", e)
+			d.section(&c.Source, fullSourceSection(), "source", e)
 		case "target":
 			d.section(&c.Target, &targetSection, "target", e)
 		case "tables":
@@ -185,6 +185,11 @@ func (d *decoder) fields(sec any, def *sectionDef, path string, entries []entry,
 		}
 		setBy[p] = e
 		d.set(k, p, keyPath(path, e.key), e)
+		if k.store != nil && !isNull(deref(e.val)) {
+			// A source key's value lives in Source.Raw: what set wrote
+			// (or, when it refused the value, the default) goes there.
+			k.store(sec, p)
+		}
 	}
 }
 
@@ -202,8 +207,8 @@ func (d *decoder) unknown(def *sectionDef, path string, e entry) {
 		return
 	}
 	// A key that belongs to another section: name the section.
-	for _, other := range sections {
-		if other == def {
+	for _, other := range sections() {
+		if other.path == def.path {
 			continue
 		}
 		name := e.key
@@ -469,35 +474,7 @@ func (d *decoder) mergeOne(m *yaml.Node, path string) []entry {
 // paths become absolute against the config directory, and ${NAME} in the
 // target URL is expanded from the environment.
 func (d *decoder) resolve(c *Config) {
-	if d.baseDir != "" {
-		abs := func(paths []string) {
-			for i, p := range paths {
-				if p != "" && p != "-" && !filepath.IsAbs(p) {
-					paths[i] = filepath.Join(d.baseDir, p)
-				}
-			}
-		}
-		abs(c.Source.Paths)
-		for _, part := range c.Source.Partitions {
-			abs(part)
-		}
-		for _, p := range []*string{&c.Source.TLSCA, &c.Source.TLSCert, &c.Source.TLSKey} {
-			if *p != "" && !filepath.IsAbs(*p) {
-				*p = filepath.Join(d.baseDir, *p)
-			}
-		}
-	}
-	for key, p := range map[string]*string{"source.sasl.user": &c.Source.SASLUser, "source.sasl.password": &c.Source.SASLPassword, "source.url": &c.Source.URL} {
-		if *p == "" {
-			continue
-		}
-		v, err := expandEnv(*p, os.LookupEnv)
-		if err != nil {
-			d.errorf(d.lines[key], key, "%v", err)
-			continue
-		}
-		*p = v
-	}
+	d.resolveSource(&c.Source)
 	if c.Target.URL == "" {
 		return
 	}
@@ -512,6 +489,60 @@ func (d *decoder) resolve(c *Config) {
 		u = "sqlite://" + filepath.ToSlash(filepath.Join(d.baseDir, rest))
 	}
 	c.Target.URL = u
+}
+
+// resolveSource makes the relative file names of the source type's path
+// keys absolute against the config directory, and expands ${NAME} in its
+// env keys.
+func (d *decoder) resolveSource(s *Source) {
+	for _, k := range fullSourceSection().keys {
+		v, ok := s.Raw[k.name]
+		if !ok || k.only == nil {
+			continue
+		}
+		key := keyPath("source", k.name)
+		if k.path && d.baseDir != "" {
+			switch v := v.(type) {
+			case string:
+				s.Set(k.name, d.absPath(v, false))
+			case []string:
+				s.Set(k.name, d.absPaths(v))
+			case [][]string:
+				l := make([][]string, len(v))
+				for i, part := range v {
+					l[i] = d.absPaths(part)
+				}
+				s.Set(k.name, l)
+			}
+		}
+		if v, isString := v.(string); k.env && isString && v != "" {
+			x, err := expandEnv(v, os.LookupEnv)
+			if err != nil {
+				d.errorf(d.lines[key], key, "%v", err)
+				continue
+			}
+			s.Set(k.name, x)
+		}
+	}
+}
+
+// absPaths returns the entries of a list of files absolute, but for "-"
+// (standard input).
+func (d *decoder) absPaths(paths []string) []string {
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = d.absPath(p, true)
+	}
+	return out
+}
+
+// absPath returns p joined to the config directory when it is relative;
+// "" stays, and so does "-" in a list (standard input).
+func (d *decoder) absPath(p string, inList bool) string {
+	if p == "" || (inList && p == "-") || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(d.baseDir, p)
 }
 
 // deref follows YAML aliases (*name) to the anchored node.

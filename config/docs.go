@@ -28,18 +28,24 @@ type KeyDoc struct {
 // reference documentation (docs/config.md). It is printed from the same table
 // the parser uses, with defaults taken from Default.
 func Reference() []KeyDoc {
+	return reference(sections())
+}
+
+// reference documents the keys of secs.
+func reference(secs []*sectionDef) []KeyDoc {
 	var docs []KeyDoc
-	for _, s := range sections {
+	for _, s := range secs {
 		inst := defaultsOf(s)
 		for i := range s.keys {
 			k := &s.keys[i]
 			doc := k.docText()
-			if k.only != "" {
-				doc = "*" + k.only + " only.* " + doc
+			only := strings.Join(k.only, ", ")
+			if only != "" {
+				doc = "*" + only + " only.* " + doc
 			}
 			def := formatDefault(k, k.field(inst))
-			if k.required && k.only != "" {
-				def = "required for " + k.only
+			if k.required && only != "" {
+				def = "required for " + only
 			}
 			docs = append(docs, KeyDoc{
 				Key:         keyPath(s.path, k.name),
@@ -56,16 +62,16 @@ func Reference() []KeyDoc {
 // defaultsOf returns the section struct of Default() that s describes.
 func defaultsOf(s *sectionDef) any {
 	c := Default()
-	switch s {
-	case &topSection:
+	switch s.path {
+	case topSection.path:
 		return &c
-	case &sourceSection:
+	case sourceSection.path:
 		return &c.Source
-	case &targetSection:
+	case targetSection.path:
 		return &c.Target
-	case &tableSection:
+	case tableSection.path:
 		return &Table{}
-	case &sinkSection:
+	case sinkSection.path:
 		return &c.Sink
 	}
 	panic("config: no defaults for section " + s.path)
@@ -135,7 +141,7 @@ func referenceMarkdown() string {
 	var b strings.Builder
 	b.WriteString(`# txsink configuration reference
 
-<!-- Generated from config/keys.go by "go test ./config -update". Do not edit by hand. -->
+<!-- Generated from config/keys.go and the sources' Keys (source/*/keys.go) by "go test ./config -update". Do not edit by hand. -->
 
 A txsink pipeline is described by one YAML file. Every key is listed below with its type, its
 default and what it does. Parsing is strict: an unknown key, a value of the wrong type or a value out
@@ -156,8 +162,9 @@ of range stops txsink with an error naming the key and its line, before anything
 - ` + "`${NAME}`" + ` in ` + "`target.url`, `source.sasl.user` and `source.sasl.password`" + ` is replaced by the environment variable NAME.
 - A key written with no value (` + "`key:`" + `) keeps its default.
 `)
-	ref := Reference()
-	for _, s := range sections {
+	secs := sections()
+	ref := reference(secs)
+	for _, s := range secs {
 		title := s.path
 		if title == "" {
 			title = "Top level"

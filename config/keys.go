@@ -2,16 +2,22 @@ package config
 
 import (
 	"fmt"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/txsink/txsink/source"
 )
 
-// This file is the one table of configuration keys. The decoder sets fields
-// through it, the validator checks them through it, and Reference and
-// docs/config.md are printed from it: a key added here is parsed, checked
-// and documented, and a key missing here is rejected as unknown.
+// This file is the one table of configuration keys, but for the source
+// types' own, which each source declares (source.Keyed) and sourcekeys.go
+// joins to it. The decoder sets fields through it, the validator checks
+// them through it, and Reference and docs/config.md are printed from it: a
+// key added here is parsed, checked and documented, and a key missing here
+// is rejected as unknown. Its doc is the key's only description: the
+// struct fields it sets only name it (TestKeysDocumentedOnce).
 
 // valueType is how a key's YAML value is written.
 type valueType uint8
@@ -60,10 +66,14 @@ type keyDef struct {
 	unit string
 	// required keys have no default; the zero value is refused.
 	required bool
-	// only names the source type a source key belongs to ("file",
-	// "kafka"); "" for keys of every type. A key of another type is
-	// refused, and required only binds for its own type.
-	only string
+	// only names the source types a source key belongs to (["kafka"]);
+	// nil for keys of every type. A key of another type is refused, and
+	// required only binds for its own types. Such keys come from the
+	// sources (source.Keyed) and live in Source.Raw.
+	only []string
+	// path keys name files, made absolute against the config's folder
+	// ("-" in a list stays); env keys have ${NAME} expanded.
+	path, env bool
 	// auto keys also take -1 (typeMillis) or "auto" (typeDuration), stored
 	// as MiniSwitchAuto, or "auto" (typeSize), stored as MaxTxnBytesAuto.
 	auto bool
@@ -84,8 +94,13 @@ type keyDef struct {
 	doc   string
 	docOf func() string
 	// field returns a pointer to the field the key sets inside the section
-	// struct (*Config, *Source, *Target, *Table or *Sink).
+	// struct (*Config, *Source, *Target, *Table or *Sink). For a key of a
+	// source (only set) it is a pointer to a copy of its value in
+	// Source.Raw, its default when absent; store writes it back.
 	field func(section any) any
+	store func(section any, p any)
+	// value is the Go type a source key's value in Source.Raw must have.
+	value reflect.Type
 	// check returns what is wrong with the field's value, or "" when it is
 	// fine. It runs on every Config, parsed or built in Go. nil: any value
 	// of the type is fine.
@@ -104,15 +119,21 @@ type sectionDef struct {
 	intro string
 }
 
-// Plug-in names. Package config imports no source and no format: the
-// registries (package source, package format/formats) sit above it. The
-// program that links the plug-ins in says which names exist before it
-// parses a config (cmd/txsink sets SourceTypes to source.Names and Formats
-// to formats.Names). Left nil, any name passes here, and the engine
-// refuses an unknown one when it looks it up.
+// Plug-in names and keys. Package config imports no source and no format:
+// the registries (package source, package format/formats) sit above the
+// plug-ins. SourceTypes and SourceDriver default to package source's
+// registry, which holds the source types linked into the program (the
+// command imports source/sources); each Driver that is a source.Keyed
+// declares its keys, which config parses, checks and documents as its
+// own. Formats is set by the program that links the formats in (cmd/txsink
+// sets it to formats.Names). Left nil, any name passes here, and the
+// engine refuses an unknown one when it looks it up.
 var (
 	// SourceTypes returns the accepted values of source.type.
-	SourceTypes func() []string
+	SourceTypes = source.Names
+	// SourceDriver returns the driver of a source type, whose keys
+	// (source.Keyed) and checks (source.Validator) config takes.
+	SourceDriver = source.Lookup
 	// Formats returns the accepted values of source.format.
 	Formats func() []string
 )
@@ -136,29 +157,6 @@ func oneOfKnown(what string, names *func() []string) func(any) string {
 		return ""
 	}
 }
-
-// startPolicies lists the accepted values of source.start.
-var startPolicies = []string{StartEarliest, StartLatest}
-
-// saslMechanisms lists the accepted values of source.sasl.mechanism.
-var saslMechanisms = []string{"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"}
-
-// oneOf returns a check that accepts "" and the values in list.
-func oneOf(what string, list []string) func(any) string {
-	return func(p any) string {
-		if v := *p.(*string); v != "" && !slices.Contains(list, v) {
-			return fmt.Sprintf("unknown %s %q", what, v)
-		}
-		return ""
-	}
-}
-
-// topicName matches a valid Kafka topic name.
-var topicName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,249}$`)
-
-// ValidTopic reports whether s is a valid Kafka topic name: 1 to 249
-// letters, digits, '.', '_' or '-'.
-func ValidTopic(s string) bool { return topicName.MatchString(s) }
 
 var namePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
 
@@ -214,38 +212,17 @@ var topSection = sectionDef{
 // badInputPolicies lists the accepted values of bad-input.
 var badInputPolicies = []string{BadInputFail, BadInputDeadLetter}
 
+// sourceSection holds the source section's common keys; each source
+// type's own keys are added from the registry (fullSourceSection).
 var sourceSection = sectionDef{
 	path:  "source",
 	intro: "Where the changelog comes from.",
 	keys: []keyDef{{
 		name: "type", typ: typeString, required: true,
 		wantOf: func() string { return "one of: " + strings.Join(known(SourceTypes), ", ") },
-		doc: "The kind of source: `file` (newline-delimited records in files), `kafka` (topics of a Kafka " +
-			"cluster, read by a consumer group) or `postgres` (a PostgreSQL database by logical replication; " +
-			"`format: txsink-json` and transaction mode). The keys marked *file only*, *kafka only* or *postgres only* belong to one kind.",
-		field: func(s any) any { return &s.(*Source).Type },
-		check: oneOfKnown("source type", &SourceTypes),
-	}, {
-		name: "paths", typ: typeStrings, only: SourceFile,
-		want: "a list of files read one after another, such as [day1.jsonl, day2.jsonl]", defaultDoc: "none",
-		doc: "The files to read, as ONE partition: one file after another, in the order listed, as one ordered " +
-			"lane (so one key's changes may be spread over them). An entry may be a glob (`logs/*.jsonl`), " +
-			"whose files are read in name order. `-` is standard input, and must be the only entry; it resumes " +
-			"from nothing: every run reads it from its first record. A file resumes after the last committed " +
-			"record, once its stored fingerprint matches (a replaced or truncated file is refused); " +
-			"`txsink reset --config FILE` forgets the progress to start over. Relative " +
-			"paths are relative to the config file's directory. A single string is a list of one. Set this or " +
-			"`partitions`, not both.",
-		field: func(s any) any { return &s.(*Source).Paths },
-	}, {
-		name: "partitions", typ: typeStringLists, only: SourceFile,
-		want: "a list of partitions, each a file, a glob or a list of files, such as [[day1.jsonl, day2.jsonl], [other.jsonl]]", defaultDoc: "none",
-		doc: "Several partitions, read concurrently: each entry is one partition, an ordered sequence of files " +
-			"(a file, a glob read in name order, or a list of them, read one after another). Order is kept " +
-			"within a partition only, so one key's changes must stay in one partition: a key that appears in two " +
-			"stops the pipeline with an error naming both. `-` (standard input) must be a partition of its own. " +
-			"Set this or `paths`, not both.",
-		field: func(s any) any { return &s.(*Source).Partitions },
+		docOf:  sourceTypeDoc,
+		field:  func(s any) any { return &s.(*Source).Type },
+		check:  oneOfKnown("source type", &SourceTypes),
 	}, {
 		name: "format", typ: typeString, required: true,
 		wantOf: func() string { return "one of: " + strings.Join(known(Formats), ", ") },
@@ -258,12 +235,6 @@ var sourceSection = sectionDef{
 		doc:   "Options handed to the format's decoder as they are; the decoder rejects options it does not know.",
 		field: func(s any) any { return &s.(*Source).FormatOptions },
 	}, {
-		name: "follow", typ: typeBool, only: SourceFile,
-		want: "true or false",
-		doc: "Wait for the files to grow, like `tail -f`, instead of stopping at their end. " +
-			"Standard input always ends when its writer closes it.",
-		field: func(s any) any { return &s.(*Source).Follow },
-	}, {
 		name: "max-record-bytes", typ: typeSize, unit: "bytes",
 		want: "a size such as 64MiB (0 means the default)",
 		doc: "The longest record (line) the source accepts. A longer one stops the pipeline with an error naming " +
@@ -271,145 +242,6 @@ var sourceSection = sectionDef{
 			"the memory one record can take.",
 		field: func(s any) any { return &s.(*Source).MaxRecordBytes },
 		check: atLeast(0),
-	}, {
-		name: "brokers", typ: typeStrings, required: true, only: SourceKafka,
-		want:  "a list of host:port, such as [127.0.0.1:9092]",
-		doc:   "The seed brokers of the Kafka cluster; the others are discovered.",
-		field: func(s any) any { return &s.(*Source).Brokers },
-		check: func(p any) string {
-			for _, b := range *p.(*[]string) {
-				if _, port, ok := strings.Cut(b, ":"); !ok || port == "" {
-					return fmt.Sprintf("broker %q has no port", b)
-				}
-			}
-			return ""
-		},
-	}, {
-		name: "topics", typ: typeStrings, only: SourceKafka,
-		want: "a list of topic names", defaultDoc: "none",
-		doc: "The topics to read. Each topic-partition is one source partition: its position is kept in the " +
-			"target's progress table. Set `topics` or `topic-regex`.",
-		field: func(s any) any { return &s.(*Source).Topics },
-	}, {
-		name: "topic-regex", typ: typeString, only: SourceKafka,
-		want: "a regular expression (RE2) matching whole topic names", defaultDoc: "none",
-		doc:   "Reads every topic whose whole name matches, including topics created later. Set `topics` or `topic-regex`.",
-		field: func(s any) any { return &s.(*Source).TopicRegex },
-		check: func(p any) string {
-			if v := *p.(*string); v != "" {
-				if _, err := regexp.Compile(v); err != nil {
-					return err.Error()
-				}
-			}
-			return ""
-		},
-	}, {
-		name: "transaction-topic", typ: typeString, only: SourceKafka,
-		want: "the Debezium transaction topic, such as dbserver1.transaction", defaultDoc: "none",
-		doc: "Debezium's transaction topic (`<topic.prefix>.transaction`, one partition) for the data topics. With it, " +
-			"txsink joins each source transaction's events across the data topics — Debezium writes one topic per table — " +
-			"by the transaction's END event, and commits whole transactions in source commit order. Needs " +
-			"`sink.transaction.multi-table.enabled: true` and `format: debezium-json`. One instance of the group then " +
-			"reads every partition (a transaction spans them); other instances stand by and take over if it stops.",
-		field: func(s any) any { return &s.(*Source).TransactionTopic },
-		check: func(p any) string {
-			if v := *p.(*string); v != "" && !topicName.MatchString(v) {
-				return fmt.Sprintf("%q is not a Kafka topic name", v)
-			}
-			return ""
-		},
-	}, {
-		name: "group", typ: typeString, required: true, only: SourceKafka,
-		want: "a consumer group name",
-		doc: "The Kafka consumer group. Start more txsink processes with the same config and group to spread " +
-			"the partitions over them. The group's committed offsets are kept up to date for lag tools, but " +
-			"txsink resumes from the target's progress table, never from them.",
-		field: func(s any) any { return &s.(*Source).Group },
-	}, {
-		name: "start", typ: typeString, only: SourceKafka,
-		want: "one of: " + strings.Join(startPolicies, ", "), defaultDoc: StartEarliest,
-		doc: "Where a partition that has no progress in the target starts: `earliest` (its oldest record) or " +
-			"`latest` (only what is produced from now on).",
-		field: func(s any) any { return &s.(*Source).Start },
-		check: oneOf("start", startPolicies),
-	}, {
-		name: "session-timeout", typ: typeDuration, unit: "duration", only: SourceKafka,
-		want: "a duration such as 45s, within the brokers' group.min/max.session.timeout.ms", defaultDoc: "45s",
-		doc: "How long the group waits for a member that stopped answering (a crash, a network split) before " +
-			"its partitions move to the other members.",
-		field: func(s any) any { return &s.(*Source).SessionTimeout },
-		check: atLeast(0),
-	}, {
-		name: "tls", typ: typeBool, only: SourceKafka,
-		want:  "true or false",
-		doc:   "Connect to the brokers with TLS. Implied by `tls-ca`, `tls-cert` and `tls-key`.",
-		field: func(s any) any { return &s.(*Source).TLS },
-	}, {
-		name: "tls-ca", typ: typeString, only: SourceKafka,
-		want: "a PEM file", defaultDoc: "the system's CAs",
-		doc:   "The CA certificates that sign the brokers' certificates.",
-		field: func(s any) any { return &s.(*Source).TLSCA },
-	}, {
-		name: "tls-cert", typ: typeString, only: SourceKafka,
-		want: "a PEM file", defaultDoc: "none",
-		doc:   "The client certificate, for brokers that require mutual TLS; needs `tls-key`.",
-		field: func(s any) any { return &s.(*Source).TLSCert },
-	}, {
-		name: "tls-key", typ: typeString, only: SourceKafka,
-		want: "a PEM file", defaultDoc: "none",
-		doc:   "The client certificate's private key; needs `tls-cert`.",
-		field: func(s any) any { return &s.(*Source).TLSKey },
-	}, {
-		name: "sasl.mechanism", typ: typeString, only: SourceKafka,
-		want: "one of: " + strings.Join(saslMechanisms, ", "), defaultDoc: "none",
-		doc:   "SASL authentication: `PLAIN`, `SCRAM-SHA-256` or `SCRAM-SHA-512` (use TLS with PLAIN).",
-		field: func(s any) any { return &s.(*Source).SASLMechanism },
-		check: oneOf("SASL mechanism", saslMechanisms),
-	}, {
-		name: "sasl.user", typ: typeString, only: SourceKafka,
-		want: "a user name", defaultDoc: "none",
-		doc:   "The SASL user. `${NAME}` is replaced by the environment variable NAME.",
-		field: func(s any) any { return &s.(*Source).SASLUser },
-	}, {
-		name: "sasl.password", typ: typeString, only: SourceKafka,
-		want: "a password, best as ${NAME}", defaultDoc: "none",
-		doc:   "The SASL password. `${NAME}` is replaced by the environment variable NAME, so it need not be in the file.",
-		field: func(s any) any { return &s.(*Source).SASLPassword },
-	}, {
-		name: "url", typ: typeString, required: true, only: SourcePostgres,
-		want: "a PostgreSQL URL such as postgres://repl:${PGPASSWORD}@db:5432/shop",
-		doc: "The source PostgreSQL database, as a role with the REPLICATION attribute, on a server with " +
-			"`wal_level = logical`. `${NAME}` is replaced by the environment variable NAME.",
-		field: func(s any) any { return &s.(*Source).URL },
-	}, {
-		name: "tables", typ: typeStrings, only: SourcePostgres,
-		want: "a list of tables, such as [public.orders, public.order_items]", defaultDoc: "none",
-		doc: "The tables to stream (`schema.table`, or `table` in `public`): txsink keeps a publication of its own, " +
-			"named as the slot, publishing exactly these (it creates it, or alters it to match). Set `tables` or `publication`.",
-		field: func(s any) any { return &s.(*Source).PGTables },
-	}, {
-		name: "publication", typ: typeString, only: SourcePostgres,
-		want: "the name of an existing publication", defaultDoc: "none",
-		doc:   "An existing publication to stream, instead of `tables`.",
-		field: func(s any) any { return &s.(*Source).Publication },
-	}, {
-		name: "slot", typ: typeString, only: SourcePostgres,
-		want: "a replication slot name: lower-case letters, digits and _", defaultDoc: "txsink_<pipeline name>",
-		doc: "The logical replication slot (pgoutput), created when missing. The target's progress table holds the " +
-			"position (the last committed transaction's commit LSN + 1); the slot is told only positions the target " +
-			"committed. txsink never drops it: a slot left behind keeps WAL on the server, drop it with " +
-			"`SELECT pg_drop_replication_slot('NAME')` when the pipeline is retired.",
-		field: func(s any) any { return &s.(*Source).Slot },
-	}, {
-		name: "snapshot", typ: typeString, only: SourcePostgres,
-		want: "initial or never", defaultDoc: "initial",
-		doc: "`initial`: when txsink creates the slot, it copies the tables as of the slot's consistent point " +
-			"(the slot's exported snapshot), as one source transaction, then streams from that point: every " +
-			"transaction is in the copy or in the stream, once. The copy is not resumable yet: a stop before it " +
-			"is committed, or an existing slot the target has no position of, is refused (drop the slot and run " +
-			"again). `never`: stream from where the slot is (its creation, for a new one), copying no row.",
-		field: func(s any) any { return &s.(*Source).Snapshot },
-		check: oneOf("snapshot", []string{"initial", "never"}),
 	}},
 }
 
@@ -612,8 +444,11 @@ var sinkSection = sectionDef{
 // needs no core package (TestMaxKeyPartitions checks that they agree).
 const maxKeyPartitions = 1<<26 - 2
 
-// sections lists the sections in the order the documentation shows them.
-var sections = []*sectionDef{&topSection, &sourceSection, &targetSection, &tableSection, &sinkSection}
+// sections lists the sections in the order the documentation shows them,
+// the source section with the keys of every source type.
+func sections() []*sectionDef {
+	return []*sectionDef{&topSection, fullSourceSection(), &targetSection, &tableSection, &sinkSection}
+}
 
 // foreignKeys are options of the seed connectors that txsink does not have,
 // with what to do instead. The decoder names them when a file carries one.

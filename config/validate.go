@@ -2,12 +2,14 @@ package config
 
 import (
 	"fmt"
-	"path/filepath"
+	"maps"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/txsink/txsink/schema"
+	"github.com/txsink/txsink/source"
 )
 
 // validator collects the problems of a Config.
@@ -24,13 +26,13 @@ type validator struct {
 // built in Go).
 func (c *Config) validate(file string, lines map[string]int, skip map[string]bool) ErrorList {
 	v := &validator{file: file, lines: lines, skip: skip, sourceType: c.Source.Type}
+	src := fullSourceSection()
 	v.keys(c, &topSection, "")
-	v.keys(&c.Source, &sourceSection, "source")
-	v.kafka(c)
-	v.postgres(c)
+	v.keys(&c.Source, src, "source")
+	v.raw(&c.Source, src)
 	v.keys(&c.Target, &targetSection, "target")
 	v.keys(&c.Sink, &sinkSection, "sink")
-	v.files(&c.Source)
+	v.source(c)
 	for k := range c.Source.FormatOptions {
 		if k == "" {
 			v.add("source.format-options", "has an empty option name; remove it")
@@ -40,54 +42,62 @@ func (c *Config) validate(file string, lines map[string]int, skip map[string]boo
 	return v.errs
 }
 
-// kafka checks the kafka keys that depend on each other.
-func (v *validator) kafka(c *Config) {
-	s := &c.Source
-	if s.Type != SourceKafka {
+// checkedType is the source type whose keys apply: source.type, or, when
+// it is missing (reported already), the first type by name, so that its
+// keys still say what else is missing.
+func (v *validator) checkedType() string {
+	if v.sourceType == "" {
+		if names := known(SourceTypes); len(names) > 0 {
+			return names[0]
+		}
+	}
+	return v.sourceType
+}
+
+// source runs the checks of the source type's keys that depend on each
+// other and on the pipeline (source.Validator).
+func (v *validator) source(c *Config) {
+	d, _ := keyed(v.checkedType())
+	sv, ok := d.(source.Validator)
+	if !ok {
 		return
 	}
-	if s.TransactionTopic != "" {
-		if !c.Sink.TxnEnabled {
-			v.add("source.transaction-topic", "joins transactions across topics, which needs sink.transaction.multi-table.enabled: true; set it")
+	p := source.Pipeline{Format: c.Source.Format, Transactions: c.Sink.TxnEnabled, DeadLetter: c.BadInput == BadInputDeadLetter}
+	for _, pr := range sv.Validate(c.Source.Settings(), p) {
+		key := keyPath("source", pr.Key)
+		msg := pr.Msg
+		if pr.Absent {
+			state := "missing"
+			if _, ok := v.lines[key]; ok {
+				state = "empty"
+			}
+			msg = state + "; " + msg
 		}
-		if s.Format != "" && s.Format != "debezium-json" {
-			v.add("source.transaction-topic", fmt.Sprintf("is Debezium's; format %s has no transaction topic; remove it", s.Format))
-		}
-		if c.BadInput == BadInputDeadLetter {
-			v.add("source.transaction-topic", "cannot be combined with bad-input: dead-letter yet: a transaction joined across topics is applied whole or stops the pipeline; set bad-input: fail")
-		}
-		if slices.Contains(s.Topics, s.TransactionTopic) {
-			v.add("source.transaction-topic", "is also in source.topics; list only the data topics there")
-		}
-	}
-	switch {
-	case len(s.Topics) == 0 && s.TopicRegex == "":
-		v.add("source.topics", "missing; set it to the topics to read, or set source.topic-regex")
-	case len(s.Topics) > 0 && s.TopicRegex != "":
-		v.add("source.topic-regex", "is set together with source.topics; keep one of them")
-	}
-	if (s.TLSCert == "") != (s.TLSKey == "") {
-		v.add("source.tls-cert", "source.tls-cert and source.tls-key go together; set both or neither")
-	}
-	if s.SASLMechanism != "" && (s.SASLUser == "" || s.SASLPassword == "") {
-		v.add("source.sasl.mechanism", "needs source.sasl.user and source.sasl.password; set them")
-	}
-	if s.SASLMechanism == "" && (s.SASLUser != "" || s.SASLPassword != "") {
-		v.add("source.sasl.user", "is set without source.sasl.mechanism; set it to PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512")
+		v.add(key, msg)
 	}
 }
 
-// postgres checks what the postgres source needs of the other sections.
-func (v *validator) postgres(c *Config) {
-	if c.Source.Type != SourcePostgres {
-		return
+// raw refuses what Source.Raw holds that no key of the source type
+// declares, and values of another Go type than their key's: mistakes only
+// a Config built in Go can make.
+func (v *validator) raw(s *Source, def *sectionDef) {
+	d, keys := keyed(v.sourceType)
+	if d == nil || keys == nil {
+		return // unknown type (reported), or one that declares no keys
 	}
-	if !c.Sink.TxnEnabled {
-		v.add("source.type", "postgres resumes only at source transaction boundaries (commit LSNs), which needs "+
-			"sink.transaction.multi-table.enabled: true, so that only whole transactions are committed; set it")
-	}
-	if f := c.Source.Format; f != "" && f != "txsink-json" {
-		v.add("source.format", fmt.Sprintf("is %s, but the postgres source writes txsink-json; set format: txsink-json", f))
+	for _, name := range slices.Sorted(maps.Keys(s.Raw)) {
+		key := keyPath("source", name)
+		k := def.key(name)
+		switch {
+		case k == nil || k.only == nil:
+			msg := "unknown key"
+			if m := suggest(name, def.names()); m != "" {
+				msg += fmt.Sprintf("; did you mean %q?", m)
+			}
+			v.add(key, msg)
+		case s.Raw[name] != nil && reflect.TypeOf(s.Raw[name]) != k.value:
+			v.add(key, fmt.Sprintf("holds a Go %T, not a %v; set it to %s", s.Raw[name], k.value, k.wantText()))
+		}
 	}
 }
 
@@ -137,12 +147,9 @@ func (v *validator) keys(sec any, def *sectionDef, path string) {
 		}
 		key := v.spelling(def, path, k)
 		p := k.field(sec)
-		// A missing source.type is reported already; the keys of the
-		// common kind (file) still say what else is missing.
-		applies := k.only == "" || k.only == v.sourceType || (v.sourceType == "" && k.only == SourceFile)
-		if !applies {
+		if k.only != nil && !slices.Contains(k.only, v.checkedType()) {
 			if (SourceTypes == nil || slices.Contains(SourceTypes(), v.sourceType)) && !isZero(p) {
-				v.add(key, fmt.Sprintf("applies to source.type %s only, and this source is %s; remove it", k.only, v.sourceType))
+				v.add(key, fmt.Sprintf("applies to source.type %s only, and this source is %s; remove it", strings.Join(k.only, " or "), v.sourceType))
 			}
 			continue
 		}
@@ -199,62 +206,6 @@ func isZero(p any) bool {
 		return len(*p) == 0
 	}
 	panic(fmt.Sprintf("config: isZero on %T", p))
-}
-
-// files checks source.paths and source.partitions: one of them, entries
-// that are not empty, standard input alone in its partition and once, no
-// path twice. Files that are the same under other spellings (links) are
-// found when the pipeline opens them.
-func (v *validator) files(s *Source) {
-	if s.Type != SourceFile && s.Type != "" {
-		return
-	}
-	switch {
-	case len(s.Paths) > 0 && len(s.Partitions) > 0:
-		v.add("source.partitions", "is set with source.paths; set one: paths for one partition (files read one after another), partitions for several read concurrently")
-		return
-	case len(s.Paths) == 0 && len(s.Partitions) == 0:
-		state := "missing"
-		if _, ok := v.lines["source.paths"]; ok {
-			state = "empty"
-		}
-		v.add("source.paths", state+"; set it to a list of files read one after another, such as [day1.jsonl, day2.jsonl] (or set source.partitions)")
-		return
-	}
-	stdin := ""
-	seen := map[string]string{}
-	for i, part := range s.FilePartitions() {
-		pkey := "source.paths"
-		if len(s.Partitions) > 0 {
-			pkey = fmt.Sprintf("source.partitions[%d]", i)
-			if len(part) == 0 {
-				v.add(pkey, "empty; list the partition's files, or remove the entry")
-			}
-		}
-		for j, p := range part {
-			key := fmt.Sprintf("%s[%d]", pkey, j)
-			switch {
-			case strings.TrimSpace(p) == "":
-				v.add(key, "empty; write a file path, or - for standard input")
-			case p == "-":
-				switch {
-				case stdin != "":
-					v.add(key, fmt.Sprintf("standard input (-) is listed again (first as %s); it can be read only once", stdin))
-				case len(part) > 1:
-					v.add(key, "standard input (-) is in a list of files; a stream cannot be one of a sequence: make it a partition of its own")
-				default:
-					stdin = key
-				}
-			default:
-				c := filepath.Clean(p)
-				if first, dup := seen[c]; dup {
-					v.add(key, fmt.Sprintf("names the same file as %s; list each file once", first))
-				} else {
-					seen[c] = key
-				}
-			}
-		}
-	}
 }
 
 func (v *validator) tables(tables []Table) {

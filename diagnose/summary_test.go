@@ -13,7 +13,8 @@ import (
 func TestSummaryCounts(t *testing.T) {
 	cfg := config.Default()
 	cfg.Name = "p"
-	cfg.Source = config.Source{Type: config.SourceFile, Format: "debezium-json", Paths: []string{"a.jsonl"}}
+	cfg.Source = config.Source{Type: "file", Format: "debezium-json"}
+	cfg.Source.Set("paths", []string{"a.jsonl"})
 	cfg.Target.URL = "sqlite://t.db"
 	tests := []struct {
 		name   string

@@ -220,7 +220,7 @@ func runBadCase(t *testing.T, db *testdb.DB, bc badCase) {
 	}
 	cfg := pipeline(db, tables...)
 	cfg.Name = "bi-" + bc.name
-	cfg.Source.Paths = []string{path}
+	cfg.Source.Set("paths", []string{path})
 	if bc.format != "" {
 		cfg.Source.Format = bc.format
 	}
@@ -375,7 +375,7 @@ func TestBadInputLookalikes(t *testing.T) {
 			t.Fatal(err)
 		}
 		cfg := pipeline(db, config.Table{Source: "shop.items", Target: "lookalike"})
-		cfg.Source.Paths = []string{path}
+		cfg.Source.Set("paths", []string{path})
 		if err := runOnce(t, cfg); err != nil {
 			t.Fatal(err)
 		}

@@ -278,7 +278,7 @@ func (tc conformanceCase) config(db *testdb.DB, paths []string) *config.Config {
 	cfg := pipeline(db, config.Table{Source: tc.source, Target: conformanceTable})
 	cfg.Source.Format = tc.format
 	cfg.Source.FormatOptions = tc.options
-	cfg.Source.Paths = paths
+	cfg.Source.Set("paths", paths)
 	cfg.SkipUnknownTables = tc.skipUnknown
 	return cfg
 }

@@ -163,7 +163,7 @@ type refusedAt struct {
 // be read again without being quarantined) is not noted twice: the error
 // then stops the pipeline rather than starting it again forever.
 func (e *Engine) noteRefused(err error) bool {
-	if !e.deadLettering() || (e.cfg.Sink.TxnEnabled && e.cfg.Source.TransactionTopic != "") {
+	if !e.deadLettering() || e.joinsTopics() {
 		// The loop that joins a transaction topic has no dead letters.
 		return false
 	}

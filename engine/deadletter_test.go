@@ -32,7 +32,7 @@ func TestDeadLetterPlain(t *testing.T) {
 			t.Fatal(err)
 		}
 		cfg := pipeline(db, config.Table{Source: "s.items"})
-		cfg.Source.Paths = []string{path}
+		cfg.Source.Set("paths", []string{path})
 		cfg.BadInput = config.BadInputDeadLetter
 		e := newEngine(t, cfg)
 		if err := e.Run(context.Background(), engine.RunOptions{}); err != nil {
@@ -85,7 +85,7 @@ func TestDeadLetterTransaction(t *testing.T) {
 			t.Fatal(err)
 		}
 		cfg := txnPipeline(pipeline(db, config.Table{Source: "s.orders"}, config.Table{Source: "s.items"}))
-		cfg.Source.Paths = []string{path}
+		cfg.Source.Set("paths", []string{path})
 		cfg.BadInput = config.BadInputDeadLetter
 		e := newEngine(t, cfg)
 		if err := e.Run(context.Background(), engine.RunOptions{}); err != nil {
@@ -158,7 +158,7 @@ func longTxnIDs(t *testing.T, db *testdb.DB) {
 		if txn {
 			cfg = txnPipeline(cfg)
 		}
-		cfg.Source.Paths = []string{path}
+		cfg.Source.Set("paths", []string{path})
 		cfg.BadInput = config.BadInputDeadLetter
 		e := newEngine(t, cfg)
 		if err := e.Run(context.Background(), engine.RunOptions{}); err != nil {
@@ -278,7 +278,7 @@ func serverRefusal(t *testing.T, db *testdb.DB, tc refusalCase, path string, lin
 		cfg = txnPipeline(cfg)
 	}
 	cfg.Sink.FlushMaxRows = maxRows
-	cfg.Source.Paths = []string{path}
+	cfg.Source.Set("paths", []string{path})
 
 	// The default policy: stop, naming the row.
 	err := newEngine(t, cfg).Run(context.Background(), engine.RunOptions{})
@@ -345,7 +345,7 @@ func TestDeadLetterForeignKeyStops(t *testing.T) {
 			t.Fatal(err)
 		}
 		cfg := pipeline(db, config.Table{Source: "s.parents"}, config.Table{Source: "s.items"})
-		cfg.Source.Paths = []string{path}
+		cfg.Source.Set("paths", []string{path})
 		cfg.BadInput = config.BadInputDeadLetter
 		e := newEngine(t, cfg)
 		err := e.Run(context.Background(), engine.RunOptions{})
@@ -387,7 +387,7 @@ func TestDeadLetterRefusalMerged(t *testing.T) {
 					cfg = txnPipeline(cfg)
 				}
 				cfg.Sink.FlushMaxRows = maxRows
-				cfg.Source.Paths = []string{path}
+				cfg.Source.Set("paths", []string{path})
 				cfg.BadInput = config.BadInputDeadLetter
 				e := newEngine(t, cfg)
 				if err := e.Run(context.Background(), engine.RunOptions{}); err != nil {

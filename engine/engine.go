@@ -222,7 +222,7 @@ func New(ctx context.Context, cfg *config.Config, opts ...Option) (*Engine, erro
 		o(e)
 	}
 	e.src, e.srcErr = openSourceOf(cfg, e.sourceEnv())
-	if !cfg.Sink.TxnEnabled || cfg.Source.TransactionTopic == "" {
+	if !e.joinsTopics() {
 		// Transactions joined by a transaction topic come in the source's
 		// commit order across partitions: a key met in two partitions is
 		// then in order, not a contradiction.
@@ -659,16 +659,17 @@ func (e *Engine) keyMemory() *reduce.KeyPartitions {
 // memory limit makes room for it, so that the memory does not leave the
 // collector less room for the buffer.
 func KeyMemoryBytes(cfg *config.Config) int64 {
-	s, n := cfg.Source, cfg.Sink.KeyPartitionsRemember
+	n := cfg.Sink.KeyPartitionsRemember
 	// A source that lists its partitions up front has several when it
 	// lists more than one; one that is assigned them (Kafka) may have
 	// several.
-	several := false
+	several, joined := false, false
 	if src, err := openSourceOf(cfg, source.Env{Log: slog.New(slog.DiscardHandler)}); err == nil {
 		l, listed := src.(source.Lister)
 		several = !listed || len(l.Partitions()) > 1
+		joined = cfg.Sink.TxnEnabled && source.BoundaryPartition(src) != ""
 	}
-	if !several || n <= 0 || (cfg.Sink.TxnEnabled && s.TransactionTopic != "") {
+	if !several || n <= 0 || joined {
 		return 0
 	}
 	return reduce.KeyPartitionsBytes(min(n, reduce.MaxKeyPartitions))

@@ -48,7 +48,7 @@ func startClockRun(t *testing.T, cfg *config.Config, lines []string, opts ...eng
 	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg.Source.Paths = []string{path}
+	cfg.Source.Set("paths", []string{path})
 	// Progress counts the records' bytes, their line ends left out.
 	r := &clockRun{t: t, clock: clocktest.New(clockStart), commits: make(chan *commit.Unit, 16),
 		read: &readAll{want: int64(len(data) - len(lines)), done: make(chan struct{})}, runErr: make(chan error, 1)}
@@ -135,7 +135,7 @@ func TestFakeClockFlushInterval(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, db *testdb.DB) {
 		db.Exec(t, `CREATE TABLE t (id INT NOT NULL PRIMARY KEY, v VARCHAR(10) NOT NULL)`)
 		cfg := pipeline(db, config.Table{Source: "s.t"})
-		cfg.Source.Follow = true
+		cfg.Source.Set("follow", true)
 		cfg.Sink.FlushInterval = time.Hour
 		r := startClockRun(t, cfg, []string{
 			`{"op":"+I","table":"s.t","row":{"id":1,"v":"a"}}`,
@@ -234,7 +234,7 @@ func TestFakeClockIdleFallback(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, db *testdb.DB) {
 		db.Exec(t, `CREATE TABLE t (id INT NOT NULL PRIMARY KEY, v VARCHAR(10) NOT NULL)`)
 		cfg := pipeline(db, config.Table{Source: "s.t"})
-		cfg.Source.Follow = true
+		cfg.Source.Set("follow", true)
 		cfg.Sink.TxnEnabled = true
 		cfg.Sink.FlushInterval = 2 * time.Second
 		cfg.Sink.TxnMiniSwitchInterval = 5 * time.Second

@@ -44,7 +44,7 @@ func writeLines(t *testing.T, dir, name string, lines []string) string {
 func kvPipeline(db *testdb.DB, name string, paths ...string) *config.Config {
 	cfg := pipeline(db, config.Table{Source: "shop.kv"})
 	cfg.Name = name
-	cfg.Source.Paths = paths
+	cfg.Source.Set("paths", paths)
 	return cfg
 }
 
@@ -168,11 +168,11 @@ func TestResumeAcrossFiles(t *testing.T) {
 		cfg.Sink.FlushMaxRows = 4
 		// Run 1 lists the first file; run 2 the first two, stopped after
 		// one commit; run 3 all three.
-		cfg.Source.Paths = paths[:1]
+		cfg.Source.Set("paths", paths[:1])
 		if r := runPipeline(t, cfg); r.err != nil {
 			t.Fatal(r.err)
 		}
-		cfg.Source.Paths = paths[:2]
+		cfg.Source.Set("paths", paths[:2])
 		stop := errors.New("stop")
 		commits := 0
 		e := newEngine(t, cfg, engine.WithBeforeCommitHook(func(*commit.Unit) error {
@@ -185,7 +185,7 @@ func TestResumeAcrossFiles(t *testing.T) {
 			t.Fatalf("run 2 = %v, want the hook's stop", err)
 		}
 		e.Close()
-		cfg.Source.Paths = paths
+		cfg.Source.Set("paths", paths)
 		if r := runPipeline(t, cfg); r.err != nil {
 			t.Fatal(r.err)
 		}
@@ -286,7 +286,8 @@ func TestSameFileTwice(t *testing.T) {
 		}
 		for _, layout := range [][][]string{{{a}, {sym}}, {{a, hard}}} {
 			cfg := kvPipeline(db, "twice")
-			cfg.Source.Paths, cfg.Source.Partitions = nil, layout
+			cfg.Source.Set("paths", []string(nil))
+			cfg.Source.Set("partitions", layout)
 			r := runPipeline(t, cfg)
 			if r.err == nil || !strings.Contains(r.err.Error(), "are the same file: it would be applied twice") {
 				t.Errorf("%v: run = %v, want the same-file refusal", layout, r.err)
@@ -308,11 +309,13 @@ func TestStoredPartitionNotConfigured(t *testing.T) {
 		a := writeLines(t, dir, "a.jsonl", []string{kvLine("+I", 1, "a")})
 		b := writeLines(t, dir, "b.jsonl", []string{kvLine("+I", 2, "b")})
 		cfg := kvPipeline(db, "layout")
-		cfg.Source.Paths, cfg.Source.Partitions = nil, [][]string{{a}, {b}}
+		cfg.Source.Set("paths", []string(nil))
+		cfg.Source.Set("partitions", [][]string{{a}, {b}})
 		if r := runPipeline(t, cfg); r.err != nil {
 			t.Fatal(r.err)
 		}
-		cfg.Source.Paths, cfg.Source.Partitions = []string{a, b}, nil
+		cfg.Source.Set("paths", []string{a, b})
+		cfg.Source.Set("partitions", [][]string(nil))
 		_, err := engine.New(context.Background(), cfg)
 		if err == nil || !strings.Contains(err.Error(), "for partition "+b+", which this configuration does not read") ||
 			!strings.Contains(err.Error(), "txsink reset") {

@@ -81,7 +81,7 @@ func freshnessRun(b *testing.B, db *testdb.DB, txns [][]byte, interval time.Dura
 	defer f.Close()
 	cfg := txnPipeline(workloadPipeline(db, []string{path}))
 	cfg.Name = "freshness"
-	cfg.Source.Follow = true
+	cfg.Source.Set("follow", true)
 	cfg.Sink.FlushInterval = interval
 	cfg.Sink.TxnMiniSwitchInterval = -1 // automatic
 	cfg.Sink.TxnMinSwitchBytes = minSwitch

@@ -180,7 +180,7 @@ func TestMaxBytesIsSharedWithTheCommit(t *testing.T) {
 	const n = 400
 	path, size := sizedInserts(t, "sized", n), bufferedRowBytes(t, db, "sized")
 	cfg := pipeline(db, config.Table{Source: "s.sized"})
-	cfg.Source.Paths = []string{path}
+	cfg.Source.Set("paths", []string{path})
 	cfg.Sink.FlushMaxRows = 1 << 20
 	const perFlush = 20
 	cfg.Sink.FlushMaxBytes = int64(2 * perFlush * size)
@@ -265,7 +265,7 @@ func TestCoalesceWhileTheTargetCommits(t *testing.T) {
 			db := testdb.SQLite(t)
 			db.Exec(t, `CREATE TABLE held (id INTEGER NOT NULL PRIMARY KEY, v TEXT NOT NULL)`)
 			cfg := pipeline(db, config.Table{Source: "s.held"})
-			cfg.Source.Paths = []string{path}
+			cfg.Source.Set("paths", []string{path})
 			cfg.Sink.FlushMaxRows = maxRows
 			cfg.Sink.FlushCoalesce = tc.coalesce
 			if tc.txn {

@@ -62,13 +62,13 @@ func TestPartialImages(t *testing.T) {
 					cfg := pipeline(db, config.Table{Source: "shop.w"})
 					cfg.Name = fmt.Sprintf("partial-%d", n)
 					if tt.before != nil {
-						cfg.Source.Paths = []string{writeLines(t, dir, "before.jsonl", tt.before)}
+						cfg.Source.Set("paths", []string{writeLines(t, dir, "before.jsonl", tt.before)})
 						if r := runPipeline(t, cfg); r.err != nil {
 							t.Fatal(r.err)
 						}
 						cfg.Name += "-after"
 					}
-					cfg.Source.Paths = []string{writeLines(t, dir, "changes.jsonl", tt.lines)}
+					cfg.Source.Set("paths", []string{writeLines(t, dir, "changes.jsonl", tt.lines)})
 					mode.set(cfg)
 					r := runPipeline(t, cfg)
 					if tt.refused != "" {
@@ -128,7 +128,7 @@ func TestRetractionPairs(t *testing.T) {
 					cfg.Name = fmt.Sprintf("retract-%d", n)
 					cfg.Source.Format = "flink-changelog-json"
 					cfg.Source.FormatOptions = map[string]string{"flink-changelog-json.table": "shop.r"}
-					cfg.Source.Paths = []string{writeLines(t, t.TempDir(), "changes.jsonl", tt.lines)}
+					cfg.Source.Set("paths", []string{writeLines(t, t.TempDir(), "changes.jsonl", tt.lines)})
 					mode.set(cfg)
 					if r := runPipeline(t, cfg); r.err != nil {
 						t.Fatal(r.err)

@@ -21,6 +21,7 @@ import (
 	"github.com/txsink/txsink/format/native"
 	"github.com/txsink/txsink/internal/testdb"
 	"github.com/txsink/txsink/internal/workload"
+	"github.com/txsink/txsink/source"
 	"github.com/txsink/txsink/source/kafka"
 )
 
@@ -69,8 +70,8 @@ func produce(t *testing.T, brokers []string, topic string, res *workload.Result)
 func kafkaPipeline(db *testdb.DB, brokers []string, group string, topics ...string) *config.Config {
 	cfg := workloadPipeline(db, nil)
 	cfg.Name = "kafka"
-	cfg.Source = config.Source{Type: config.SourceKafka, Format: "txsink-json", Brokers: brokers, Topics: topics, Group: group,
-		SessionTimeout: 6 * time.Second}
+	cfg.Source = config.Source{Type: "kafka", Format: "txsink-json", Raw: source.Settings{
+		"brokers": brokers, "topics": topics, "group": group, "session-timeout": 6 * time.Second}}
 	cfg.Sink.FlushInterval = 50 * time.Millisecond
 	return cfg
 }
@@ -392,8 +393,8 @@ func TestKafkaJoinedTransactions(t *testing.T) {
 			cfg.Tables[i].Source = strings.Replace(cfg.Tables[i].Source, "shop.", "*.", 1)
 		}
 		cfg.Source.Format = "debezium-json"
-		cfg.Source.TransactionTopic = dbzTxnTopic
-		cfg.Source.SessionTimeout = 2 * time.Second
+		cfg.Source.Set("transaction-topic", dbzTxnTopic)
+		cfg.Source.Set("session-timeout", 2*time.Second)
 		cfg.Sink.TxnEnabled = true
 		cfg.Sink.FlushMaxRows = 50 // many commits, each cut between two transactions
 		cfg.Sink.FlushCoalesce = false

@@ -139,7 +139,7 @@ func linesPipeline(t *testing.T, db *testdb.DB, table, name string, lines []stri
 	t.Helper()
 	cfg := pipeline(db, config.Table{Source: "shop." + table})
 	cfg.Name = name
-	cfg.Source.Paths = []string{writeLines(t, t.TempDir(), "changes.jsonl", lines)}
+	cfg.Source.Set("paths", []string{writeLines(t, t.TempDir(), "changes.jsonl", lines)})
 	cfg.Sink.FlushMaxRows = flush
 	if txn {
 		txnPipeline(cfg)

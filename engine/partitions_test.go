@@ -20,6 +20,7 @@ import (
 	"github.com/txsink/txsink/format/native"
 	"github.com/txsink/txsink/internal/testdb"
 	"github.com/txsink/txsink/reduce"
+	"github.com/txsink/txsink/source"
 	"github.com/txsink/txsink/source/kafka"
 )
 
@@ -202,8 +203,8 @@ func produceChanges(t *testing.T, brokers []string, topic string, changes []chan
 func kpKafka(db *testdb.DB, brokers []string, group string, txnMode bool, topics ...string) *config.Config {
 	cfg := pipeline(db, config.Table{Source: "s.kp"})
 	cfg.Name = group
-	cfg.Source = config.Source{Type: config.SourceKafka, Format: "txsink-json", Brokers: brokers, Topics: topics, Group: group,
-		SessionTimeout: 6 * time.Second}
+	cfg.Source = config.Source{Type: "kafka", Format: "txsink-json", Raw: source.Settings{
+		"brokers": brokers, "topics": topics, "group": group, "session-timeout": 6 * time.Second}}
 	cfg.Sink.FlushInterval = 50 * time.Millisecond
 	cfg.Sink.TxnEnabled = txnMode
 	return cfg
@@ -299,7 +300,7 @@ func TestKafkaRebalanceKeepsKeys(t *testing.T) {
 				produceChanges(t, brokers, "kp", changes)
 			}
 			cfg := kpKafka(db, brokers, "rebalance", txnMode, "kp")
-			cfg.Source.SessionTimeout = 2 * time.Second
+			cfg.Source.Set("session-timeout", 2*time.Second)
 			// at is how far the commits of either instance reached.
 			var mu sync.Mutex
 			at := map[string]int64{}
@@ -402,7 +403,7 @@ func TestDeclaredPartitionsCrossing(t *testing.T) {
 							t.Run(name, func(t *testing.T) {
 								db.Exec(t, "DELETE FROM kv")
 								cfg := kvPipeline(db, "cross-"+name)
-								cfg.Source.Partitions = parts
+								cfg.Source.Set("partitions", parts)
 								cfg.Sink.FlushMaxRows = cmpOr(flush, 1<<30)
 								cfg.Sink.FlushMaxBytes = 1 << 40
 								if txn {

@@ -57,8 +57,12 @@ func workloadPipeline(db *testdb.DB, paths []string) *config.Config {
 		config.Table{Source: "shop.order_events", AppendOnly: true})
 	cfg.Name = "resume"
 	// Each file is a partition of its own, read concurrently.
+	var parts [][]string
 	for _, p := range paths {
-		cfg.Source.Partitions = append(cfg.Source.Partitions, []string{p})
+		parts = append(parts, []string{p})
+	}
+	if parts != nil {
+		cfg.Source.Set("partitions", parts)
 	}
 	return cfg
 }

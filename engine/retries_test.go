@@ -30,7 +30,7 @@ func TestRetriesExhausted(t *testing.T) {
 			if txn {
 				cfg = txnPipeline(cfg)
 			}
-			cfg.Source.Paths = []string{path}
+			cfg.Source.Set("paths", []string{path})
 			cfg.Sink.MaxRetries = 2
 			attempts := 0
 			e := newEngine(t, cfg, engine.WithBeforeCommitHook(func(*commit.Unit) error {

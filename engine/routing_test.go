@@ -213,7 +213,7 @@ func checkRoutingRefused(t *testing.T, db *testdb.DB, f routeFormat, rn routeNam
 	cfg := pipeline(db, f.tables...)
 	cfg.Name = fmt.Sprintf("route-%d", n)
 	cfg.Source.Format = f.format
-	cfg.Source.Paths = []string{path}
+	cfg.Source.Set("paths", []string{path})
 	if f.options != nil {
 		cfg.Source.FormatOptions = f.options(rn.name)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/txsink/txsink/format/formats"
 	"github.com/txsink/txsink/reduce"
 	"github.com/txsink/txsink/sink"
+	"github.com/txsink/txsink/source"
 )
 
 // Progressor is told how far reading has come; the command line draws a
@@ -206,10 +207,12 @@ func (e *Engine) arenas() int {
 	return batchArenas
 }
 
-// joinsTopics reports whether transactions are joined across the data
-// topics by a transaction topic (see joinLoop).
+// joinsTopics reports whether transactions are joined across the
+// source's partitions by boundaries of their own (a Debezium transaction
+// topic, see source.Boundaries and joinLoop) rather than read in each
+// partition.
 func (e *Engine) joinsTopics() bool {
-	return e.cfg.Sink.TxnEnabled && e.cfg.Source.TransactionTopic != ""
+	return e.cfg.Sink.TxnEnabled && source.BoundaryPartition(e.src) != ""
 }
 
 // newLoop returns the loop of the configured mode.

@@ -202,8 +202,9 @@ func (lc *leakChecker) failures(cfg *config.Config, canConnect bool) {
 	} {
 		run := base
 		run.Name = fmt.Sprintf("sec-%d", i)
-		run.Source.Paths = []string{filepath.Join(t.TempDir(), "p.jsonl")}
-		if err := os.WriteFile(run.Source.Paths[0], []byte(`{"op":"+I","table":"shop.sec","row":{"id":0}}`+"\n"+line+"\n"), 0o644); err != nil {
+		path := filepath.Join(t.TempDir(), "p.jsonl")
+		run.Source.Set("paths", []string{path})
+		if err := os.WriteFile(path, []byte(`{"op":"+I","table":"shop.sec","row":{"id":0}}`+"\n"+line+"\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		e, err := engine.New(context.Background(), &run, engine.WithLogger(lc.logger))

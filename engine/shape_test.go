@@ -70,8 +70,8 @@ func TestTargetAlteredWhileRunning(t *testing.T) {
 					cfg := pipeline(db, config.Table{Source: "shop.altered"})
 					n++
 					cfg.Name = fmt.Sprintf("altered-%d", n)
-					cfg.Source.Paths = []string{path}
-					cfg.Source.Follow = true
+					cfg.Source.Set("paths", []string{path})
+					cfg.Source.Set("follow", true)
 					cfg.Sink.FlushInterval = 10 * time.Millisecond
 					if txn {
 						txnPipeline(cfg)

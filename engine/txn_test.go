@@ -160,7 +160,7 @@ func TestSeed000Section19(t *testing.T) {
 			db.Exec(t, "DELETE FROM orders_rt", "INSERT INTO orders_rt (id, amount) VALUES (1001, 80)")
 			cfg := pipeline(db, config.Table{Source: "shop.orders_rt"})
 			cfg.Name = "seed19-" + mode
-			cfg.Source.Paths = []string{path}
+			cfg.Source.Set("paths", []string{path})
 			cfg.Sink.FlushMaxRows = 1
 			// The Flink JDBC sink's flushing: every row its own commit.
 			cfg.Sink.FlushCoalesce = false
@@ -426,7 +426,7 @@ func TestTransactionModeCountsRows(t *testing.T) {
 			}
 			path := writeChanges(t, "counted", changes)
 			cfg := txnPipeline(pipeline(db, config.Table{Source: "shop.counted"}))
-			cfg.Source.Paths = []string{path}
+			cfg.Source.Set("paths", []string{path})
 			cfg.Sink.FlushInterval = time.Hour // only max-rows and the end of input commit
 			cfg.Sink.FlushMaxRows = maxRows
 			cfg.Sink.FlushCoalesce = false // commits cut at max-rows only
@@ -458,7 +458,7 @@ func TestTransactionModeAcrossDatabases(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := txnPipeline(pipeline(db, config.Table{Source: "shop.orders"}, config.Table{Source: "finance.ledger", Target: other + ".ledger"}))
-	cfg.Source.Paths = []string{path}
+	cfg.Source.Set("paths", []string{path})
 	var units []*commit.Unit
 	e := newEngine(t, cfg, engine.WithCommitHook(func(u *commit.Unit) { units = append(units, u) }))
 	if err := e.Run(context.Background(), engine.RunOptions{}); err != nil {
@@ -490,7 +490,7 @@ func TestTransactionModeBadChange(t *testing.T) {
 	}
 	path := writeChanges(t, "checked", changes)
 	cfg := txnPipeline(pipeline(db, config.Table{Source: "shop.checked"}))
-	cfg.Source.Paths = []string{path}
+	cfg.Source.Set("paths", []string{path})
 	cfg.Sink.FlushInterval = time.Hour
 	cfg.Sink.FlushMaxRows = 1 // a plan per transaction
 	cfg.Sink.FlushCoalesce = false
@@ -565,7 +565,7 @@ func TestTransactionModeMaxTxnBytes(t *testing.T) {
 				db.Exec(t, "DELETE FROM wide")
 				cfg := txnPipeline(pipeline(db, config.Table{Source: "shop.wide"}))
 				cfg.Name = fmt.Sprintf("maxtxn-%d", i) // progress of its own
-				cfg.Source.Paths = []string{path}
+				cfg.Source.Set("paths", []string{path})
 				cfg.Sink.TxnBufferSize, cfg.Sink.TxnMaxTxnBytes = tc.bufferSize, tc.maxTxn
 				err := newEngine(t, cfg).Run(context.Background(), engine.RunOptions{})
 				t2 := query(t, db, "SELECT COUNT(*) FROM wide WHERE id >= 100")
@@ -608,7 +608,7 @@ func TestTransactionModeUnfinishedAtEnd(t *testing.T) {
 		}
 		path := writeChanges(t, "checked", changes)
 		cfg := txnPipeline(pipeline(db, config.Table{Source: "shop.checked"}))
-		cfg.Source.Paths = []string{path}
+		cfg.Source.Set("paths", []string{path})
 		e := newEngine(t, cfg)
 		if err := e.Run(context.Background(), engine.RunOptions{}); err != nil {
 			t.Fatal(err)

@@ -81,7 +81,7 @@ func TestUnavailableValuePlaceholderKeepsStoredValue(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "docs.jsonl")
 		cfg := pipeline(db, config.Table{Source: "shop.docs", Target: "docs"})
 		cfg.Name = "placeholder"
-		cfg.Source.Paths = []string{path}
+		cfg.Source.Set("paths", []string{path})
 		cfg.Source.Format = "debezium-json"
 		cfg.Source.FormatOptions = map[string]string{"debezium.allow-missing-before": "true"}
 		q := "SELECT id, title, doc, " + hexOf(db.Dialect, "bin") + " FROM docs"
@@ -142,7 +142,7 @@ func TestLoneSurrogatesAreBadInput(t *testing.T) {
 		path := writeLines(t, t.TempDir(), "texts.jsonl", lines)
 		cfg := pipeline(db, config.Table{Source: "shop.texts", Target: "texts"})
 		cfg.Name = "surrogates"
-		cfg.Source.Paths = []string{path}
+		cfg.Source.Set("paths", []string{path})
 		cfg.Sink.FlushMaxRows = 1
 
 		err := runOnce(t, cfg)

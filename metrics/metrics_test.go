@@ -57,7 +57,8 @@ func writeFiles(t *testing.T, res *workload.Result) []string {
 func pipeline(db *testdb.DB, paths []string) *config.Config {
 	cfg := config.Default()
 	cfg.Name = "metrics-test"
-	cfg.Source = config.Source{Type: "file", Format: "txsink-json", Paths: paths}
+	cfg.Source = config.Source{Type: "file", Format: "txsink-json"}
+	cfg.Source.Set("paths", paths)
 	cfg.Target.URL = db.URL
 	cfg.Tables = []config.Table{
 		{Source: "shop.orders"},

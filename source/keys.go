@@ -2,6 +2,7 @@ package source
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -133,4 +134,16 @@ func BoundaryPartition(s Source) string {
 		return b.BoundaryPartition()
 	}
 	return ""
+}
+
+// OneOf returns a Check for a KeyString key that accepts "" (the key
+// absent) and the values in list, and names the value otherwise
+// ("unknown start \"first\""); config adds "; set it to " and the Want.
+func OneOf(what string, list []string) func(v any) string {
+	return func(v any) string {
+		if s := v.(string); s != "" && !slices.Contains(list, s) {
+			return fmt.Sprintf("unknown %s %q", what, s)
+		}
+		return ""
+	}
 }

@@ -60,7 +60,8 @@ func newPipeline(t *testing.T, opts ...engine.Option) (*engine.Engine, *config.C
 	}
 	cfg := config.Default()
 	cfg.Name = "status-test"
-	cfg.Source = config.Source{Type: "file", Format: "txsink-json", Paths: []string{path}}
+	cfg.Source = config.Source{Type: "file", Format: "txsink-json"}
+	cfg.Source.Set("paths", []string{path})
 	cfg.Target.URL = "mysql://app:" + secret + "@db.example:3306/shop?tls=true"
 	cfg.Tables = []config.Table{
 		{Source: "shop.orders"},

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"log/slog"
 	"os"
 	"runtime/debug"
 
 	"github.com/txsink/txsink/config"
 	"github.com/txsink/txsink/engine"
+	"github.com/txsink/txsink/source"
 )
 
 // gcPercent is the garbage collector's GOGC for a pipeline run. txsink
@@ -44,11 +46,27 @@ func tuneGC(cfg *config.Config) {
 func bufferBudget(cfg *config.Config) int64 {
 	s := cfg.Sink
 	switch {
-	case s.TxnEnabled && cfg.Source.TransactionTopic != "":
+	case joinsBoundaries(cfg):
 		return 2*s.TxnBufferSize + s.FlushMaxBytes
 	case s.TxnEnabled:
 		return 2 * s.TxnBufferSize
 	default:
 		return s.FlushMaxBytes
 	}
+}
+
+// joinsBoundaries reports whether cfg's pipeline joins transactions across
+// the source's partitions by boundaries of their own (a Debezium
+// transaction topic, source.Boundaries): the source is asked, opened
+// without reading.
+func joinsBoundaries(cfg *config.Config) bool {
+	if !cfg.Sink.TxnEnabled {
+		return false
+	}
+	d, err := source.Lookup(cfg.Source.Type)
+	if err != nil {
+		return false
+	}
+	src, err := d.Open(cfg.Source.Settings(), source.Env{Log: slog.New(slog.DiscardHandler)})
+	return err == nil && source.BoundaryPartition(src) != ""
 }

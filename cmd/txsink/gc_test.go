@@ -22,7 +22,8 @@ func TestBufferBudget(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := config.Default()
 			cfg.Sink.TxnEnabled = tc.txn
-			cfg.Source.TransactionTopic = tc.topic
+			cfg.Source.Type = "kafka"
+			cfg.Source.Set("transaction-topic", tc.topic)
 			if got := bufferBudget(&cfg); got != tc.want {
 				t.Errorf("bufferBudget = %d, want %d", got, tc.want)
 			}
@@ -53,7 +54,7 @@ func TestTuneGC(t *testing.T) {
 	// A source of several partitions: room for the memory of keys'
 	// partitions too, none for it when it is off.
 	kafka := config.Default()
-	kafka.Source.Type = config.SourceKafka
+	kafka.Source.Type = "kafka"
 	tuneGC(&kafka)
 	if got, want := debug.SetMemoryLimit(math.MaxInt64), kafka.Sink.FlushMaxBytes+34*1_000_000+8192*24+gcHeadroom; got != want {
 		t.Errorf("memory limit for a Kafka source = %d, want %d", got, want)

@@ -21,7 +21,9 @@ import (
 	"github.com/txsink/txsink/diagnose"
 	"github.com/txsink/txsink/engine"
 	"github.com/txsink/txsink/metrics"
+	"github.com/txsink/txsink/source"
 	"github.com/txsink/txsink/source/file"
+	"github.com/txsink/txsink/source/kafka"
 	"github.com/txsink/txsink/statushttp"
 )
 
@@ -83,11 +85,23 @@ Examples:
 	}
 	baseDir := configDir(*cfgPath)
 	tuneGC(cfg)
-	if cfg.Source.Type == config.SourceKafka {
+	// The command knows the sources it links in: the start line names
+	// what each reads, from its own config struct.
+	var files file.Config
+	if cfg.Source.Type == file.Type {
+		if err := source.Decode(cfg.Source.Settings(), &files); err != nil {
+			return err
+		}
+	}
+	if cfg.Source.Type == kafka.Type {
+		var kc kafka.Config
+		if err := source.Decode(cfg.Source.Settings(), &kc); err != nil {
+			return err
+		}
 		log.Info("starting", "pipeline", cfg.Name, "target", cfg.Target.String(), "format", cfg.Source.Format,
-			"brokers", cfg.Source.Brokers, "group", cfg.Source.Group, "topics", cmp.Or(strings.Join(cfg.Source.Topics, ","), cfg.Source.TopicRegex))
+			"brokers", kc.Brokers, "group", kc.Group, "topics", cmp.Or(strings.Join(kc.Topics, ","), kc.TopicRegex))
 	} else {
-		log.Info("starting", "pipeline", cfg.Name, "target", cfg.Target.String(), "format", cfg.Source.Format, "partitions", len(cfg.Source.FilePartitions()))
+		log.Info("starting", "pipeline", cfg.Name, "target", cfg.Target.String(), "format", cfg.Source.Format, "partitions", len(files.PartitionPaths()))
 	}
 	m := metrics.New(cfg)
 	e, err := engine.New(ctx, cfg, engine.WithLogger(log), engine.WithBaseDir(baseDir), engine.WithConfigFile(*cfgPath), engine.WithHooks(m))
@@ -117,9 +131,9 @@ Examples:
 			}()
 		}
 	}
-	if !cfg.Source.Follow {
+	if !files.Follow {
 		// Following has no end to measure progress against.
-		bar.begin(remainingBytes(e, cfg, baseDir), func() int64 { return sumEvents(e.Stats()) })
+		bar.begin(remainingBytes(e, files.PartitionPaths(), baseDir), func() int64 { return sumEvents(e.Stats()) })
 	} else {
 		bar.begin(0, nil)
 	}
@@ -211,9 +225,9 @@ func startStatusServer(addr string, cfg *config.Config, m *metrics.Metrics, e *e
 // remainingBytes is what is left to read of the source files, from the
 // positions stored in the target on: the progress bar's 100%. It is 0
 // (no bar) when a size is unknown, as for stdin.
-func remainingBytes(e *engine.Engine, cfg *config.Config, baseDir string) int64 {
+func remainingBytes(e *engine.Engine, partitions [][]string, baseDir string) int64 {
 	var n int64
-	for _, paths := range cfg.Source.FilePartitions() {
+	for _, paths := range partitions {
 		files, err := file.Files(file.Partition{Name: paths[0], Paths: paths})
 		if err != nil {
 			return 0

@@ -341,10 +341,12 @@ func pipelineConfig(o *Options, run, prefix string, paths []string) config.Confi
 	cfg := config.Default()
 	cfg.Name = "txsink-bench-" + run
 	cfg.Source = config.Source{Type: "file", Format: "debezium-json"}
+	// Each file is a partition of its own, read concurrently.
+	parts := make([][]string, 0, len(paths))
 	for _, p := range paths {
-		// Each file is a partition of its own, read concurrently.
-		cfg.Source.Partitions = append(cfg.Source.Partitions, []string{p})
+		parts = append(parts, []string{p})
 	}
+	cfg.Source.Set("partitions", parts)
 	cfg.Target = config.Target{URL: o.Target}
 	for _, t := range tables {
 		cfg.Tables = append(cfg.Tables, config.Table{Source: "shop." + t.name, Target: prefix + t.name})

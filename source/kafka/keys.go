@@ -16,16 +16,6 @@ var startPolicies = []string{StartEarliest, StartLatest}
 // saslMechanisms lists the accepted values of source.sasl.mechanism.
 var saslMechanisms = []string{"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"}
 
-// oneOf returns a check that accepts "" and the values in list.
-func oneOf(what string, list []string) func(any) string {
-	return func(v any) string {
-		if s := v.(string); s != "" && !slices.Contains(list, s) {
-			return fmt.Sprintf("unknown %s %q", what, s)
-		}
-		return ""
-	}
-}
-
 // Summary implements source.Keyed.
 func (Driver) Summary() string { return "topics of a Kafka cluster, read by a consumer group" }
 
@@ -86,7 +76,7 @@ func (Driver) Keys() []source.Key {
 		Want: "one of: " + strings.Join(startPolicies, ", "), DefaultDoc: StartEarliest,
 		Doc: "Where a partition that has no progress in the target starts: `earliest` (its oldest record) or " +
 			"`latest` (only what is produced from now on).",
-		Check: oneOf("start", startPolicies),
+		Check: source.OneOf("start", startPolicies),
 	}, {
 		Name: "session-timeout", Type: source.KeyDuration, Unit: "duration",
 		Want: "a duration such as 45s, within the brokers' group.min/max.session.timeout.ms", DefaultDoc: "45s",
@@ -118,7 +108,7 @@ func (Driver) Keys() []source.Key {
 		Name: "sasl.mechanism", Type: source.KeyString,
 		Want: "one of: " + strings.Join(saslMechanisms, ", "), DefaultDoc: "none",
 		Doc:   "SASL authentication: `PLAIN`, `SCRAM-SHA-256` or `SCRAM-SHA-512` (use TLS with PLAIN).",
-		Check: oneOf("SASL mechanism", saslMechanisms),
+		Check: source.OneOf("SASL mechanism", saslMechanisms),
 	}, {
 		Name: "sasl.user", Type: source.KeyString, Env: true,
 		Want: "a user name", DefaultDoc: "none",

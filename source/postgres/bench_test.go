@@ -49,9 +49,9 @@ func BenchmarkSnapshotAndStream(b *testing.B) {
 		dst := testdb.Open(b, "postgres")
 		dst.Exec(b, "CREATE TABLE bench (id int PRIMARY KEY, v text NOT NULL, n numeric(12,2) NOT NULL)")
 		cfg := pipeline("bench", src, dst)
-		cfg.Source.PGTables = []string{"public.bench"}
+		cfg.Source.Set("tables", []string{"public.bench"})
 		cfg.Tables = []config.Table{{Source: "public.bench"}}
-		cfg.Source.Snapshot = postgres.SnapshotInitial
+		cfg.Source.Set("snapshot", postgres.SnapshotInitial)
 		slot := postgres.DefaultSlot(cfg.Name)
 		count := func() int {
 			var n int

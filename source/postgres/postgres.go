@@ -75,23 +75,23 @@ const (
 	SnapshotNever = "never"
 )
 
-// Config is the PostgreSQL source's part of the config's source section;
-// each field is the YAML key its tag names (docs/config.md documents them).
+// Config is the PostgreSQL source's part of the config's source section.
+// Its keys are declared, and documented once, in Driver.Keys (printed in
+// docs/config.md); each field is the key its tag names.
 type Config struct {
-	// URL is the source database, postgres://user:pass@host:port/db, as a
-	// role with the REPLICATION attribute.
+	// URL is `source.url`; see docs/config.md.
 	URL string `source:"url"`
-	// Tables are the tables to stream (schema.table, or table in public):
-	// txsink keeps a publication of its own (named as the slot) listing
-	// them. Set Tables or Publication.
+	// Tables is `source.tables`; see docs/config.md.
 	Tables []string `source:"tables"`
-	// Publication names an existing publication to stream instead.
+	// Publication is `source.publication`; see docs/config.md.
 	Publication string `source:"publication"`
-	// Slot is the logical replication slot; "" means txsink_<pipeline>.
+	// Slot is `source.slot`; see docs/config.md. "" means DefaultSlot of
+	// the pipeline.
 	Slot string `source:"slot"`
-	// Snapshot is SnapshotInitial or SnapshotNever.
+	// Snapshot is `source.snapshot`; see docs/config.md. "" is
+	// SnapshotInitial.
 	Snapshot string `source:"snapshot"`
-	// Format is the config's source.format, which must be Format.
+	// Format is `source.format`; see docs/config.md. It must be Format.
 	Format string `source:"format"`
 }
 

@@ -152,7 +152,10 @@ func source(t *testing.T) *testdb.DB {
 func pipeline(name string, src, dst *testdb.DB) *config.Config {
 	cfg := config.Default()
 	cfg.Name = name
-	cfg.Source = config.Source{Type: postgres.Type, Format: postgres.Format, URL: src.URL, PGTables: published, Snapshot: postgres.SnapshotNever}
+	cfg.Source = config.Source{Type: postgres.Type, Format: postgres.Format}
+	cfg.Source.Set("url", src.URL)
+	cfg.Source.Set("tables", published)
+	cfg.Source.Set("snapshot", postgres.SnapshotNever)
 	cfg.Target.URL = dst.URL
 	cfg.Tables = []config.Table{{Source: "public.events", AppendOnly: true}, {Source: "public.*"}}
 	cfg.Sink.TxnEnabled = true
@@ -362,7 +365,7 @@ func testStream(t *testing.T, src *testdb.DB, snapshot, dialect string) {
 	dst := testdb.Open(t, dialect)
 	dst.Exec(t, targetTables[dialect]...)
 	cfg := pipeline("stream_"+snapshot+"_"+dialect, src, dst)
-	cfg.Source.Snapshot = snapshot
+	cfg.Source.Set("snapshot", snapshot)
 	slot := postgres.DefaultSlot(cfg.Name)
 	// Each target starts from empty tables (but docs), before its slot
 	// exists; the slot goes when the test ends, as the WAL it holds.
@@ -487,13 +490,13 @@ func waitProgress(t *testing.T, dst *testdb.DB, slot string) {
 func TestSnapshotUnfinished(t *testing.T) {
 	src, dst, cfg, slot := sqlitePipeline(t, "unfinished")
 	src.Exec(t, "SELECT pg_create_logical_replication_slot('"+slot+"', 'pgoutput')")
-	cfg.Source.Snapshot = postgres.SnapshotInitial
+	cfg.Source.Set("snapshot", postgres.SnapshotInitial)
 	r := start(t, cfg)
 	err := r.wait()
 	if err == nil || !strings.Contains(err.Error(), "pg_drop_replication_slot('"+slot+"')") {
 		t.Fatalf("Run = %v, want the refusal naming the slot to drop", err)
 	}
-	cfg.Source.Snapshot = postgres.SnapshotNever
+	cfg.Source.Set("snapshot", postgres.SnapshotNever)
 	copyDocs(t, src, dst)
 	r = start(t, cfg)
 	waitSlot(t, src, slot)

@@ -1,0 +1,68 @@
+package postgres
+
+import (
+	"fmt"
+
+	"github.com/txsink/txsink/source"
+)
+
+// snapshots lists the accepted values of source.snapshot.
+var snapshots = []string{SnapshotInitial, SnapshotNever}
+
+// Summary implements source.Keyed.
+func (Driver) Summary() string {
+	return "a PostgreSQL database by logical replication; `format: " + Format + "` and transaction mode"
+}
+
+// Keys implements source.Keyed: the keys of Config, documented here once
+// (docs/config.md prints them). Open checks them again for a Config
+// built in Go.
+func (Driver) Keys() []source.Key {
+	return []source.Key{{
+		Name: "url", Type: source.KeyString, Required: true, Env: true,
+		Want: "a PostgreSQL URL such as postgres://repl:${PGPASSWORD}@db:5432/shop",
+		Doc: "The source PostgreSQL database, as a role with the REPLICATION attribute, on a server with " +
+			"`wal_level = logical`. `${NAME}` is replaced by the environment variable NAME.",
+	}, {
+		Name: "tables", Type: source.KeyStrings,
+		Want: "a list of tables, such as [public.orders, public.order_items]", DefaultDoc: "none",
+		Doc: "The tables to stream (`schema.table`, or `table` in `public`): txsink keeps a publication of its own, " +
+			"named as the slot, publishing exactly these (it creates it, or alters it to match). Set `tables` or `publication`.",
+	}, {
+		Name: "publication", Type: source.KeyString,
+		Want: "the name of an existing publication", DefaultDoc: "none",
+		Doc: "An existing publication to stream, instead of `tables`.",
+	}, {
+		Name: "slot", Type: source.KeyString,
+		Want: "a replication slot name: lower-case letters, digits and _", DefaultDoc: "txsink_<pipeline name>",
+		Doc: "The logical replication slot (pgoutput), created when missing. The target's progress table holds the " +
+			"position (the last committed transaction's commit LSN + 1); the slot is told only positions the target " +
+			"committed. txsink never drops it: a slot left behind keeps WAL on the server, drop it with " +
+			"`SELECT pg_drop_replication_slot('NAME')` when the pipeline is retired.",
+	}, {
+		Name: "snapshot", Type: source.KeyString,
+		Want: "initial or never", DefaultDoc: SnapshotInitial,
+		Doc: "`initial`: when txsink creates the slot, it copies the tables as of the slot's consistent point " +
+			"(the slot's exported snapshot), as one source transaction, then streams from that point: every " +
+			"transaction is in the copy or in the stream, once. The copy is not resumable yet: a stop before it " +
+			"is committed, or an existing slot the target has no position of, is refused (drop the slot and run " +
+			"again). `never`: stream from where the slot is (its creation, for a new one), copying no row.",
+		Check: source.OneOf("snapshot", snapshots),
+	}}
+}
+
+// Validate implements source.Validator: what the source needs of the rest
+// of the pipeline. Plain mode may commit part of a source transaction,
+// and PostgreSQL resumes only at transaction boundaries, so transaction
+// mode is required; the records are txsink-json, so is the format.
+func (Driver) Validate(_ source.Settings, p source.Pipeline) []source.Problem {
+	var probs []source.Problem
+	if !p.Transactions {
+		probs = append(probs, source.Problem{Key: "type", Msg: "postgres resumes only at source transaction boundaries (commit LSNs), which needs " +
+			"sink.transaction.multi-table.enabled: true, so that only whole transactions are committed; set it"})
+	}
+	if p.Format != "" && p.Format != Format {
+		probs = append(probs, source.Problem{Key: "format", Msg: fmt.Sprintf("is %s, but the postgres source writes %s; set format: %s", p.Format, Format, Format)})
+	}
+	return probs
+}
