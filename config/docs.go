@@ -158,8 +158,8 @@ of range stops txsink with an error naming the key and its line, before anything
 - **duration**: Go's form, a number with a unit: ` + "`ns`, `us`, `ms`, `s`, `m`, `h`" + `, for example ` + "`1s`, `250ms`, `1m30s`" + `.
   A bare number other than 0 is refused because its unit would be a guess; keys ending in ` + "`-ms`" + ` take milliseconds.
 - **list of strings**: a YAML list; a single string is a list of one.
-- Relative paths (` + "`source.paths`, `source.tls-*`, `sqlite://`" + ` URLs) are relative to the directory of the configuration file.
-- ` + "`${NAME}`" + ` in ` + "`target.url`, `source.sasl.user` and `source.sasl.password`" + ` is replaced by the environment variable NAME.
+- Relative paths (` + strings.Join(append(sourceKeysWhere(func(k *keyDef) bool { return k.path }), "`sqlite://`"), ", ") + ` URLs) are relative to the directory of the configuration file.
+- ` + "`${NAME}`" + ` in ` + joinList(append([]string{"`target.url`"}, sourceKeysWhere(func(k *keyDef) bool { return k.env })...), "and") + ` is replaced by the environment variable NAME.
 - A key written with no value (` + "`key:`" + `) keeps its default.
 `)
 	secs := sections()
@@ -186,4 +186,16 @@ of range stops txsink with an error naming the key and its line, before anything
 // cell escapes text for a Markdown table cell.
 func cell(s string) string {
 	return strings.ReplaceAll(s, "|", `\|`)
+}
+
+// sourceKeysWhere returns the source keys for which pred holds, as
+// backquoted paths, for the prose of the Values section.
+func sourceKeysWhere(pred func(*keyDef) bool) []string {
+	var l []string
+	for _, k := range fullSourceSection().keys {
+		if pred(&k) {
+			l = append(l, "`"+keyPath("source", k.name)+"`")
+		}
+	}
+	return l
 }

@@ -117,19 +117,19 @@ func sourceTypeDoc() string {
 			marks = append(marks, "*"+t+" only*")
 		}
 	}
-	doc := "The kind of source: " + orList(kinds) + "."
+	doc := "The kind of source: " + joinList(kinds, "or") + "."
 	if len(marks) > 0 {
-		doc += " The keys marked " + orList(marks) + " belong to one kind."
+		doc += " The keys marked " + joinList(marks, "or") + " belong to one kind."
 	}
 	return doc
 }
 
-// orList joins l as "a, b or c".
-func orList(l []string) string {
+// joinList joins l as "a, b or c" (conj "or").
+func joinList(l []string, conj string) string {
 	if len(l) < 2 {
 		return strings.Join(l, "")
 	}
-	return strings.Join(l[:len(l)-1], ", ") + " or " + l[len(l)-1]
+	return strings.Join(l[:len(l)-1], ", ") + " " + conj + " " + l[len(l)-1]
 }
 
 // Set sets the source type's key to v (a value of the key's Go type, see
