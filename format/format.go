@@ -152,13 +152,9 @@ func (e *Error) Error() string {
 		b.WriteString(": table ")
 		b.WriteString(e.Table)
 	}
-	if e.Reason != "" {
+	if c := e.Cause(); c != "" {
 		b.WriteString(": ")
-		b.WriteString(e.Reason)
-	}
-	if e.Err != nil {
-		b.WriteString(": ")
-		b.WriteString(e.Err.Error())
+		b.WriteString(c)
 	}
 	if e.Hint != "" {
 		b.WriteString(": ")
@@ -174,6 +170,22 @@ func (e *Error) Kind() errkind.Kind { return errkind.BadInput }
 // Where names the record's position and, when the record names it, its
 // table.
 func (e *Error) Where() errkind.Where { return errkind.Where{Pos: e.Pos, Table: e.Table} }
+
+// Cause is what is wrong with the record, without the format, position,
+// table and hint Error puts around it: the reason, then the underlying
+// error, the reason said once when the underlying error starts with it
+// ("invalid JSON at byte 120: unterminated string", not "invalid JSON:
+// invalid JSON at byte 120: ...").
+func (e *Error) Cause() string {
+	if e.Err == nil {
+		return e.Reason
+	}
+	inner := e.Err.Error()
+	if e.Reason == "" || strings.HasPrefix(inner, e.Reason) {
+		return inner
+	}
+	return e.Reason + ": " + inner
+}
 
 // Unwrap returns the underlying error.
 func (e *Error) Unwrap() error { return e.Err }

@@ -109,7 +109,7 @@ func TestDecode(t *testing.T) {
 		{"refused", &Reader{Format: "f"}, `{}`, bad, 0, 0, "f: p:3: table db.t: bad: fix it"},
 		{"invalid JSON", &Reader{Format: "f", HintJSON: "send JSON"}, `{`, func() ([]changelog.Change, error) {
 			return nil, &jsonscan.SyntaxError{Offset: 1, Msg: "unexpected end"}
-		}, 0, 0, "f: p:3: table db.t: invalid JSON: "},
+		}, 0, 0, "f: p:3: table db.t: invalid JSON at byte "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cs, err := tc.r.Decode([]byte(tc.data), pos, tc.read, table)
