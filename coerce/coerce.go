@@ -196,6 +196,11 @@ type Error struct {
 	// Reason says what is wrong, phrased to follow the value:
 	// "has 3 fractional digits, the column keeps 2 (txsink never rounds)".
 	Reason string
+	// Hint, when set, is the fix the value itself points to, better than
+	// changing the column: for a DECIMAL sent as Debezium's base64
+	// (decimal.handling.mode=precise without the schema envelope), the
+	// connector's setting.
+	Hint string
 }
 
 // Error returns "column NAME TYPE: value VALUE REASON".

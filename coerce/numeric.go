@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/schema"
@@ -311,9 +312,32 @@ func toDecimalAny(col *schema.Column, v changelog.Value) (any, error) {
 	}
 	out, reason := canonicalDecimal(s, col.Precision, col.Scale)
 	if reason != "" {
-		return nil, newError(col, v, reason)
+		e := newError(col, v, reason)
+		if _, text := v.(string); text && reason == string(errNotNumber) && base64Like(s) {
+			e.Reason += ": it reads as base64, the form Debezium's decimal.handling.mode=precise sends a DECIMAL in, whose scale only the schema envelope carries"
+			e.Hint = "have the connector send the schema envelope (value.converter.schemas.enable=true), or set its decimal.handling.mode=string"
+		}
+		return nil, e
 	}
 	return sameOr(v, out), nil
+}
+
+// base64Like reports whether s is standard base64 of at least one byte
+// ("AJw="), as Debezium writes a precise decimal's unscaled bytes.
+func base64Like(s string) bool {
+	if len(s) < 4 || len(s)%4 != 0 {
+		return false
+	}
+	body := strings.TrimRight(s, "=")
+	if len(s)-len(body) > 2 {
+		return false
+	}
+	for _, r := range body {
+		if !('A' <= r && r <= 'Z' || 'a' <= r && r <= 'z' || '0' <= r && r <= '9' || r == '+' || r == '/') {
+			return false
+		}
+	}
+	return true
 }
 
 // toFloat converts v for a binary floating-point column (Bits 32 or 64; 0

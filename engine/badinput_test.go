@@ -147,7 +147,7 @@ var badCases = []badCase{
 		want: []string{"key (3)", "column name", "6 characters", "at most 5", hintValue},
 		fix:  itemLine(3, `"name":"日本語ab"`), check: "name", wantFixed: "日本語ab"},
 	{name: "null_not_null", dialects: allDialects, line: 3, kind: kindReduce,
-		want: []string{"key (3)", "column nn", "NULL", hintValue},
+		want: []string{"key (3)", "column nn", "NULL", "make the column NULL-able, or have the source send a value"},
 		fix:  itemLine(3, `"nn":"set"`), check: "nn", wantFixed: "set"},
 	{name: "missing_key_column", dialects: allDialects, line: 3, kind: kindReduce,
 		want: []string{"column id", "lacks key column id", hintKey},

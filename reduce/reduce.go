@@ -268,6 +268,7 @@ type Error struct {
 	Table  string // the target table
 	Key    string // the row's key, rendered, when known
 	Column string // the column, when one is at fault
+	Type   string // the column's type, when one of its values is at fault
 	Reason string
 	Hint   string
 	Err    error
@@ -285,6 +286,10 @@ func (e *Error) Error() string {
 	if e.Column != "" {
 		b.WriteString(" column ")
 		b.WriteString(e.Column)
+		if e.Type != "" {
+			b.WriteString(" ")
+			b.WriteString(e.Type)
+		}
 	}
 	b.WriteString(": ")
 	b.WriteString(e.Reason)
@@ -1174,14 +1179,24 @@ func keyFromImage(t *Table, img changelog.Row) string {
 	return b.String()
 }
 
+// valueError is the *Error for a value of column the conversion refused
+// (err): the column named once, with its type, and the fix the value
+// points to.
 func (b *Buffer) valueError(t *Table, c *changelog.Change, column, key string, err error) error {
+	const then = ", then run again; nothing past the last commit was applied"
+	e := &Error{Pos: c.Pos, Table: t.Schema.String(), Key: key, Column: column, Reason: err.Error(),
+		Hint: "fix the value at the source or widen the target column" + then, Err: err}
 	var ce *coerce.Error
-	reason := err.Error()
 	if errors.As(err, &ce) {
-		reason = ce.Error()
+		e.Type, e.Reason = ce.SQLType, "value "+ce.Value+" "+ce.Reason
+		switch {
+		case ce.Hint != "":
+			e.Hint = ce.Hint + then
+		case ce.Value == "NULL":
+			e.Hint = "make the column NULL-able, or have the source send a value" + then
+		}
 	}
-	return &Error{Pos: c.Pos, Table: t.Schema.String(), Key: key, Column: column, Reason: reason,
-		Hint: "fix the value at the source or widen the target column, then run again; nothing past the last commit was applied", Err: err}
+	return e
 }
 
 // Take returns everything buffered as one commit unit and empties the

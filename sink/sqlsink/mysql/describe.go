@@ -3,7 +3,6 @@ package mysql
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"strings"
 
 	"github.com/txsink/txsink/schema"
@@ -60,7 +59,7 @@ func (d *Dialect) Describe(ctx context.Context, q sqlsink.Querier, name schema.N
 		return nil, err
 	}
 	if len(t.Columns) == 0 {
-		return nil, fmt.Errorf("table %s.%s does not exist (or the user cannot see it): create it first; txsink does not create target tables", ns, tbl)
+		return nil, &sqlsink.MissingTableError{Table: ns + "." + tbl, Invisible: true}
 	}
 	krows, err := q.QueryContext(ctx, `SELECT COLUMN_NAME FROM information_schema.KEY_COLUMN_USAGE
 		WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND CONSTRAINT_NAME = 'PRIMARY' ORDER BY ORDINAL_POSITION`, ns, tbl)

@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"strings"
 
 	"github.com/txsink/txsink/schema"
@@ -53,7 +52,7 @@ func (d Dialect) Describe(ctx context.Context, q sqlsink.Querier, name schema.Na
 		return nil, err
 	}
 	if len(t.Columns) == 0 {
-		return nil, fmt.Errorf("table %s.%s does not exist (or the user cannot see it): create it first; txsink does not create target tables", ns, tbl)
+		return nil, &sqlsink.MissingTableError{Table: ns + "." + tbl, Invisible: true}
 	}
 	if err := compares(ctx, q, t); err != nil {
 		return nil, err

@@ -307,7 +307,7 @@ func (d Dialect) Describe(ctx context.Context, q sqlsink.Querier, name schema.Na
 		return nil, err
 	}
 	if len(t.Columns) == 0 {
-		return nil, fmt.Errorf("table %s does not exist: create it first; txsink does not create target tables", name)
+		return nil, &sqlsink.MissingTableError{Table: name.String()}
 	}
 	t.PrimaryKey = make([]string, len(pks))
 	for _, p := range pks {

@@ -1,0 +1,29 @@
+package sqlsink
+
+// MissingTableError is a target table a dialect's Describe cannot find: it
+// does not exist, or txsink's user cannot see it. txsink never creates a
+// target table, so the fix is the user's: create it, or route to another.
+type MissingTableError struct {
+	// Table is the table as the target names it ("shop.orders", or
+	// "orders" on SQLite).
+	Table string
+	// Invisible says the server cannot tell a missing table from one the
+	// user lacks the privilege to see (MySQL/MariaDB, PostgreSQL).
+	Invisible bool
+}
+
+// Error returns "table T does not exist (or the user cannot see it):
+// create it first; txsink does not create target tables".
+func (e *MissingTableError) Error() string {
+	return e.Reason() + ": create it first; txsink does not create target tables"
+}
+
+// Reason is the error without its fix: "table T does not exist (or the user
+// cannot see it)", for a report that says the fix apart.
+func (e *MissingTableError) Reason() string {
+	s := "table " + e.Table + " does not exist"
+	if e.Invisible {
+		s += " (or the user cannot see it)"
+	}
+	return s
+}
