@@ -275,6 +275,9 @@ type checker struct {
 	// childFKs are the target tables' own foreign keys, judged once the
 	// sample has resolved every table the pipeline writes.
 	childFKs []childFK
+	// heldRows names the tables that hold rows though the pipeline has
+	// committed nothing (checkWriter), reported in one finding.
+	heldRows []string
 }
 
 func (c *checker) add(f Finding) { c.report.Findings = append(c.report.Findings, f) }
@@ -312,6 +315,7 @@ func (c *checker) run(ctx context.Context) error {
 		return err
 	}
 	c.checkChildForeignKeys()
+	c.emitHeldRows()
 	c.emitProblems()
 	c.checkNotNull()
 	return nil
@@ -461,9 +465,12 @@ func (c *checker) readProgress(ctx context.Context) error {
 		if err := rows.Scan(&pipeline, &part, &pos); err != nil {
 			return fmt.Errorf("read %s: %w", sink.ProgressTable, err)
 		}
-		if pipeline == c.cfg.Name {
+		switch {
+		case pipeline == c.cfg.Name:
 			c.progress[part] = pos
-		} else {
+		case pos > 0:
+			// A pipeline that claimed its partitions but committed
+			// nothing has written nothing here.
 			others[pipeline] = true
 		}
 	}
@@ -487,8 +494,8 @@ func (c *checker) readProgress(ctx context.Context) error {
 		}
 		sort.Strings(names)
 		c.add(Finding{Severity: Info, Check: "writer", Table: "target",
-			Message: fmt.Sprintf("other pipelines commit into this target too (%s). Each one's exactly-once holds for its own changes only; if two write the same table and key, the later commit wins whatever the sources' order.", strings.Join(names, ", ")),
-			Fix:     "give each target table a single pipeline, or make sure the pipelines write disjoint keys"})
+			Message: fmt.Sprintf("other pipelines have committed into this target too (%s); if two write the same table and key, the later commit wins, whatever the sources' order.", strings.Join(names, ", ")),
+			Fix:     "give each target table a single pipeline, or make the pipelines write disjoint keys"})
 	}
 	return nil
 }

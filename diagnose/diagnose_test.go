@@ -100,7 +100,7 @@ var cases = []tcase{
 		name:   "missing target table",
 		schema: plainTable,
 		tables: "  - source: shop.t\n  - source: shop.refunds\n",
-		want:   []want{{sev: diagnose.Error, check: "table", contains: []string{"shop.refunds", "refunds", "create the table"}}},
+		want:   []want{{sev: diagnose.Error, check: "table", contains: []string{"shop.refunds", "refunds", "does not exist", "create it (txsink does not create target tables)"}}},
 	},
 	{
 		name:   "sampled changes lack the key",
@@ -326,7 +326,7 @@ var cases = []tcase{
 			return append(plainTable(d), "INSERT INTO t (id, name) VALUES (1, 'x')")
 		},
 		tables: "  - source: shop.t\n",
-		want:   []want{{sev: diagnose.Info, check: "writer", contains: []string{"the table holds rows", "pipeline diag has committed nothing", "version column"}}},
+		want:   []want{{sev: diagnose.Info, check: "writer", contains: []string{"target: table ", " holds rows", "pipeline diag has committed nothing", "version column"}}},
 	},
 	{
 		name: "rows with progress, and another pipeline",
@@ -342,12 +342,18 @@ var cases = []tcase{
 				}
 			}
 			db.Exec(t, "UPDATE txsink_progress SET position = 10 WHERE pipeline = 'diag'")
+			// A pipeline that claimed partitions but committed nothing
+			// is not named: it wrote nothing here.
+			if _, err := tg.Claim(ctx, "idle", []string{"p0.jsonl"}); err != nil {
+				t.Fatal(err)
+			}
+			db.Exec(t, "UPDATE txsink_progress SET position = 5 WHERE pipeline = 'other'")
 		},
 		tables: "  - source: shop.t\n",
 		// A file as long as the progress at least: a run refuses to
 		// resume past a file's end, and check says so.
 		records: []string{`{"op":"+I","table":"shop.t","row":{"id":1,"name":"x"}}`},
-		want:    []want{{sev: diagnose.Info, check: "writer", contains: []string{"other pipelines commit into this target too (other)"}}},
+		want:    []want{{sev: diagnose.Info, check: "writer", contains: []string{"other pipelines have committed into this target too (other);"}}},
 	},
 	{
 		name:      "server timeouts shorter than the interval",

@@ -1,11 +1,13 @@
 package diagnose
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"regexp"
 	"strings"
 	"unicode/utf8"
 
@@ -29,7 +31,13 @@ type problem struct {
 	count   int
 	// longest is the most characters of a refused string, for the fix.
 	longest int
+	// unit is what count counts: "change" unless set ("record").
+	unit string
 }
+
+// digits finds the numbers of a cause (a byte offset, a line), which differ
+// between records whose cause is the same.
+var digits = regexp.MustCompile(`[0-9]+`)
 
 // note records one occurrence of a problem; key identifies its kind and
 // place.
@@ -104,9 +112,15 @@ func (c *checker) emitProblems() {
 	for _, key := range c.problemOrder {
 		p := c.problems[key]
 		f := p.finding
-		f.Message = p.first.String() + ": " + f.Message
+		if f.Table == p.first.Partition {
+			// A problem of the source itself is named by its position
+			// alone: "p0.jsonl:7", not "p0.jsonl: p0.jsonl:7".
+			f.Table = p.first.String()
+		} else {
+			f.Message = p.first.String() + ": " + f.Message
+		}
 		if p.count > 1 {
-			f.Message += fmt.Sprintf(" (%d sampled changes like it; this is the first.)", p.count)
+			f.Message += fmt.Sprintf(" (%d sampled %ss like it; this is the first.)", p.count, cmp.Or(p.unit, "change"))
 		}
 		if p.longest > 0 {
 			f.Fix = fmt.Sprintf("widen the column to at least %s (the longest sampled value), or fix the source", plural(p.longest, "character"))
@@ -125,9 +139,25 @@ func (c *checker) sampleRecord(ctx context.Context, dec format.Decoder, rec sour
 		if c.cfg.Sink.TxnEnabled {
 			sev = Error // which transaction it belongs to is unknown
 		}
-		c.note("decode\x00"+part, rec.Pos, Finding{Severity: sev, Check: "source", Table: part,
-			Message: fmt.Sprintf("a record cannot be decoded as %s: %v.", c.cfg.Source.Format, err),
-			Fix:     "fix the record, or check that source.format names the records' format"})
+		cause, fix := err.Error(), "fix the record, or check that source.format names the records' format"
+		var fe *format.Error
+		if errors.As(err, &fe) {
+			// The format's error names the format and the position the
+			// finding names already, and its hint is the precise fix.
+			cause = fe.Cause()
+			if fe.Table != "" {
+				cause = "table " + fe.Table + ": " + cause
+			}
+			if fe.Hint != "" {
+				fix = fe.Hint
+			}
+		}
+		// Records are grouped only by the same cause: a truncated line is
+		// not "like" an earlier line's unknown op.
+		p := c.note("decode\x00"+part+"\x00"+digits.ReplaceAllString(cause, "#"), rec.Pos, Finding{Severity: sev, Check: "source", Table: part,
+			Message: fmt.Sprintf("a record cannot be decoded as %s: %s.", c.cfg.Source.Format, cause),
+			Fix:     fix})
+		p.unit = "record"
 		return nil
 	}
 	var declared []string
@@ -323,14 +353,17 @@ func valueFix(col *schema.Column, v changelog.Value, err error) string {
 	reason := ""
 	if errors.As(err, &ce) {
 		reason = ce.Reason
+		if ce.Hint != "" {
+			return ce.Hint
+		}
 	}
 	switch {
 	case v == nil:
 		return fmt.Sprintf("make column %s NULL-able, or have the source send a value", col.Name)
 	case (col.Class == schema.DateTime || col.Class == schema.Timestamp || col.Class == schema.Time) && strings.Contains(reason, "fraction"):
-		return fmt.Sprintf("declare column %s with as many fractional-second digits as the source sends (for example DATETIME(6), TIMESTAMP(6)); txsink never rounds", col.Name)
+		return fmt.Sprintf("declare column %s with as many fractional-second digits as the source sends (for example DATETIME(6), TIMESTAMP(6))", col.Name)
 	case col.Class == schema.Decimal:
-		return fmt.Sprintf("widen column %s's DECIMAL precision and scale to the source's (txsink never rounds), or fix the source", col.Name)
+		return fmt.Sprintf("widen column %s's DECIMAL precision and scale to the source's, or fix the source", col.Name)
 	case col.Class == schema.Int || col.Class == schema.Uint:
 		return fmt.Sprintf("give column %s an integer type wide enough for the source's values (or DECIMAL for fractions)", col.Name)
 	}

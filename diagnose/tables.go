@@ -109,9 +109,15 @@ func (c *checker) table(ctx context.Context, tc *config.Table, src changelog.Tab
 	c.tables[name] = ti
 	st, err := c.cat.DescribeOn(ctx, c.q, name)
 	if err != nil {
-		c.add(Finding{Severity: Error, Check: "table", Table: label,
-			Message: fmt.Sprintf("the target table %s cannot be read: %v.", name, err),
-			Fix:     "create the table (txsink does not create target tables), or point the tables entry's target at the right one"})
+		// The dialect's error says what to do about a missing table; the
+		// finding says it once, as its fix.
+		msg := fmt.Sprintf("the target table %s cannot be read: %v.", name, err)
+		var me *sqlsink.MissingTableError
+		if errors.As(err, &me) {
+			msg = "the target " + me.Reason() + "."
+		}
+		c.add(Finding{Severity: Error, Check: "table", Table: label, Message: msg,
+			Fix: "create it (txsink does not create target tables), or point the tables entry's target at the right one"})
 		return ti, nil
 	}
 	ti.schema = st
@@ -353,8 +359,21 @@ func (c *checker) checkWriter(ctx context.Context, ti *tableInfo) error {
 		}
 		return fmt.Errorf("read %s: %w", ti.schema, err)
 	}
-	c.add(Finding{Severity: Info, Check: "writer", Table: ti.label,
-		Message: fmt.Sprintf("the table holds rows, but pipeline %s has committed nothing to this target yet: another writer (an initial load, an application, another pipeline) put them there. txsink upserts over rows with the changelog's keys and leaves the others; it cannot tell later writes of another writer from its own.", c.cfg.Name),
-		Fix:     "nothing, if the rows are a snapshot the changelog continues; otherwise stop the other writer. To detect a second writer later, add a version column the source fills (its commit position or time) and have readers or a periodic query compare it with what the changelog last wrote"})
+	c.heldRows = append(c.heldRows, ti.schema.String())
 	return nil
+}
+
+// emitHeldRows reports, once for all of them, the tables checkWriter found
+// holding rows another writer put there.
+func (c *checker) emitHeldRows() {
+	if len(c.heldRows) == 0 {
+		return
+	}
+	what := "table " + c.heldRows[0] + " holds"
+	if len(c.heldRows) > 1 {
+		what = "tables " + strings.Join(c.heldRows, ", ") + " hold"
+	}
+	c.add(Finding{Severity: Info, Check: "writer", Table: "target",
+		Message: fmt.Sprintf("%s rows, but pipeline %s has committed nothing here yet: another writer put them there. txsink upserts over them by key and leaves the rest.", what, c.cfg.Name),
+		Fix:     "nothing, if they are a snapshot the changelog continues; otherwise stop the other writer (a version column the source fills lets a periodic query tell its writes from the changelog's)"})
 }
