@@ -20,6 +20,29 @@ func isTerminal(w io.Writer) bool {
 	return ok && isatty.IsTerminal(f.Fd())
 }
 
+// sameOutput reports whether what is written to a and to b ends up in the
+// same place, so that writing a line to both shows it twice: both are
+// terminals, or both are one file (2>&1).
+func sameOutput(a, b io.Writer) bool {
+	fa, ok := a.(*os.File)
+	if !ok {
+		return false
+	}
+	fb, ok := b.(*os.File)
+	if !ok {
+		return false
+	}
+	if isTerminal(fa) && isTerminal(fb) {
+		return true
+	}
+	sa, err := fa.Stat()
+	if err != nil {
+		return false
+	}
+	sb, err := fb.Stat()
+	return err == nil && os.SameFile(sa, sb)
+}
+
 // progressBar draws "[#####     ]  52% 12.3 of 23.6 MB, 8.1 MB/s, 180000
 // events/s, ETA 2s" on a terminal; elsewhere it stays silent, so logs and
 // pipes get nothing but what they asked for.

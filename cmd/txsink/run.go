@@ -424,6 +424,11 @@ Examples:
 	}
 	fmt.Fprintln(stdout, report.Summary(cfg))
 	if n := report.Count(diagnose.Error); n > 0 {
+		if sameOutput(stdout, stderr) {
+			// A terminal (or 2>&1) shows stdout's list already: each
+			// error once.
+			return exitError{code: 1, msg: countOf(n, "error") + " (above)"}
+		}
 		// The errors again on stderr, where a script or a CI log looks
 		// for why the exit code is 1.
 		lines := []string{countOf(n, "error") + ":"}
