@@ -61,7 +61,7 @@ func TestSummaryLineCounts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			line := summaryLine("p", tt.st, time.Second)
+			line := summaryLine("p", tt.st, time.Second, "")
 			for _, w := range tt.want {
 				if !strings.Contains(line, w) {
 					t.Errorf("summary %q lacks %q", line, w)

@@ -112,6 +112,16 @@ func (p *progressBar) begin(total int64, events func() int64) {
 // Read implements engine.Progressor.
 func (p *progressBar) Read(n int64) { p.read.Add(n) }
 
+// percent is how much of the total has been read, in whole percent rounded
+// down (a run one byte short of its end is at 99%, not 100%), and whether
+// the total is known.
+func (p *progressBar) percent() (int, bool) {
+	if p.total <= 0 {
+		return 0, false
+	}
+	return int(min(p.read.Load()*100/p.total, 100)), true
+}
+
 // draw writes the bar over the current line. p.mu must be held.
 func (p *progressBar) draw() {
 	read := p.read.Load()

@@ -141,10 +141,15 @@ Examples:
 	bar.done()
 	st := e.Stats()
 	took := time.Since(st.Started)
+	stopped := ""
+	if runErr == nil && ctx.Err() != nil && !st.EndOfInput && cfg.Source.Type == file.Type && !files.Follow {
+		// Files have an end: a signal before it is not "done".
+		stopped = interruptedAt(bar)
+	}
 	if isTerminal(stdout) {
-		fmt.Fprint(stdout, summaryTable(cfg.Name, st, took, runErr))
+		fmt.Fprint(stdout, summaryTable(cfg.Name, st, took, runErr, stopped))
 	} else {
-		fmt.Fprintln(stdout, summaryLine(cfg.Name, st, took))
+		fmt.Fprintln(stdout, summaryLine(cfg.Name, st, took, stopped))
 	}
 	if runErr != nil {
 		return runErr
@@ -254,15 +259,31 @@ func sumEvents(st engine.Stats) int64 {
 	return n
 }
 
-// summaryTable renders the summary a person reads at the end of a run on
-// a terminal: what was read, what was written, and how fast.
-func summaryTable(name string, st engine.Stats, took time.Duration, runErr error) string {
-	var b strings.Builder
-	result := "done"
-	if runErr != nil {
-		result = "stopped by an error (above)"
+// interruptedAt says how far a run stopped by a signal got through its
+// files: "interrupted at 42%, a rerun resumes". Without a known size (a
+// FIFO, standard input) it cannot say how far, and a rerun reads such a
+// stream from its start.
+func interruptedAt(bar *progressBar) string {
+	if pct, ok := bar.percent(); ok {
+		return fmt.Sprintf("interrupted at %d%%, a rerun resumes", pct)
 	}
-	fmt.Fprintf(&b, "\n%s: %s in %s\n\n", name, result, took.Round(time.Millisecond))
+	return "interrupted before the end of the input"
+}
+
+// summaryTable renders the summary a person reads at the end of a run on
+// a terminal: what was read, what was written, and how fast. stopped, when
+// not "", says the run was interrupted before the end of its input and how
+// far it got (interruptedAt).
+func summaryTable(name string, st engine.Stats, took time.Duration, runErr error, stopped string) string {
+	var b strings.Builder
+	switch {
+	case runErr != nil:
+		fmt.Fprintf(&b, "\n%s: stopped by an error (above) in %s\n\n", name, took.Round(time.Millisecond))
+	case stopped != "":
+		fmt.Fprintf(&b, "\n%s: %s (after %s)\n\n", name, stopped, took.Round(time.Millisecond))
+	default:
+		fmt.Fprintf(&b, "\n%s: done in %s\n\n", name, took.Round(time.Millisecond))
+	}
 	row := func(label string, v any, note string) {
 		fmt.Fprintf(&b, "%s\n", strings.TrimRight(fmt.Sprintf("  %-17s %12v  %s", label, v, note), " "))
 	}
@@ -336,8 +357,9 @@ var kindNote = map[changelog.Kind]string{
 	changelog.Delete:       "deletes",
 }
 
-// summaryLine renders the one-line summary printed when a run ends.
-func summaryLine(name string, st engine.Stats, took time.Duration) string {
+// summaryLine renders the one-line summary printed when a run ends;
+// stopped is as for summaryTable.
+func summaryLine(name string, st engine.Stats, took time.Duration, stopped string) string {
 	var events int64
 	kinds := make([]string, 0, 4)
 	for _, k := range []changelog.Kind{changelog.Insert, changelog.UpdateBefore, changelog.UpdateAfter, changelog.Delete} {
@@ -352,7 +374,11 @@ func summaryLine(name string, st engine.Stats, took time.Duration) string {
 		rate = float64(events) / took.Seconds()
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %s", name, countOf(events, "event"))
+	b.WriteString(name + ": ")
+	if stopped != "" {
+		b.WriteString(stopped + "; ")
+	}
+	b.WriteString(countOf(events, "event"))
 	if len(kinds) > 0 {
 		fmt.Fprintf(&b, " (%s)", strings.Join(kinds, ", "))
 	}

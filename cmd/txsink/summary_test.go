@@ -24,12 +24,14 @@ func TestSummaryTable(t *testing.T) {
 		Tables: map[string]engine.TableStats{"orders": {Upserted: 200, Deleted: 30}, "order_items": {Upserted: 100, Deleted: 20}, "order_events": {Inserted: 150}},
 	}
 	tests := []struct {
-		name   string
-		st     engine.Stats
-		took   time.Duration
-		err    error
-		want   []string // regexps, each matching one line
-		absent []string
+		name string
+		st   engine.Stats
+		took time.Duration
+		err  error
+		// stopped is summaryTable's stopped ("": not interrupted).
+		stopped string
+		want    []string // regexps, each matching one line
+		absent  []string
 	}{
 		{
 			name: "everything",
@@ -66,6 +68,13 @@ func TestSummaryTable(t *testing.T) {
 			absent: []string{"source txns", "retries", "skipped", "rows by table", "dead-lettered", "left open"},
 		},
 		{
+			name: "interrupted by a signal",
+			st:   engine.Stats{Events: map[changelog.Kind]int64{changelog.Insert: 5}, Upserted: 5, Commits: 1},
+			took: time.Second, stopped: "interrupted at 42%, a rerun resumes",
+			want:   []string{`^p: interrupted at 42%, a rerun resumes \(after 1s\)$`, `^  commits +1 `},
+			absent: []string{"done"},
+		},
+		{
 			name: "transactions left open at the end of input",
 			st: engine.Stats{Events: map[changelog.Kind]int64{changelog.Insert: 3}, EndOfInput: true, Unfinished: []engine.OpenTxn{
 				{Partition: "p0.jsonl", TxnID: "t2", StartOffset: 80, StartSeq: 2, Changes: 2},
@@ -81,7 +90,7 @@ func TestSummaryTable(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := summaryTable("p", tt.st, tt.took, tt.err)
+			got := summaryTable("p", tt.st, tt.took, tt.err, tt.stopped)
 			lines := strings.Split(got, "\n")
 			for _, w := range tt.want {
 				re := regexp.MustCompile(w)
