@@ -120,8 +120,11 @@ type Result struct {
 	// Partitions holds each partition's changes in order.
 	Partitions [][]changelog.Change
 	// Final holds, per keyed table, the rows that must exist at the end,
-	// keyed by their rendered key.
+	// keyed by their rendered key (Generate only).
 	Final map[string]map[string]Row
+	// Digest summarizes Final (see Digest): a target can be checked
+	// against it without holding its rows.
+	Digest Digest
 	// Events is how many order_events rows the changelog inserts.
 	Events int
 	// Txns is how many source transactions the changelog holds.
@@ -152,14 +155,53 @@ func (r *Result) Changes() int {
 
 var statuses = []string{"NEW", "PAID", "SHIPPED"}
 
-// Generate builds the changelog of spec.
+// Generate builds the changelog of spec, in memory.
 func Generate(spec Spec) *Result {
 	spec.defaults()
+	parts := make([][]changelog.Change, spec.Partitions)
+	final := map[string]map[string]Row{"orders": {}, "order_items": {}}
+	res, _ := generate(spec, func(p int, txn []changelog.Change) error {
+		parts[p] = append(parts[p], txn...)
+		return nil
+	}, func(table, key string, r Row) { final[table][key] = r }, nil)
+	res.Partitions, res.Final = parts, final
+	return res
+}
+
+// Stream generates the changelog of spec as Generate does, the same changes
+// with the same positions, but hands each source transaction to emit
+// instead of keeping it, and keeps of the final state only its Digest: a
+// large changelog is written out without being held in memory. progress,
+// when not nil, is told every 1000 orders how many are generated. The
+// Result it returns has neither Partitions nor Final; an error from emit
+// ends it with that error.
+func Stream(spec Spec, emit Emit, progress func(orders int)) (*Result, error) {
+	return generate(spec, emit, nil, progress)
+}
+
+// generate is Generate and Stream: it hands each source transaction to
+// emitTo and each row of the final state to finalRow (when not nil), and
+// sums the final state's Digest. An order's rows are final once its
+// iteration ends: no later order touches them.
+func generate(spec Spec, emitTo Emit, finalRow func(table, key string, r Row), progress func(orders int)) (*Result, error) {
+	spec.defaults()
 	rng := rand.New(rand.NewPCG(spec.Seed, spec.Seed^0x9e3779b97f4a7c15))
-	res := &Result{
-		Partitions: make([][]changelog.Change, spec.Partitions),
-		Final:      map[string]map[string]Row{"orders": {}, "order_items": {}},
+	res := &Result{Digest: Digest{}}
+	keep := func(table, key string, r changelog.Row) {
+		fr := final(r)
+		td := res.Digest[table]
+		td.Rows++
+		td.Sum += RowHash(fr)
+		res.Digest[table] = td
+		if finalRow != nil {
+			finalRow(table, key, fr)
+		}
 	}
+	// txn holds the current source transaction's changes until its end
+	// mark is set; seq numbers each partition's changes from 1.
+	var txn []changelog.Change
+	seq := make([]int64, spec.Partitions)
+	var failed error
 	orders := changelog.Table{Namespace: spec.Namespace, Name: "orders"}
 	items := changelog.Table{Namespace: spec.Namespace, Name: "order_items"}
 	events := changelog.Table{Namespace: spec.Namespace, Name: "order_events"}
@@ -167,6 +209,12 @@ func Generate(spec Spec) *Result {
 	customers := []string{"Ada", "Grace", "Linus", "Margaret", "Zoë", "Søren", "李雷", "Anaïs"}
 
 	for i := 0; i < spec.Orders; i++ {
+		if failed != nil {
+			return nil, failed
+		}
+		if progress != nil && i > 0 && i%1000 == 0 {
+			progress(i)
+		}
 		p := i % spec.Partitions
 		id := int64(i + 1)
 		// Each business step of an order is one source transaction; its
@@ -175,17 +223,28 @@ func Generate(spec Spec) *Result {
 		begin := func() { step++ }
 		emit := func(c changelog.Change) {
 			c.TxnID = fmt.Sprintf("o%d.%d", id, step)
-			res.Partitions[p] = append(res.Partitions[p], c)
+			txn = append(txn, c)
 			if spec.Events && c.Table == orders {
-				res.Partitions[p] = append(res.Partitions[p], changelog.Change{Kind: changelog.Insert, Table: events, TxnID: c.TxnID,
+				txn = append(txn, changelog.Change{Kind: changelog.Insert, Table: events, TxnID: c.TxnID,
 					After: row("order_id", num(id), "event", c.Kind.String()+statusOf(c))})
 				res.Events++
 			}
 		}
 		end := func() {
-			last := &res.Partitions[p][len(res.Partitions[p])-1]
-			last.TxnEnd = true
+			txn[len(txn)-1].TxnEnd = true
 			res.Txns++
+			for i := range txn {
+				// Positions are given by the source that carries the
+				// changes; number them so library users can feed them
+				// directly.
+				seq[p]++
+				txn[i].Pos = changelog.Position{Partition: fmt.Sprintf("p%d", p), Offset: seq[p], Seq: seq[p]}
+				txn[i].Size = 200
+			}
+			if failed == nil {
+				failed = emitTo(p, txn)
+			}
+			txn = txn[:0]
 		}
 		created := base.Add(time.Duration(i) * 1234 * time.Millisecond)
 		nItems := 1 + rng.IntN(5)
@@ -255,22 +314,16 @@ func Generate(spec Spec) *Result {
 				end()
 			}
 		}
-		res.Final["orders"][render(id)] = final(order)
+		keep("orders", render(id), order)
 		for _, ir := range itemRows {
 			ln, _ := ir.Get("line_no")
-			res.Final["order_items"][render(id)+"|"+string(ln.(changelog.Number))] = final(ir)
+			keep("order_items", render(id)+"|"+string(ln.(changelog.Number)), ir)
 		}
 	}
-	// Positions are given by the source that carries the changes; number
-	// them so library users can feed them directly.
-	for p := range res.Partitions {
-		for i := range res.Partitions[p] {
-			c := &res.Partitions[p][i]
-			c.Pos = changelog.Position{Partition: fmt.Sprintf("p%d", p), Offset: int64(i + 1), Seq: int64(i + 1)}
-			c.Size = 200
-		}
+	if failed != nil {
+		return nil, failed
 	}
-	return res
+	return res, nil
 }
 
 func statusOf(c changelog.Change) string {
