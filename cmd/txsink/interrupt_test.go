@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -25,8 +26,7 @@ func TestInterruptedSummary(t *testing.T) {
 	db := testdb.SQLite(t)
 	db.Exec(t, workload.Schema("sqlite")...)
 	dir := filepath.Dir(db.URL[len("sqlite://"):])
-	res := workload.Generate(workload.Spec{Orders: 2000, Partitions: 1, Seed: 5, Events: true})
-	if err := writeNative(filepath.Join(dir, "p0.jsonl"), res.Partitions[0]); err != nil {
+	if _, err := generateDemo(dir, []string{"p0.jsonl"}, 2000, newStatusLine(io.Discard)); err != nil {
 		t.Fatal(err)
 	}
 	cfg := filepath.Join(dir, "pipeline.yaml")

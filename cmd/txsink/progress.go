@@ -43,6 +43,37 @@ func sameOutput(a, b io.Writer) bool {
 	return err == nil && os.SameFile(sa, sb)
 }
 
+// statusLine shows one line of status on a terminal, each new one over the
+// last, at most five times a second; elsewhere it writes nothing, so logs
+// and pipes get only what they asked for.
+type statusLine struct {
+	w    io.Writer
+	on   bool
+	last time.Time
+	n    int // the length of the line shown, to clear it
+}
+
+func newStatusLine(w io.Writer) *statusLine { return &statusLine{w: w, on: isTerminal(w)} }
+
+// show replaces the status with s, unless one was shown less than 200 ms
+// ago.
+func (l *statusLine) show(s string) {
+	if !l.on || time.Since(l.last) < 200*time.Millisecond {
+		return
+	}
+	l.last = time.Now()
+	fmt.Fprintf(l.w, "\r\033[K%s", s)
+	l.n = len(s)
+}
+
+// clear erases the status, if one is shown.
+func (l *statusLine) clear() {
+	if l.on && l.n > 0 {
+		io.WriteString(l.w, "\r\033[K")
+		l.n = 0
+	}
+}
+
 // progressBar draws "[#####     ]  52% 12.3 of 23.6 MB, 8.1 MB/s, 180000
 // events/s, ETA 2s" on a terminal; elsewhere it stays silent, so logs and
 // pipes get nothing but what they asked for.
