@@ -36,7 +36,9 @@ SIGINT or SIGTERM). A kafka source runs until SIGINT or SIGTERM as a member
 of source.group: start the same config on several machines and the group
 spreads the topics' partitions over them. Run it again with the same name:
 it resumes after the last commit stored in the target and applies nothing
-twice. On SIGINT/SIGTERM it commits what it has read and exits 0.
+twice. On SIGINT/SIGTERM it commits what it has read and exits 0; a file
+source stopped before its end says how far it got ("interrupted at 42%, a
+rerun resumes").
 
 While it runs it serves, on --http (loopback only by default):
   /metrics  Prometheus metrics (docs/operations.md says what each means)
@@ -419,8 +421,11 @@ consumer group. It reports, one line per finding:
   info     worth knowing: case-insensitive key columns, cascading foreign
            keys, rows that another writer put into a table
 
-each with what to do, then a summary line. Exits 1 when there is an error
-(everything txsink run refuses to start with is one), 0 otherwise.
+each with what to do, then a summary line. Records that cannot be decoded
+are grouped only when their cause is the same. Exits 1 when there is an
+error (everything txsink run refuses to start with is one), 0 otherwise;
+the errors are repeated on stderr unless it is where stdout goes (the same
+terminal, or 2>&1).
 
 Examples:
   txsink check --config pipeline.yaml
