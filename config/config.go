@@ -39,6 +39,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/txsink/txsink/changelog"
@@ -316,7 +317,15 @@ func lineOf(err error) (int, string) {
 	msg := err.Error()
 	if m := yamlLine.FindStringSubmatchIndex(msg); m != nil {
 		line, _ := strconv.Atoi(msg[m[2]:m[3]])
-		return line, msg[:m[0]] + msg[m[1]:]
+		rest := msg[:m[0]] + msg[m[1]:]
+		if strings.Contains(rest, "did not find expected") {
+			// yaml.v3 numbers a parser error (an unclosed { or [, a
+			// block left unfinished) by the line of what it was parsing
+			// counted from 0, one short of the line the bracket or block
+			// starts on.
+			line++
+		}
+		return line, rest
 	}
 	return 0, msg
 }
