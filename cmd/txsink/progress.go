@@ -93,14 +93,6 @@ type progressBar struct {
 	stopped chan struct{}
 }
 
-// newProgressBar starts a bar on w for total bytes; it draws only when w
-// is a terminal and total is known.
-func newProgressBar(w io.Writer, total int64) *progressBar {
-	p := newIdleBar(w)
-	p.begin(total, nil)
-	return p
-}
-
 // newIdleBar returns a bar that draws nothing until begin: its Logs
 // writer can be handed to the logger before the total is known.
 func newIdleBar(w io.Writer) *progressBar {
