@@ -98,6 +98,7 @@ func (e *Engine) quarantinesUndecodable() bool { return e.deadLettering() && !e.
 
 // deadLetterInto quarantines d through buf.
 func (e *Engine) deadLetterInto(buf *reduce.Buffer, d commit.DeadLetter) {
+	d.Reason = reduce.DeadLetterReason(d.Reason)
 	e.mu.Lock()
 	e.stats.DeadLetters++
 	e.mu.Unlock()

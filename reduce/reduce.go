@@ -1179,11 +1179,26 @@ func keyFromImage(t *Table, img changelog.Row) string {
 	return b.String()
 }
 
+// rerunTail ends the hint of a value refused under bad-input: fail, where
+// the pipeline stops and a rerun after the fix resumes at the last commit.
+const rerunTail = ", then run again; nothing past the last commit was applied"
+
+// DeadLetterReason is the reason of a refusal as a quarantined change
+// stores it: under bad-input: dead-letter the pipeline went on, so "then
+// run again; nothing past the last commit was applied" is not true there,
+// and what to do is to feed the quarantined change again after the fix.
+func DeadLetterReason(reason string) string {
+	if r, ok := strings.CutSuffix(reason, rerunTail); ok {
+		return r + ", then feed the quarantined change again (txsink dead-letters lists it)"
+	}
+	return reason
+}
+
 // valueError is the *Error for a value of column the conversion refused
 // (err): the column named once, with its type, and the fix the value
 // points to.
 func (b *Buffer) valueError(t *Table, c *changelog.Change, column, key string, err error) error {
-	const then = ", then run again; nothing past the last commit was applied"
+	const then = rerunTail
 	e := &Error{Pos: c.Pos, Table: t.Schema.String(), Key: key, Column: column, Reason: err.Error(),
 		Hint: "fix the value at the source or widen the target column" + then, Err: err}
 	var ce *coerce.Error

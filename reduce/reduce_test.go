@@ -657,3 +657,19 @@ func TestMergeIsAddingInTurn(t *testing.T) {
 		}
 	}
 }
+
+// TestDeadLetterReason checks that a quarantined change's reason does not
+// tell to run again (the pipeline went on) but to feed it again, and that
+// other reasons are kept as they are.
+func TestDeadLetterReason(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"p:3: table t key (1) column n INT: value NULL cannot go into a NOT NULL column; make the column NULL-able, or have the source send a value, then run again; nothing past the last commit was applied",
+			"p:3: table t key (1) column n INT: value NULL cannot go into a NOT NULL column; make the column NULL-able, or have the source send a value, then feed the quarantined change again (txsink dead-letters lists it)"},
+		{"the target refused the row: x", "the target refused the row: x"},
+	}
+	for _, tt := range tests {
+		if got := DeadLetterReason(tt.in); got != tt.want {
+			t.Errorf("DeadLetterReason(%q)\n = %q\nwant %q", tt.in, got, tt.want)
+		}
+	}
+}
