@@ -54,6 +54,11 @@ func TestSummaryLineCounts(t *testing.T) {
 			want: []string{"p: 2 events (+I 2) -> 2 rows written (2 upserted, 0 deleted, 0 inserted) in 2 commits, 2 retries, "},
 		},
 		{
+			name: "dead-lettered",
+			st:   engine.Stats{Events: map[changelog.Kind]int64{changelog.Insert: 3}, Upserted: 2, Commits: 1, DeadLetters: 1},
+			want: []string{"in 1 commit, 1 dead-lettered (txsink dead-letters lists them), "},
+		},
+		{
 			name: "none",
 			st:   engine.Stats{},
 			want: []string{"p: 0 events -> 0 rows written (0 upserted, 0 deleted, 0 inserted) in 0 commits, "},

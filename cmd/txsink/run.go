@@ -389,6 +389,9 @@ func summaryLine(name string, st engine.Stats, took time.Duration, stopped strin
 	if st.Skipped > 0 {
 		fmt.Fprintf(&b, ", %d skipped", st.Skipped)
 	}
+	if st.DeadLetters > 0 {
+		fmt.Fprintf(&b, ", %d dead-lettered (txsink dead-letters lists them)", st.DeadLetters)
+	}
 	if st.Retries > 0 {
 		fmt.Fprintf(&b, ", %s", countOf(st.Retries, "retry"))
 	}
