@@ -12,6 +12,7 @@ import (
 	"github.com/txsink/txsink/reduce"
 	"github.com/txsink/txsink/route"
 	"github.com/txsink/txsink/schema"
+	"github.com/txsink/txsink/sink"
 	"github.com/txsink/txsink/sink/sqlsink"
 )
 
@@ -112,7 +113,7 @@ func (c *checker) table(ctx context.Context, tc *config.Table, src changelog.Tab
 		// The dialect's error says what to do about a missing table; the
 		// finding says it once, as its fix.
 		msg := fmt.Sprintf("the target table %s cannot be read: %v.", name, err)
-		var me *sqlsink.MissingTableError
+		var me *sink.MissingTableError
 		if errors.As(err, &me) {
 			msg = "the target " + me.Reason() + "."
 		}

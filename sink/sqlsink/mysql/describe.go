@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/txsink/txsink/schema"
+	"github.com/txsink/txsink/sink"
 	"github.com/txsink/txsink/sink/sqlsink"
 )
 
@@ -59,7 +60,7 @@ func (d *Dialect) Describe(ctx context.Context, q sqlsink.Querier, name schema.N
 		return nil, err
 	}
 	if len(t.Columns) == 0 {
-		return nil, &sqlsink.MissingTableError{Table: ns + "." + tbl, Invisible: true}
+		return nil, &sink.MissingTableError{Table: ns + "." + tbl, Invisible: true}
 	}
 	krows, err := q.QueryContext(ctx, `SELECT COLUMN_NAME FROM information_schema.KEY_COLUMN_USAGE
 		WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND CONSTRAINT_NAME = 'PRIMARY' ORDER BY ORDINAL_POSITION`, ns, tbl)

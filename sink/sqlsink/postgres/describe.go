@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/txsink/txsink/schema"
+	"github.com/txsink/txsink/sink"
 	"github.com/txsink/txsink/sink/sqlsink"
 )
 
@@ -52,7 +53,7 @@ func (d Dialect) Describe(ctx context.Context, q sqlsink.Querier, name schema.Na
 		return nil, err
 	}
 	if len(t.Columns) == 0 {
-		return nil, &sqlsink.MissingTableError{Table: ns + "." + tbl, Invisible: true}
+		return nil, &sink.MissingTableError{Table: ns + "." + tbl, Invisible: true}
 	}
 	if err := compares(ctx, q, t); err != nil {
 		return nil, err

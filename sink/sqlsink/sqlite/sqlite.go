@@ -23,6 +23,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/txsink/txsink/schema"
+	"github.com/txsink/txsink/sink"
 	"github.com/txsink/txsink/sink/sqlsink"
 )
 
@@ -307,7 +308,7 @@ func (d Dialect) Describe(ctx context.Context, q sqlsink.Querier, name schema.Na
 		return nil, err
 	}
 	if len(t.Columns) == 0 {
-		return nil, &sqlsink.MissingTableError{Table: name.String()}
+		return nil, &sink.MissingTableError{Table: name.String()}
 	}
 	t.PrimaryKey = make([]string, len(pks))
 	for _, p := range pks {

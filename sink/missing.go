@@ -1,6 +1,7 @@
-package sqlsink
+package sink
 
-// MissingTableError is a target table a dialect's Describe cannot find: it
+// MissingTableError is a target table Describe cannot find (the SQL sinks
+// return it, so that check can say the fix once): it
 // does not exist, or txsink's user cannot see it. txsink never creates a
 // target table, so the fix is the user's: create it, or route to another.
 type MissingTableError struct {
