@@ -68,23 +68,7 @@ func PrivateMariaDB(t testing.TB, options ...string) *DB {
 		t.Fatal(err)
 	}
 	defer admin.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		if err = admin.PingContext(ctx); err == nil {
-			break
-		}
-		select {
-		case werr := <-exited:
-			log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
-			t.Fatalf("mariadbd exited (%v) before it answered: %v\n%s", werr, err, log)
-		case <-ctx.Done():
-			t.Fatalf("mariadbd did not answer within 60s: %v", errors.Join(err, ctx.Err()))
-		case <-tick.C:
-		}
-	}
+	awaitServer(t, "mariadbd", admin, exited, filepath.Join(dir, "error.log"))
 	if _, err := admin.Exec("CREATE DATABASE test CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci"); err != nil {
 		t.Fatalf("create database test: %v", err)
 	}
@@ -116,4 +100,29 @@ func currentUser() string {
 		return u
 	}
 	return "root"
+}
+
+// awaitServer pings admin until the private server answers, failing the
+// test with the server's log when it exits first or does not answer
+// within a minute.
+func awaitServer(t testing.TB, name string, admin *sql.DB, exited <-chan error, logPath string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		err := admin.PingContext(ctx)
+		if err == nil {
+			return
+		}
+		select {
+		case werr := <-exited:
+			log, _ := os.ReadFile(logPath)
+			t.Fatalf("%s exited (%v) before it answered: %v\n%s", name, werr, err, log)
+		case <-ctx.Done():
+			t.Fatalf("%s did not answer within 60s: %v", name, errors.Join(err, ctx.Err()))
+		case <-tick.C:
+		}
+	}
 }

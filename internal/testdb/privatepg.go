@@ -1,9 +1,7 @@
 package testdb
 
 import (
-	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -94,23 +92,7 @@ func PrivatePostgres(t testing.TB, settings ...string) *DB {
 		t.Fatal(err)
 	}
 	defer admin.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		if err = admin.PingContext(ctx); err == nil {
-			break
-		}
-		select {
-		case werr := <-exited:
-			log, _ := os.ReadFile(filepath.Join(dir, "server.log"))
-			t.Fatalf("postgres exited (%v) before it answered: %v\n%s", werr, err, log)
-		case <-ctx.Done():
-			t.Fatalf("postgres did not answer within 60s: %v", errors.Join(err, ctx.Err()))
-		case <-tick.C:
-		}
-	}
+	awaitServer(t, "postgres", admin, exited, filepath.Join(dir, "server.log"))
 	if _, err := admin.Exec("CREATE DATABASE test"); err != nil {
 		t.Fatalf("create database test: %v", err)
 	}
