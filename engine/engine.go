@@ -54,7 +54,6 @@ import (
 	"github.com/txsink/txsink/clock"
 	"github.com/txsink/txsink/commit"
 	"github.com/txsink/txsink/config"
-	"github.com/txsink/txsink/errkind"
 	"github.com/txsink/txsink/internal/fault"
 	"github.com/txsink/txsink/reduce"
 	"github.com/txsink/txsink/route"
@@ -194,6 +193,9 @@ type Engine struct {
 	// open lists the open source transactions as the transaction loop
 	// last published them (see noteOpen).
 	open []OpenTxn
+	// retry describes the unit being retried, nil while none is (see
+	// apply).
+	retry *RetryStatus
 }
 
 // New opens the target, creates the progress table if needed, reads the
@@ -557,76 +559,6 @@ func (e *Engine) markUnit(u *commit.Unit) error {
 	}
 	u.Marks = marks
 	return nil
-}
-
-// apply applies u, retrying transient errors with capped exponential
-// backoff and jitter.
-func (e *Engine) apply(ctx context.Context, u *commit.Unit) error {
-	applyCtx := ctx
-	if e.faults != nil {
-		applyCtx = fault.With(ctx, e.faults)
-	}
-	backoff := 100 * time.Millisecond
-	for attempt := 0; ; attempt++ {
-		err := e.target.Apply(applyCtx, u)
-		if err == nil {
-			return nil
-		}
-		if !errkind.IsTransient(err) || ctx.Err() != nil {
-			return err
-		}
-		if attempt >= e.cfg.Sink.MaxRetries {
-			return exhausted(err, attempt)
-		}
-		e.mu.Lock()
-		e.stats.Retries++
-		e.mu.Unlock()
-		wait := e.jitter(backoff)
-		e.log.Warn("transient target error; retrying the unit", "attempt", attempt+1, "wait", wait, "err", err)
-		e.hookRetry(attempt+1, wait, err)
-		timer := e.clock.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			timer.Stop()
-			return errors.Join(err, ctx.Err())
-		case <-timer.C():
-		}
-		backoff = min(backoff*2, 10*time.Second)
-		// The error may have hidden a COMMIT the server carried out (the
-		// connection broke after the server committed but before the
-		// client heard). Applying the unit again would apply it twice —
-		// append-only rows, triggers — so ask the target first.
-		done, cerr := e.target.Committed(ctx, u)
-		switch {
-		case cerr != nil && !errkind.IsTransient(cerr):
-			return cerr
-		case cerr != nil:
-			// The server is still away; the next attempt will say.
-		case done:
-			e.log.Warn("the unit was committed although its COMMIT reported an error; not applying it again", "err", err)
-			return nil
-		}
-	}
-}
-
-// jitter returns a wait between backoff/2 and backoff, drawn from the
-// engine's random source, so that instances that failed together do not
-// retry together.
-func (e *Engine) jitter(backoff time.Duration) time.Duration {
-	e.randomMu.Lock()
-	defer e.randomMu.Unlock()
-	return backoff/2 + time.Duration(e.random.Int64N(int64(backoff/2+1)))
-}
-
-// exhausted marks err, a transient target error that persisted through
-// retries retries, as given up on, so that it no longer says txsink
-// retries it.
-func exhausted(err error, retries int) error {
-	var te *sink.Error
-	if errors.As(err, &te) {
-		te.GaveUp, te.Retries = true, retries
-	}
-	return err
 }
 
 // Close releases the target (when the engine opened it). It does not

@@ -43,6 +43,15 @@ type clockRun struct {
 // of an engine on a fake clock over it.
 func startClockRun(t *testing.T, cfg *config.Config, lines []string, opts ...engine.Option) *clockRun {
 	t.Helper()
+	r := newClockRun(t, cfg, lines, opts...)
+	r.start()
+	return r
+}
+
+// newClockRun is startClockRun without the start: the engine is made (its
+// target opened, its progress read), Run not yet started.
+func newClockRun(t *testing.T, cfg *config.Config, lines []string, opts ...engine.Option) *clockRun {
+	t.Helper()
 	data := strings.Join(lines, "\n") + "\n"
 	path := filepath.Join(t.TempDir(), "p0.jsonl")
 	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
@@ -54,14 +63,18 @@ func startClockRun(t *testing.T, cfg *config.Config, lines []string, opts ...eng
 		read: &readAll{want: int64(len(data) - len(lines)), done: make(chan struct{})}, runErr: make(chan error, 1)}
 	opts = append(opts, engine.WithClock(r.clock), engine.WithCommitHook(func(u *commit.Unit) { r.commits <- u }))
 	r.e = newEngine(t, cfg, opts...)
+	return r
+}
+
+// start starts Run.
+func (r *clockRun) start() {
 	ctx, cancel := context.WithCancel(context.Background())
 	r.cancel = cancel
 	go func() { r.runErr <- r.e.Run(ctx, engine.RunOptions{Progress: r.read}) }()
-	t.Cleanup(func() {
+	r.t.Cleanup(func() {
 		cancel()
 		<-r.runErr
 	})
-	return r
 }
 
 // readAll is a Progressor that closes done once want bytes were read:

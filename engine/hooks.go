@@ -39,6 +39,7 @@ type (
 const (
 	StateStarting = observe.StateStarting
 	StateRunning  = observe.StateRunning
+	StateDegraded = observe.StateDegraded
 	StateStopping = observe.StateStopping
 	StateStopped  = observe.StateStopped
 	StateFailed   = observe.StateFailed

@@ -185,6 +185,15 @@ func (e *Engine) Status() Status {
 	if e.stopErr != nil {
 		st.Error = e.stopErr.Error()
 	}
+	if e.retry != nil && (e.state == StateRunning || e.state == StateStopping) {
+		// Once the pipeline has stopped, its error says what the retries
+		// met.
+		r := *e.retry
+		st.Retrying = &r
+		if e.state == StateRunning {
+			st.State = StateDegraded
+		}
+	}
 	for k, n := range e.stats.Events {
 		st.Stats.Events[k.String()] = n
 	}

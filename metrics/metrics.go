@@ -69,7 +69,8 @@
 //	    pipeline has gone without a commit, and no gauge has to tick
 //	txsink_state{pipeline,state}
 //	    1 for the pipeline's state, 0 for the others: starting, running,
-//	    stopping, stopped, failed
+//	    degraded (a unit's commit is being retried), stopping, stopped,
+//	    failed
 //
 // Names returns this list, for tests and dashboards. One more, of the
 // process rather than of a pipeline, is BuildInfo's:
@@ -126,7 +127,7 @@ const unmatched = "_unmatched"
 
 // states lists every pipeline state, so txsink_state is one-hot over a
 // fixed set (a state absent from the scrape would read as "no data").
-var states = []observe.State{observe.StateStarting, observe.StateRunning, observe.StateStopping, observe.StateStopped, observe.StateFailed}
+var states = []observe.State{observe.StateStarting, observe.StateRunning, observe.StateDegraded, observe.StateStopping, observe.StateStopped, observe.StateFailed}
 
 // commitBuckets spans a small SQLite commit (a millisecond) to a large
 // transaction-mode unit retried against a slow server (a minute).

@@ -467,8 +467,8 @@ func TestStatusGauges(t *testing.T) {
 	if n := len(family(t, fams, "txsink_lag_bytes").GetMetric()); n != 2 {
 		t.Errorf("%d lag series, want 2: a partition of unknown size has no lag", n)
 	}
-	if n := len(family(t, fams, "txsink_state").GetMetric()); n != 5 {
-		t.Errorf("%d state series, want one per state (5)", n)
+	if n := len(family(t, fams, "txsink_state").GetMetric()); n != 6 {
+		t.Errorf("%d state series, want one per state (6)", n)
 	}
 }
 

@@ -112,6 +112,7 @@ type State string
 const (
 	StateStarting State = "starting" // opened, not reading yet
 	StateRunning  State = "running"  // reading and committing
+	StateDegraded State = "degraded" // running, but the unit being committed failed and is retried (Status.Retrying says why)
 	StateStopping State = "stopping" // committing what it has before it stops
 	StateStopped  State = "stopped"  // ended cleanly
 	StateFailed   State = "failed"   // ended with an error (Status.Error says which)
@@ -124,6 +125,11 @@ type Status struct {
 	State    State  `json:"state"`
 	// Error is the error the pipeline stopped with (StateFailed).
 	Error string `json:"error,omitempty"`
+	// Retrying, while the pipeline runs or stops, describes the unit
+	// whose commit failed with a transient error (a target that is down,
+	// a lost connection, a deadlock) and is being retried: the state is
+	// then StateDegraded (or StateStopping). Nil otherwise.
+	Retrying *RetryStatus `json:"retrying,omitempty"`
 	// Partitions lists each partition, sorted by name.
 	Partitions []PartitionStatus `json:"partitions"`
 	// BufferedBytes is what the buffer holds now (plain mode: the memory
@@ -142,6 +148,18 @@ type Status struct {
 	LastCommit time.Time `json:"last_commit"`
 	// Stats holds the pipeline's counters.
 	Stats StatsSnapshot `json:"stats"`
+}
+
+// RetryStatus describes the retries of one unit (see Status.Retrying).
+type RetryStatus struct {
+	// Attempts counts the unit's attempts that failed so far.
+	Attempts int `json:"attempts"`
+	// Since is when its first attempt failed.
+	Since time.Time `json:"since"`
+	// LastError is the error of its last attempt.
+	LastError string `json:"last_error"`
+	// Next is when its next attempt is due.
+	Next time.Time `json:"next_attempt"`
 }
 
 // PartitionStatus is one partition in a Status.

@@ -4,6 +4,7 @@
 //	/metrics  Prometheus text format, from the registry given (package metrics)
 //	/healthz  200 while the process serves at all (liveness)
 //	/readyz   200 while the pipeline is running, 503 with its state otherwise
+//	          (degraded: a unit's commit is being retried, with its last error)
 //	/status   observe.Status as indented JSON, with the target URL redacted
 //
 // Nothing it serves holds a credential: observe.Status holds no URL, the
@@ -74,10 +75,36 @@ func (s *server) readyz(w http.ResponseWriter, _ *http.Request) {
 	if st.State != observe.StateRunning {
 		// A load balancer or orchestrator reads only the code; the body
 		// tells a person why.
-		text(w, http.StatusServiceUnavailable, "not ready: pipeline is "+string(st.State))
+		msg := "not ready: pipeline is " + string(st.State)
+		if r := st.Retrying; r != nil {
+			msg += fmt.Sprintf(": committing to the target failed %s since %s and is retried (next attempt at %s); last error: %s",
+				times(r.Attempts), r.Since.UTC().Format(stamp), r.Next.UTC().Format(stamp), s.scrub(r.LastError))
+		}
+		text(w, http.StatusServiceUnavailable, msg)
 		return
 	}
 	text(w, http.StatusOK, "ready: pipeline is running")
+}
+
+// stamp is how /readyz writes a time: to the millisecond, as a backoff's
+// waits are.
+const stamp = "2006-01-02T15:04:05.000Z07:00"
+
+// times says how many times: "once", "3 times".
+func times(n int) string {
+	if n == 1 {
+		return "once"
+	}
+	return fmt.Sprintf("%d times", n)
+}
+
+// scrub masks the target's passwords in msg, in case a driver's message
+// quoted them.
+func (s *server) scrub(msg string) string {
+	for _, secret := range s.secrets {
+		msg = strings.ReplaceAll(msg, secret, "xxxxx")
+	}
+	return msg
 }
 
 // statusDoc is /status: the engine's status, and the target it writes to.
@@ -91,8 +118,11 @@ func (s *server) status(w http.ResponseWriter, _ *http.Request) {
 	if s.o.TargetURL != "" {
 		doc.Target = config.RedactURL(s.o.TargetURL)
 	}
-	for _, secret := range s.secrets {
-		doc.Error = strings.ReplaceAll(doc.Error, secret, "xxxxx")
+	doc.Error = s.scrub(doc.Error)
+	if r := doc.Retrying; r != nil {
+		scrubbed := *r
+		scrubbed.LastError = s.scrub(r.LastError)
+		doc.Retrying = &scrubbed
 	}
 	body, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {

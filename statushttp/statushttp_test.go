@@ -256,3 +256,58 @@ func TestServer(t *testing.T) {
 		t.Errorf("the server answered after Shutdown")
 	}
 }
+
+// TestDegraded checks /readyz and /status while a unit's commit is being
+// retried: not ready, with the attempts, since when, the next attempt and
+// the last error, its password masked; and ready again once no unit is.
+func TestDegraded(t *testing.T) {
+	since := time.Date(2026, 3, 2, 10, 15, 4, 0, time.UTC)
+	url := "mysql://app:" + secret + "@db:3306/shop"
+	retrying := &engine.RetryStatus{Attempts: 3, Since: since, Next: since.Add(1500 * time.Millisecond),
+		LastError: "dial tcp db:3306 (" + url + "): connection refused"}
+	tests := []struct {
+		name       string
+		st         engine.Status
+		readyCode  int
+		readyBody  []string
+		statusBody []string
+	}{
+		{"degraded", engine.Status{Pipeline: "p", State: engine.StateDegraded, Retrying: retrying}, 503,
+			[]string{"not ready: pipeline is degraded: committing to the target failed 3 times since 2026-03-02T10:15:04.000Z and is retried (next attempt at 2026-03-02T10:15:05.500Z); last error: dial tcp db:3306 (mysql://app:xxxxx@db:3306/shop): connection refused"},
+			[]string{`"state": "degraded"`, `"attempts": 3`, `"since": "2026-03-02T10:15:04Z"`, `"last_error": "dial tcp db:3306 (mysql://app:xxxxx@db:3306/shop): connection refused"`}},
+		{"once", engine.Status{Pipeline: "p", State: engine.StateDegraded, Retrying: &engine.RetryStatus{Attempts: 1, Since: since, Next: since, LastError: "deadlock"}}, 503,
+			[]string{"failed once since"}, []string{`"attempts": 1`}},
+		{"stopping while retried", engine.Status{Pipeline: "p", State: engine.StateStopping, Retrying: retrying}, 503,
+			[]string{"not ready: pipeline is stopping: committing to the target failed 3 times"}, []string{`"state": "stopping"`, `"retrying"`}},
+		{"recovered", engine.Status{Pipeline: "p", State: engine.StateRunning}, 200,
+			[]string{"ready: pipeline is running"}, []string{`"state": "running"`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := statushttp.Handler(statushttp.Options{Source: fixedStatus{tt.st}, TargetURL: url})
+			code, body := get(t, h, "GET", "/readyz")
+			if code != tt.readyCode {
+				t.Errorf("/readyz = %d, want %d: %s", code, tt.readyCode, body)
+			}
+			for _, want := range tt.readyBody {
+				if !strings.Contains(body, want) {
+					t.Errorf("/readyz = %q, want it to hold %q", body, want)
+				}
+			}
+			_, status := get(t, h, "GET", "/status")
+			for _, want := range tt.statusBody {
+				if !strings.Contains(status, want) {
+					t.Errorf("/status does not hold %q:\n%s", want, status)
+				}
+			}
+			if tt.st.Retrying == nil && strings.Contains(status, "retrying") {
+				t.Errorf("/status says retrying with no unit retried:\n%s", status)
+			}
+			for _, b := range []string{body, status} {
+				if strings.Contains(b, secret) {
+					t.Errorf("the target's password is shown:\n%s", b)
+				}
+			}
+		})
+	}
+}

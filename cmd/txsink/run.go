@@ -43,7 +43,8 @@ rerun resumes").
 While it runs it serves, on --http (loopback only by default):
   /metrics  Prometheus metrics (docs/operations.md says what each means)
   /healthz  200 while the process runs
-  /readyz   200 while the pipeline is running, 503 otherwise
+  /readyz   200 while the pipeline is running, 503 otherwise (degraded:
+            commits to the target fail and are retried; the body says why)
   /status   the pipeline's state and positions as JSON (no credentials)
 On a terminal it draws a progress bar and ends with a summary table; piped,
 it prints one summary line on stdout and logs on stderr.
