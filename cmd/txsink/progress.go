@@ -87,8 +87,11 @@ type progressBar struct {
 
 	// mu serialises the bar and the log lines written through Logs, so a
 	// log line never lands in the middle of the bar.
-	mu      sync.Mutex
-	active  bool
+	mu     sync.Mutex
+	active bool
+	// shown says a line drawn by show is on the terminal, not yet
+	// cleared by a log line: done ends it.
+	shown   bool
 	stop    chan struct{}
 	stopped chan struct{}
 }
@@ -130,6 +133,23 @@ func (p *progressBar) begin(total int64, events func() int64) {
 			}
 		}
 	}()
+}
+
+// drawing reports whether begin started drawing the bar.
+func (p *progressBar) drawing() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.active
+}
+
+// show draws s over the current line, for a run the bar does not measure
+// (see liveProgress): log lines written through Logs clear it first, as
+// they clear the bar, and done ends its line.
+func (p *progressBar) show(s string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Fprintf(p.w, "\r\033[K%s", s)
+	p.active, p.shown = true, true
 }
 
 // Read implements engine.Progressor.
@@ -178,6 +198,7 @@ func (l barLogWriter) Write(b []byte) (int, error) {
 	defer l.p.mu.Unlock()
 	if l.p.active {
 		io.WriteString(l.w, "\r\033[K") // carriage return, erase the line
+		l.p.shown = false
 	}
 	return l.w.Write(b)
 }
@@ -186,6 +207,12 @@ func (l barLogWriter) Write(b []byte) (int, error) {
 func (p *progressBar) done() {
 	select {
 	case <-p.stopped:
+		p.mu.Lock()
+		if p.shown {
+			fmt.Fprintln(p.w)
+		}
+		p.active, p.shown = false, false
+		p.mu.Unlock()
 		return
 	default:
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/txsink/txsink/changelog"
+	"github.com/txsink/txsink/clock"
 	"github.com/txsink/txsink/config"
 	"github.com/txsink/txsink/diagnose"
 	"github.com/txsink/txsink/engine"
@@ -46,8 +47,11 @@ While it runs it serves, on --http (loopback only by default):
   /readyz   200 while the pipeline is running, 503 otherwise (degraded:
             commits to the target fail and are retried; the body says why)
   /status   the pipeline's state and positions as JSON (no credentials)
-On a terminal it draws a progress bar and ends with a summary table; piped,
-it prints one summary line on stdout and logs on stderr.
+On a terminal it draws a progress bar (following or from Kafka, a line of
+events/s, rows/s, lag and last commit, or "caught up, waiting for new
+records") and ends with a summary table; piped, it logs that line every
+--progress-interval and "caught up, waiting for new records" once each time
+it catches up, on stderr, and prints one summary line on stdout.
 
 In transaction mode a source transaction whose end is not in the input is
 not applied: the summary and the log name each one left open (partition,
@@ -66,6 +70,7 @@ Examples:
   curl -s 127.0.0.1:9464/status                            # while it runs`, stdout)
 	cfgPath := fs.String("config", "", "pipeline configuration file (YAML); required")
 	httpAddr := fs.String("http", defaultHTTPAddr, `address of the /metrics, /healthz, /readyz and /status server; "" or "off" disables it`)
+	progressEvery := fs.Duration("progress-interval", 30*time.Second, "how often a progress line (events/s, rows/s, lag, last commit) is logged when stderr is not a terminal; 0 logs none")
 	failOpen := fs.Bool("fail-on-open-txn", false, "exit 3, not 0, when the input ends inside a source transaction (transaction mode), which is then not applied")
 	logger := logFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -140,7 +145,26 @@ Examples:
 	} else {
 		bar.begin(0, nil)
 	}
+	stopLive := func() {}
+	if !bar.drawing() {
+		live := &liveProgress{clock: clock.Real, status: e.Status, log: log, every: *progressEvery,
+			waits: files.Follow || cfg.Source.Type == kafka.Type}
+		if isTerminal(stderr) {
+			live.draw = bar.show
+		}
+		lctx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			live.run(lctx)
+		}()
+		stopLive = func() {
+			cancel()
+			<-done
+		}
+	}
 	runErr := e.Run(ctx, engine.RunOptions{Progress: bar})
+	stopLive()
 	bar.done()
 	st := e.Stats()
 	took := time.Since(st.Started)
