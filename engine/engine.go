@@ -17,6 +17,9 @@
 //     committed.
 //   - Transient target errors (deadlocks, lost connections) are retried
 //     with capped exponential backoff; the unit is applied again whole.
+//     Meanwhile Status says degraded, with the last error (see
+//     Status.Retrying), and once the unit commits the log says the
+//     target recovered.
 //
 // Use it as a library:
 //

@@ -133,8 +133,8 @@ func TestTargetOutage(t *testing.T) {
 			if len(rec) != 1 {
 				t.Fatalf("%d 'target recovered' lines, want 1", len(rec))
 			}
-			if l := rec[0]; l["after"].Duration() != waited || l["attempts"].Int64() != 3 || l["last_err"].String() == "" || l["level"].String() != "INFO" {
-				t.Errorf("recovered line %v; want after %v, 3 attempts, the last error, at info", l, waited)
+			if l := rec[0]; l["after"].Duration() != waited.Round(time.Millisecond) || l["attempts"].Int64() != 3 || l["last_err"].String() == "" || l["level"].String() != "INFO" {
+				t.Errorf("recovered line %v; want after %v, 3 attempts, the last error, at info", l, waited.Round(time.Millisecond))
 			}
 			if code, body := get("/readyz"); code != http.StatusOK {
 				t.Errorf("/readyz after the outage = %d %q, want 200", code, body)

@@ -46,7 +46,7 @@ func (e *Engine) apply(ctx context.Context, u *commit.Unit) (err error) {
 		e.clearRetry()
 		if err == nil {
 			e.log.Info("target recovered: the unit being retried is committed",
-				"after", e.clock.Now().Sub(since), "attempts", attempts, "last_err", last)
+				"after", e.clock.Now().Sub(since).Round(time.Millisecond), "attempts", attempts, "last_err", last)
 		}
 	}()
 	backoff := 100 * time.Millisecond

@@ -3,6 +3,8 @@
 package main
 
 import (
+	"io"
+	"net/http"
 	"strings"
 	"syscall"
 	"testing"
@@ -72,6 +74,68 @@ func TestFollowSaysCaughtUp(t *testing.T) {
 	between = between[:strings.Index(between, caughtUp)]
 	if !strings.Contains(between, "msg=progress") {
 		t.Errorf("no progress line between the two caught-up lines:\n%s", tail(stderr))
+	}
+	p.signal(syscall.SIGTERM)
+	if code := p.wait(); code != 0 {
+		t.Fatalf("exit %d\n%s", code, tail(p.Stderr()))
+	}
+	checkFinal(t, db, f, dir, name)
+}
+
+// TestOutageWhileFollowing runs the real binary against MariaDB through
+// a proxy the test takes down while records wait to be committed: /readyz
+// answers 503 and /status says degraded with the last error while the
+// unit is retried; once the proxy is back, the log says the target
+// recovered, /readyz answers 200, and the target holds every record.
+func TestOutageWhileFollowing(t *testing.T) {
+	db := testdb.MySQL(t)
+	db.Exec(t, workload.Schema("mysql")...)
+	proxy, url := db.Proxied(t)
+	f := newFeed(t, workload.Generate(workload.Spec{Orders: 60, Partitions: 1, Seed: 13, Events: true}))
+	dir := t.TempDir()
+	half := len(f.lines[0]) / 2
+	f.appendLines(t, dir, 0, 0, half)
+	const name = "outage"
+	cfg := writeConfig(t, dir, "follow.yaml", pipelineSpec{name: name, url: url, paths: []string{fileName(0)}, follow: true, interval: "20ms"})
+
+	p := start(t, "run", "--config", cfg, "--log-level", "debug", "--http", "127.0.0.1:0")
+	p.waitCommits(1)
+	m := servingRE.FindStringSubmatch(p.Stderr())
+	if m == nil {
+		t.Fatalf("no 'serving metrics and status' log line:\n%s", tail(p.Stderr()))
+	}
+	client := &http.Client{Timeout: 10 * time.Second}
+	get := func(path string) (int, string) {
+		t.Helper()
+		resp, err := client.Get(m[1] + path)
+		if err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+
+	proxy.Down()
+	f.appendLines(t, dir, 0, half, len(f.lines[0]))
+	// sink.max-retries (10) keeps the unit retried for 20 s at the least.
+	p.waitLines("transient target error; retrying the unit", 1)
+	if code, body := get("/readyz"); code != http.StatusServiceUnavailable || !strings.Contains(body, "pipeline is degraded: committing to the target failed") ||
+		!strings.Contains(body, "last error: ") {
+		t.Errorf("/readyz during the outage = %d %q, want 503 degraded with the last error", code, body)
+	}
+	if _, body := get("/status"); !strings.Contains(body, `"state": "degraded"`) || !strings.Contains(body, `"last_error": "`) ||
+		!strings.Contains(body, `"attempts": `) {
+		t.Errorf("/status during the outage:\n%s", body)
+	}
+
+	proxy.Up()
+	rec := p.waitLines("target recovered", 1)
+	if !strings.Contains(rec[0], "after=") || !strings.Contains(rec[0], "attempts=") || !strings.Contains(rec[0], "last_err=") {
+		t.Errorf("the recovered line does not say after how long, how many attempts and what error: %s", rec[0])
+	}
+	if code, body := get("/readyz"); code != http.StatusOK {
+		t.Errorf("/readyz after the outage = %d %q, want 200", code, body)
 	}
 	p.signal(syscall.SIGTERM)
 	if code := p.wait(); code != 0 {
