@@ -35,16 +35,15 @@ func (e *Engine) apply(ctx context.Context, u *commit.Unit) (err error) {
 	var last error      // the last failed attempt's error
 	attempts := 0       // of Apply, the one that commits included
 	defer func() {
-		if since.IsZero() {
-			return
-		}
 		if err != nil && ctx.Err() == nil {
 			// The pipeline stops with err: its status stays degraded
 			// until Run has returned and says failed.
 			return
 		}
+		// Also after a unit that met no error: a library's Flush may
+		// follow one that gave up (one lock per unit).
 		e.clearRetry()
-		if err == nil {
+		if err == nil && !since.IsZero() {
 			e.log.Info("target recovered: the unit being retried is committed",
 				"after", e.clock.Now().Sub(since).Round(time.Millisecond), "attempts", attempts, "last_err", last)
 		}
