@@ -22,8 +22,8 @@ import (
 // the end of its input (waits) can catch up: everything read is
 // committed, nothing buffered, nothing is being retried, and every
 // partition whose end is known is read to it. It then says "caught up,
-// waiting for new records" once, and no periodic line until records come
-// again; on a terminal the line says it until then.
+// waiting for new records" once, and nothing more while it stays caught
+// up; on a terminal the line says it until then.
 //
 // The clock drives it, so that a test decides when each report is due.
 type liveProgress struct {
@@ -89,9 +89,10 @@ func (l *liveProgress) report(now time.Time, st engine.Status) {
 	prev := l.last
 	l.last = cur
 	moved := cur.events != prev.events || cur.rows != prev.rows || cur.commits != prev.commits
-	// A period with records read, rows written or a commit is not idle, even if it
-	// ends caught up: a trickle of records would otherwise say "caught
-	// up" every interval. The first quiet report after it says so.
+	// A period with records read, rows written or a commit is not
+	// idle, even if it ends caught up: a trickle of records would
+	// otherwise say "caught up" every interval. The first quiet report
+	// after it says so.
 	if l.waits && !moved && caughtUp(st) {
 		if l.draw != nil {
 			l.draw("caught up, waiting for new records; " + lastCommitText(now, st))
