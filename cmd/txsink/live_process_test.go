@@ -79,6 +79,10 @@ func TestFollowSaysCaughtUp(t *testing.T) {
 	if code := p.wait(); code != 0 {
 		t.Fatalf("exit %d\n%s", code, tail(p.Stderr()))
 	}
+	// A signal is how a follow run ends: its summary says so, not "done".
+	if want := name + ": stopped by a signal, a rerun resumes after the last commit; "; !strings.HasPrefix(p.Stdout(), want) {
+		t.Errorf("summary after SIGTERM = %q, want it to start %q", p.Stdout(), want)
+	}
 	checkFinal(t, db, f, dir, name)
 }
 

@@ -39,7 +39,8 @@ spreads the topics' partitions over them. Run it again with the same name:
 it resumes after the last commit stored in the target and applies nothing
 twice. On SIGINT/SIGTERM it commits what it has read and exits 0; a file
 source stopped before its end says how far it got ("interrupted at 42%, a
-rerun resumes").
+rerun resumes"), a stream without an end (follow, kafka, postgres) that it
+was stopped by a signal.
 
 While it runs it serves, on --http (loopback only by default):
   /metrics  Prometheus metrics (docs/operations.md says what each means)
@@ -172,6 +173,11 @@ Examples:
 	if runErr == nil && ctx.Err() != nil && !st.EndOfInput && cfg.Source.Type == file.Type && !files.Follow {
 		// Files have an end: a signal before it is not "done".
 		stopped = interruptedAt(bar)
+	} else if runErr == nil && ctx.Err() != nil && !st.EndOfInput {
+		// A stream without an end (follow, Kafka, a database) is stopped by
+		// a signal as its normal way out; "done" would still claim more
+		// than the run knows.
+		stopped = "stopped by a signal, a rerun resumes after the last commit"
 	}
 	if isTerminal(stdout) {
 		fmt.Fprint(stdout, summaryTable(cfg.Name, st, took, runErr, stopped))
