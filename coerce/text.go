@@ -21,7 +21,7 @@ func toString(col *schema.Column, v changelog.Value) (any, error) {
 	// interface passed in, without normalize's type switch and sameOr's
 	// comparison.
 	if s, ok := v.(string); ok && utf8.ValidString(s) &&
-		(col.Length <= 0 || len(s) <= col.Length || utf8.RuneCountInString(s) <= col.Length) {
+		(col.Length <= 0 || len(s) <= col.Length || !col.LengthInBytes && utf8.RuneCountInString(s) <= col.Length) {
 		return v, nil
 	}
 	return toStringAny(col, v)
@@ -64,6 +64,9 @@ func toStringAny(col *schema.Column, v changelog.Value) (any, error) {
 	// A string of at most Length bytes has at most Length characters, so the
 	// count is only needed for longer ones.
 	if col.Length > 0 && len(s) > col.Length {
+		if col.LengthInBytes {
+			return nil, newError(col, v, "is "+plural(len(s), "byte")+" long, the column holds at most "+strconv.Itoa(col.Length)+" bytes (its length counts bytes of UTF-8, not characters; txsink never truncates)")
+		}
 		if n := utf8.RuneCountInString(s); n > col.Length {
 			return nil, newError(col, v, "is "+plural(n, "character")+" long, the column holds at most "+strconv.Itoa(col.Length)+" (txsink never truncates)")
 		}

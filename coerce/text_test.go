@@ -45,6 +45,19 @@ func TestString(t *testing.T) {
 	})
 }
 
+// TestStringLengthInBytes: a column whose length counts bytes (StarRocks'
+// VARCHAR) refuses a string of few characters but more bytes, on the fast
+// path and the slow one alike.
+func TestStringLengthInBytes(t *testing.T) {
+	col := func(n int) schema.Column { c := strCol(n); c.LengthInBytes = true; return c }
+	run(t, []tc{
+		{col: col(9), in: "日本語", want: "日本語"},
+		{col: col(8), in: "日本語", err: "is 9 bytes long, the column holds at most 8 bytes (its length counts bytes of UTF-8, not characters"},
+		{col: col(4), in: []byte("héllo"), err: "is 6 bytes long"},
+		{col: col(5), in: "hello", want: "hello"},
+	})
+}
+
 func TestBytes(t *testing.T) {
 	free := bytesCol(0)
 	run(t, []tc{

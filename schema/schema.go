@@ -54,6 +54,9 @@ type Column struct {
 	// Length is the maximum length of String (characters) and Bytes (bytes)
 	// columns; 0 means unbounded.
 	Length int
+	// LengthInBytes says a String column's Length counts bytes of UTF-8,
+	// not characters (StarRocks' CHAR and VARCHAR).
+	LengthInBytes bool
 	// Fixed reports a fixed-length String or Bytes column (CHAR, BINARY).
 	Fixed bool
 	// FracDigits is the fractional-second precision of DateTime, Timestamp

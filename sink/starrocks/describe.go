@@ -114,6 +114,7 @@ func Describe(ctx context.Context, q Querier, catalog, db, table string) (*Table
 		c.Nullable = strings.EqualFold(nullable, "YES")
 		if c.Class == schema.String {
 			t.ByteLength[c.Name] = c.Length
+			c.LengthInBytes = true
 		}
 		if colKey != "" {
 			key = append(key, c.Name)
