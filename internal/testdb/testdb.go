@@ -84,13 +84,19 @@ func name() string {
 	return fmt.Sprintf("txsink_t_%d_%06d", time.Now().Unix()%1000000, rand.IntN(1000000))
 }
 
+// MySQLBase is the URL of the MariaDB/MySQL test server's shared
+// database: TXSINK_TEST_MYSQL_URL, or the default user on loopback.
+func MySQLBase() string {
+	if base := os.Getenv("TXSINK_TEST_MYSQL_URL"); base != "" {
+		return base
+	}
+	return "mysql://txsink:txsink@127.0.0.1:3306/test"
+}
+
 // MySQL returns a new private database on the MariaDB/MySQL test server.
 func MySQL(t testing.TB) *DB {
 	t.Helper()
-	base := os.Getenv("TXSINK_TEST_MYSQL_URL")
-	if base == "" {
-		base = "mysql://txsink:txsink@127.0.0.1:3306/test"
-	}
+	base := MySQLBase()
 	dsn, err := mysql.DSN(base)
 	if err != nil {
 		t.Fatal(err)

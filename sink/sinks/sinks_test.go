@@ -123,14 +123,14 @@ func TestSessionIsTxsinks(t *testing.T) {
 	}
 }
 
-// TestSchemes: the SQL sinks are registered under their URL schemes, and an
+// TestSchemes: the SQL sinks and StarRocks are registered under their URL schemes, and an
 // unknown scheme's error lists them.
 func TestSchemes(t *testing.T) {
-	if got, want := strings.Join(sink.Schemes(), ","), "mariadb,mysql,postgres,postgresql,sqlite"; got != want {
+	if got, want := strings.Join(sink.Schemes(), ","), "mariadb,mysql,postgres,postgresql,sqlite,starrocks"; got != want {
 		t.Errorf("Schemes() = %s, want %s", got, want)
 	}
 	_, err := sink.Open(context.Background(), "oracle://host/db", "")
-	if want := `target url: unknown scheme "oracle": use mariadb://, mysql://, postgres://, postgresql:// or sqlite://`; err == nil || err.Error() != want {
+	if want := `target url: unknown scheme "oracle": use mariadb://, mysql://, postgres://, postgresql://, sqlite:// or starrocks://`; err == nil || err.Error() != want {
 		t.Errorf("unknown scheme: err = %v, want %q", err, want)
 	}
 }

@@ -17,6 +17,9 @@ import (
 // items is the table the progress tests write.
 const items = `CREATE TABLE items (id INT NOT NULL PRIMARY KEY, v INT NOT NULL)`
 
+// starrocksItems is items in StarRocks' DDL.
+const starrocksItems = `CREATE TABLE items (id INT NOT NULL, v INT NOT NULL) PRIMARY KEY (id) DISTRIBUTED BY HASH(id)`
+
 func item(id int64) changelog.Row {
 	return row("id", changelog.Number(strconv.FormatInt(id, 10)), "v", changelog.Number(strconv.FormatInt(id*10, 10)))
 }
@@ -34,7 +37,7 @@ func (f *feeder) insertUnit(id int64) *commit.Unit {
 // unit carries; a partition never committed is claimed at position 0.
 func testProgress(t *testing.T, s *Server) {
 	ctx := context.Background()
-	s.exec(t, items)
+	s.exec(t, s.pick(items, starrocksItems))
 	f := newFeeder(t, s)
 	if p, err := f.s.Progress(ctx, pipeline); err != nil || len(p) != 0 {
 		t.Fatalf("Progress before any commit = %v, %v; want none", p, err)
@@ -74,7 +77,7 @@ func testProgress(t *testing.T, s *Server) {
 // its Committed says so too, and the second one commits.
 func testZombieIsFenced(t *testing.T, s *Server) {
 	ctx := context.Background()
-	s.exec(t, items)
+	s.exec(t, s.pick(items, starrocksItems))
 	first := newFeeder(t, s)
 	first.must(changelog.Insert, "items", changelog.Row{}, item(1))
 	first.flush()
@@ -118,7 +121,7 @@ var errLost = errors.New("sinktest: the connection broke after COMMIT (injected)
 // apply it twice; of a unit never applied it says it did not.
 func testLostCommitAnswer(t *testing.T, s *Server) {
 	ctx := context.Background()
-	s.exec(t, items)
+	s.exec(t, s.pick(items, starrocksItems))
 	f := newFeeder(t, s)
 	u := f.insertUnit(1)
 	lost := fault.With(ctx, &fault.Hooks{AfterCommit: func(*commit.Unit) error { return errLost }})
@@ -144,7 +147,7 @@ func testLostCommitAnswer(t *testing.T, s *Server) {
 // given again.
 func testFailedCommit(t *testing.T, s *Server) {
 	ctx := context.Background()
-	s.exec(t, items)
+	s.exec(t, s.pick(items, starrocksItems))
 	f := newFeeder(t, s)
 	f.must(changelog.Insert, "items", changelog.Row{}, item(1))
 	f.must(changelog.Insert, "items", changelog.Row{}, item(2))

@@ -23,6 +23,8 @@ import (
 // each test makes a database of its own and drops it).
 type cluster struct {
 	loadURL, user, password, db string
+	// url is the starrocks:// target URL of the database.
+	url string
 	// SQL reads the committed rows over the MySQL protocol.
 	SQL *sql.DB
 	// catalog is the schema Describe reads: information_schema on a real
@@ -36,12 +38,27 @@ type cluster struct {
 
 func newCluster(t testing.TB) *cluster {
 	t.Helper()
+	return realOrFake(t, starrocksfake.Options{Clock: clocktest.New(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))})
+}
+
+// realOrFake is the cluster TXSINK_TEST_STARROCKS_URL names, else a fake
+// started with opt.
+func realOrFake(t testing.TB, opt starrocksfake.Options) *cluster {
+	t.Helper()
 	if raw := os.Getenv("TXSINK_TEST_STARROCKS_URL"); raw != "" {
 		return realCluster(t, raw)
 	}
-	clk := clocktest.New(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	f := starrocksfake.New(t, starrocksfake.Options{User: "txsink", Password: "secret", Clock: clk})
-	return &cluster{loadURL: f.URL(), user: "txsink", password: "secret", db: f.Database(), SQL: f.SQL(), fake: f, catalog: f.CatalogSchema(), clock: clk, exec: f.Exec}
+	return fakeCluster(t, opt)
+}
+
+// fakeCluster starts a fake with the MariaDB test user's credentials, so
+// that its target URL reaches both its sides.
+func fakeCluster(t testing.TB, opt starrocksfake.Options) *cluster {
+	t.Helper()
+	opt.User, opt.Password = starrocksfake.MySQLCredentials(t)
+	f := starrocksfake.New(t, opt)
+	clk, _ := opt.Clock.(*clocktest.Clock)
+	return &cluster{loadURL: f.URL(), url: f.SinkURL(), user: opt.User, password: opt.Password, db: f.Database(), SQL: f.SQL(), fake: f, catalog: f.CatalogSchema(), clock: clk, exec: f.Exec}
 }
 
 func realCluster(t testing.TB, raw string) *cluster {
@@ -78,7 +95,8 @@ func realCluster(t testing.TB, raw string) *cluster {
 		scheme = "https"
 	}
 	exec := func(ctx context.Context, ddl string) error { _, err := conn.ExecContext(ctx, ddl); return err }
-	return &cluster{loadURL: scheme + "://" + u.Host, user: u.User.Username(), password: pass, db: db, SQL: conn, exec: exec, catalog: "information_schema"}
+	u.Path = "/" + db
+	return &cluster{url: u.String(), loadURL: scheme + "://" + u.Host, user: u.User.Username(), password: pass, db: db, SQL: conn, exec: exec, catalog: "information_schema"}
 }
 
 // needFake skips a test that injects faults or moves the server's clock,

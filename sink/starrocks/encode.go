@@ -174,12 +174,18 @@ func indexOf(ss []string, s string) int {
 	return -1
 }
 
+// renderKey renders a key as the SQL sinks do: "(1, \"a\")".
 func renderKey(key []any) string {
 	parts := make([]string, len(key))
 	for i, v := range key {
-		parts[i] = fmt.Sprint(v)
+		switch x := v.(type) {
+		case string:
+			parts[i] = fmt.Sprintf("%q", x)
+		default:
+			parts[i] = fmt.Sprint(x)
+		}
 	}
-	return strings.Join(parts, ",")
+	return "(" + strings.Join(parts, ", ") + ")"
 }
 
 // member appends "name":value for a value coerce converted for its column.

@@ -95,7 +95,7 @@ func TestEncodeRefusals(t *testing.T) {
 		where errkind.Where
 	}{
 		{"4 characters of 8 bytes", kinds, commit.Batch{Upserts: []commit.Group{{Columns: []string{"id", "name"}, Rows: [][]any{{int64(7), "ÄÖÜß"}}, Pos: []changelog.Position{pos(9)}}}},
-			errkind.BadInput, errkind.Where{Pos: pos(9), Table: "db.t", Key: "7", Column: "name"}},
+			errkind.BadInput, errkind.Where{Pos: pos(9), Table: "db.t", Key: "(7)", Column: "name"}},
 		{"deletes into a Duplicate Key table", dup, commit.Batch{Deletes: [][]any{{int64(1)}}}, errkind.Permanent, errkind.Where{Table: "db.d"}},
 		{"an Aggregate table", agg, commit.Batch{}, errkind.Permanent, errkind.Where{Table: "db.t"}},
 		{"a partial image", kinds, commit.Batch{Upserts: []commit.Group{{Columns: []string{"id", "name"}, Rows: [][]any{{int64(1), "a"}}, Partial: true}}}, errkind.Permanent, errkind.Where{Table: "db.t"}},

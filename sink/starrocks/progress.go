@@ -24,11 +24,11 @@ const ProgressDDL = "CREATE TABLE IF NOT EXISTS " + ProgressTable + " (" +
 	"pipeline_id VARCHAR(32) NOT NULL, partition_id VARCHAR(32) NOT NULL, " +
 	"pipeline VARCHAR(1024) NOT NULL, source_partition VARCHAR(4096) NOT NULL, " +
 	"position BIGINT NOT NULL, seq BIGINT NOT NULL, epoch BIGINT NOT NULL, " +
-	"position_mark STRING NULL, updated_at DATETIME NOT NULL" +
+	"position_mark STRING NULL, label VARCHAR(128) NULL, updated_at DATETIME NOT NULL" +
 	") PRIMARY KEY (pipeline_id, partition_id) DISTRIBUTED BY HASH(pipeline_id, partition_id)"
 
 // progressColumns is the columns header of a progress load.
-var progressColumns = []string{"pipeline_id", "partition_id", "pipeline", "source_partition", "position", "seq", "epoch", "position_mark", "updated_at", "__op"}
+var progressColumns = []string{"pipeline_id", "partition_id", "pipeline", "source_partition", "position", "seq", "epoch", "position_mark", "label", "updated_at", "__op"}
 
 func nameID(s string) string {
 	h := sha256.Sum256([]byte(s))
@@ -51,13 +51,16 @@ type ProgressRow struct {
 	Epoch int64
 	// Mark is the position's fingerprint, "" when none was stored.
 	Mark string
+	// Label is the label of the transaction that stored the row.
+	Label string
 }
 
-// ProgressLoad is the load that stores positions for pipeline under
-// epoch, with marks by partition (a partition without one is stored
-// without one), stamped now. It goes into the transaction that carries
-// the data those positions cover.
-func ProgressLoad(pipeline string, epoch int64, positions []changelog.Position, marks map[string]string, now time.Time) (Load, error) {
+// ProgressLoad is the load that stores positions for pipeline, each
+// partition's under its epoch in epochs, with marks by partition (a
+// partition without one is stored without one), stamped now and with the
+// label of the transaction it goes into: the one that carries the data
+// those positions cover.
+func ProgressLoad(pipeline, label string, positions []changelog.Position, epochs map[string]int64, marks map[string]string, now time.Time) (Load, error) {
 	type row struct {
 		PipelineID  string  `json:"pipeline_id"`
 		PartitionID string  `json:"partition_id"`
@@ -67,6 +70,7 @@ func ProgressLoad(pipeline string, epoch int64, positions []changelog.Position, 
 		Seq         int64   `json:"seq"`
 		Epoch       int64   `json:"epoch"`
 		Mark        *string `json:"position_mark"`
+		Label       string  `json:"label"`
 		UpdatedAt   string  `json:"updated_at"`
 		Op          int     `json:"__op"`
 	}
@@ -76,7 +80,7 @@ func ProgressLoad(pipeline string, epoch int64, positions []changelog.Position, 
 		if m, ok := marks[p.Partition]; ok {
 			mark = &m
 		}
-		rows[i] = row{nameID(pipeline), nameID(p.Partition), pipeline, p.Partition, p.Offset, p.Seq, epoch, mark, now.UTC().Format("2006-01-02 15:04:05.999999"), 0}
+		rows[i] = row{nameID(pipeline), nameID(p.Partition), pipeline, p.Partition, p.Offset, p.Seq, epochs[p.Partition], mark, label, now.UTC().Format("2006-01-02 15:04:05.999999"), 0}
 	}
 	body, err := json.Marshal(rows)
 	if err != nil {
@@ -89,7 +93,7 @@ func ProgressLoad(pipeline string, epoch int64, positions []changelog.Position, 
 // read over the MySQL protocol: what has committed, nothing of an open
 // transaction.
 func ReadProgress(ctx context.Context, q Querier, pipeline string) (map[string]ProgressRow, error) {
-	rows, err := q.QueryContext(ctx, "SELECT source_partition, position, seq, epoch, position_mark FROM "+ProgressTable+" WHERE pipeline_id = ? AND pipeline = ?", nameID(pipeline), pipeline)
+	rows, err := q.QueryContext(ctx, "SELECT source_partition, position, seq, epoch, position_mark, label FROM "+ProgressTable+" WHERE pipeline_id = ? AND pipeline = ?", nameID(pipeline), pipeline)
 	if err != nil {
 		return nil, fmt.Errorf("starrocks: read the progress of pipeline %s from %s: %w", pipeline, ProgressTable, err)
 	}
@@ -97,12 +101,15 @@ func ReadProgress(ctx context.Context, q Querier, pipeline string) (map[string]P
 	out := map[string]ProgressRow{}
 	for rows.Next() {
 		var r ProgressRow
-		var mark *string
-		if err := rows.Scan(&r.Partition, &r.Offset, &r.Seq, &r.Epoch, &mark); err != nil {
+		var mark, label *string
+		if err := rows.Scan(&r.Partition, &r.Offset, &r.Seq, &r.Epoch, &mark, &label); err != nil {
 			return nil, fmt.Errorf("starrocks: read the progress of pipeline %s from %s: %w", pipeline, ProgressTable, err)
 		}
 		if mark != nil {
 			r.Mark = *mark
+		}
+		if label != nil {
+			r.Label = *label
 		}
 		out[r.Partition] = r
 	}

@@ -27,7 +27,8 @@ func TestProgressInTheDataTransaction(t *testing.T) {
 			return err
 		}
 		load(t, x, "orders", orderCols, `[{"id":`+id+`,"__op":0}]`)
-		p, err := ProgressLoad("pipe", 3, pos, map[string]string{"a.jsonl": "mark-a"}, now)
+		epochs := map[string]int64{"a.jsonl": 3, long: 3}
+		p, err := ProgressLoad("pipe", label, pos, epochs, map[string]string{"a.jsonl": "mark-a"}, now)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -47,7 +48,7 @@ func TestProgressInTheDataTransaction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a := got["a.jsonl"]; a.Offset != 100 || a.Seq != 3 || a.Epoch != 3 || a.Mark != "mark-a" || got[long].Offset != 7 || got[long].Mark != "" || len(got) != 2 {
+	if a := got["a.jsonl"]; a.Offset != 100 || a.Seq != 3 || a.Epoch != 3 || a.Mark != "mark-a" || a.Label != Label("pipe", 3, 1) || got[long].Offset != 7 || got[long].Mark != "" || len(got) != 2 {
 		t.Fatalf("progress %+v", got)
 	}
 	if n := cl.count(t, "SELECT COUNT(*) FROM orders"); n != 1 {

@@ -37,6 +37,9 @@ type Column struct {
 	Agg string
 	// Key marks the columns of the table's key clause.
 	Key bool
+	// Default is the DEFAULT value's text, nil when none was declared: a
+	// load whose columns header leaves the column out gives it this value.
+	Default *string
 }
 
 // Table is one fake table: its kind, columns and key.
@@ -400,7 +403,8 @@ func parseColumn(l *lexer) (Column, error) {
 		case l.is("SUM"), l.is("MAX"), l.is("MIN"), l.is("REPLACE"):
 			c.Agg = strings.ToUpper(l.next())
 		case l.accept("DEFAULT"):
-			l.next()
+			d := strings.TrimPrefix(l.next(), "'")
+			c.Default = &d
 		case l.accept("COMMENT"):
 			l.next()
 		default:

@@ -94,6 +94,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -153,6 +154,9 @@ type Options struct {
 	// DefaultTimeout is a transaction's timeout when begin names none
 	// (StarRocks' stream_load_default_timeout_second); default 600s.
 	DefaultTimeout time.Duration
+	// Version is what SELECT current_version() answers on the MySQL
+	// side, as StarRocks writes it ("4.0.1 a1b2c3d"); default "4.0.0 fake".
+	Version string
 }
 
 // Request is one request the fake received, for tests that check what a
@@ -198,9 +202,15 @@ func New(t testing.TB, opt Options) *Fake {
 	if opt.DefaultTimeout == 0 {
 		opt.DefaultTimeout = 600 * time.Second
 	}
+	if opt.Version == "" {
+		opt.Version = "4.0.0 fake"
+	}
 	f := &Fake{opt: opt, tables: map[string]*Table{}, labels: map[string]*txn{}, faults: map[Op][]Fault{}, errLogs: map[string]string{}, nextTxn: 1000}
 	f.data = testdb.MySQL(t)
 	f.catalog = testdb.MySQL(t)
+	// StarRocks' current_version(), as a stored function of the database
+	// readers connect to, so that it is called unqualified as on an FE.
+	f.data.Exec(t, "CREATE FUNCTION current_version() RETURNS VARCHAR(64) DETERMINISTIC RETURN "+sqlString(opt.Version))
 	f.catalog.Exec(t,
 		"CREATE TABLE tables_config (TABLE_SCHEMA VARCHAR(64) NOT NULL, TABLE_NAME VARCHAR(64) NOT NULL, TABLE_ENGINE VARCHAR(16) NOT NULL, "+
 			"TABLE_MODEL VARCHAR(16) NOT NULL, PRIMARY_KEY VARCHAR(1024) NOT NULL, SORT_KEY VARCHAR(1024) NOT NULL, PRIMARY KEY (TABLE_SCHEMA, TABLE_NAME))",
@@ -243,6 +253,42 @@ func (f *Fake) CatalogSchema() string {
 	return f.catalog.URL[i+1:]
 }
 
+// SinkURL is the txsink target URL of the fake, for a pipeline config:
+// starrocks://user:pass@127.0.0.1:fe-port/db?query-port=...&catalog=...,
+// its MySQL side being the MariaDB database of the committed rows (which
+// needs the MariaDB test user's credentials: start the fake with them,
+// Options.User and Password, for the URL to reach both sides) and catalog
+// naming CatalogSchema, which a real cluster has no need of.
+func (f *Fake) SinkURL() string {
+	my, err := url.Parse(f.data.URL)
+	if err != nil {
+		panic("starrocks fake: " + err.Error())
+	}
+	fe, _ := url.Parse(f.fe.URL)
+	u := url.URL{Scheme: "starrocks", User: url.UserPassword(f.opt.User, f.opt.Password), Host: fe.Host, Path: "/" + f.dbName()}
+	q := url.Values{"query-port": {my.Port()}, "catalog": {f.CatalogSchema()}}
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// MySQLCredentials are the user and password of the MariaDB test server
+// the fake keeps its rows in: start a fake with them (Options.User,
+// Password) for SinkURL to reach both its sides with one user, as a real
+// FE's HTTP and MySQL ports take one.
+func MySQLCredentials(t testing.TB) (user, password string) {
+	t.Helper()
+	u, err := url.Parse(testdb.MySQLBase())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := u.User.Password()
+	return u.User.Username(), p
+}
+
+func sqlString(s string) string {
+	return "'" + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), "'", "''") + "'"
+}
+
 // Inject queues faults for the next requests of op, one fault per request.
 func (f *Fake) Inject(op Op, faults ...Fault) {
 	f.mu.Lock()
@@ -270,8 +316,19 @@ func (f *Fake) LabelState(label string) string {
 }
 
 // Exec runs one StarRocks DDL statement: CREATE TABLE (with PRIMARY KEY,
-// DUPLICATE KEY, UNIQUE KEY or AGGREGATE KEY) or DROP TABLE.
+// DUPLICATE KEY, UNIQUE KEY or AGGREGATE KEY) or DROP TABLE; or an INSERT
+// INTO ... VALUES, which it commits at once as one transaction (StarRocks
+// runs INSERT as a load), in the MariaDB database as written: a test's
+// starting rows.
 func (f *Fake) Exec(ctx context.Context, ddl string) error {
+	if fields := strings.Fields(ddl); len(fields) > 2 && strings.EqualFold(fields[0], "INSERT") && strings.EqualFold(fields[1], "INTO") {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if _, err := f.data.SQL.ExecContext(ctx, ddl); err != nil {
+			return fmt.Errorf("starrocks fake: %s: %w", ddl, err)
+		}
+		return nil
+	}
 	st, err := parseDDL(ddl)
 	if err != nil {
 		return fmt.Errorf("starrocks fake: %w", err)
@@ -1048,7 +1105,7 @@ func parseLoad(t *Table, h http.Header, body []byte) (loadResult, error) {
 					rec[c] = []byte(fields[i])
 				}
 			}
-			op, reason := buildRow(t, rec, true, strict)
+			op, reason := buildRow(t, rec, true, strict, nil)
 			if reason != "" {
 				res.errors = append(res.errors, "Error: "+reason+". Row: "+line)
 				continue
@@ -1061,7 +1118,7 @@ func parseLoad(t *Table, h http.Header, body []byte) (loadResult, error) {
 	}
 	for i, rec := range records {
 		res.total++
-		op, reason := buildRow(t, rec, false, strict)
+		op, reason := buildRow(t, rec, false, strict, names)
 		if reason != "" {
 			res.errors = append(res.errors, "Error: "+reason+". Row: "+texts[i])
 			continue
@@ -1080,8 +1137,9 @@ func contains(ss []string, s string) bool {
 	return false
 }
 
-// buildRow converts one record, or says why its row is filtered.
-func buildRow(t *Table, rec map[string][]byte, text, strict bool) (rowOp, string) {
+// buildRow converts one record, or says why its row is filtered. A column
+// the columns header (listed) leaves out takes its DEFAULT.
+func buildRow(t *Table, rec map[string][]byte, text, strict bool, listed []string) (rowOp, string) {
 	var op rowOp
 	if raw, ok := rec["__op"]; ok {
 		switch strings.Trim(string(raw), `"`) {
@@ -1102,7 +1160,11 @@ func buildRow(t *Table, rec map[string][]byte, text, strict bool) (rowOp, string
 		if !present {
 			raw = nil
 		}
-		v, reason := convert(c, raw, text)
+		asText := text
+		if listed != nil && !contains(listed, c.Name) && c.Default != nil {
+			raw, asText = []byte(*c.Default), true
+		}
+		v, reason := convert(c, raw, asText)
 		if reason != "" {
 			if strict {
 				return op, fmt.Sprintf("column %s: %s", c.Name, reason)
