@@ -227,7 +227,7 @@ func (t *Target) loadError(ctx context.Context, tbl *Table, b *commit.Batch, err
 			lo = mid
 		}
 	}
-	e := &sink.Error{Op: "write", Table: tbl.Name, Err: err,
+	e := &sink.Error{Op: "write", Table: tbl.Name, Err: reasonOnly{se},
 		Hint: "the target refused this row; fix the value at the source or the target table's definition, then run again (nothing of this flush was committed)"}
 	if hi-lo == 1 && len(rows) > 0 {
 		r := rows[lo]

@@ -40,6 +40,19 @@ type Error struct {
 
 // Error says what failed, on what, what the server said and what to do.
 func (e *Error) Error() string {
+	s := e.Reason()
+	switch e.kind {
+	case errkind.Transient:
+		s += " (transient: the transaction is redone)"
+	case errkind.BadInput:
+		s += " (the server refused rows: fix the input or the table)"
+	}
+	return s
+}
+
+// Reason is Error without what to do about it, for an error that says
+// that itself.
+func (e *Error) Reason() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "starrocks %s", e.Op)
 	if e.Table != "" {
@@ -73,14 +86,15 @@ func (e *Error) Error() string {
 	} else if e.ErrorURL != "" {
 		fmt.Fprintf(&b, "; the server's error log is at %s", e.ErrorURL)
 	}
-	switch e.kind {
-	case errkind.Transient:
-		b.WriteString(" (transient: the transaction is redone)")
-	case errkind.BadInput:
-		b.WriteString(" (the server refused rows: fix the input or the table)")
-	}
 	return b.String()
 }
+
+// reasonOnly is an *Error told by its Reason: the error wrapping it says
+// what to do.
+type reasonOnly struct{ e *Error }
+
+func (r reasonOnly) Error() string { return r.e.Reason() }
+func (r reasonOnly) Unwrap() error { return r.e }
 
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")

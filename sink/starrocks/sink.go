@@ -46,6 +46,9 @@ type Options struct {
 	// HTTPClient sends the Stream Load requests; default one built from
 	// the URL's TLS settings.
 	HTTPClient *http.Client
+	// Retries bounds the client's retries of TXN_IN_PROCESSING and of
+	// get_load_state (see Config.Retries); default 8.
+	Retries int
 }
 
 // Open implements sink.Driver.
@@ -222,7 +225,7 @@ func Open(ctx context.Context, raw string, opt Options) (*Target, error) {
 	for _, h := range c.hosts {
 		loads = append(loads, scheme+"://"+h)
 	}
-	client, err := New(Config{LoadURLs: loads, User: c.user, Password: c.password, Database: c.db, HTTPClient: hc, Clock: opt.Clock})
+	client, err := New(Config{LoadURLs: loads, User: c.user, Password: c.password, Database: c.db, HTTPClient: hc, Clock: opt.Clock, Retries: opt.Retries})
 	if err != nil {
 		return nil, &sink.Error{Op: "open", Err: err}
 	}
