@@ -102,30 +102,50 @@ func TestTransactionModeInvariant(t *testing.T) {
 			} else {
 				cfg.Sink.FlushMaxRows = 7
 			}
-			var commits atomic.Int64
-			e := newEngine(t, cfg, engine.WithCommitHook(func(*commit.Unit) { commits.Add(1) }))
-			p := startPoller(t, db, workload.Invariant)
-			if err := e.Run(context.Background(), engine.RunOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			polls, violations := p.finish(t)
-			st := e.Stats()
+			r := runPolled(t, cfg, db)
 			t.Logf("%s mode: %d source transactions in %d commits; reader polled %d times, saw %d invariant violations",
-				mode, st.Txns, commits.Load(), polls, violations)
+				mode, r.stats.Txns, r.commits, r.polls, r.violations)
 			checkFinal(t, db, res)
 			if mode == "transaction" {
-				if violations != 0 {
-					t.Errorf("transaction mode: the reader saw %d violations of the cross-table invariant", violations)
-				}
-				if polls < 2 || commits.Load() < 5 {
-					t.Errorf("too little overlap to mean anything: %d polls, %d commits", polls, commits.Load())
-				}
-				if st.Txns != int64(res.Txns) {
-					t.Errorf("committed %d source transactions, want %d", st.Txns, res.Txns)
+				r.checkInvariant(t)
+				if r.stats.Txns != int64(res.Txns) {
+					t.Errorf("committed %d source transactions, want %d", r.stats.Txns, res.Txns)
 				}
 			}
 		}
 	})
+}
+
+// polledRun is a run under a reader polling workload.Invariant.
+type polledRun struct {
+	stats                      engine.Stats
+	commits, polls, violations int64
+}
+
+// runPolled runs cfg to its end while a reader polls workload.Invariant
+// on db.
+func runPolled(t *testing.T, cfg *config.Config, db *testdb.DB) polledRun {
+	t.Helper()
+	var commits atomic.Int64
+	e := newEngine(t, cfg, engine.WithCommitHook(func(*commit.Unit) { commits.Add(1) }))
+	p := startPoller(t, db, workload.Invariant)
+	if err := e.Run(context.Background(), engine.RunOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	polls, violations := p.finish(t)
+	return polledRun{stats: e.Stats(), commits: commits.Load(), polls: polls, violations: violations}
+}
+
+// checkInvariant fails t when the reader saw the invariant broken, or
+// polled too little beside too few commits to mean anything.
+func (r polledRun) checkInvariant(t *testing.T) {
+	t.Helper()
+	if r.violations != 0 {
+		t.Errorf("transaction mode: the reader saw %d violations of the cross-table invariant", r.violations)
+	}
+	if r.polls < 2 || r.commits < 5 {
+		t.Errorf("too little overlap to mean anything: %d polls, %d commits", r.polls, r.commits)
+	}
 }
 
 // TestSeed000Section19 is seed 000's experiment: with max-rows 1, a -D/+I
