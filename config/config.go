@@ -373,7 +373,8 @@ func (t Target) String() string { return RedactURL(t.URL) }
 func (t Target) GoString() string { return fmt.Sprintf("config.Target{URL:%q}", RedactURL(t.URL)) }
 
 // Kind returns the target's database family from the URL scheme: "mysql",
-// "postgres" or "sqlite"; "" when the scheme is not one txsink knows.
+// "postgres", "sqlite" or "starrocks"; "" when the scheme is not one
+// txsink knows.
 func (t Target) Kind() string {
 	k, _ := targetKind(t.URL)
 	return k

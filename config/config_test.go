@@ -547,6 +547,8 @@ func TestCheckURL(t *testing.T) {
 		{"mysql://u:p@h:3306", "names no database"},
 		{"mysql://u:p@h:3306/", "names no database"},
 		{"mysql://u:p:w@h:port/db", "is not a valid URL (invalid port \":port\" after host)"},
+		{"starrocks://u:p@fe1:8030,fe2:8030/db?query-port=9030", ""},
+		{"starrocks://u:p@fe1:8030", "names no database"},
 		{"redis://h", `scheme "redis" is not supported`},
 		{"MySQL://h/db", `scheme "MySQL" is not supported`},
 		{"h:3306/db", "is not a URL (no scheme://)"},
@@ -570,6 +572,7 @@ func TestTargetKind(t *testing.T) {
 		{"postgresql://h/db", "postgres"},
 		{"sqlite:///a.db", "sqlite"},
 		{"sqlite::memory:", "sqlite"},
+		{"starrocks://u:p@fe1:8030,fe2:8030/db?query-port=9030", "starrocks"},
 		{"redis://h", ""},
 	} {
 		if got := (Target{URL: tt.url}).Kind(); got != tt.want {

@@ -145,6 +145,8 @@ func targetKind(u string) (kind, rest string) {
 		return "postgres", u[len("postgres://"):]
 	case strings.HasPrefix(u, "postgresql://"):
 		return "postgres", u[len("postgresql://"):]
+	case strings.HasPrefix(u, "starrocks://"):
+		return "starrocks", u[len("starrocks://"):]
 	}
 	return "", u
 }
@@ -182,9 +184,10 @@ func checkURL(u string) string {
 		}
 		return fmt.Sprintf("is not a valid URL (%v); percent-encode special characters in the user name and password", err)
 	}
-	if kind == "mysql" {
+	if kind == "mysql" || kind == "starrocks" {
 		// PostgreSQL may leave both out (a local socket, the user's
-		// database); MySQL needs them to know where progress is kept.
+		// database); MySQL and StarRocks need them to know where
+		// progress is kept.
 		if p.Host == "" {
 			return "has no host"
 		}
