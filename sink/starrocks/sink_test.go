@@ -3,6 +3,10 @@ package starrocks
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -308,5 +312,64 @@ func TestTableKinds(t *testing.T) {
 	}
 	if _, err := tg.Describe(ctx, schema.Name{Namespace: "other", Name: "kv"}); err == nil || !strings.Contains(err.Error(), "one database") {
 		t.Errorf("Describe(other.kv) = %v, want a refusal", err)
+	}
+}
+
+// TestParseURL: the target URL's hosts (several for failover, 8030 by
+// default), database, query port, catalog and TLS; refusals name what is
+// wrong and never the password.
+func TestParseURL(t *testing.T) {
+	for _, tc := range []struct {
+		url, want, err string
+	}{
+		{url: "starrocks://u:pw@fe1:8030,fe2:8031/shop?query-port=9031", want: "u pw [fe1:8030 fe2:8031] shop 9031 information_schema false"},
+		{url: "starrocks://u@fe1/shop", want: "u  [fe1:8030] shop 9030 information_schema false"},
+		{url: "starrocks://u@fe1/shop?tls=true&catalog=cat", want: "u  [fe1:8030] shop 9030 cat true"},
+		{url: "mysql://u@fe1/shop", err: `scheme "mysql" is not starrocks`},
+		{url: "starrocks://u:secret@/shop", err: "no FE host"},
+		{url: "starrocks://u:secret@fe1:8030", err: "database \"\" is not a StarRocks database name"},
+		{url: "starrocks://u:secret@fe1/shop?query-port=x", err: `query-port "x"`},
+		{url: "starrocks://u:secret@fe1/shop?tls=maybe", err: `tls="maybe"`},
+		{url: "starrocks://u:secret@fe1/shop?timeout=3", err: `unknown parameter "timeout"`},
+		{url: "starrocks://u:secret@fe1/shop?tls=true&tls-ca=/no/such/ca.pem", err: "tls-ca"},
+	} {
+		c, err := parseURL(tc.url)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) || strings.Contains(err.Error(), "secret") {
+				t.Errorf("parseURL(%s) = %v, want an error saying %q without the password", tc.url, err, tc.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("parseURL(%s): %v", tc.url, err)
+			continue
+		}
+		if got := fmt.Sprint(c.user, " ", c.password, " ", c.hosts, " ", c.db, " ", c.queryPort, " ", c.catalog, " ", c.tls != nil); got != tc.want {
+			t.Errorf("parseURL(%s) = %s, want %s", tc.url, got, tc.want)
+		}
+	}
+}
+
+// TestFailoverToSecondFE: an FE whose HTTP port does not answer is passed
+// over for the next one listed. (Both are on one host here, so the MySQL
+// side is reached on the first.)
+func TestFailoverToSecondFE(t *testing.T) {
+	c := fakeCluster(t, starrocksfake.Options{}).withTables(t)
+	c.ddl(t, kvDDL)
+	u, err := url.Parse(c.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := httptest.NewServer(http.NotFoundHandler())
+	deadHost := dead.Listener.Addr().String()
+	dead.Close() // nothing listens there now
+	u.Host = deadHost + "," + u.Host
+	c.url = u.String()
+	tg := c.target(t, 0)
+	if err := tg.Apply(context.Background(), kvUnit(t, tg, 100, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if n := c.count(t, "SELECT COUNT(*) FROM kv"); n != 1 {
+		t.Errorf("%d rows, want 1", n)
 	}
 }
