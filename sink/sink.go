@@ -200,6 +200,19 @@ type Stored struct {
 	UpdatedAt string
 }
 
+// MarksOf returns the marks of rows, by partition: what
+// ProgressKeeper.Marks returns from the rows Stored returns. A row stored
+// without a mark is absent.
+func MarksOf(rows []Stored) map[string]string {
+	out := map[string]string{}
+	for _, r := range rows {
+		if r.Mark != "" {
+			out[r.Partition] = r.Mark
+		}
+	}
+	return out
+}
+
 // DeadLetter is one row of the dead-letter table.
 type DeadLetter struct {
 	ID        int64

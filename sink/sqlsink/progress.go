@@ -211,13 +211,7 @@ func (t *DB) Marks(ctx context.Context, pipeline string) (map[string]string, err
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]string{}
-	for _, r := range rows {
-		if r.Mark != "" {
-			out[r.Partition] = r.Mark
-		}
-	}
-	return out, nil
+	return sink.MarksOf(rows), nil
 }
 
 // Rewind moves a partition this instance has claimed back to its start,

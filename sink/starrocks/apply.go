@@ -38,7 +38,7 @@ func (t *Target) Apply(ctx context.Context, u *commit.Unit) error {
 		}
 	}
 	if len(u.DeadLetters) > 0 {
-		return &sink.Error{Op: "apply", Err: errors.New("the StarRocks target has no dead-letter table yet"), Hint: "use bad-input: stop with a starrocks:// target"}
+		return &sink.Error{Op: "apply", Err: errors.New("the StarRocks target has no dead-letter table yet"), Hint: "use bad-input: fail with a starrocks:// target"}
 	}
 	owner := t.owner[u.Pipeline]
 	if owner == 0 {

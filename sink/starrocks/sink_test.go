@@ -373,3 +373,49 @@ func TestFailoverToSecondFE(t *testing.T) {
 		t.Errorf("%d rows, want 1", n)
 	}
 }
+
+// TestRewindAndForget: the progress rows are read whole with their marks,
+// a claimed partition is rewound to its start without a mark, and Forget
+// deletes the rows (returning them) and fences an instance still running
+// for them: its next unit writes nothing.
+func TestRewindAndForget(t *testing.T) {
+	ctx := context.Background()
+	c := realOrFake(t, starrocksfake.Options{}).withTables(t)
+	c.ddl(t, kvDDL)
+	a := c.target(t, 0)
+	u := kvUnit(t, a, 100, 1)
+	u.Marks = map[string]string{"p0": "mark-1"}
+	if err := a.Apply(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	st, err := a.Stored(ctx, "pipe")
+	if err != nil || len(st) != 1 || st[0].Offset != 100 || st[0].Mark != "mark-1" || st[0].Epoch != a.epochs[claimKey("pipe", "p0")] || st[0].UpdatedAt == "" {
+		t.Fatalf("Stored = %+v, %v", st, err)
+	}
+	if err := a.Rewind(ctx, "pipe", "p0"); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := a.Marks(ctx, "pipe"); err != nil || len(m) != 0 {
+		t.Errorf("Marks after Rewind = %v, %v; want none", m, err)
+	}
+	if p, err := a.Progress(ctx, "pipe"); err != nil || p["p0"].Offset != 0 {
+		t.Errorf("Progress after Rewind = %v, %v; want p0 at 0", p, err)
+	}
+	if err := a.Apply(ctx, kvUnit(t, a, 200, 2)); err != nil {
+		t.Fatal(err)
+	}
+	b := c.target(t, 0)
+	gone, err := b.Forget(ctx, "pipe", nil)
+	if err != nil || len(gone) != 1 || gone[0].Offset != 200 {
+		t.Fatalf("Forget = %+v, %v; want p0 at 200", gone, err)
+	}
+	if st, err := b.Stored(ctx, "pipe"); err != nil || len(st) != 0 {
+		t.Errorf("Stored after Forget = %+v, %v; want none", st, err)
+	}
+	if err := a.Apply(ctx, kvUnit(t, a, 300, 3)); !errors.Is(err, sink.ErrFenced) {
+		t.Errorf("Apply of the instance still running: %v, want ErrFenced", err)
+	}
+	if n := c.count(t, "SELECT COUNT(*) FROM kv"); n != 2 {
+		t.Errorf("%d rows, want 2", n)
+	}
+}
