@@ -341,6 +341,12 @@ func (t *Target) Committed(ctx context.Context, u *commit.Unit) (bool, error) {
 	if len(u.Progress) == 0 {
 		return false, nil
 	}
+	for _, p := range u.Progress {
+		if _, ok := t.epochs[claimKey(u.Pipeline, p.Partition)]; !ok {
+			// Apply failed before claiming it: nothing of u was sent.
+			return false, nil
+		}
+	}
 	if err := t.checkOwner(ctx, u.Pipeline, u.Progress); err != nil {
 		return false, err
 	}

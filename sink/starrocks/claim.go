@@ -135,7 +135,7 @@ func (t *Target) Claim(ctx context.Context, pipeline string, partitions []string
 		last = err
 		var se *Error
 		if !errors.As(err, &se) || se.Code != CodeLabelAlreadyExists && se.Code != CodeTxnNotExists {
-			break
+			return nil, t.wrap("claim partitions", ClaimsTable, err)
 		}
 		// Another instance claims beside this one: the epoch is its, or
 		// its begin under the same label aborted this claim. Wait and try
@@ -185,6 +185,10 @@ func (t *Target) grant(ctx context.Context, pipeline string, partitions []string
 		return err
 	}
 	if err := x.Commit(ctx); err != nil {
+		// Not committed, or not known to be: an open claim is rolled back
+		// rather than left to the server's timeout (a committed one
+		// refuses the rollback, and the next claim passes over it).
+		_ = x.Rollback(context.WithoutCancel(ctx))
 		return err
 	}
 	if err := t.waitVisible(ctx, label); err != nil {
