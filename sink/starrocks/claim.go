@@ -112,25 +112,7 @@ func (t *Target) Claim(ctx context.Context, pipeline string, partitions []string
 		tried = next
 		err = t.grant(ctx, pipeline, partitions, next)
 		if err == nil {
-			for _, p := range partitions {
-				if old, ok := claims[p]; ok && old.owner != 0 && old.owner != t.owner[pipeline] {
-					if err := t.abortLingering(ctx, pipeline, p, old.owner); err != nil {
-						return nil, err
-					}
-				}
-				t.epochs[claimKey(pipeline, p)] = next
-			}
-			stored, err := ReadProgress(ctx, t.db, pipeline)
-			if err != nil {
-				return nil, &sink.Error{Op: "claim partitions", Table: ProgressTable, Err: err, Transient: isTransientSQL(err)}
-			}
-			out := make(map[string]changelog.Position, len(partitions))
-			for _, p := range partitions {
-				pos := stored[p].Position
-				pos.Partition = p
-				out[p] = pos
-			}
-			return out, nil
+			return t.settle(ctx, pipeline, partitions, claims, next)
 		}
 		last = err
 		var se *Error
@@ -145,6 +127,33 @@ func (t *Target) Claim(ctx context.Context, pipeline string, partitions []string
 		}
 	}
 	return nil, &sink.Error{Op: "claim partitions", Table: ClaimsTable, Err: last, Transient: true}
+}
+
+// settle finishes a claim granted at epoch: it aborts the lingering
+// transactions of the partitions' earlier owners (as claims, read before
+// the grant, names them), records the epoch, and returns the positions
+// stored now — after the aborts, so they include a unit of an earlier
+// owner that committed before them.
+func (t *Target) settle(ctx context.Context, pipeline string, partitions []string, claims map[string]claimRow, epoch int64) (map[string]changelog.Position, error) {
+	for _, p := range partitions {
+		if old, ok := claims[p]; ok && old.owner != 0 && old.owner != t.owner[pipeline] {
+			if err := t.abortLingering(ctx, pipeline, p, old.owner); err != nil {
+				return nil, err
+			}
+		}
+		t.epochs[claimKey(pipeline, p)] = epoch
+	}
+	stored, err := ReadProgress(ctx, t.db, pipeline)
+	if err != nil {
+		return nil, &sink.Error{Op: "claim partitions", Table: ProgressTable, Err: err, Transient: isTransientSQL(err)}
+	}
+	out := make(map[string]changelog.Position, len(partitions))
+	for _, p := range partitions {
+		pos := stored[p].Position
+		pos.Partition = p
+		out[p] = pos
+	}
+	return out, nil
 }
 
 // grant commits the claim of partitions at epoch, and waits until it is

@@ -59,6 +59,26 @@ func kvUnit(t *testing.T, tg *Target, off int64, ids ...int64) *commit.Unit {
 		Progress: []changelog.Position{{Partition: "p0", Offset: off, Seq: off}}}
 }
 
+// kvCluster is the cluster of the tests, with txsink's tables and kv.
+func kvCluster(t *testing.T) *cluster {
+	t.Helper()
+	c := realOrFake(t, starrocksfake.Options{}).withTables(t)
+	c.ddl(t, kvDDL)
+	return c
+}
+
+// twoInstances opens two targets on a kvCluster, the first (the zombie to
+// be) having committed unit 1 of p0 at offset 100.
+func twoInstances(t *testing.T) (c *cluster, zombie, next *Target) {
+	t.Helper()
+	c = kvCluster(t)
+	zombie, next = c.target(t, 0), c.target(t, 0)
+	if err := zombie.Apply(context.Background(), kvUnit(t, zombie, 100, 1)); err != nil {
+		t.Fatal(err)
+	}
+	return c, zombie, next
+}
+
 // driveTimers fires the client's backoff timers n times, on the fake's
 // clock, while the code under test waits on them.
 func (c *cluster) driveTimers(t *testing.T, n int) {
@@ -138,8 +158,7 @@ func TestLostCommitAnswer(t *testing.T) {
 // every earlier one, even when another claim took the next one first.
 func TestClaimEpochs(t *testing.T) {
 	ctx := context.Background()
-	c := realOrFake(t, starrocksfake.Options{}).withTables(t)
-	c.ddl(t, kvDDL)
+	c := kvCluster(t)
 	a, b := c.target(t, 0), c.target(t, 0)
 	if _, err := a.Claim(ctx, "pipe", []string{"p0"}); err != nil {
 		t.Fatal(err)
@@ -183,12 +202,7 @@ func TestClaimEpochs(t *testing.T) {
 // and nothing of it is visible.
 func TestZombieOpenAtClaim(t *testing.T) {
 	ctx := context.Background()
-	c := realOrFake(t, starrocksfake.Options{}).withTables(t)
-	c.ddl(t, kvDDL)
-	zombie, next := c.target(t, 0), c.target(t, 0)
-	if err := zombie.Apply(ctx, kvUnit(t, zombie, 100, 1)); err != nil {
-		t.Fatal(err)
-	}
+	c, zombie, next := twoInstances(t)
 	var claimed map[string]changelog.Position
 	claim := fault.With(ctx, &fault.Hooks{BeforeCommit: func(*commit.Unit) error {
 		var err error
@@ -215,8 +229,7 @@ func TestZombieOpenAtClaim(t *testing.T) {
 // claim of its partition, found from the label stored with the progress.
 func TestLingeringAbortedAtClaim(t *testing.T) {
 	ctx := context.Background()
-	c := realOrFake(t, starrocksfake.Options{}).withTables(t)
-	c.ddl(t, kvDDL)
+	c := kvCluster(t)
 	old := c.target(t, 0)
 	for i := int64(1); i <= 5; i++ {
 		if err := old.Apply(ctx, kvUnit(t, old, 100*i, i)); err != nil {
@@ -380,8 +393,7 @@ func TestFailoverToSecondFE(t *testing.T) {
 // for them: its next unit writes nothing.
 func TestRewindAndForget(t *testing.T) {
 	ctx := context.Background()
-	c := realOrFake(t, starrocksfake.Options{}).withTables(t)
-	c.ddl(t, kvDDL)
+	c := kvCluster(t)
 	a := c.target(t, 0)
 	u := kvUnit(t, a, 100, 1)
 	u.Marks = map[string]string{"p0": "mark-1"}
@@ -417,5 +429,57 @@ func TestRewindAndForget(t *testing.T) {
 	}
 	if n := c.count(t, "SELECT COUNT(*) FROM kv"); n != 2 {
 		t.Errorf("%d rows, want 2", n)
+	}
+}
+
+// TestZombieCommitBeforeAbort: a unit of the earlier owner that passed its
+// claims check before the claim and commits after the claim committed but
+// before the claim's abort is in the positions the claim returns; the
+// claim itself writes no progress row, so it can set none back.
+func TestZombieCommitBeforeAbort(t *testing.T) {
+	ctx := context.Background()
+	c, zombie, next := twoInstances(t)
+	claims, err := next.readClaims(ctx, "pipe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	epoch := claims[counter].epoch + 1
+	before, err := next.Stored(ctx, "pipe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The claim commits between the zombie's check and its commit; it
+	// writes no progress row.
+	grant := fault.With(ctx, &fault.Hooks{BeforeCommit: func(*commit.Unit) error {
+		if err := next.grant(ctx, "pipe", []string{"p0"}, epoch); err != nil {
+			return err
+		}
+		after, err := next.Stored(ctx, "pipe")
+		if err != nil {
+			return err
+		}
+		if fmt.Sprint(after) != fmt.Sprint(before) {
+			t.Errorf("the claim changed the progress rows:\n%v\nto\n%v", before, after)
+		}
+		return nil
+	}})
+	if err := zombie.Apply(grant, kvUnit(t, zombie, 200, 2)); err != nil {
+		t.Fatalf("the zombie's unit, checked before the claim: %v", err)
+	}
+	got, err := next.settle(ctx, "pipe", []string{"p0"}, claims, epoch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got["p0"].Offset != 200 {
+		t.Errorf("claimed %v, want p0 at 200: the zombie's unit landed before the abort", got)
+	}
+	if err := zombie.Apply(ctx, kvUnit(t, zombie, 300, 3)); !errors.Is(err, sink.ErrFenced) {
+		t.Errorf("the zombie's next unit: %v, want ErrFenced", err)
+	}
+	if err := next.Apply(ctx, kvUnit(t, next, 300, 4)); err != nil {
+		t.Fatal(err)
+	}
+	if n := c.count(t, "SELECT COUNT(*) FROM kv"); n != 3 {
+		t.Errorf("%d rows, want 1, 2 and 4", n)
 	}
 }
