@@ -258,7 +258,9 @@ func (f *Fake) CatalogSchema() string {
 // its MySQL side being the MariaDB database of the committed rows (which
 // needs the MariaDB test user's credentials: start the fake with them,
 // Options.User and Password, for the URL to reach both sides) and catalog
-// naming CatalogSchema, which a real cluster has no need of.
+// naming CatalogSchema, which a real cluster has no need of. The URL's
+// one host serves both sides, so the MariaDB test server must listen on
+// the FE's address, 127.0.0.1 (the default TXSINK_TEST_MYSQL_URL).
 func (f *Fake) SinkURL() string {
 	my, err := url.Parse(f.data.URL)
 	if err != nil {
