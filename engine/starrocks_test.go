@@ -54,9 +54,10 @@ func loads(f *starrocksfake.Fake) int {
 }
 
 // TestStarRocksEndToEnd runs a pipeline from files (4 partitions of a
-// multi-table workload) into the StarRocks fake, as `txsink run` would:
-// the final state is exact, every append-only event is there once, and a
-// second run applies nothing again.
+// multi-table workload) into the StarRocks fake, as `txsink run` would,
+// through lost commit answers, a publish timeout, a commit and a load
+// answered 5xx and a leader change: the final state is exact, every
+// append-only event is there once, and a second run applies nothing again.
 func TestStarRocksEndToEnd(t *testing.T) {
 	res := workload.Generate(workload.Spec{Orders: 600, Partitions: 4, Seed: 3, Events: true})
 	f, db := starrocksFake(t, starrocksWorkload...)
@@ -68,6 +69,9 @@ func TestStarRocksEndToEnd(t *testing.T) {
 	var commits atomic.Int64
 	start := time.Now()
 	e := newEngine(t, cfg, engine.WithCommitHook(func(*commit.Unit) { commits.Add(1) }))
+	// The units' first requests meet the faults (the claim at New is past).
+	f.Inject(starrocksfake.OpCommit, starrocksfake.DropAnswer, starrocksfake.HTTP503, starrocksfake.PublishTimeout, starrocksfake.DropAnswer, starrocksfake.LeaderChange)
+	f.Inject(starrocksfake.OpLoad, starrocksfake.HTTP500)
 	if err := e.Run(context.Background(), engine.RunOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -80,6 +84,9 @@ func TestStarRocksEndToEnd(t *testing.T) {
 		res.Changes(), commits.Load(), float64(loads(f))/float64(max(commits.Load(), 1)), float64(res.Changes())/elapsed.Seconds())
 	if commits.Load() < 2 || st.Commits != commits.Load() {
 		t.Errorf("%d commits (stats %d), want several", commits.Load(), st.Commits)
+	}
+	if st.Retries == 0 {
+		t.Errorf("no unit was retried: the injected faults did not bite")
 	}
 	e.Close()
 

@@ -324,7 +324,15 @@ func (t *Target) wrap(op, table string, err error) error {
 	var se *Error
 	e := &sink.Error{Op: op, Table: table, Err: err}
 	if errors.As(err, &se) {
-		e.Transient = se.Kind() == errkind.Transient
+		// The sink error says what to do, once: the client's error is
+		// told by its reason.
+		e.Err = reasonOnly{se}
+		switch se.Kind() {
+		case errkind.Transient:
+			e.Transient = true
+		case errkind.BadInput:
+			e.Hint = "the server refused rows: fix the input or the table, then run again (nothing of this flush was committed)"
+		}
 		if table == "" {
 			e.Table = se.Table
 		}
