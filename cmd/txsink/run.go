@@ -25,6 +25,7 @@ import (
 	"github.com/txsink/txsink/source"
 	"github.com/txsink/txsink/source/file"
 	"github.com/txsink/txsink/source/kafka"
+	"github.com/txsink/txsink/source/postgres"
 	"github.com/txsink/txsink/statushttp"
 )
 
@@ -94,24 +95,17 @@ Examples:
 	}
 	baseDir := configDir(*cfgPath)
 	tuneGC(cfg)
-	// The command knows the sources it links in: the start line names
-	// what each reads, from its own config struct.
 	var files file.Config
 	if cfg.Source.Type == file.Type {
 		if err := source.Decode(cfg.Source.Settings(), &files); err != nil {
 			return err
 		}
 	}
-	if cfg.Source.Type == kafka.Type {
-		var kc kafka.Config
-		if err := source.Decode(cfg.Source.Settings(), &kc); err != nil {
-			return err
-		}
-		log.Info("starting", "pipeline", cfg.Name, "target", cfg.Target.String(), "format", cfg.Source.Format,
-			"brokers", kc.Brokers, "group", kc.Group, "topics", cmp.Or(strings.Join(kc.Topics, ","), kc.TopicRegex))
-	} else {
-		log.Info("starting", "pipeline", cfg.Name, "target", cfg.Target.String(), "format", cfg.Source.Format, "partitions", len(files.PartitionPaths()))
+	attrs, err := startAttrs(cfg)
+	if err != nil {
+		return err
 	}
+	log.Info("starting", attrs...)
 	m := metrics.New(cfg)
 	e, err := engine.New(ctx, cfg, engine.WithLogger(log), engine.WithBaseDir(baseDir), engine.WithConfigFile(*cfgPath), engine.WithHooks(m))
 	if err != nil {
@@ -523,4 +517,40 @@ func pluralOf(thing string) string {
 		return stem + "ies"
 	}
 	return thing + "s"
+}
+
+// startAttrs returns the attributes of run's start line: the pipeline,
+// the target and what the source reads, from the source's own config
+// struct (the command knows the sources it links in): a file source's
+// partitions, a Kafka source's brokers, group and topics, a PostgreSQL
+// source's slot, its tables or publication, and its snapshot mode.
+func startAttrs(cfg *config.Config) ([]any, error) {
+	attrs := []any{"pipeline", cfg.Name, "target", cfg.Target.String(), "format", cfg.Source.Format}
+	switch cfg.Source.Type {
+	case kafka.Type:
+		var kc kafka.Config
+		if err := source.Decode(cfg.Source.Settings(), &kc); err != nil {
+			return nil, err
+		}
+		return append(attrs, "brokers", kc.Brokers, "group", kc.Group, "topics", cmp.Or(strings.Join(kc.Topics, ","), kc.TopicRegex)), nil
+	case postgres.Type:
+		var pc postgres.Config
+		if err := source.Decode(cfg.Source.Settings(), &pc); err != nil {
+			return nil, err
+		}
+		attrs = append(attrs, "slot", cmp.Or(pc.Slot, postgres.DefaultSlot(cfg.Name)))
+		if pc.Publication != "" {
+			attrs = append(attrs, "publication", pc.Publication)
+		} else {
+			attrs = append(attrs, "tables", strings.Join(pc.Tables, ","))
+		}
+		return append(attrs, "snapshot", cmp.Or(pc.Snapshot, postgres.SnapshotInitial)), nil
+	case file.Type:
+		var fc file.Config
+		if err := source.Decode(cfg.Source.Settings(), &fc); err != nil {
+			return nil, err
+		}
+		return append(attrs, "partitions", len(fc.PartitionPaths())), nil
+	}
+	return attrs, nil
 }
