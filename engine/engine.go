@@ -185,11 +185,13 @@ type Engine struct {
 
 	// mu guards stats and the status fields below, which Stats and Status
 	// read from other goroutines.
-	mu         sync.Mutex
-	stats      Stats
-	state      State
-	stopErr    error
-	parts      map[string]*PartitionStatus
+	mu      sync.Mutex
+	stats   Stats
+	state   State
+	stopErr error
+	parts   map[string]*PartitionStatus
+	// slotLags are the readers that know their slot's lag, by partition.
+	slotLags   map[string]source.SlotLagger
 	lastCommit time.Time
 	buffered   int64
 	openTxns   int

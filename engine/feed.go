@@ -212,6 +212,14 @@ func (e *Engine) openFeed(ctx context.Context, pool *decodePool, out chan<- []de
 			f.sizes[part] = s
 			size = s.Size()
 		}
+		if sl, ok := r.(source.SlotLagger); ok {
+			e.mu.Lock()
+			if e.slotLags == nil {
+				e.slotLags = map[string]source.SlotLagger{}
+			}
+			e.slotLags[part] = sl
+			e.mu.Unlock()
+		}
 		f.lanes = append(f.lanes, part)
 		e.noteRead(part, l.Start().Offset, size)
 	}

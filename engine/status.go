@@ -198,7 +198,13 @@ func (e *Engine) Status() Status {
 		st.Stats.Events[k.String()] = n
 	}
 	for _, ps := range e.parts {
-		st.Partitions = append(st.Partitions, *ps)
+		p := *ps
+		if l := e.slotLags[p.Name]; l != nil {
+			if v := l.SlotLag(); v >= 0 {
+				p.SlotLagBytes = &v
+			}
+		}
+		st.Partitions = append(st.Partitions, p)
 	}
 	sort.Slice(st.Partitions, func(i, j int) bool { return st.Partitions[i].Name < st.Partitions[j].Name })
 	return st

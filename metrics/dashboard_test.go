@@ -71,9 +71,11 @@ var notOnDashboard = map[string]string{
 // metric the package does not export.
 func TestEveryMetricDocumented(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
+	lag := int64(10)
 	st := engine.Status{State: engine.StateRunning, Partitions: []engine.PartitionStatus{
 		{Name: "a.jsonl", Unit: "bytes", End: 10},
 		{Name: "orders/0", Unit: "records", End: 10},
+		{Name: "postgres:txsink_docs", Unit: "bytes", End: 10, SlotLagBytes: &lag},
 	}}
 	m := metrics.New(&config.Config{Name: "docs"})
 	if err := m.Register(reg, fixedStatus{st}); err != nil {

@@ -62,6 +62,11 @@
 //	txsink_lag_records{pipeline,partition}
 //	    the same three for Kafka partitions, in records: the lag is the
 //	    partition's high watermark minus the committed offset
+//	txsink_slot_lag_bytes{pipeline,partition}
+//	    for a PostgreSQL source, the WAL the server keeps for the
+//	    replication slot beyond what the target confirmed: the server's
+//	    WAL end minus the slot's position (during the initial snapshot,
+//	    the WAL written since the slot's consistent point)
 //	txsink_last_commit_timestamp_seconds{pipeline}
 //	    Unix time of the last commit; before the first, of the time the
 //	    metrics were made (the pipeline's start), so that
@@ -113,6 +118,7 @@ var names = []string{
 	"txsink_committed_offset_records",
 	"txsink_read_offset_records",
 	"txsink_lag_records",
+	"txsink_slot_lag_bytes",
 	"txsink_last_commit_timestamp_seconds",
 	"txsink_state",
 }
@@ -316,7 +322,7 @@ type statusCollector struct {
 	ratio, bytesRead, skipped, deadLetters, buffered, openTxns *prometheus.Desc
 	committed, read, lag                                       *prometheus.Desc
 	committedRecs, readRecs, lagRecs                           *prometheus.Desc
-	lastCommit, state                                          *prometheus.Desc
+	slotLag, lastCommit, state                                 *prometheus.Desc
 }
 
 func newStatusCollector(pipeline string, src Source, created time.Time) *statusCollector {
@@ -339,6 +345,7 @@ func newStatusCollector(pipeline string, src Source, created time.Time) *statusC
 		committedRecs: d("txsink_committed_offset_records", "Kafka offset stored in the target, where a restart resumes.", "partition"),
 		readRecs:      d("txsink_read_offset_records", "Kafka offset after the last record read.", "partition"),
 		lagRecs:       d("txsink_lag_records", "Kafka high watermark minus the committed offset: records not yet applied.", "partition"),
+		slotLag:       d("txsink_slot_lag_bytes", "WAL the PostgreSQL server keeps for the replication slot beyond what the target confirmed.", "partition"),
 		lastCommit:    d("txsink_last_commit_timestamp_seconds", "Unix time of the last commit (before the first: of the pipeline's start)."),
 		state:         d("txsink_state", "1 for the pipeline's current state, 0 for the others.", "state"),
 	}
@@ -346,7 +353,7 @@ func newStatusCollector(pipeline string, src Source, created time.Time) *statusC
 
 // Describe implements prometheus.Collector.
 func (c *statusCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.ratio, c.bytesRead, c.skipped, c.deadLetters, c.buffered, c.openTxns, c.committed, c.read, c.lag, c.committedRecs, c.readRecs, c.lagRecs, c.lastCommit, c.state} {
+	for _, d := range []*prometheus.Desc{c.ratio, c.bytesRead, c.skipped, c.deadLetters, c.buffered, c.openTxns, c.committed, c.read, c.lag, c.committedRecs, c.readRecs, c.lagRecs, c.slotLag, c.lastCommit, c.state} {
 		ch <- d
 	}
 }
@@ -377,6 +384,9 @@ func (c *statusCollector) Collect(ch chan<- prometheus.Metric) {
 			// A file that shrank below the committed position (rotated)
 			// has no meaningful lag; report 0 rather than a negative one.
 			gauge(lag, float64(max(p.End-p.Committed, 0)), p.Name)
+		}
+		if p.SlotLagBytes != nil {
+			gauge(c.slotLag, float64(*p.SlotLagBytes), p.Name)
 		}
 	}
 	last := st.LastCommit

@@ -180,6 +180,10 @@ type PartitionStatus struct {
 	// partition's high watermark), else -1; End - Committed is the
 	// partition's lag, in Unit.
 	End int64 `json:"end_offset"`
+	// SlotLagBytes, for a partition read from a PostgreSQL replication
+	// slot, is the WAL the server keeps for the slot beyond what the
+	// target confirmed; nil for other sources, or before it is known.
+	SlotLagBytes *int64 `json:"slot_lag_bytes,omitempty"`
 	// LastCommit is when the partition's progress last moved.
 	LastCommit time.Time `json:"last_commit"`
 }

@@ -28,8 +28,9 @@
 //
 // On Readers: BatchReader (records come in batches, with the partitions'
 // ends), Borrower (records borrowed from the reader's buffer), Waiter (the
-// next read may wait), Sizer (the partition's end, for lag) and Lane (the
-// partition it reads and where it starts).
+// next read may wait), Sizer (the partition's end, for lag), SlotLagger
+// (what the source keeps for the reader: a replication slot's WAL) and
+// Lane (the partition it reads and where it starts).
 //
 // Sources register themselves (Register) from their package's init; the
 // command imports package source/sources, which imports them all. Each
@@ -280,6 +281,16 @@ type Sizer interface {
 	// Size returns the partition's end offset as last seen, or -1.
 	// Safe for concurrent use with Next.
 	Size() int64
+}
+
+// SlotLagger is a Reader whose source keeps data for it until the target
+// confirms it (a PostgreSQL replication slot keeps WAL), for status and
+// metrics.
+type SlotLagger interface {
+	// SlotLag returns the bytes the source keeps beyond what the target
+	// confirmed (the server's WAL end minus the slot's position), or -1
+	// when not known yet. Safe for concurrent use with Next.
+	SlotLag() int64
 }
 
 // Lane is a Reader of one partition.
