@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"strconv"
@@ -38,6 +39,28 @@ type decoder struct {
 	// LSN.
 	held    *changelog.Change
 	heldSeq int64
+
+	// win, when set, filters the changes of the transactions committed
+	// inside the windows of a resumed snapshot; ctx is for its queries.
+	win *window
+	ctx context.Context
+}
+
+// inWindow reports whether the open transaction committed inside the
+// windows of a resumed snapshot.
+func (d *decoder) inWindow() bool {
+	return d.win != nil && uint64(d.pos-1) < d.win.end()
+}
+
+// windowKeeps reports whether the window applies a change of r whose key
+// tuple is t.
+func (d *decoder) windowKeeps(r *relation, t *pglogrepl.TupleData) (bool, error) {
+	name := r.table.String()
+	var key []string
+	if ti := d.win.keys[name]; ti != nil {
+		key = tupleKey(r, t, ti.pk)
+	}
+	return d.win.keeps(d.ctx, name, uint64(d.pos-1), key)
 }
 
 func newDecoder(part string) *decoder {
@@ -82,6 +105,11 @@ func (d *decoder) decode(at pglogrepl.LSN, data []byte) ([]source.Record, error)
 		if err != nil {
 			return nil, err
 		}
+		if d.inWindow() {
+			if keep, err := d.windowKeeps(r, m.Tuple); err != nil || !keep {
+				return nil, err
+			}
+		}
 		row, err := d.row(r, m.Tuple, false, at)
 		if err != nil {
 			return nil, err
@@ -102,6 +130,28 @@ func (d *decoder) decode(at pglogrepl.LSN, data []byte) ([]source.Record, error)
 				return nil, err
 			}
 		}
+		if d.inWindow() {
+			// The old and the new key may lie on either side of a bound
+			// (an update that moved the row): each side is kept or not.
+			keepNew, err := d.windowKeeps(r, m.NewTuple)
+			if err != nil {
+				return nil, err
+			}
+			keepOld := keepNew
+			if m.OldTuple != nil {
+				if keepOld, err = d.windowKeeps(r, m.OldTuple); err != nil {
+					return nil, err
+				}
+			}
+			switch {
+			case !keepNew && !keepOld:
+				return nil, nil
+			case !keepNew:
+				c = &changelog.Change{Kind: changelog.Delete, Table: r.table, Before: c.Before}
+			case !keepOld:
+				c.Before = changelog.Row{}
+			}
+		}
 		return d.change(c, at)
 	case *pglogrepl.DeleteMessage:
 		r, err := d.relation(m.RelationID, at)
@@ -111,6 +161,11 @@ func (d *decoder) decode(at pglogrepl.LSN, data []byte) ([]source.Record, error)
 		if m.OldTuple == nil {
 			return nil, fmt.Errorf("postgres source: partition %s at %s: a DELETE of table %s came without its key: the table has REPLICA IDENTITY NOTHING; "+
 				"give it a primary key, or ALTER TABLE %s REPLICA IDENTITY FULL", d.part, at, r.table, r.table)
+		}
+		if d.inWindow() {
+			if keep, err := d.windowKeeps(r, m.OldTuple); err != nil || !keep {
+				return nil, err
+			}
 		}
 		row, err := d.row(r, m.OldTuple, m.OldTupleType == pglogrepl.DeleteMessageTupleTypeKey, at)
 		if err != nil {

@@ -9,6 +9,13 @@ import (
 // snapshots lists the accepted values of source.snapshot.
 var snapshots = []string{SnapshotInitial, SnapshotNever}
 
+// Defaults and bounds of the snapshot's keys.
+const (
+	defaultParallel  = 2
+	maxParallel      = 64
+	defaultChunkRows = 10000
+)
+
 // Summary implements source.Keyed.
 func (Driver) Summary() string {
 	return "a PostgreSQL database by logical replication; `format: " + Format + "` and transaction mode"
@@ -43,11 +50,38 @@ func (Driver) Keys() []source.Key {
 		Name: "snapshot", Type: source.KeyString,
 		Want: "initial or never", DefaultDoc: SnapshotInitial,
 		Doc: "`initial`: when txsink creates the slot, it copies the tables as of the slot's consistent point " +
-			"(the slot's exported snapshot), as one source transaction, then streams from that point: every " +
-			"transaction is in the copy or in the stream, once. The copy is not resumable yet: a stop before it " +
-			"is committed, or an existing slot the target has no position of, is refused (drop the slot and run " +
-			"again). `never`: stream from where the slot is (its creation, for a new one), copying no row.",
+			"(the slot's exported snapshot), then streams from that point: every transaction is in the copy or in " +
+			"the stream, once. Each table is copied in chunks of its primary key order (`snapshot.chunk-rows`), " +
+			"`snapshot.parallel` tables at a time, each chunk committed with its progress. A run stopped or killed " +
+			"during the copy resumes from each table's last committed chunk, as of a new consistent point, and " +
+			"streams from the slot's, skipping the changes the new copy already holds (docs/postgres-snapshot.md " +
+			"gives the argument); a table without a primary key is copied as one chunk. The target is consistent " +
+			"with the source once the stream passed the last resume point. `never`: stream from where the slot is " +
+			"(its creation, for a new one), copying no row.",
 		Check: source.OneOf("snapshot", snapshots),
+	}, {
+		Name: "snapshot.parallel", Type: source.KeyInt, Default: defaultParallel,
+		Want: fmt.Sprintf("a number of tables from 1 to %d", maxParallel),
+		Doc: "How many tables the initial snapshot copies at once, each on a connection of its own " +
+			"(`max_connections` must allow them).",
+		Check: func(v any) string {
+			if n := v.(int); n < 1 || n > maxParallel {
+				return fmt.Sprintf("%d tables at once is out of range", n)
+			}
+			return ""
+		},
+	}, {
+		Name: "snapshot.chunk-rows", Type: source.KeyInt, Default: defaultChunkRows, Unit: "rows",
+		Want: "a number of rows, 1 or more",
+		Doc: "The rows of a snapshot chunk: one source transaction, committed with the snapshot's progress. " +
+			"The transaction mode holds a chunk in memory until it is committed; a stop loses at most the chunks " +
+			"not yet committed.",
+		Check: func(v any) string {
+			if n := v.(int); n < 1 {
+				return fmt.Sprintf("%d rows per chunk is out of range", n)
+			}
+			return ""
+		},
 	}}
 }
 

@@ -33,15 +33,15 @@
 //
 // The initial snapshot (snapshot: initial, the default) is consistent with
 // the stream: the slot is created with an exported snapshot, the tables
-// are read in a transaction that imported it (SET TRANSACTION SNAPSHOT),
+// are read in transactions that imported it (SET TRANSACTION SNAPSHOT),
 // so they show exactly the transactions committed before the slot's
 // consistent point, and streaming starts at that point, which PostgreSQL
-// decodes every later transaction from. The copy is handed on as one
-// source transaction at the consistent point: the target commits all of it
-// or none. It is not chunked or resumable yet: a stop before it is
-// committed leaves a slot and no progress, which is refused with what to
-// do (drop the slot and run again), as is an existing slot when the target
-// has no progress; and the transaction mode buffers the whole copy.
+// decodes every later transaction from. The tables are read in primary
+// key chunks, several at once, each chunk a source transaction committed
+// with the copy's progress (the position's mark, see Marker); a copy
+// stopped half way resumes from each table's last committed chunk in a
+// new snapshot, and the stream skips the changes that snapshot already
+// holds (snapshot.go, docs/postgres-snapshot.md).
 package postgres
 
 import (
@@ -91,6 +91,10 @@ type Config struct {
 	// Snapshot is `source.snapshot`; see docs/config.md. "" is
 	// SnapshotInitial.
 	Snapshot string `source:"snapshot"`
+	// Parallel is `source.snapshot.parallel`; see docs/config.md.
+	Parallel int `source:"snapshot.parallel"`
+	// ChunkRows is `source.snapshot.chunk-rows`; see docs/config.md.
+	ChunkRows int `source:"snapshot.chunk-rows"`
 	// Format is `source.format`; see docs/config.md. It must be Format.
 	Format string `source:"format"`
 }
@@ -156,6 +160,18 @@ func (Driver) Open(settings source.Settings, env source.Env) (source.Source, err
 	default:
 		errs = append(errs, fmt.Errorf("source.snapshot %q: want initial or never", c.Snapshot))
 	}
+	if c.Parallel == 0 {
+		c.Parallel = defaultParallel
+	}
+	if c.ChunkRows == 0 {
+		c.ChunkRows = defaultChunkRows
+	}
+	if c.Parallel < 1 || c.Parallel > maxParallel {
+		errs = append(errs, fmt.Errorf("source.snapshot.parallel %d: want 1 to %d tables copied at once", c.Parallel, maxParallel))
+	}
+	if c.ChunkRows < 1 {
+		errs = append(errs, fmt.Errorf("source.snapshot.chunk-rows %d: want 1 or more rows per chunk", c.ChunkRows))
+	}
 	if c.Format != "" && c.Format != Format {
 		errs = append(errs, fmt.Errorf("source.format %q: the postgres source writes its changes as %s; set format: %s", c.Format, Format, Format))
 	}
@@ -188,7 +204,7 @@ func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`)
 func quoteLiteral(s string) string { return `'` + strings.ReplaceAll(s, `'`, `''`) + `'` }
 
 // Source is a PostgreSQL source: one partition, the slot's stream. It
-// implements source.Source, Lister and Committer.
+// implements source.Source, Lister, Committer and Marker.
 type Source struct {
 	cfg  Config
 	env  source.Env
@@ -206,10 +222,10 @@ func (s *Source) Partitions() []string { return []string{s.part} }
 // slot, and starts replication at the stored position (or, with none, at
 // the slot's).
 func (s *Source) Open(ctx context.Context, at source.Start) ([]source.Reader, error) {
-	var start changelog.Position
+	var start source.Stored
 	if at.Stored != nil {
 		if st, ok := at.Stored(s.part); ok {
-			start = st.Position
+			start = st
 		}
 	}
 	st, err := openStream(ctx, &s.cfg, s.part, start, s.env)
@@ -236,10 +252,37 @@ func (s *Source) Close() error {
 
 // Committed implements source.Committer: the next standby status update
 // confirms the committed position to the server. It does not wait.
+// During the initial snapshot it logs the committed progress.
 func (s *Source) Committed(_ context.Context, progress []changelog.Position) {
 	if st := s.current(); st != nil {
 		st.committedAt(progress)
+		if sn := st.snap; sn != nil {
+			sn.mu.Lock()
+			m := sn.lastMarked
+			sn.lastMarked = nil
+			if m != nil {
+				st.logCommitted(sn, m, sn.tables)
+			}
+			sn.mu.Unlock()
+		}
 	}
+}
+
+// Mark implements source.Marker: the mark of a position is the initial
+// snapshot's progress after it (each table's last committed key), while
+// the snapshot, or the windows of a resumed one, last; "" after.
+func (s *Source) Mark(pos changelog.Position) (string, error) {
+	st := s.current()
+	if st == nil || st.snap == nil || pos.Partition != s.part {
+		return "", nil
+	}
+	m, state, err := st.snap.mark(pos)
+	if state != nil {
+		st.snap.mu.Lock()
+		st.snap.lastMarked = state
+		st.snap.mu.Unlock()
+	}
+	return m, err
 }
 
 // Stopping implements source.Committer: replication stops and the last

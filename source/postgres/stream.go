@@ -66,6 +66,10 @@ type stream struct {
 	walEnd atomic.Uint64
 	// streaming is set once replication started (after the snapshot).
 	streaming atomic.Bool
+	// snap is the initial copy's progress, nil when there is none to
+	// keep: its chunks to read (none, when only its windows remain), and
+	// the marks of its positions.
+	snap *snapshot
 
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -76,9 +80,10 @@ type stream struct {
 }
 
 // openStream connects, makes sure of the publication and the slot, checks
-// the stored position against the slot, and starts replication there.
-func openStream(ctx context.Context, cfg *Config, part string, start changelog.Position, env source.Env) (*stream, error) {
-	st, err := open(ctx, cfg, part, start, env)
+// the stored position against the slot, and starts replication there (or
+// once the snapshot is read).
+func openStream(ctx context.Context, cfg *Config, part string, at source.Stored, env source.Env) (*stream, error) {
+	st, err := open(ctx, cfg, part, at, env)
 	if err != nil && ctx.Err() != nil {
 		// Stopped while connecting: the cancellation, not what it broke.
 		return nil, ctx.Err()
@@ -86,7 +91,8 @@ func openStream(ctx context.Context, cfg *Config, part string, start changelog.P
 	return st, err
 }
 
-func open(ctx context.Context, cfg *Config, part string, start changelog.Position, env source.Env) (*stream, error) {
+func open(ctx context.Context, cfg *Config, part string, at source.Stored, env source.Env) (*stream, error) {
+	start := at.Position
 	admin, err := connect(ctx, cfg.URL, false)
 	if err != nil {
 		return nil, err
@@ -100,18 +106,24 @@ func open(ctx context.Context, cfg *Config, part string, start changelog.Positio
 	if err != nil {
 		return nil, err
 	}
+	state, err := parseMark(at.Mark)
+	if err != nil {
+		return nil, fmt.Errorf("postgres source: partition %s: %w; forget the progress (%s), empty the target tables and run again", part, err, resetHint(env, part))
+	}
 	repl, err := connect(ctx, cfg.URL, true)
 	if err != nil {
 		return nil, err
 	}
 	ok := false
 	var snap *snapshot
+	var win *window
 	defer func() {
 		if !ok {
 			repl.Close(context.Background())
 			if snap != nil {
-				snap.conn.Close(context.Background())
+				snap.close()
 			}
+			win.close()
 		}
 	}()
 	from := pglogrepl.LSN(start.Offset)
@@ -138,39 +150,74 @@ func open(ctx context.Context, cfg *Config, part string, start changelog.Positio
 			// The exported snapshot lasts until the replication
 			// connection's next command: it is imported now, and
 			// replication starts once the copy is read.
-			if snap, err = importSnapshot(ctx, cfg, pub, res.SnapshotName); err != nil {
+			if snap, err = importSnapshot(ctx, cfg, pub, res.SnapshotName, cfg.Parallel); err != nil {
 				return nil, err
 			}
-			env.Log.Info("created the replication slot; copying the tables as of its consistent point, then streaming from it", "slot", cfg.Slot, "lsn", from.String())
+			snap.state = &snapState{At: uint64(from), Tables: map[string]*tableState{}}
+			env.Log.Info("created the replication slot; copying the tables as of its consistent point, then streaming from it", "slot", cfg.Slot, "lsn", from.String(),
+				"tables", len(snap.tables), "parallel", len(snap.conns), "chunk_rows", cfg.ChunkRows)
 		} else {
 			env.Log.Info("created the replication slot; streaming from its consistent point", "slot", cfg.Slot, "lsn", from.String())
 		}
 	default:
-		if err := slot.usable(cfg.Slot); err != nil {
+		if err := slot.usable(cfg.Slot, part, env); err != nil {
 			return nil, err
 		}
-		if start.Offset == 0 && cfg.Snapshot != SnapshotNever {
-			return nil, fmt.Errorf("postgres source: the replication slot %s exists, but the target holds no position of it (partition %s): "+
-				"its initial snapshot was not taken, or did not finish (or found no row), and a snapshot consistent with the slot can only be "+
-				"taken when the slot is created. Drop the slot (SELECT pg_drop_replication_slot('%s')) and run again to take it, "+
-				"or set source.snapshot: never to stream from where the slot is", cfg.Slot, part, cfg.Slot)
-		}
-		if start.Offset == 0 {
+		switch {
+		case start.Offset == 0 && cfg.Snapshot != SnapshotNever:
+			// A slot whose snapshot committed nothing (stopped before its
+			// first chunk): the copy is taken anew as of a temporary
+			// slot's consistent point, and the stream starts there.
+			if snap, err = resumeSnapshot(ctx, cfg, pub, env, nil); err != nil {
+				return nil, err
+			}
+			from = pglogrepl.LSN(snap.state.At)
+			if slot.confirmed > from {
+				return nil, fmt.Errorf("postgres source: the replication slot %s confirmed %s, beyond the new snapshot's point %s: drop the slot (txsink drop-slot) and run again", cfg.Slot, slot.confirmed, from)
+			}
+		case start.Offset == 0:
 			from = slot.confirmed
-		} else if slot.confirmed > from {
-			return nil, fmt.Errorf("postgres source: the replication slot %s confirmed %s, beyond the target's position %s (partition %s): "+
-				"the changes between are no longer available (another client used the slot, or the target was restored). "+
-				"Take the data over again: empty the target tables, forget the progress (%s), drop the slot (SELECT pg_drop_replication_slot('%s')) and run again",
-				cfg.Slot, slot.confirmed, from, part, resetHint(env, part), cfg.Slot)
+		default:
+			if state != nil && uint64(start.Offset) <= state.At {
+				// A position of the snapshot (its chunk count): the
+				// stream starts at the snapshot's point.
+				from = pglogrepl.LSN(state.At)
+			}
+			if slot.confirmed > from {
+				return nil, fmt.Errorf("postgres source: the replication slot %s confirmed %s, beyond the target's position %s (partition %s): "+
+					"the changes between are no longer available (another client used the slot, or the target was restored). "+
+					"Take the data over again: empty the target tables, forget the progress (%s), drop the slot (txsink drop-slot) and run again",
+					cfg.Slot, slot.confirmed, from, part, resetHint(env, part))
+			}
+			if state == nil {
+				break
+			}
+			done := true
+			for _, ts := range state.Tables {
+				done = done && ts.Done
+			}
+			if done && len(state.Tables) > 0 {
+				// The copy is whole: only the windows remain to pass.
+				snap = &snapshot{state: state, final: state.encode(), marks: map[int64]*snapState{}}
+			} else if snap, err = resumeSnapshot(ctx, cfg, pub, env, state); err != nil {
+				return nil, err
+			} else {
+				snap.txn = start.Offset
+			}
+			if len(snap.state.Segs) > 0 && uint64(from) <= snap.state.windowEnd() {
+				if win, err = openWindow(ctx, cfg, admin, snap.state); err != nil {
+					return nil, err
+				}
+			}
 		}
 	}
 	if from > math.MaxInt64 {
 		return nil, fmt.Errorf("postgres source: LSN %s is beyond what a position holds", from)
 	}
 	s := &stream{part: part, slot: cfg.Slot, log: env.Log, conn: repl, out: make(chan item, 1024), done: make(chan struct{}),
-		start: changelog.Position{Partition: part, Offset: int64(from)}, from: from,
+		start: changelog.Position{Partition: part, Offset: int64(from)}, from: from, snap: snap,
 		args: []string{"proto_version '1'", "publication_names " + quoteLiteral(pub)}}
-	if snap == nil {
+	if snap == nil || len(snap.conns) == 0 {
 		if err := s.startReplication(ctx); err != nil {
 			return nil, err
 		}
@@ -179,7 +226,9 @@ func open(ctx context.Context, cfg *Config, part string, start changelog.Positio
 	s.committed.Store(uint64(from))
 	pctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
-	go s.pump(pctx, newDecoder(part), snap)
+	d := newDecoder(part)
+	d.win, d.ctx = win, pctx
+	go s.pump(pctx, d)
 	return s, nil
 }
 
@@ -192,92 +241,79 @@ func (s *stream) startReplication(ctx context.Context) error {
 	return nil
 }
 
-// snapshot is the initial copy: a connection in a transaction that
-// imported the slot's exported snapshot, and the tables to read in it.
-type snapshot struct {
-	conn   *pgconn.PgConn
-	tables []changelog.Table
-}
-
-// importSnapshot opens a connection whose transaction sees the database
-// as the slot's exported snapshot does, and lists the publication's
-// tables in it.
-func importSnapshot(ctx context.Context, cfg *Config, pub, name string) (*snapshot, error) {
-	c, err := connect(ctx, cfg.URL, false)
+// resumeSnapshot takes a new snapshot, as of a temporary slot's
+// consistent point (the slot lives only until its snapshot is imported),
+// to copy what state has not: every table when state is nil. The copy
+// goes on from each table's committed bound, and the window from the
+// stream's start to the new point keeps the bounds.
+func resumeSnapshot(ctx context.Context, cfg *Config, pub string, env source.Env, state *snapState) (*snapshot, error) {
+	tmp, err := connect(ctx, cfg.URL, true)
 	if err != nil {
 		return nil, err
 	}
-	sn := &snapshot{conn: c}
-	if err := c.Exec(ctx, "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY; SET TRANSACTION SNAPSHOT "+quoteLiteral(name)).Close(); err != nil {
-		c.Close(context.Background())
-		return nil, fmt.Errorf("postgres source: import the slot's snapshot %s: %w", name, err)
+	defer tmp.Close(context.Background())
+	name := cfg.Slot
+	if len(name) > 58 {
+		name = name[:58]
 	}
-	rows, err := query(ctx, c, "SELECT schemaname, tablename FROM pg_publication_tables WHERE pubname = $1 ORDER BY 1, 2", pub)
+	name += "_snap"
+	res, err := pglogrepl.CreateReplicationSlot(ctx, tmp, name, "pgoutput",
+		pglogrepl.CreateReplicationSlotOptions{Temporary: true, Mode: pglogrepl.LogicalReplication, SnapshotAction: "EXPORT_SNAPSHOT"})
 	if err != nil {
-		c.Close(context.Background())
-		return nil, fmt.Errorf("postgres source: list the tables of publication %s: %w", pub, err)
+		return nil, fmt.Errorf("postgres source: create the temporary replication slot %s, whose snapshot resumes the initial copy: %w "+
+			"(the server's max_replication_slots must leave one slot free for it)", name, err)
 	}
-	for _, r := range rows {
-		sn.tables = append(sn.tables, changelog.Table{Namespace: string(r[0]), Name: string(r[1])})
+	point, err := pglogrepl.ParseLSN(res.ConsistentPoint)
+	if err != nil {
+		return nil, fmt.Errorf("postgres source: slot %s's consistent point %q: %w", name, res.ConsistentPoint, err)
 	}
-	return sn, nil
+	snap, err := importSnapshot(ctx, cfg, pub, res.SnapshotName, cfg.Parallel)
+	if err != nil {
+		return nil, err
+	}
+	if state == nil {
+		snap.state = &snapState{At: uint64(point), Tables: map[string]*tableState{}}
+		env.Log.Info("the replication slot exists, but the target holds no snapshot of it; copying the tables as of a new consistent point, then streaming from it",
+			"slot", cfg.Slot, "lsn", point.String(), "tables", len(snap.tables), "parallel", len(snap.conns), "chunk_rows", cfg.ChunkRows)
+	} else {
+		state.resumed(uint64(point))
+		snap.state = state
+		rows := int64(0)
+		for _, ts := range state.Tables {
+			rows += ts.Rows
+		}
+		env.Log.Info("resuming the initial snapshot from the chunks the target committed, as of a new consistent point; then streaming from the slot's",
+			"slot", cfg.Slot, "lsn", point.String(), "committed_rows", rows, "tables", len(snap.tables), "parallel", len(snap.conns))
+	}
+	return snap, nil
 }
 
-// copy hands on every row of the snapshot's tables as one source
-// transaction at the slot's consistent point: the target has all of it
-// or none, and the stream goes on from that point.
-func (s *stream) copy(ctx context.Context, sn *snapshot, d *decoder) error {
-	defer sn.conn.Close(context.Background())
-	d.inTxn, d.xid, d.pos = true, "snapshot", int64(s.from)
-	n := int64(0)
-	for _, t := range sn.tables {
-		rr := sn.conn.ExecParams(ctx, "SELECT * FROM "+quoteIdent(t.Namespace)+"."+quoteIdent(t.Name), nil, nil, nil, nil)
-		fds := rr.FieldDescriptions()
-		for rr.NextRow() {
-			vals := rr.Values()
-			row := changelog.Row{Names: make([]string, len(fds)), Values: make([]changelog.Value, len(fds))}
-			for i, fd := range fds {
-				row.Names[i] = fd.Name
-				if vals[i] == nil {
-					continue
-				}
-				v, err := value(fd.DataTypeOID, vals[i])
-				if err != nil {
-					rr.Close()
-					return fmt.Errorf("postgres source: snapshot of table %s, row %d, column %s: %w", t, n+1, fd.Name, err)
-				}
-				row.Values[i] = v
+// openWindow connects the window's comparisons and reads the primary keys
+// of the tables it compares.
+func openWindow(ctx context.Context, cfg *Config, admin *pgconn.PgConn, st *snapState) (*window, error) {
+	w := &window{segs: st.Segs, keys: map[string]*tableInfo{}}
+	var tables []changelog.Table
+	seen := map[string]bool{}
+	for _, sg := range st.Segs {
+		for name, b := range sg.Bounds {
+			if b.After != nil && !b.Done && !seen[name] {
+				seen[name] = true
+				schema, table, _ := strings.Cut(name, ".")
+				tables = append(tables, changelog.Table{Namespace: schema, Name: table})
 			}
-			n++
-			recs, err := d.change(&changelog.Change{Kind: changelog.Insert, Table: t, After: row}, pglogrepl.LSN(n))
-			if err != nil {
-				rr.Close()
-				return err
-			}
-			for _, r := range recs {
-				if err := s.send(ctx, r); err != nil {
-					rr.Close()
-					return err
-				}
-			}
-		}
-		if _, err := rr.Close(); err != nil {
-			return fmt.Errorf("postgres source: snapshot of table %s: %w", t, err)
 		}
 	}
-	d.inTxn = false
-	if d.held != nil {
-		d.held.TxnEnd = true
-		rec, err := d.release()
-		if err != nil {
-			return err
-		}
-		if err := s.send(ctx, rec); err != nil {
-			return err
-		}
+	infos, err := loadTables(ctx, admin, tables)
+	if err != nil {
+		return nil, err
 	}
-	s.log.Info("read the initial snapshot; streaming from the slot's consistent point", "slot", s.slot, "rows", n)
-	return sn.conn.Exec(ctx, "COMMIT").Close()
+	for _, ti := range infos {
+		w.keys[ti.name()] = ti
+	}
+	if w.cmp, err = connect(ctx, cfg.URL, false); err != nil {
+		return nil, err
+	}
+	return w, nil
 }
 
 // send hands a record to Next.
@@ -376,14 +412,16 @@ type slotInfo struct {
 	confirmed               pglogrepl.LSN
 }
 
-// usable refuses a slot this source cannot stream from.
-func (s *slotInfo) usable(name string) error {
+// usable refuses a slot this source cannot stream from, saying what to
+// do.
+func (s *slotInfo) usable(name, part string, env source.Env) error {
 	switch {
 	case s.kind != "logical" || s.plugin != "pgoutput":
 		return fmt.Errorf("postgres source: the replication slot %s is a %s slot of plugin %q, not a logical slot of pgoutput; name another slot (source.slot)", name, s.kind, s.plugin)
 	case s.walStatus == "lost":
-		return fmt.Errorf("postgres source: the replication slot %s was invalidated: the server removed WAL it needed (max_slot_wal_keep_size). "+
-			"Take the data over again: drop the slot (SELECT pg_drop_replication_slot('%s')), empty the target tables, forget the progress, and run again", name, name)
+		return fmt.Errorf("postgres source: the replication slot %s was invalidated: the server removed WAL it needed (max_slot_wal_keep_size), "+
+			"so the changes since the target's position are lost. Take the data over again: drop the slot (txsink drop-slot), empty the target tables, "+
+			"forget the progress (%s), and run again; raise max_slot_wal_keep_size (or keep txsink running) so that it does not happen again", name, resetHint(env, part))
 	}
 	return nil
 }
@@ -427,18 +465,19 @@ func (s *stream) committedAt(progress []changelog.Position) {
 // pump receives the stream until ctx ends or it fails, decodes it into
 // records for Next, and sends the standby status every statusInterval
 // and whenever the server asks.
-func (s *stream) pump(ctx context.Context, d *decoder, snap *snapshot) {
+func (s *stream) pump(ctx context.Context, d *decoder) {
 	defer close(s.done)
+	defer d.win.close()
 	fail := func(err error) {
 		select {
 		case s.out <- item{err: err}:
 		case <-ctx.Done():
 		}
 	}
-	if snap != nil {
+	if snap := s.snap; snap != nil && len(snap.conns) > 0 {
 		// The replication connection stays idle meanwhile: the server
 		// expects no status from it before replication starts.
-		if err := s.copy(ctx, snap, d); err != nil {
+		if err := s.copy(ctx, snap); err != nil {
 			if ctx.Err() == nil {
 				fail(err)
 			}
@@ -615,12 +654,24 @@ func (s *stream) Close() error { return nil }
 func (s *stream) MayWait() bool { return len(s.out) == 0 }
 
 // Size implements source.Sizer: the server's WAL end as last reported, so
-// that lag is the WAL bytes the target lacks.
+// that lag is the WAL bytes the target lacks; -1 during the snapshot,
+// whose positions count chunks, not bytes.
 func (s *stream) Size() int64 {
-	if e := s.walEnd.Load(); e > 0 && e <= math.MaxInt64 {
+	if e := s.walEnd.Load(); s.streaming.Load() && e > 0 && e <= math.MaxInt64 {
 		return int64(e)
 	}
 	return -1
+}
+
+// SlotLag implements source.SlotLagger: the server's WAL end as last
+// reported (by keepalives, or during the snapshot by the copy between
+// chunks) minus the position confirmed to the slot.
+func (s *stream) SlotLag() int64 {
+	e, c := s.walEnd.Load(), s.committed.Load()
+	if e == 0 || e > math.MaxInt64 {
+		return -1
+	}
+	return int64(max(e, c) - c)
 }
 
 // Partition implements source.Lane.
