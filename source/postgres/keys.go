@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/txsink/txsink/source"
 )
@@ -9,7 +10,8 @@ import (
 // snapshots lists the accepted values of source.snapshot.
 var snapshots = []string{SnapshotInitial, SnapshotNever}
 
-// Defaults and bounds of the snapshot's keys.
+// Defaults and bounds of the snapshot's keys. A key's Default would make
+// it look set in other sources' sections: Open fills these in for 0.
 const (
 	defaultParallel  = 2
 	maxParallel      = 64
@@ -60,24 +62,24 @@ func (Driver) Keys() []source.Key {
 			"(its creation, for a new one), copying no row.",
 		Check: source.OneOf("snapshot", snapshots),
 	}, {
-		Name: "snapshot.parallel", Type: source.KeyInt, Default: defaultParallel,
+		Name: "snapshot.parallel", Type: source.KeyInt, DefaultDoc: strconv.Itoa(defaultParallel),
 		Want: fmt.Sprintf("a number of tables from 1 to %d", maxParallel),
 		Doc: "How many tables the initial snapshot copies at once, each on a connection of its own " +
 			"(`max_connections` must allow them).",
 		Check: func(v any) string {
-			if n := v.(int); n < 1 || n > maxParallel {
+			if n := v.(int); n < 0 || n > maxParallel { // 0: absent
 				return fmt.Sprintf("%d tables at once is out of range", n)
 			}
 			return ""
 		},
 	}, {
-		Name: "snapshot.chunk-rows", Type: source.KeyInt, Default: defaultChunkRows, Unit: "rows",
+		Name: "snapshot.chunk-rows", Type: source.KeyInt, DefaultDoc: strconv.Itoa(defaultChunkRows), Unit: "rows",
 		Want: "a number of rows, 1 or more",
 		Doc: "The rows of a snapshot chunk: one source transaction, committed with the snapshot's progress. " +
 			"The transaction mode holds a chunk in memory until it is committed; a stop loses at most the chunks " +
 			"not yet committed.",
 		Check: func(v any) string {
-			if n := v.(int); n < 1 {
+			if n := v.(int); n < 0 { // 0: absent
 				return fmt.Sprintf("%d rows per chunk is out of range", n)
 			}
 			return ""
