@@ -48,6 +48,7 @@ Usage:
   txsink check --config pipeline.yaml       diagnose config, target and a source sample; writes nothing
   txsink dead-letters --config pipeline.yaml  list what bad-input: dead-letter quarantined
   txsink reset --config pipeline.yaml [--partition P]  forget progress: read again from the start
+  txsink drop-slot --config pipeline.yaml   drop a PostgreSQL source's replication slot (never automatic)
   txsink bench [--workload W] [--target URL] measure throughput against the database's bulk load
   txsink version
 
@@ -121,6 +122,7 @@ var commands = map[string]func(ctx context.Context, args []string, stdout, stder
 	"check":        cmdCheck,
 	"dead-letters": cmdDeadLetters,
 	"reset":        cmdReset,
+	"drop-slot":    cmdDropSlot,
 	"demo":         cmdDemo,
 	"bench":        cmdBench,
 	"version":      cmdVersion,

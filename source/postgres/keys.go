@@ -47,7 +47,7 @@ func (Driver) Keys() []source.Key {
 		Doc: "The logical replication slot (pgoutput), created when missing. The target's progress table holds the " +
 			"position (the last committed transaction's commit LSN + 1); the slot is told only positions the target " +
 			"committed. txsink never drops it: a slot left behind keeps WAL on the server, drop it with " +
-			"`SELECT pg_drop_replication_slot('NAME')` when the pipeline is retired.",
+			"`txsink drop-slot --config FILE` when the pipeline is retired.",
 	}, {
 		Name: "snapshot", Type: source.KeyString,
 		Want: "initial or never", DefaultDoc: SnapshotInitial,

@@ -429,7 +429,7 @@ func (s *slotInfo) usable(name, part string, env source.Env) error {
 // lookupSlot returns the slot named name in the current database, or nil.
 func lookupSlot(ctx context.Context, c *pgconn.PgConn, name string) (*slotInfo, error) {
 	rows, err := query(ctx, c, "SELECT coalesce(plugin, ''), slot_type, coalesce(wal_status, ''), coalesce(confirmed_flush_lsn::text, '0/0'), "+
-		"coalesce(database = current_database(), false) FROM pg_replication_slots WHERE slot_name = $1", name)
+		"coalesce(database = current_database(), slot_type = 'physical') FROM pg_replication_slots WHERE slot_name = $1", name)
 	if err != nil {
 		return nil, fmt.Errorf("postgres source: look up replication slot %s: %w", name, err)
 	}
