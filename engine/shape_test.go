@@ -45,6 +45,29 @@ func TestTargetAlteredWhileRunning(t *testing.T) {
 			line:  `{"op":"+I","table":"shop.altered","row":{"id":2,"v":"1.00","note":"abcdefghij"}}`,
 			want:  "2|abcdefghij",
 		},
+		// The server refuses the statement written for the old definition;
+		// the table described again, txsink's own refusal names what is
+		// wrong now, not the server's message about the old shape.
+		"column dropped": {
+			alter:   map[string]string{"mysql": "ALTER TABLE altered DROP COLUMN note", "postgres": "ALTER TABLE altered DROP COLUMN note", "sqlite": "ALTER TABLE altered DROP COLUMN note"},
+			line:    `{"op":"+I","table":"shop.altered","row":{"id":2,"v":"1.00","note":"n"}}`,
+			refused: "carries column note, which the target table does not have",
+		},
+		"string narrowed": {
+			alter:   map[string]string{"mysql": "ALTER TABLE altered MODIFY note VARCHAR(3)", "postgres": "ALTER TABLE altered ALTER COLUMN note TYPE VARCHAR(3)"},
+			line:    `{"op":"+I","table":"shop.altered","row":{"id":2,"v":"1.00","note":"abcd"}}`,
+			refused: "the column holds at most 3",
+		},
+		"NOT NULL added": {
+			alter:   map[string]string{"mysql": "ALTER TABLE altered MODIFY note VARCHAR(5) NOT NULL", "postgres": "ALTER TABLE altered ALTER COLUMN note SET NOT NULL"},
+			line:    `{"op":"+I","table":"shop.altered","row":{"id":2,"v":"1.00","note":null}}`,
+			refused: "cannot go into a NOT NULL column",
+		},
+		"timestamp made text": {
+			alter: map[string]string{"mysql": "ALTER TABLE altered MODIFY at VARCHAR(40)", "postgres": "ALTER TABLE altered ALTER COLUMN at TYPE TEXT"},
+			line:  `{"op":"+I","table":"shop.altered","row":{"id":2,"v":"1.00","note":"t","at":"2026-12-02T10:00:00Z"}}`,
+			want:  "2|t",
+		},
 		"column added": {
 			alter: map[string]string{"mysql": "ALTER TABLE altered ADD COLUMN extra INT", "postgres": "ALTER TABLE altered ADD COLUMN extra INT", "sqlite": "ALTER TABLE altered ADD COLUMN extra INT"},
 			line:  `{"op":"+I","table":"shop.altered","row":{"id":2,"v":"1.00","note":"n","extra":7}}`,
@@ -64,7 +87,7 @@ func TestTargetAlteredWhileRunning(t *testing.T) {
 						`CREATE TABLE altered (id INT NOT NULL PRIMARY KEY, v DECIMAL(10,2) NOT NULL, note VARCHAR(5), at `+ts[db.Dialect]+`)`)
 					dir := t.TempDir()
 					path := filepath.Join(dir, "changes.jsonl")
-					if err := os.WriteFile(path, []byte(`{"op":"+I","table":"shop.altered","row":{"id":1,"v":"1.00","note":"first"}}`+"\n"), 0o644); err != nil {
+					if err := os.WriteFile(path, []byte(`{"op":"+I","table":"shop.altered","row":{"id":1,"v":"1.00","note":"one"}}`+"\n"), 0o644); err != nil {
 						t.Fatal(err)
 					}
 					cfg := pipeline(db, config.Table{Source: "shop.altered"})

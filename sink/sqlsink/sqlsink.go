@@ -233,6 +233,9 @@ func (t *DB) createIfMissing(ctx context.Context, stmts []string, op, table stri
 //
 // An error of the server's own state (Dialect.ServerCondition: a full
 // disk, no memory, a read-only server) names no row: no row caused it.
+//
+// A refused statement of a table altered since it was described is
+// sink.ErrShapeChanged, not the row's fault (see staleRefusal).
 func (t *DB) Apply(ctx context.Context, u *commit.Unit) error {
 	failed, err := t.apply(ctx, u)
 	if err == nil {
@@ -250,6 +253,9 @@ func (t *DB) Apply(ctx context.Context, u *commit.Unit) error {
 		return t.serverCondition(err)
 	}
 	if failed != nil {
+		if serr := t.staleRefusal(ctx, u, err); serr != nil {
+			return serr
+		}
 		return t.diagnose(ctx, failed, err)
 	}
 	return err

@@ -2,6 +2,7 @@ package sqlsink
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/txsink/txsink/commit"
@@ -29,24 +30,61 @@ type Versioner interface {
 // a table lock on PostgreSQL, the database's write lock on SQLite), and
 // one that came before the writes is seen.
 func (t *DB) checkShapes(ctx context.Context, tx Querier, u *commit.Unit) error {
+	b, err := t.alteredBatch(ctx, tx, u)
+	if err != nil {
+		return t.wrap("check the definition of", b.Table.String(), "", err)
+	}
+	if b != nil {
+		return &sink.Error{Op: "commit", Table: b.Table.String(), Err: fmt.Errorf("%w (it was changed while txsink ran)", sink.ErrShapeChanged),
+			Hint: "nothing of this unit was written; txsink reads the definition again and converts the changes anew"}
+	}
+	return nil
+}
+
+// alteredBatch returns the first batch of u whose table is no longer the
+// shape its values were converted for (nil when none is, or the dialect
+// cannot tell). On an error it returns the batch whose check failed.
+func (t *DB) alteredBatch(ctx context.Context, q Querier, u *commit.Unit) (*commit.Batch, error) {
 	v, ok := t.dialect.(Versioner)
 	if !ok {
-		return nil
+		return nil, nil
 	}
 	for _, b := range u.Batches {
 		if b.Table.Version == "" {
 			continue
 		}
-		now, err := v.ShapeVersion(ctx, tx, schema.Name{Namespace: b.Table.Namespace, Name: b.Table.Name})
+		now, err := v.ShapeVersion(ctx, q, schema.Name{Namespace: b.Table.Namespace, Name: b.Table.Name})
 		if err != nil {
-			return t.wrap("check the definition of", b.Table.String(), "", err)
+			return b, err
 		}
 		if now != b.Table.Version {
-			return &sink.Error{Op: "commit", Table: b.Table.String(), Err: fmt.Errorf("%w (it was changed while txsink ran)", sink.ErrShapeChanged),
-				Hint: "nothing of this unit was written; txsink reads the definition again and converts the changes anew"}
+			return b, nil
 		}
 	}
-	return nil
+	return nil, nil
+}
+
+// staleRefusal returns, for a statement of u the server refused, an
+// ErrShapeChanged error when one of u's tables was altered since it was
+// described: the statement was written for the old definition (a column
+// since dropped, a length since cut, NOT NULL since added), so the
+// server's refusal says nothing the new definition would, and the engine
+// describes the table again and converts the changes anew. It returns nil
+// when no table changed, or when the catalog cannot be read (the refusal
+// is then reported as it is).
+func (t *DB) staleRefusal(ctx context.Context, u *commit.Unit, refusal error) error {
+	b, err := t.alteredBatch(ctx, t.db, u)
+	if err != nil || b == nil {
+		return nil
+	}
+	cause := refusal
+	var te *sink.Error
+	if errors.As(refusal, &te) {
+		cause = te.Err
+	}
+	return &sink.Error{Op: "write", Table: b.Table.String(),
+		Err:  fmt.Errorf("%w (it was changed while txsink ran; the server refused a statement written for its old definition: %v)", sink.ErrShapeChanged, cause),
+		Hint: "nothing of this unit was written; txsink reads the definition again and converts the changes anew"}
 }
 
 // ShapeChanged reports whether table tbl was altered since it was
