@@ -50,12 +50,16 @@ type RunOptions struct {
 // the last commit and quarantines the change that made the row with its
 // source transaction (see noteRefused). The loop that joins a transaction
 // topic has no dead letters, and stops.
+//
+// The error Run returns is not logged: its caller reports it (Status and
+// the stop hook carry it too).
 func (e *Engine) Run(ctx context.Context, opts RunOptions) (err error) {
 	e.setState(StateRunning, nil)
 	defer func() {
 		if err != nil {
+			// Not logged: Run returns it, and its caller reports it
+			// (txsink run prints it once, on stderr).
 			e.setState(StateFailed, err)
-			e.log.Error("pipeline stopped", "err", err)
 		} else {
 			e.setState(StateStopped, nil)
 		}

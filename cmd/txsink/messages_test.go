@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -58,6 +59,16 @@ func TestMessages(t *testing.T) {
 			if tc.run {
 				code, _, stderr := runInProcess(t, "run", "--config", cfg, "--http", "off")
 				fmt.Fprintf(&out, "\n$ txsink run\n%s\n(exit %d)\n", lastLine(stderr), code)
+				// The error is said once: not logged (quoted, in a log
+				// line), then printed again.
+				msg := strings.TrimPrefix(lastLine(stderr), "txsink run: ")
+				n := strings.Count(stderr, msg)
+				if q := strconv.Quote(msg); q[1:len(q)-1] != msg {
+					n += strings.Count(stderr, q[1:len(q)-1])
+				}
+				if code != 0 && n != 1 {
+					t.Errorf("run's stderr holds its error %d times, want once:\n%s", n, stderr)
+				}
 			}
 			// The target's path is the test's temporary folder.
 			got := strings.ReplaceAll(out.String(), filepath.Dir(cfg), "$DIR")

@@ -305,7 +305,7 @@ func summaryTable(name string, st engine.Stats, took time.Duration, runErr error
 	var b strings.Builder
 	switch {
 	case runErr != nil:
-		fmt.Fprintf(&b, "\n%s: stopped by an error (above) in %s\n\n", name, took.Round(time.Millisecond))
+		fmt.Fprintf(&b, "\n%s: stopped by an error (below) in %s\n\n", name, took.Round(time.Millisecond))
 	case stopped != "":
 		fmt.Fprintf(&b, "\n%s: %s (after %s)\n\n", name, stopped, took.Round(time.Millisecond))
 	default:

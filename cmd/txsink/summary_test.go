@@ -64,7 +64,7 @@ func TestSummaryTable(t *testing.T) {
 			name: "nothing written, stopped by an error",
 			st:   engine.Stats{Events: map[changelog.Kind]int64{changelog.Insert: 1}},
 			took: time.Second, err: errors.New("bad input"),
-			want:   []string{`^p: stopped by an error \(above\) in 1s$`, `^  reduction ratio +-  `, `^  rows written +0 `},
+			want:   []string{`^p: stopped by an error \(below\) in 1s$`, `^  reduction ratio +-  `, `^  rows written +0 `},
 			absent: []string{"source txns", "retries", "skipped", "rows by table", "dead-lettered", "left open"},
 		},
 		{
