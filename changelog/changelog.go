@@ -38,6 +38,17 @@ const (
 	// row events the transaction had, when the format tells. Appliers pass
 	// over it; transaction assembly reads it.
 	EndTxn
+	// SchemaChange carries no row: the source says a definition changed
+	// (Debezium's schema change topic, Canal's "isDdl", Maxwell's
+	// table-alter and the like). Table names the table, or only its
+	// database (Namespace) when the record names no table. It is never
+	// data: appliers count it and pass over it (see Kind.Skipped).
+	SchemaChange
+	// Message carries no row: a message the source wrote beside its rows
+	// (a PostgreSQL logical decoding message, Debezium's op "m"). Table
+	// names where it was written, when the record says. Appliers count it
+	// and pass over it (see Kind.Skipped).
+	Message
 )
 
 // String returns "+I", "-U", "+U" or "-D".
@@ -53,6 +64,10 @@ func (k Kind) String() string {
 		return "-D"
 	case EndTxn:
 		return "END"
+	case SchemaChange:
+		return "DDL"
+	case Message:
+		return "MSG"
 	}
 	return "Kind(" + strconv.Itoa(int(k)) + ")"
 }
@@ -71,6 +86,11 @@ func ParseKind(s string) (Kind, error) {
 	}
 	return 0, fmt.Errorf("unknown change kind %q: want +I, -U, +U or -D", s)
 }
+
+// Skipped reports whether a change of the kind is a record about the
+// source rather than a row event (SchemaChange, Message): an applier
+// counts it and passes over it, and never takes it for data.
+func (k Kind) Skipped() bool { return k == SchemaChange || k == Message }
 
 // Upserts reports whether the kind carries a new image to upsert (+I, +U).
 func (k Kind) Upserts() bool { return k == Insert || k == UpdateAfter }

@@ -215,6 +215,17 @@ func (c *checker) checkChange(ctx context.Context, ch *changelog.Change, declare
 	if ch.Kind == changelog.EndTxn {
 		return nil
 	}
+	if ch.Kind.Skipped() {
+		// A schema change or a logical decoding message: run skips it.
+		what := "schema change (DDL) records"
+		if ch.Kind == changelog.Message {
+			what = "logical decoding messages"
+		}
+		c.note("note\x00"+ch.Kind.String(), ch.Pos, Finding{Severity: Info, Check: "source",
+			Message: fmt.Sprintf("the source holds %s; txsink run skips them, counted, and never applies them as data.", what),
+			Fix:     "none needed; alter a target table yourself when its source table's change must reach it"})
+		return nil
+	}
 	c.report.Changes++
 	rt, err := c.router.Route(ch.Table)
 	var re *route.Error

@@ -159,8 +159,11 @@ type Engine struct {
 	// touches it.
 	refused map[refusedAt]*reduce.Error
 
-	tables   map[changelog.Table]*reduce.Table
-	unknown  map[changelog.Table]bool
+	tables  map[changelog.Table]*reduce.Table
+	unknown map[changelog.Table]bool
+	// noted holds the kinds and tables of skipped records already logged
+	// (see noteSkipped); guarded by mu.
+	noted    map[noteKey]bool
 	byTarget map[schema.Name]*reduce.Table
 	// router routes each table's changes once (see tables and unknown).
 	router *route.Router

@@ -361,6 +361,9 @@ func (s *session) take(d *decoded) error {
 	if d.err != nil && (d.fatal || !s.e.quarantinesUndecodable()) {
 		return d.err
 	}
+	// A schema change or a logical decoding message is counted, and
+	// reaches the loop as a record with nothing to apply.
+	s.e.skipNotes(d)
 	return s.l.record(s.applyCtx, d)
 }
 

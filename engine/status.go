@@ -18,17 +18,20 @@ import (
 
 // Stats counts what a pipeline did. Read it with Engine.Stats.
 type Stats struct {
-	Events      map[changelog.Kind]int64 // changes read, by kind
-	Skipped     int64                    // changes of unknown tables skipped
-	Upserted    int64                    // rows upserted after reduction
-	Deleted     int64                    // keys deleted after reduction
-	Inserted    int64                    // rows appended to append-only tables
-	Commits     int64                    // target transactions committed
-	Txns        int64                    // source transactions committed (transaction mode)
-	Retries     int64                    // transient errors retried
-	DeadLetters int64                    // records or source transactions quarantined (bad-input: dead-letter)
-	Started     time.Time
-	Bytes       int64 // bytes of source records read
+	Events  map[changelog.Kind]int64 // changes read, by kind
+	Skipped int64                    // changes of unknown tables skipped
+	// SchemaChanges and Messages count the records that carry no row,
+	// skipped: schema changes (DDL) and logical decoding messages.
+	SchemaChanges, Messages int64
+	Upserted                int64 // rows upserted after reduction
+	Deleted                 int64 // keys deleted after reduction
+	Inserted                int64 // rows appended to append-only tables
+	Commits                 int64 // target transactions committed
+	Txns                    int64 // source transactions committed (transaction mode)
+	Retries                 int64 // transient errors retried
+	DeadLetters             int64 // records or source transactions quarantined (bad-input: dead-letter)
+	Started                 time.Time
+	Bytes                   int64 // bytes of source records read
 	// Tables counts the rows committed per target table.
 	Tables map[string]TableStats
 	// Unfinished lists, once Run has returned nil in transaction mode,
@@ -170,16 +173,18 @@ func (e *Engine) Status() Status {
 		Open:          slices.Clone(e.open),
 		LastCommit:    e.lastCommit,
 		Stats: StatsSnapshot{
-			Events:      make(map[string]int64, len(e.stats.Events)),
-			Skipped:     e.stats.Skipped,
-			Upserted:    e.stats.Upserted,
-			Deleted:     e.stats.Deleted,
-			Inserted:    e.stats.Inserted,
-			Commits:     e.stats.Commits,
-			Txns:        e.stats.Txns,
-			Retries:     e.stats.Retries,
-			Bytes:       e.stats.Bytes,
-			DeadLetters: e.stats.DeadLetters,
+			Events:        make(map[string]int64, len(e.stats.Events)),
+			Skipped:       e.stats.Skipped,
+			SchemaChanges: e.stats.SchemaChanges,
+			Messages:      e.stats.Messages,
+			Upserted:      e.stats.Upserted,
+			Deleted:       e.stats.Deleted,
+			Inserted:      e.stats.Inserted,
+			Commits:       e.stats.Commits,
+			Txns:          e.stats.Txns,
+			Retries:       e.stats.Retries,
+			Bytes:         e.stats.Bytes,
+			DeadLetters:   e.stats.DeadLetters,
 		},
 	}
 	if e.stopErr != nil {

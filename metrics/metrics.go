@@ -46,6 +46,11 @@
 //	    changes of tables no entry matches, skipped (skip-unknown-tables)
 //	txsink_dead_letters_total{pipeline}
 //	    records or source transactions quarantined (bad-input: dead-letter)
+//	txsink_records_skipped_total{pipeline,kind}
+//	    records that carry no row, skipped and never applied: kind
+//	    schema_change (DDL: Debezium's schema change topic, Canal isDdl,
+//	    Maxwell table-create and the like) or message (a logical decoding
+//	    message, Debezium op "m")
 //	txsink_buffered_bytes{pipeline}
 //	    bytes held in memory, not yet committed
 //	txsink_open_source_txns{pipeline}
@@ -110,6 +115,7 @@ var names = []string{
 	"txsink_bytes_read_total",
 	"txsink_skipped_total",
 	"txsink_dead_letters_total",
+	"txsink_records_skipped_total",
 	"txsink_buffered_bytes",
 	"txsink_open_source_txns",
 	"txsink_committed_offset_bytes",
@@ -320,6 +326,7 @@ type statusCollector struct {
 	created time.Time
 
 	ratio, bytesRead, skipped, deadLetters, buffered, openTxns *prometheus.Desc
+	notes                                                      *prometheus.Desc
 	committed, read, lag                                       *prometheus.Desc
 	committedRecs, readRecs, lagRecs                           *prometheus.Desc
 	slotLag, lastCommit, state                                 *prometheus.Desc
@@ -337,6 +344,7 @@ func newStatusCollector(pipeline string, src Source, created time.Time) *statusC
 		bytesRead:     d("txsink_bytes_read_total", "Bytes of source records read."),
 		skipped:       d("txsink_skipped_total", "Changes of tables no entry matches, skipped."),
 		deadLetters:   d("txsink_dead_letters_total", "Records or source transactions quarantined (bad-input: dead-letter)."),
+		notes:         d("txsink_records_skipped_total", "Records that carry no row (kind schema_change: DDL; message: a logical decoding message), skipped and never applied.", "kind"),
 		buffered:      d("txsink_buffered_bytes", "Bytes held in memory, not yet committed."),
 		openTxns:      d("txsink_open_source_txns", "Source transactions begun and not yet finished (transaction mode)."),
 		committed:     d("txsink_committed_offset_bytes", "Position stored in the target, where a restart resumes.", "partition"),
@@ -353,7 +361,7 @@ func newStatusCollector(pipeline string, src Source, created time.Time) *statusC
 
 // Describe implements prometheus.Collector.
 func (c *statusCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.ratio, c.bytesRead, c.skipped, c.deadLetters, c.buffered, c.openTxns, c.committed, c.read, c.lag, c.committedRecs, c.readRecs, c.lagRecs, c.slotLag, c.lastCommit, c.state} {
+	for _, d := range []*prometheus.Desc{c.ratio, c.bytesRead, c.skipped, c.deadLetters, c.notes, c.buffered, c.openTxns, c.committed, c.read, c.lag, c.committedRecs, c.readRecs, c.lagRecs, c.slotLag, c.lastCommit, c.state} {
 		ch <- d
 	}
 }
@@ -371,6 +379,8 @@ func (c *statusCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(c.bytesRead, float64(st.Stats.Bytes))
 	counter(c.skipped, float64(st.Stats.Skipped))
 	counter(c.deadLetters, float64(st.Stats.DeadLetters))
+	ch <- prometheus.MustNewConstMetric(c.notes, prometheus.CounterValue, float64(st.Stats.SchemaChanges), "schema_change")
+	ch <- prometheus.MustNewConstMetric(c.notes, prometheus.CounterValue, float64(st.Stats.Messages), "message")
 	gauge(c.buffered, float64(st.BufferedBytes))
 	gauge(c.openTxns, float64(st.OpenTxns))
 	for _, p := range st.Partitions {

@@ -190,14 +190,18 @@ type PartitionStatus struct {
 
 // StatsSnapshot is Stats in a form that encodes to JSON.
 type StatsSnapshot struct {
-	Events   map[string]int64 `json:"events"`
-	Skipped  int64            `json:"skipped"`
-	Upserted int64            `json:"upserted"`
-	Deleted  int64            `json:"deleted"`
-	Inserted int64            `json:"inserted"`
-	Commits  int64            `json:"commits"`
-	Txns     int64            `json:"txns"`
-	Retries  int64            `json:"retries"`
+	Events  map[string]int64 `json:"events"`
+	Skipped int64            `json:"skipped"`
+	// SchemaChanges and Messages count the records that carry no row,
+	// skipped: schema changes (DDL) and logical decoding messages.
+	SchemaChanges int64 `json:"schema_changes"`
+	Messages      int64 `json:"messages"`
+	Upserted      int64 `json:"upserted"`
+	Deleted       int64 `json:"deleted"`
+	Inserted      int64 `json:"inserted"`
+	Commits       int64 `json:"commits"`
+	Txns          int64 `json:"txns"`
+	Retries       int64 `json:"retries"`
 	// DeadLetters counts records or source transactions quarantined
 	// (bad-input: dead-letter).
 	DeadLetters int64 `json:"dead_letters"`

@@ -59,6 +59,11 @@ func TestSummaryLineCounts(t *testing.T) {
 			want: []string{"in 1 commit, 1 dead-lettered (txsink dead-letters lists them), "},
 		},
 		{
+			name: "schema changes and messages skipped",
+			st:   engine.Stats{Events: map[changelog.Kind]int64{changelog.Insert: 1}, Upserted: 1, Commits: 1, SchemaChanges: 2, Messages: 1},
+			want: []string{"in 1 commit, 2 schema change records skipped, 1 logical decoding message skipped, "},
+		},
+		{
 			name: "none",
 			st:   engine.Stats{},
 			want: []string{"p: 0 events -> 0 rows written (0 upserted, 0 deleted, 0 inserted) in 0 commits, "},

@@ -344,6 +344,12 @@ func summaryTable(name string, st engine.Stats, took time.Duration, runErr error
 	if st.Skipped > 0 {
 		row("skipped", st.Skipped, "changes of unmatched tables")
 	}
+	if st.SchemaChanges > 0 {
+		row("schema changes", st.SchemaChanges, "DDL records, skipped (txsink applies rows only)")
+	}
+	if st.Messages > 0 {
+		row("messages", st.Messages, "logical decoding messages, skipped")
+	}
 	if st.DeadLetters > 0 {
 		row("dead-lettered", st.DeadLetters, "quarantined; txsink dead-letters lists them")
 	}
@@ -413,6 +419,12 @@ func summaryLine(name string, st engine.Stats, took time.Duration, stopped strin
 		countOf(written, "row"), st.Upserted, st.Deleted, st.Inserted, countOf(st.Commits, "commit"))
 	if st.Skipped > 0 {
 		fmt.Fprintf(&b, ", %d skipped", st.Skipped)
+	}
+	if st.SchemaChanges > 0 {
+		fmt.Fprintf(&b, ", %s skipped", countOf(st.SchemaChanges, "schema change record"))
+	}
+	if st.Messages > 0 {
+		fmt.Fprintf(&b, ", %s skipped", countOf(st.Messages, "logical decoding message"))
 	}
 	if st.DeadLetters > 0 {
 		fmt.Fprintf(&b, ", %d dead-lettered (txsink dead-letters lists them)", st.DeadLetters)

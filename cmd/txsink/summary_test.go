@@ -20,7 +20,7 @@ import (
 func TestSummaryTable(t *testing.T) {
 	full := engine.Stats{
 		Events:   map[changelog.Kind]int64{changelog.Insert: 600, changelog.UpdateBefore: 200, changelog.UpdateAfter: 200, changelog.Delete: 100},
-		Upserted: 300, Deleted: 50, Inserted: 150, Commits: 7, Txns: 40, Retries: 2, Skipped: 3, DeadLetters: 4,
+		Upserted: 300, Deleted: 50, Inserted: 150, Commits: 7, Txns: 40, Retries: 2, Skipped: 3, DeadLetters: 4, SchemaChanges: 2, Messages: 1,
 		Tables: map[string]engine.TableStats{"orders": {Upserted: 200, Deleted: 30}, "order_items": {Upserted: 100, Deleted: 20}, "order_events": {Inserted: 150}},
 	}
 	tests := []struct {
@@ -54,6 +54,8 @@ func TestSummaryTable(t *testing.T) {
 				`^  commits +7  target transactions$`,
 				`^  source txns +40  committed whole$`,
 				`^  skipped +3 `,
+				`^  schema changes +2  DDL records, skipped \(txsink applies rows only\)$`,
+				`^  messages +1  logical decoding messages, skipped$`,
 				`^  retries +2 `,
 				`^  duration +2s$`,
 				`^  rows/s +250  written$`,
@@ -65,7 +67,7 @@ func TestSummaryTable(t *testing.T) {
 			st:   engine.Stats{Events: map[changelog.Kind]int64{changelog.Insert: 1}},
 			took: time.Second, err: errors.New("bad input"),
 			want:   []string{`^p: stopped by an error \(below\) in 1s$`, `^  reduction ratio +-  `, `^  rows written +0 `},
-			absent: []string{"source txns", "retries", "skipped", "rows by table", "dead-lettered", "left open"},
+			absent: []string{"source txns", "retries", "skipped", "rows by table", "dead-lettered", "left open", "schema changes", "messages"},
 		},
 		{
 			name: "interrupted by a signal",

@@ -17,9 +17,13 @@
 //	                Before = data[i] overlaid with old[i]
 //	type "DELETE"   one -D change per element of "data", Before = data[i]
 //	type "TRUNCATE" an error: txsink does not apply TRUNCATE
-//	the other Canal types (CREATE, ALTER, ERASE, RENAME, QUERY, CINDEX, DINDEX,
-//	INIT, GTID, XACOMMIT, XAROLLBACK, MHEARTBEAT), and any other type with
-//	"isDdl": true   no change and no error (counted, see Decoder.Skipped)
+//	DDL: types CREATE, ALTER, ERASE, RENAME, CINDEX, DINDEX, and any other
+//	type with "isDdl": true
+//	                one row-less changelog.SchemaChange change naming the
+//	                table (or only the database): skipped and counted by the
+//	                engine, never data
+//	the other Canal types (QUERY, INIT, GTID, XACOMMIT, XAROLLBACK,
+//	MHEARTBEAT)     no change and no error (counted, see Decoder.Skipped)
 //	INSERT, UPDATE or DELETE with "isDdl": true
 //	                an error: the message contradicts itself
 //	"data": []      no change and no error (counted too)
@@ -38,12 +42,12 @@
 //     NULL. The before image is data[i] with those values put back (a column of
 //     old[i] that data[i] lacks is added), so when an update changes a key
 //     column Before holds the old key and the engine deletes it.
-//   - DDL messages ("isDdl": true, "data": null, the statement in "sql") and
-//     messages of types that carry no rows are skipped, not errors; so are
-//     INIT messages and messages of a type txsink does not know that say
-//     "isDdl": true. A message of an unknown type without "isDdl": true is an
-//     error, since it may hold rows. Skipped messages are counted (Skipped)
-//     because the Decoder interface has no other way to report them.
+//   - DDL messages ("isDdl": true, "data": null, the statement in "sql"),
+//     messages of a type txsink does not know that say "isDdl": true
+//     included, become a SchemaChange change, which the engine skips and
+//     counts; messages of the other types that carry no rows (INIT, GTID,
+//     ...) are no change, counted by Skipped. A message of an unknown type
+//     without "isDdl": true is an error, since it may hold rows.
 //   - The table is "database" and "table". "pkNames", "es", "ts", "id" (a
 //     batch id, not unique) and "gtid" are not used.
 //
@@ -137,6 +141,18 @@ func (d *Decoder) DecodeIn(a *changelog.Arena, data []byte, pos changelog.Positi
 		func(error) string { return jsonrecord.NamedTable(m.tbl, data) })
 }
 
+// schemaChange returns the row-less changelog.SchemaChange change a DDL
+// message is, naming its table, or only its database when it names none.
+func (d *Decoder) schemaChange(a *changelog.Arena, m *message) []changelog.Change {
+	t := m.tbl
+	if t.Name == "" {
+		t = d.env.Table(m.database, nil)
+	}
+	cs := a.Changes(1)
+	cs[0] = changelog.Change{Kind: changelog.SchemaChange, Table: t}
+	return cs
+}
+
 // decode returns the record's changes, none when it is a message without
 // rows (skipped).
 func (d *Decoder) decode(a *changelog.Arena, data []byte, m *message) (cs []changelog.Change, err error) {
@@ -182,12 +198,16 @@ func (d *Decoder) decode(a *changelog.Arena, data []byte, m *message) (cs []chan
 			Hint: "txsink does not apply TRUNCATE; filter truncate messages out before txsink " +
 				"(or truncate the target table yourself and restart from a position after this record)",
 		}
-	case "CREATE", "ALTER", "ERASE", "RENAME", "QUERY", "CINDEX", "DINDEX",
-		"INIT", "GTID", "XACOMMIT", "XAROLLBACK", "MHEARTBEAT":
+	case "CREATE", "ALTER", "ERASE", "RENAME", "CINDEX", "DINDEX":
+		return d.schemaChange(a, m), nil
+	case "QUERY", "INIT", "GTID", "XACOMMIT", "XAROLLBACK", "MHEARTBEAT":
+		if m.isDdl {
+			return d.schemaChange(a, m), nil
+		}
 		return nil, nil
 	default:
 		if m.isDdl {
-			return nil, nil
+			return d.schemaChange(a, m), nil
 		}
 		return nil, &recordError{
 			Reason: "unknown type " + strconv.Quote(m.typ),

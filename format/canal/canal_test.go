@@ -2,6 +2,7 @@ package canal
 
 import (
 	"errors"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/format"
+	"github.com/txsink/txsink/format/internal/decodetest"
 )
 
 var testPos = changelog.Position{Partition: "p0.jsonl", Offset: 4096, Seq: 10}
@@ -111,10 +113,8 @@ func TestDecodeNoChange(t *testing.T) {
 	d := newDecoder(t, nil)
 	for _, r := range []string{
 		"", " \n", "null",
-		`{"data":null,"database":"mydb","es":1,"id":3,"isDdl":true,"mysqlType":null,"old":null,"pkNames":null,"sql":"CREATE TABLE orders (id INT)","sqlType":null,"table":"orders","ts":1,"type":"CREATE"}`,
-		`{"data":null,"database":"mydb","isDdl":true,"sql":"ALTER TABLE t ADD c INT","table":"t","type":"ALTER"}`,
-		`{"data":null,"database":"mydb","isDdl":true,"sql":"CREATE INDEX i ON t (c)","table":"t","type":"SOMETHING-NEW"}`,
 		`{"data":[{"id":"1"}],"database":"mydb","isDdl":false,"table":"t","type":"INIT"}`,
+		`{"data":null,"database":"mydb","isDdl":false,"sql":"FLUSH TABLES","table":"","type":"QUERY"}`,
 		string(msg("INSERT", `,"data":[]`)),
 	} {
 		cs, err := d.Decode([]byte(r), testPos)
@@ -122,8 +122,28 @@ func TestDecodeNoChange(t *testing.T) {
 			t.Errorf("Decode(%q) = %v, %v; want no change, no error", r, cs, err)
 		}
 	}
-	if got := d.Skipped(); got != 5 {
-		t.Errorf("Skipped() = %d, want 5 (tombstones are not counted)", got)
+	if got := d.Skipped(); got != 3 {
+		t.Errorf("Skipped() = %d, want 3 (tombstones are not counted)", got)
+	}
+}
+
+// TestDecodeDDL decodes DDL messages (testdata/ddl.jsonl, shaped as Canal
+// writes them): each is one row-less SchemaChange change naming its table,
+// or its database alone, which the engine skips and counts; never an error,
+// never a row.
+func TestDecodeDDL(t *testing.T) {
+	d := newDecoder(t, nil)
+	want := []changelog.Table{
+		{Namespace: "mydb", Name: "orders"},    // CREATE
+		{Namespace: "mydb", Name: "products"},  // ALTER
+		{Namespace: "mydb", Name: "products"},  // CINDEX
+		{Namespace: "mydb", Name: "old_stuff"}, // ERASE
+		{Namespace: "mydb", Name: "t"},         // an unknown type with isDdl
+		{Namespace: "mydb"},                    // QUERY with isDdl, no table
+	}
+	decodetest.SchemaChanges(t, d, filepath.Join("testdata", "ddl.jsonl"), want)
+	if d.Skipped() != 0 {
+		t.Errorf("Skipped() = %d: a DDL message is a change, not a record decoded to none", d.Skipped())
 	}
 }
 

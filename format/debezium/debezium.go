@@ -16,6 +16,12 @@
 //	             the engine can see a key change; no separate -U is emitted
 //	op "d"       one -D change with Before
 //	op "t"       an error: txsink does not apply TRUNCATE
+//	op "m"       one row-less changelog.Message change (a PostgreSQL logical
+//	             decoding message): skipped and counted, never data
+//	schema change event ("databaseName", "ddl", "tableChanges", no op: the
+//	             connector's schema change topic) one row-less
+//	             changelog.SchemaChange change, naming source's table or the
+//	             database: skipped and counted, never data
 //	tombstone    (empty, white space or null) no change and no error
 //	BEGIN        transaction boundary event ({"status": "BEGIN"}, no op): no change
 //	END          one row-less changelog.EndTxn change with TxnID and TxnEvents
@@ -129,10 +135,18 @@ const (
 	// other record they are someone else's fields, which may repeat.
 	fID
 	fEventCount
+	// Only schema change events (the connector's schema change topic) have
+	// these; on other records they are someone else's, which may repeat.
+	fDatabaseName
+	fDDL
+	fTableChanges
 	// The Kafka Connect wrapper's, at the top level only.
 	fSchema
 	fPayload
 	envelopeFields = 1<<fBefore | 1<<fAfter | 1<<fOp | 1<<fSource | 1<<fTransaction | 1<<fStatus
+	// schemaChangeFields are those of a schema change event, which has
+	// no "op".
+	schemaChangeFields = 1<<fDatabaseName | 1<<fDDL | 1<<fTableChanges
 )
 
 // topFields are the fields of a record's top level; payloadFields those
@@ -140,14 +154,16 @@ const (
 // someone else's.
 var (
 	topFields = envreader.NewFields("before", "after", "op", "source", "transaction", "status",
-		"id", "event_count", "schema", "payload").Repeatable(fID, fEventCount)
-	payloadFields = envreader.NewFields(topFields.Names()[:fSchema]...).Repeatable(fID, fEventCount)
+		"id", "event_count", "databaseName", "ddl", "tableChanges", "schema", "payload").
+		Repeatable(fID, fEventCount, fDatabaseName, fDDL, fTableChanges)
+	payloadFields = envreader.NewFields(topFields.Names()[:fSchema]...).
+			Repeatable(fID, fEventCount, fDatabaseName, fDDL, fTableChanges)
 )
 
 // ops are the values of "op" txsink knows, and statuses those of a
 // transaction boundary's "status".
 var (
-	ops      = []string{"c", "r", "u", "d", "t"}
+	ops      = []string{"c", "r", "u", "d", "t", "m"}
 	statuses = []string{"BEGIN", "END"}
 )
 
@@ -172,6 +188,8 @@ type envelope struct {
 	status     string // "BEGIN" or "END" on a boundary event
 	boundaryID []byte // "id" of a boundary event
 	eventCount []byte // "event_count" of an END event, as written
+	// database is a schema change event's "databaseName".
+	database []byte
 
 	// The Kafka Connect wrapper, at the top level only.
 	schema      *rowSchema // nil without a schema (or with "schema": null)
@@ -258,6 +276,9 @@ func (d *Decoder) decode(a *changelog.Arena, data []byte, top *envelope) (_ []ch
 			cs[0] = changelog.Change{Kind: changelog.EndTxn, TxnID: d.txnKey(a, e.boundaryID), TxnEnd: true, TxnEvents: events}
 			return cs, nil
 		}
+		if e.seen&schemaChangeFields != 0 {
+			return d.skipped(a, changelog.SchemaChange, e), nil
+		}
 		return nil, &recordError{Reason: `record has no "op" field: it is not a Debezium change event envelope`, Hint: hintNoOp}
 	}
 	var kind changelog.Kind
@@ -268,6 +289,8 @@ func (d *Decoder) decode(a *changelog.Arena, data []byte, top *envelope) (_ []ch
 		kind = changelog.UpdateAfter
 	case "d":
 		kind = changelog.Delete
+	case "m":
+		return d.skipped(a, changelog.Message, e), nil
 	case "t":
 		return nil, &recordError{
 			Reason: "truncate events (op \"t\") are not supported",
@@ -344,6 +367,19 @@ func (d *Decoder) decode(a *changelog.Arena, data []byte, top *envelope) (_ []ch
 	return cs, nil
 }
 
+// skipped returns the row-less change of kind (a schema change event, a
+// logical decoding message) that e is, naming the table its "source"
+// does, or else its "databaseName" as the namespace.
+func (d *Decoder) skipped(a *changelog.Arena, kind changelog.Kind, e *envelope) []changelog.Change {
+	t := e.table
+	if t.Namespace == "" && t.Name == "" && len(e.database) > 0 {
+		t = d.env.Table(e.database, nil)
+	}
+	cs := a.Changes(1)
+	cs[0] = changelog.Change{Kind: kind, Table: t}
+	return cs
+}
+
 func convertImage(img *image, row *changelog.Row, field string) error {
 	if err := img.apply(row); err != nil {
 		return &recordError{Reason: strconv.Quote(field) + " image: " + err.Error(), Hint: hintSchema}
@@ -387,6 +423,11 @@ func (d *Decoder) readEnvelope(s *jsonscan.Scanner, rs *jsonscan.Rows, e *envelo
 			e.boundaryID, err = scalarBytes(s)
 		case fEventCount:
 			e.eventCount, err = scalarBytes(s)
+		case fDatabaseName:
+			e.database, err = scalarBytes(s)
+		case fDDL, fTableChanges:
+			// What changed is not read: txsink applies rows, not DDL.
+			_, err = s.Value()
 		case fSchema:
 			err = d.readSchema(s, e)
 		case fPayload:

@@ -194,6 +194,42 @@ func TestDecodeNoChange(t *testing.T) {
 	}
 }
 
+// TestDecodeSkippedRecords decodes the records beside the rows that
+// txsink skips, with and without the Connect schema: a schema change event
+// of the connector's schema change topic (a table's, a database's) and a
+// PostgreSQL logical decoding message (op "m"). Each is one row-less
+// change of its kind, naming the table or the database, never an error.
+func TestDecodeSkippedRecords(t *testing.T) {
+	d := newDecoder(t, nil)
+	tests := []struct {
+		file  string
+		kind  changelog.Kind
+		table changelog.Table
+	}{
+		{"schema-change-mysql.json", changelog.SchemaChange, changelog.Table{Namespace: "inventory", Name: "customers"}},
+		{"schema-change-mysql-connect.json", changelog.SchemaChange, changelog.Table{Namespace: "inventory", Name: "orders"}},
+		{"schema-change-database.json", changelog.SchemaChange, changelog.Table{Namespace: "inventory"}},
+		{"message-postgres.json", changelog.Message, changelog.Table{Namespace: "postgres"}},
+		{"message-postgres-connect.json", changelog.Message, changelog.Table{Namespace: "postgres"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			c := decodeOne(t, d, readTestdata(t, tt.file))
+			if c.Kind != tt.kind || c.Table != tt.table || !c.Kind.Skipped() {
+				t.Errorf("kind, table = %v, %#v; want %v, %#v", c.Kind, c.Table, tt.kind, tt.table)
+			}
+			if !c.Before.IsZero() || !c.After.IsZero() || c.TxnID != "" || c.TxnEnd {
+				t.Errorf("a skipped record carries a row or a transaction: %+v", c)
+			}
+		})
+	}
+	// Without its "databaseName", a record with no op and no schema
+	// change field is still refused as no Debezium envelope.
+	if _, err := d.Decode([]byte(`{"source":{"db":"inventory","table":"customers"},"ts_ms":1}`), testPos); err == nil {
+		t.Error("a record without op or schema change fields decoded")
+	}
+}
+
 func TestDecodeEndEvent(t *testing.T) {
 	d := newDecoder(t, nil)
 	for _, tc := range []struct {

@@ -14,9 +14,12 @@
 //	type "insert", "bootstrap-insert"  one +I change, After = data
 //	type "update"                      one +U change, After = data, Before = data overlaid with old
 //	type "delete"                      one -D change, Before = data (the deleted row)
-//	type "bootstrap-start", "bootstrap-complete",
-//	     "database-create", "database-alter", "database-drop",
-//	     "table-create", "table-alter", "table-drop"
+//	type "database-create", "database-alter", "database-drop",
+//	     "table-create", "table-alter", "table-drop" (DDL, with output_ddl)
+//	                                   one row-less changelog.SchemaChange change naming the
+//	                                   table (or only the database): skipped and counted by
+//	                                   the engine, never data
+//	type "bootstrap-start", "bootstrap-complete"
 //	                                   no change and no error (counted, see Decoder.Skipped)
 //	tombstone                          (empty, white space or null) no change and no error
 //
@@ -178,10 +181,18 @@ func (d *Decoder) decode(a *changelog.Arena, data []byte, r *record) ([]changelo
 		kind = changelog.UpdateAfter
 	case "delete":
 		kind = changelog.Delete
-	case "bootstrap-start", "bootstrap-complete",
-		"database-create", "database-alter", "database-drop",
-		"table-create", "table-alter", "table-drop":
+	case "bootstrap-start", "bootstrap-complete":
 		return nil, nil
+	case "database-create", "database-alter", "database-drop",
+		"table-create", "table-alter", "table-drop":
+		// DDL (output_ddl): the table, or the database alone.
+		t := r.tbl
+		if t.Name == "" {
+			t = d.env.Table(r.database, nil)
+		}
+		cs := a.Changes(1)
+		cs[0] = changelog.Change{Kind: changelog.SchemaChange, Table: t}
+		return cs, nil
 	default:
 		return nil, &recordError{
 			Reason: "unknown type " + strconv.Quote(r.typ),

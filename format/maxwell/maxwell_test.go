@@ -2,6 +2,7 @@ package maxwell
 
 import (
 	"errors"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/format"
+	"github.com/txsink/txsink/format/internal/decodetest"
 )
 
 var testPos = changelog.Position{Partition: "p0.jsonl", Offset: 4096, Seq: 10}
@@ -115,17 +117,28 @@ func TestDecodeNoChange(t *testing.T) {
 		"", " \n", "null",
 		`{"database":"test","table":"orders","type":"bootstrap-start","ts":1,"data":{}}`,
 		`{"database":"test","table":"orders","type":"bootstrap-complete","ts":1,"data":{}}`,
-		`{"type":"table-create","database":"test","table":"t","def":{"columns":[]},"sql":"create table t (id int)"}`,
-		`{"type":"database-create","database":"shop","sql":"create database shop"}`,
 	} {
 		cs, err := d.Decode([]byte(r), testPos)
 		if err != nil || cs != nil {
 			t.Errorf("Decode(%q) = %v, %v; want no change, no error", r, cs, err)
 		}
 	}
-	if got := d.Skipped(); got != 4 {
-		t.Errorf("Skipped() = %d, want 4 (tombstones are not counted)", got)
+	if got := d.Skipped(); got != 2 {
+		t.Errorf("Skipped() = %d, want 2 (tombstones are not counted)", got)
 	}
+}
+
+// TestDecodeDDL decodes the DDL records Maxwell writes with output_ddl
+// (testdata/ddl.jsonl: table-create, table-alter, table-drop and the
+// database ones): each is one row-less SchemaChange change naming its
+// table, or its database alone, which the engine skips and counts; never
+// an error, never a row (a table-alter's "old" is the old definition, not
+// a row's old values).
+func TestDecodeDDL(t *testing.T) {
+	d := newDecoder(t, nil)
+	e, shop := changelog.Table{Namespace: "test", Name: "e"}, changelog.Table{Namespace: "shop"}
+	want := []changelog.Table{e, e, e, shop, shop, shop}
+	decodetest.SchemaChanges(t, d, filepath.Join("testdata", "ddl.jsonl"), want)
 }
 
 func TestDecodeDoesNotRetainInput(t *testing.T) {

@@ -59,6 +59,50 @@ func DecodeLines(t *testing.T, d format.Decoder, name string, data []byte) []cha
 	return changes
 }
 
+// RowEvents returns the changes of cs that are row events, and how many
+// were records appliers skip (changelog.Kind.Skipped: schema changes,
+// logical decoding messages), which a peer's changelog does not list.
+func RowEvents(cs []changelog.Change) (rows []changelog.Change, skipped int) {
+	for _, c := range cs {
+		if c.Kind.Skipped() {
+			skipped++
+			continue
+		}
+		rows = append(rows, c)
+	}
+	return rows, skipped
+}
+
+// SkippedChange checks c, a change of a record appliers skip: no row
+// image, no transaction, at pos.
+func SkippedChange(t *testing.T, c changelog.Change, pos changelog.Position) {
+	t.Helper()
+	if !c.Before.IsZero() || !c.After.IsZero() || c.TxnID != "" || c.TxnEnd || c.Pos != pos {
+		t.Fatalf("bad %v change %+v", c.Kind, c)
+	}
+}
+
+// SchemaChanges decodes the records of the file at path (DecodeLines) and
+// checks that each is one row-less changelog.SchemaChange change (see
+// SkippedChange) naming want[i], its table or its database alone.
+func SchemaChanges(t *testing.T, d format.Decoder, path string, want []changelog.Table) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changes := DecodeLines(t, d, filepath.Base(path), data)
+	if len(changes) != len(want) {
+		t.Fatalf("%d changes, want %d", len(changes), len(want))
+	}
+	for i, c := range changes {
+		if c.Kind != changelog.SchemaChange || c.Table != want[i] {
+			t.Errorf("line %d: kind %v, table %#v; want DDL, %#v", c.Pos.Seq, c.Kind, c.Table, want[i])
+		}
+		SkippedChange(t, c, c.Pos)
+	}
+}
+
 // SameSet reports whether got and want hold the same lines, each as often,
 // in any order.
 func SameSet(got, want []string) bool {
