@@ -66,6 +66,8 @@ type Config struct {
 	Tables []Table
 	// SkipUnknownTables is `skip-unknown-tables`; see docs/config.md.
 	SkipUnknownTables bool
+	// StartupTimeout is `startup-timeout`; see docs/config.md.
+	StartupTimeout time.Duration
 	// BadInput is `bad-input`; see docs/config.md. One of BadInputFail
 	// and BadInputDeadLetter.
 	BadInput string
@@ -205,8 +207,9 @@ func (s Sink) MiniSwitchInterval() time.Duration {
 // filled in.
 func Default() Config {
 	return Config{
-		BadInput: BadInputFail,
-		Source:   Source{MaxRecordBytes: 64 << 20},
+		BadInput:       BadInputFail,
+		StartupTimeout: 60 * time.Second,
+		Source:         Source{MaxRecordBytes: 64 << 20},
 		Sink: Sink{
 			FlushMaxRows:          5000,
 			FlushMaxBytes:         16 << 20,

@@ -44,8 +44,9 @@ func TestLoadGood(t *testing.T) {
 		file: "example.yaml",
 		want: func(t *testing.T) *Config {
 			return &Config{
-				Name:     "orders-sync",
-				BadInput: BadInputFail,
+				Name:           "orders-sync",
+				BadInput:       BadInputFail,
+				StartupTimeout: time.Minute,
 				Source: Source{
 					Type:           "file",
 					Format:         "debezium-json",
@@ -70,6 +71,7 @@ func TestLoadGood(t *testing.T) {
 			return &Config{
 				Name:              "every.key_1",
 				SkipUnknownTables: true,
+				StartupTimeout:    5 * time.Minute,
 				BadInput:          BadInputDeadLetter,
 				Source: Source{
 					Type:           "file",
@@ -106,11 +108,12 @@ func TestLoadGood(t *testing.T) {
 		file: "seed_spellings.yaml",
 		want: func(t *testing.T) *Config {
 			return &Config{
-				Name:     "seeds",
-				BadInput: BadInputFail,
-				Source:   Source{Type: "file", Format: "debezium-json", MaxRecordBytes: 64 << 20, Raw: source.Settings{"paths": []string{abs(t, "in.jsonl")}}},
-				Target:   Target{URL: "sqlite://" + filepath.ToSlash(abs(t, "state/target.db"))},
-				Tables:   []Table{{Source: "*.*"}},
+				Name:           "seeds",
+				BadInput:       BadInputFail,
+				StartupTimeout: time.Minute,
+				Source:         Source{Type: "file", Format: "debezium-json", MaxRecordBytes: 64 << 20, Raw: source.Settings{"paths": []string{abs(t, "in.jsonl")}}},
+				Target:         Target{URL: "sqlite://" + filepath.ToSlash(abs(t, "state/target.db"))},
+				Tables:         []Table{{Source: "*.*"}},
 				Sink: withSink(func(s *Sink) {
 					s.FlushInterval = 0
 					s.TxnEnabled = true
@@ -123,10 +126,11 @@ func TestLoadGood(t *testing.T) {
 		file: "nested.yaml",
 		want: func(t *testing.T) *Config {
 			return &Config{
-				Name:     "nested",
-				BadInput: BadInputFail,
-				Source:   Source{Type: "file", Format: "debezium-json", MaxRecordBytes: 64 << 20, Raw: source.Settings{"paths": []string{abs(t, "a.jsonl")}}},
-				Target:   Target{URL: "sqlite::memory:"},
+				Name:           "nested",
+				BadInput:       BadInputFail,
+				StartupTimeout: time.Minute,
+				Source:         Source{Type: "file", Format: "debezium-json", MaxRecordBytes: 64 << 20, Raw: source.Settings{"paths": []string{abs(t, "a.jsonl")}}},
+				Target:         Target{URL: "sqlite::memory:"},
 				Tables: []Table{
 					{Source: "shop.customers", PrimaryKey: []string{"id"}},
 					{Source: "shop.addresses", PrimaryKey: []string{"id"}},

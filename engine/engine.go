@@ -57,6 +57,7 @@ import (
 	"github.com/txsink/txsink/clock"
 	"github.com/txsink/txsink/commit"
 	"github.com/txsink/txsink/config"
+	"github.com/txsink/txsink/errkind"
 	"github.com/txsink/txsink/internal/fault"
 	"github.com/txsink/txsink/reduce"
 	"github.com/txsink/txsink/route"
@@ -247,7 +248,20 @@ func New(ctx context.Context, cfg *config.Config, opts ...Option) (*Engine, erro
 		if e.checkOnly {
 			open = sink.OpenReadOnly
 		}
-		t, err := open(ctx, cfg.Target.URL, e.baseDir)
+		var t sink.Sink
+		try := func(ctx context.Context) (err error) {
+			t, err = open(ctx, cfg.Target.URL, e.baseDir)
+			return err
+		}
+		var err error
+		if e.checkOnly {
+			// txsink check reports an unreachable target at once.
+			err = try(ctx)
+		} else {
+			err = source.Await(ctx, source.Wait{What: "the target database", Timeout: cfg.StartupTimeout, Log: e.log,
+				Hint: "check that the server runs and that this host reaches it at that address (host, port, firewall, TLS), or raise startup-timeout"},
+				try, errkind.IsTransient)
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -83,7 +83,7 @@ func (e *Engine) sourceEnv() source.Env {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return source.Env{Pipeline: e.cfg.Name, BaseDir: e.baseDir, Log: log, ResetHint: e.resetCommand}
+	return source.Env{Pipeline: e.cfg.Name, BaseDir: e.baseDir, Log: log, ResetHint: e.resetCommand, StartupTimeout: e.cfg.StartupTimeout}
 }
 
 // openSourceOf returns the source of cfg's source.type from the registry

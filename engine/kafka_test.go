@@ -3,10 +3,12 @@ package engine_test
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"maps"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -450,4 +452,61 @@ func TestKafkaJoinedTransactions(t *testing.T) {
 		st1, st2 := first.Stats(), second.Stats()
 		t.Logf("%s: first %d commits, second %d commits; reader polled %d times", db.Dialect, st1.Commits, st2.Commits, polls)
 	})
+}
+
+// stateAtLog is a slog.Handler that, at the first record whose message
+// holds msg, sends the state of the engine e points at to states.
+type stateAtLog struct {
+	msg    string
+	e      *atomic.Pointer[engine.Engine]
+	states chan engine.State
+}
+
+func (h stateAtLog) Enabled(context.Context, slog.Level) bool { return true }
+func (h stateAtLog) Handle(_ context.Context, r slog.Record) error {
+	if e := h.e.Load(); e != nil && strings.Contains(r.Message, h.msg) {
+		select {
+		case h.states <- e.Status().State:
+		default:
+		}
+	}
+	return nil
+}
+func (h stateAtLog) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h stateAtLog) WithGroup(string) slog.Handler      { return h }
+
+// TestKafkaBrokersUnreachableAtStart runs a pipeline whose Kafka cluster
+// is stopped: while Run waits for the brokers the pipeline is starting,
+// not running (so /readyz is not ready), and once startup-timeout has
+// passed Run stops with an error naming source.brokers.
+func TestKafkaBrokersUnreachableAtStart(t *testing.T) {
+	db := testdb.SQLite(t)
+	db.Exec(t, workload.Schema("sqlite")...)
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "orders"))
+	if err != nil {
+		t.Fatalf("start kfake: %v", err)
+	}
+	brokers := c.ListenAddrs()
+	c.Close()
+	cfg := kafkaPipeline(db, brokers, "unreachable", "orders")
+	cfg.StartupTimeout = 200 * time.Millisecond
+	var current atomic.Pointer[engine.Engine]
+	h := stateAtLog{msg: "waiting for the Kafka brokers", e: &current, states: make(chan engine.State, 1)}
+	e := newEngine(t, cfg, engine.WithLogger(slog.New(h)))
+	current.Store(e)
+	err = e.Run(context.Background(), engine.RunOptions{})
+	if err == nil || !strings.Contains(err.Error(), "the Kafka brokers (source.brokers: "+strings.Join(brokers, ", ")+") did not answer within startup-timeout (200ms") {
+		t.Fatalf("Run = %v, want the brokers' timeout", err)
+	}
+	select {
+	case st := <-h.states:
+		if st != engine.StateStarting {
+			t.Errorf("state while waiting for the brokers = %s, want starting", st)
+		}
+	default:
+		t.Error("no log line said what Run waited for")
+	}
+	if st := e.Status().State; st != engine.StateFailed {
+		t.Errorf("state after the timeout = %s, want failed", st)
+	}
 }

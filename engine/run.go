@@ -54,7 +54,8 @@ type RunOptions struct {
 // The error Run returns is not logged: its caller reports it (Status and
 // the stop hook carry it too).
 func (e *Engine) Run(ctx context.Context, opts RunOptions) (err error) {
-	e.setState(StateRunning, nil)
+	// The state stays starting until the source is open (see run): a
+	// source waiting for its servers is not ready.
 	defer func() {
 		if err != nil {
 			// Not logged: Run returns it, and its caller reports it
@@ -133,6 +134,7 @@ func (e *Engine) run(ctx context.Context, opts RunOptions) (err error) {
 		return err
 	}
 	defer s.close()
+	e.setState(StateRunning, nil)
 	// Commit on a goroutine of its own while the loop builds the next
 	// unit; every unit is still one transaction, in order. The committer
 	// is closed first: the unit in flight reads the feed (its marks, its

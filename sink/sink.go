@@ -237,6 +237,22 @@ var ErrFenced = errors.New("another txsink instance has taken over the partition
 // columns its image lacks have no value to keep.
 var ErrMissingRow = errors.New("the row a partial update image changes is not in the target")
 
+// UnreachableError is what a sink's Open returns, wrapped, when the
+// target server did not answer (the connection was refused or timed out,
+// its name did not resolve): waiting may help, so it is Transient, and
+// txsink run waits for the server up to startup-timeout. An answer that
+// refuses (a wrong password, an unknown database) is no UnreachableError.
+type UnreachableError struct{ Err error }
+
+// Error returns Err's text: the wrapping says nothing a person needs.
+func (e *UnreachableError) Error() string { return e.Err.Error() }
+
+// Unwrap returns Err.
+func (e *UnreachableError) Unwrap() error { return e.Err }
+
+// Kind implements errkind.Classifier: Transient.
+func (e *UnreachableError) Kind() errkind.Kind { return errkind.Transient }
+
 // ErrShapeChanged is wrapped by the error Apply returns when a table of the
 // unit was altered after it was described: nothing of the unit was
 // written. Describe the tables again and convert the unit's changes anew

@@ -45,6 +45,7 @@ package source
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/errkind"
@@ -103,6 +104,9 @@ type Env struct {
 	// ResetHint, when set, returns the command that forgets a partition's
 	// progress, for messages that suggest it.
 	ResetHint func(partition string) string
+	// StartupTimeout is how long Source.Open waits for the source's
+	// servers to answer (startup-timeout; see Await); 0 tries once.
+	StartupTimeout time.Duration
 }
 
 // Stored is a partition's progress as the target holds it.

@@ -108,8 +108,10 @@ var startupRefusals = []struct {
 			}
 			u.Host = "127.0.0.1:1" // where nothing listens
 			e.url = u.String()
+			e.extra = "startup-timeout: 1s\n"
 		},
-		want: []string{"127.0.0.1:1", "connection refused"},
+		want:    []string{"127.0.0.1:1", "connection refused"},
+		runWant: []string{"the target database did not answer within startup-timeout (1s, ", "check that the server runs"},
 	},
 	{
 		name:     "SQLite file in a folder that does not exist",

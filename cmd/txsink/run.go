@@ -11,6 +11,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -107,13 +108,11 @@ Examples:
 	}
 	log.Info("starting", attrs...)
 	m := metrics.New(cfg)
-	e, err := engine.New(ctx, cfg, engine.WithLogger(log), engine.WithBaseDir(baseDir), engine.WithConfigFile(*cfgPath), engine.WithHooks(m))
-	if err != nil {
-		return err
-	}
-	defer e.Close()
+	// The endpoints are up before the engine opens the target, which may
+	// wait for it (startup-timeout): /readyz answers 503 meanwhile.
+	status := &engineStatus{name: cfg.Name}
 	if *httpAddr != "" && *httpAddr != "off" {
-		srv, err := startStatusServer(*httpAddr, cfg, m, e)
+		srv, err := startStatusServer(*httpAddr, cfg, m, status)
 		switch {
 		case err != nil && httpSet:
 			return fmt.Errorf("--http %s: %w", *httpAddr, err)
@@ -134,6 +133,12 @@ Examples:
 			}()
 		}
 	}
+	e, err := engine.New(ctx, cfg, engine.WithLogger(log), engine.WithBaseDir(baseDir), engine.WithConfigFile(*cfgPath), engine.WithHooks(m))
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	status.e.Store(e)
 	if !files.Follow {
 		// Following has no end to measure progress against.
 		bar.begin(remainingBytes(e, files.PartitionPaths(), baseDir), func() int64 { return sumEvents(e.Stats()) })
@@ -244,7 +249,23 @@ const defaultHTTPAddr = "127.0.0.1:9464"
 
 // startStatusServer serves the pipeline's metrics (with the Go runtime's
 // and the process's) and status on addr.
-func startStatusServer(addr string, cfg *config.Config, m *metrics.Metrics, e *engine.Engine) (*statushttp.Server, error) {
+// engineStatus is the status the endpoints serve: the engine's once it
+// exists, before that (while txsink run waits for the target) a pipeline
+// starting.
+type engineStatus struct {
+	name string
+	e    atomic.Pointer[engine.Engine]
+}
+
+// Status implements statushttp.Source and metrics.Source.
+func (s *engineStatus) Status() engine.Status {
+	if e := s.e.Load(); e != nil {
+		return e.Status()
+	}
+	return engine.Status{Pipeline: s.name, State: engine.StateStarting}
+}
+
+func startStatusServer(addr string, cfg *config.Config, m *metrics.Metrics, e *engineStatus) (*statushttp.Server, error) {
 	reg := prometheus.NewRegistry()
 	b := build()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), metrics.BuildInfo(b.Version, b.Commit))

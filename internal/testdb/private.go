@@ -39,7 +39,7 @@ func PrivateMariaDB(t testing.TB, options ...string) *DB {
 		"--skip-test-db", "--user="+currentUser()).CombinedOutput(); err != nil {
 		t.Fatalf("mariadb-install-db: %v\n%s", err, out)
 	}
-	port := freePort(t)
+	port := FreePort(t)
 	args := append([]string{"--no-defaults", "--datadir=" + data, "--socket=" + filepath.Join(dir, "sock"),
 		"--port=" + fmt.Sprint(port), "--bind-address=127.0.0.1", "--skip-grant-tables", "--local-infile=1",
 		"--log-error=" + filepath.Join(dir, "error.log"), "--pid-file=" + filepath.Join(dir, "pid"), "--user=" + currentUser()}, options...)
@@ -82,9 +82,9 @@ func PrivateMariaDB(t testing.TB, options ...string) *DB {
 	return &DB{Dialect: "mysql", URL: priv, SQL: conn}
 }
 
-// freePort returns a TCP port on 127.0.0.1 that nothing listened on a
+// FreePort returns a TCP port on 127.0.0.1 that nothing listened on a
 // moment ago.
-func freePort(t testing.TB) int {
+func FreePort(t testing.TB) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -58,7 +58,7 @@ func PrivatePostgres(t testing.TB, settings ...string) *DB {
 	if out, err := run(initdb, "--no-sync", "--auth=trust", "--username=postgres", "--encoding=UTF8", "-D", data).CombinedOutput(); err != nil {
 		t.Fatalf("initdb: %v\n%s", err, out)
 	}
-	port := freePort(t)
+	port := FreePort(t)
 	args := []string{"-D", data, "-p", strconv.Itoa(port), "-k", sock, "-c", "listen_addresses=127.0.0.1",
 		"-c", "wal_level=logical", "-c", "max_replication_slots=20", "-c", "max_wal_senders=20",
 		"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"}

@@ -35,6 +35,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl"
@@ -163,6 +164,24 @@ func Open(src *Config, g Group, log *slog.Logger) (*Consumer, error) {
 	}
 	c.cl = cl
 	return c, nil
+}
+
+// awaitBrokers waits, up to env.StartupTimeout, for one of brokers to
+// answer (source.Await): without it the client retries on its own, for
+// ever, logging a warning every few seconds, while the pipeline reads
+// nothing. A broker that answers with an error (authentication,
+// authorization) is not waited for.
+func (c *Consumer) awaitBrokers(ctx context.Context, brokers []string, env source.Env) error {
+	return source.Await(ctx, source.Wait{
+		What:    "the Kafka brokers (source.brokers: " + strings.Join(brokers, ", ") + ")",
+		Timeout: env.StartupTimeout,
+		Log:     env.Log,
+		Hint: "check that the brokers run and that this host reaches them at those addresses (host, port, firewall, " +
+			"the listeners the brokers advertise) with the configured TLS and SASL settings, or raise startup-timeout",
+	}, c.cl.Ping, func(err error) bool {
+		var ke *kerr.Error
+		return !errors.As(err, &ke)
+	})
 }
 
 // adjust replaces the offsets franz-go fetched from the group (Kafka's

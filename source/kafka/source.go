@@ -94,15 +94,20 @@ type Source struct {
 // Rebalance implements source.Rebalancer.
 func (s *Source) Rebalance(g source.Group) { s.group = g }
 
-// Open implements source.Source: it joins the consumer group; the one
+// Open implements source.Source: it waits for a broker to answer (up to
+// startup-timeout, see awaitBrokers) and joins the consumer group; the one
 // Reader reads every partition assigned. Where each resumes is asked of
 // the Group on every assignment.
-func (s *Source) Open(_ context.Context, _ source.Start) ([]source.Reader, error) {
+func (s *Source) Open(ctx context.Context, _ source.Start) ([]source.Reader, error) {
 	if s.group == nil {
 		return nil, fmt.Errorf("kafka source: no group to tell of assignments (Rebalance was not called)")
 	}
 	c, err := Open(&s.cfg, s.group, s.env.Log)
 	if err != nil {
+		return nil, err
+	}
+	if err := c.awaitBrokers(ctx, s.cfg.Brokers, s.env); err != nil {
+		c.Close()
 		return nil, err
 	}
 	s.c = c

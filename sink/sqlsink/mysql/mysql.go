@@ -40,6 +40,7 @@ import (
 	mysqldrv "github.com/go-sql-driver/mysql"
 
 	"github.com/txsink/txsink/schema"
+	"github.com/txsink/txsink/sink"
 	"github.com/txsink/txsink/sink/sqlsink"
 )
 
@@ -107,6 +108,9 @@ func Open(ctx context.Context, rawURL string) (*sqlsink.DB, error) {
 	d, err := Detect(ctx, db)
 	if err != nil {
 		db.Close()
+		if (&Dialect{}).Transient(err) {
+			err = &sink.UnreachableError{Err: err}
+		}
 		return nil, fmt.Errorf("connect %s: %w", redact(rawURL), err)
 	}
 	d.NoBulkLoad = noBulk

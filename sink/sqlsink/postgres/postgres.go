@@ -25,6 +25,7 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/txsink/txsink/schema"
+	"github.com/txsink/txsink/sink"
 	"github.com/txsink/txsink/sink/sqlsink"
 )
 
@@ -42,6 +43,9 @@ func Open(ctx context.Context, rawURL string) (*sqlsink.DB, error) {
 	db := stdlib.OpenDB(*cfg)
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
+		if (Dialect{}).Transient(err) {
+			err = &sink.UnreachableError{Err: err}
+		}
 		return nil, fmt.Errorf("connect %s: %w", redact.URL(rawURL), err)
 	}
 	return sqlsink.New(db, Dialect{}), nil
