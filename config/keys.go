@@ -210,7 +210,7 @@ var topSection = sectionDef{
 		name: "startup-timeout", typ: typeDuration,
 		want: "a duration of 0 or more, such as 60s or 5m",
 		doc: "How long `txsink run` waits at start for the target database and the source's servers (Kafka's " +
-			"brokers) to answer. While it waits it logs what it waits for, its address and the last error, and " +
+			"brokers, the `postgres` source's database) to answer. While it waits it logs what it waits for, its address and the last error, and " +
 			"`/readyz` answers 503 (`starting`); once the time is up it exits 1 with an error naming the address " +
 			"and what to check. Only a server that does not answer is waited for (connection refused, a timeout, " +
 			"a name that does not resolve yet): one that answers with an error (a wrong password, an unknown " +

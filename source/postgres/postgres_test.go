@@ -546,3 +546,21 @@ func TestTruncateRefused(t *testing.T) {
 		t.Errorf("the insert after the TRUNCATE is in the target:\n%s", got)
 	}
 }
+
+// TestSourceUnreachableAtStart runs a pipeline whose source database does
+// not answer (its port has no server): Run waits up to startup-timeout,
+// then stops with an error naming the source database's address and what
+// to check.
+func TestSourceUnreachableAtStart(t *testing.T) {
+	dst := testdb.SQLite(t)
+	dst.Exec(t, targetTables["sqlite"]...)
+	addr := fmt.Sprintf("127.0.0.1:%d", testdb.FreePort(t))
+	cfg := pipeline("unreachable", &testdb.DB{URL: "postgres://postgres@" + addr + "/test?sslmode=disable"}, dst)
+	cfg.StartupTimeout = 100 * time.Millisecond
+	err := start(t, cfg).wait()
+	for _, want := range []string{"the source database did not answer within startup-timeout (100ms", addr, "pg_hba.conf"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Run = %v, want an error holding %q", err, want)
+		}
+	}
+}

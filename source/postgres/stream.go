@@ -2,10 +2,11 @@ package postgres
 
 import (
 	"context"
-
+	"errors"
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -93,7 +94,13 @@ func openStream(ctx context.Context, cfg *Config, part string, at source.Stored,
 
 func open(ctx context.Context, cfg *Config, part string, at source.Stored, env source.Env) (*stream, error) {
 	start := at.Position
-	admin, err := connect(ctx, cfg.URL, false)
+	var admin *pgconn.PgConn
+	err := source.Await(ctx, source.Wait{What: "the source database", Timeout: env.StartupTimeout, Log: env.Log,
+		Hint: "check that the server runs and that this host reaches it at that address (host, port, firewall, pg_hba.conf), or raise startup-timeout"},
+		func(ctx context.Context) (err error) {
+			admin, err = connect(ctx, cfg.URL, false)
+			return err
+		}, unanswered)
 	if err != nil {
 		return nil, err
 	}
@@ -332,6 +339,20 @@ func resetHint(env source.Env, part string) string {
 		return env.ResetHint(part)
 	}
 	return "txsink reset --partition " + part
+}
+
+// unanswered reports whether err, of a connection to the source database,
+// is one that waiting may cure: no answer (refused, timed out, a name not
+// resolved), or a server still starting up or shutting down (SQLSTATE
+// 57P03, 57P01); an answer that refuses (a password, a database, a
+// pg_hba.conf rule) is not.
+func unanswered(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code == "57P03" || pe.Code == "57P01"
+	}
+	var ne net.Error
+	return errors.As(err, &ne) || pgconn.Timeout(err)
 }
 
 // connect opens a connection to the source database: a replication one
