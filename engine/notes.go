@@ -18,12 +18,13 @@ type noteKey struct {
 	table changelog.Table
 }
 
-// skipNotes counts and logs the skipped records of d, and reports whether
-// d was one (its changes are then dropped). A record read again after a
-// restart from the last commit is counted again, as its row events are.
-func (e *Engine) skipNotes(d *decoded) bool {
+// skipNotes counts and logs d's changes when d is a skipped record, and
+// drops them, so the loop takes d as a record with nothing to apply. A
+// record read again after a restart from the last commit is counted
+// again, as its row events are.
+func (e *Engine) skipNotes(d *decoded) {
 	if d.err != nil || len(d.changes) == 0 || !d.changes[0].Kind.Skipped() {
-		return false
+		return
 	}
 	if !e.applied(d.pos) {
 		for i := range d.changes {
@@ -31,7 +32,6 @@ func (e *Engine) skipNotes(d *decoded) bool {
 		}
 	}
 	d.changes = nil
-	return true
 }
 
 // noteSkipped counts c, a skipped record, and logs the first of its kind

@@ -247,8 +247,6 @@ func endIs(open []engine.OpenTxn) string {
 // and positions, so exposing them beyond the host is a decision to make.
 const defaultHTTPAddr = "127.0.0.1:9464"
 
-// startStatusServer serves the pipeline's metrics (with the Go runtime's
-// and the process's) and status on addr.
 // engineStatus is the status the endpoints serve: the engine's once it
 // exists, before that (while txsink run waits for the target) a pipeline
 // starting.
@@ -265,6 +263,8 @@ func (s *engineStatus) Status() engine.Status {
 	return engine.Status{Pipeline: s.name, State: engine.StateStarting}
 }
 
+// startStatusServer serves the pipeline's metrics (with the Go runtime's
+// and the process's) and status, e's, on addr.
 func startStatusServer(addr string, cfg *config.Config, m *metrics.Metrics, e *engineStatus) (*statushttp.Server, error) {
 	reg := prometheus.NewRegistry()
 	b := build()
