@@ -216,8 +216,9 @@ type Position struct {
 	// Partition names the ordered lane the change came from (a file path, a
 	// sequence of files, a Kafka topic-partition).
 	Partition string
-	// File names the file the record is in when the partition is a
-	// sequence of several files; "" otherwise (the partition is the file).
+	// File names where in the partition the record is, when the partition
+	// is more than that: the file of a sequence of several files, the
+	// subject of a NATS stream; "" otherwise (the partition is the file).
 	File string
 	// Offset is where reading resumes once this change is applied.
 	Offset int64
@@ -228,7 +229,8 @@ type Position struct {
 
 // String returns "partition:seq", the form an error message points at
 // (a path and a line number for a file; the file rather than its
-// partition when the partition is a sequence of files).
+// partition when the partition is a sequence of files, the subject and
+// the stream sequence for a NATS stream).
 func (p Position) String() string {
 	where := p.Partition
 	if p.File != "" {

@@ -147,3 +147,15 @@ func OneOf(what string, list []string) func(v any) string {
 		return ""
 	}
 }
+
+// URLKey is the key source.url of the source types that read one server
+// (postgres, nats). A key several types declare is one entry of the
+// config's table, with one description, so it is declared once, here.
+var URLKey = Key{
+	Name: "url", Type: KeyString, Required: true, Env: true,
+	Want: "the source server's URL, such as postgres://repl:${PGPASSWORD}@db:5432/shop or nats://127.0.0.1:4222",
+	Doc: "The source server. For `postgres`, the source PostgreSQL database, as a role with the REPLICATION attribute, " +
+		"on a server with `wal_level = logical`. For `nats`, the NATS server with JetStream (`nats://host:4222`; " +
+		"several, comma-separated, for a cluster; `nats://user:password@host:4222` or `nats://token@host:4222` " +
+		"to authenticate). `${NAME}` is replaced by the environment variable NAME.",
+}

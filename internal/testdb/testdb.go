@@ -8,6 +8,7 @@
 //
 //	TXSINK_TEST_MYSQL_URL     mysql://txsink:txsink@127.0.0.1:3306/test
 //	TXSINK_TEST_POSTGRES_URL  postgres://postgres@127.0.0.1:5432/test?sslmode=disable
+//	TXSINK_TEST_NATS_URL      nats://127.0.0.1:4222 (NATS, for the nats source)
 //
 // When a server cannot be reached the test is skipped with a message saying
 // how to start it — except under CI=true, where it fails: CI must never

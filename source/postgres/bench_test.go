@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/txsink/txsink/config"
+	"github.com/txsink/txsink/internal/pipelinetest"
 	"github.com/txsink/txsink/internal/testdb"
 	"github.com/txsink/txsink/source/postgres"
 )
@@ -72,7 +73,7 @@ func BenchmarkSnapshotAndStream(b *testing.B) {
 			}
 		}
 		t0 := time.Now()
-		r := start(b, cfg)
+		r := pipelinetest.Start(b, cfg)
 		waitRows(rows)
 		snap := time.Since(t0)
 
@@ -87,7 +88,7 @@ func BenchmarkSnapshotAndStream(b *testing.B) {
 		}
 		waitRows(2 * rows)
 		stream := time.Since(t1)
-		r.stop(b)
+		r.Stop(b)
 		b.ReportMetric(float64(rows)/snap.Seconds(), "snapshot-rows/s")
 		b.ReportMetric(float64(rows)/stream.Seconds(), "stream-events/s")
 		b.ReportMetric(float64(lag), "max-slot-lag-bytes")

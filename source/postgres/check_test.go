@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"github.com/txsink/txsink/internal/pipelinetest"
 	"log/slog"
 	"net/url"
 	"strings"
@@ -109,12 +110,12 @@ func TestDropSlot(t *testing.T) {
 	if dropped, err := s.DropSlot(context.Background()); err != nil || dropped {
 		t.Fatalf("DropSlot of no slot = %v, %v; want false, nil", dropped, err)
 	}
-	r := start(t, cfg)
+	r := pipelinetest.Start(t, cfg)
 	waitSlot(t, src, slot)
 	if _, err := s.DropSlot(context.Background()); err == nil || !strings.Contains(err.Error(), "is in use: stop the pipeline") {
 		t.Fatalf("DropSlot of a slot in use = %v, want the refusal", err)
 	}
-	r.stop(t)
+	r.Stop(t)
 	if dropped, err := s.DropSlot(context.Background()); err != nil || !dropped {
 		t.Fatalf("DropSlot = %v, %v; want true, nil", dropped, err)
 	}

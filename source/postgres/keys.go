@@ -27,12 +27,7 @@ func (Driver) Summary() string {
 // (docs/config.md prints them). Open checks them again for a Config
 // built in Go.
 func (Driver) Keys() []source.Key {
-	return []source.Key{{
-		Name: "url", Type: source.KeyString, Required: true, Env: true,
-		Want: "a PostgreSQL URL such as postgres://repl:${PGPASSWORD}@db:5432/shop",
-		Doc: "The source PostgreSQL database, as a role with the REPLICATION attribute, on a server with " +
-			"`wal_level = logical`. `${NAME}` is replaced by the environment variable NAME.",
-	}, {
+	return []source.Key{source.URLKey, {
 		Name: "tables", Type: source.KeyStrings,
 		Want: "a list of tables, such as [public.orders, public.order_items]", DefaultDoc: "none",
 		Doc: "The tables to stream (`schema.table`, or `table` in `public`): txsink keeps a publication of its own, " +

@@ -1,7 +1,6 @@
 package postgres_test
 
 import (
-	"context"
 	"database/sql"
 	"fmt"
 	"math/rand/v2"
@@ -11,7 +10,7 @@ import (
 	"time"
 
 	"github.com/txsink/txsink/config"
-	"github.com/txsink/txsink/engine"
+	"github.com/txsink/txsink/internal/pipelinetest"
 	"github.com/txsink/txsink/internal/testdb"
 	"github.com/txsink/txsink/internal/workload"
 	"github.com/txsink/txsink/source/postgres"
@@ -162,49 +161,6 @@ func pipeline(name string, src, dst *testdb.DB) *config.Config {
 	return &cfg
 }
 
-// run is one run of a pipeline in the background, until stop.
-type run struct {
-	cancel context.CancelFunc
-	done   chan error
-	e      *engine.Engine
-}
-
-func start(t testing.TB, cfg *config.Config) *run {
-	t.Helper()
-	e, err := engine.New(context.Background(), cfg)
-	if err != nil {
-		t.Fatalf("engine.New: %v", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	r := &run{cancel: cancel, done: make(chan error, 1), e: e}
-	go func() { r.done <- e.Run(ctx, engine.RunOptions{}) }()
-	t.Cleanup(func() { r.stop(t) })
-	return r
-}
-
-// stop cancels the run (SIGINT) and waits for it; it fails the test if
-// Run failed.
-func (r *run) stop(t testing.TB) {
-	t.Helper()
-	if r.e == nil {
-		return
-	}
-	r.cancel()
-	if err := <-r.done; err != nil {
-		t.Errorf("Run: %v", err)
-	}
-	r.e.Close()
-	r.e = nil
-}
-
-// wait waits for a run that ends by itself, and returns what Run did.
-func (r *run) wait() error {
-	err := <-r.done
-	r.e.Close()
-	r.e = nil
-	return err
-}
-
 // dump renders the compared queries' results.
 func dump(t *testing.T, db *testdb.DB) string {
 	t.Helper()
@@ -254,7 +210,7 @@ func render(v any) string {
 
 // caughtUp waits until the target shows the source's rows, checking on
 // every look that no partial transaction is visible.
-func caughtUp(t *testing.T, r *run, src, dst *testdb.DB) {
+func caughtUp(t *testing.T, r *pipelinetest.Run, src, dst *testdb.DB) {
 	t.Helper()
 	want := dump(t, src)
 	deadline := time.Now().Add(2 * time.Minute)
@@ -280,12 +236,10 @@ func caughtUp(t *testing.T, r *run, src, dst *testdb.DB) {
 		if got = dump(t, dst); got == want {
 			return
 		}
-		select {
-		case err := <-r.done:
-			r.done <- err
-			t.Fatalf("Run ended before the target caught up: %v", r.wait())
-		case <-tick.C:
+		if ended, err := r.Ended(); ended {
+			t.Fatalf("Run ended before the target caught up: %v", err)
 		}
+		<-tick.C
 	}
 	t.Fatalf("the target did not catch up with the source within 2 minutes:\n%s", diff(want, got))
 }
@@ -378,7 +332,7 @@ func testStream(t *testing.T, src *testdb.DB, snapshot, dialect string) {
 		workloadTx(t, src.SQL, 0, 100, 9, nil)
 	}
 
-	r := start(t, cfg)
+	r := pipelinetest.Start(t, cfg)
 	var watch sync.WaitGroup
 	stopWatch := make(chan struct{})
 	stopOnce := sync.OnceFunc(func() { close(stopWatch); watch.Wait() })
@@ -429,23 +383,23 @@ func testStream(t *testing.T, src *testdb.DB, snapshot, dialect string) {
 	restart := func(i int) {
 		if i%100 == 50 {
 			waitProgress(t, dst, slot)
-			r.stop(t)
+			r.Stop(t)
 		}
 		if i%100 == 70 {
-			r = start(t, cfg)
+			r = pipelinetest.Start(t, cfg)
 		}
 	}
 	workloadTx(t, src.SQL, 100, 450, 1, restart)
 	caughtUp(t, r, src, dst)
-	r.stop(t)
+	r.Stop(t)
 	stopOnce()
 	if c, p := slotLSN(t, src, slot), progress(t, dst, slot); c != p {
 		t.Errorf("after the stop the slot confirmed %d, the target holds %d: the last commit was not confirmed", c, p)
 	}
 	// A run with nothing new applies nothing twice.
-	r = start(t, cfg)
+	r = pipelinetest.Start(t, cfg)
 	caughtUp(t, r, src, dst)
-	r.stop(t)
+	r.Stop(t)
 }
 
 // copyDocs puts the source's docs rows into the target, as a snapshot
@@ -493,7 +447,7 @@ func TestSnapshotSlotWithoutProgress(t *testing.T) {
 	src.Exec(t, "SELECT pg_create_logical_replication_slot('"+slot+"', 'pgoutput')")
 	workloadTx(t, src.SQL, 0, 30, 5, nil)
 	cfg.Source.Set("snapshot", postgres.SnapshotInitial)
-	r := start(t, cfg)
+	r := pipelinetest.Start(t, cfg)
 	waitSlot(t, src, slot)
 	workloadTx(t, src.SQL, 30, 20, 6, nil)
 	waitProgress(t, dst, slot)
@@ -535,10 +489,10 @@ func waitSlot(t *testing.T, src *testdb.DB, slot string) {
 // table, naming it; nothing after it is applied.
 func TestTruncateRefused(t *testing.T) {
 	src, dst, cfg, slot := sqlitePipeline(t, "truncate")
-	r := start(t, cfg)
+	r := pipelinetest.Start(t, cfg)
 	waitSlot(t, src, slot)
 	src.Exec(t, "INSERT INTO kvdef VALUES (1, 'a')", "TRUNCATE kvdef", "INSERT INTO kvdef VALUES (2, 'b')")
-	err := r.wait()
+	err := r.Wait()
 	if err == nil || !strings.Contains(err.Error(), "TRUNCATE of public.kvdef") {
 		t.Fatalf("Run = %v, want the refusal of the TRUNCATE of public.kvdef", err)
 	}
@@ -557,7 +511,7 @@ func TestSourceUnreachableAtStart(t *testing.T) {
 	addr := fmt.Sprintf("127.0.0.1:%d", testdb.FreePort(t))
 	cfg := pipeline("unreachable", &testdb.DB{URL: "postgres://postgres@" + addr + "/test?sslmode=disable"}, dst)
 	cfg.StartupTimeout = 100 * time.Millisecond
-	err := start(t, cfg).wait()
+	err := pipelinetest.Start(t, cfg).Wait()
 	for _, want := range []string{"the source database did not answer within startup-timeout (100ms", addr, "pg_hba.conf"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Run = %v, want an error holding %q", err, want)

@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"database/sql"
+	"github.com/txsink/txsink/internal/pipelinetest"
 	"log/slog"
 	"strings"
 	"sync"
@@ -45,7 +46,7 @@ func storedMark(t *testing.T, dst *testdb.DB, slot string) string {
 // converged waits until the target shows the source's rows, and then
 // that no partial transaction is visible; unlike caughtUp it does not look
 // at the invariant before (a snapshot being copied breaks it).
-func converged(t *testing.T, done <-chan error, src, dst *testdb.DB) {
+func converged(t *testing.T, r *pipelinetest.Run, src, dst *testdb.DB) {
 	t.Helper()
 	want := dump(t, src)
 	deadline := time.Now().Add(2 * time.Minute)
@@ -56,11 +57,10 @@ func converged(t *testing.T, done <-chan error, src, dst *testdb.DB) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the target did not converge to the source within 2 minutes:\n%s", diff(want, got))
 		}
-		select {
-		case err := <-done:
+		if ended, err := r.Ended(); ended {
 			t.Fatalf("Run ended before the target converged: %v", err)
-		case <-tick.C:
 		}
+		<-tick.C
 		got = dump(t, dst)
 	}
 	var n int
@@ -159,7 +159,7 @@ func TestSnapshotResume(t *testing.T) {
 			// windows while the workload goes on; then the target
 			// converges to the source.
 			load()
-			r := start(t, cfg)
+			r := pipelinetest.Start(t, cfg)
 			deadline := time.Now().Add(2 * time.Minute)
 			tick := time.NewTicker(20 * time.Millisecond)
 			defer tick.Stop()
@@ -170,13 +170,13 @@ func TestSnapshotResume(t *testing.T) {
 				<-tick.C
 			}
 			pause()
-			converged(t, r.done, src, dst)
+			converged(t, r, src, dst)
 			workloadTx(t, src.SQL, next, 20, uint64(next), nil)
 			caughtUp(t, r, src, dst)
 			// The slot's lag is in the status: the WAL since what the
 			// target confirmed, known once the server reported its end.
 			var lag *int64
-			for _, p := range r.e.Status().Partitions {
+			for _, p := range r.Engine().Status().Partitions {
 				if p.Name == postgres.Partition(slot) {
 					lag = p.SlotLagBytes
 				}
@@ -184,7 +184,7 @@ func TestSnapshotResume(t *testing.T) {
 			if lag == nil || *lag < 0 {
 				t.Errorf("the status gives no slot lag for %s", postgres.Partition(slot))
 			}
-			r.stop(t)
+			r.Stop(t)
 			if m := storedMark(t, dst, slot); m != "" {
 				t.Errorf("after the windows passed, the target still stores the snapshot's mark %q", m)
 			}

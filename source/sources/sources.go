@@ -9,5 +9,6 @@ import (
 	// Registered source types.
 	_ "github.com/txsink/txsink/source/file"
 	_ "github.com/txsink/txsink/source/kafka"
+	_ "github.com/txsink/txsink/source/nats"
 	_ "github.com/txsink/txsink/source/postgres"
 )

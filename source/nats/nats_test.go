@@ -1,0 +1,242 @@
+package nats_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/txsink/txsink/config"
+	"github.com/txsink/txsink/internal/pipelinetest"
+	"github.com/txsink/txsink/internal/testdb"
+	_ "github.com/txsink/txsink/sink/sinks" // the command links the sinks in; these tests do as it does
+	natssource "github.com/txsink/txsink/source/nats"
+)
+
+// targetTables are inventory's tables in each target dialect.
+var targetTables = map[string][]string{
+	"sqlite": {
+		`CREATE TABLE orders (id INTEGER PRIMARY KEY, customer TEXT NOT NULL, total BIGINT NOT NULL)`,
+		`CREATE TABLE items (order_id INTEGER NOT NULL, n INTEGER NOT NULL, amount BIGINT NOT NULL, PRIMARY KEY (order_id, n))`,
+		`CREATE TABLE events (order_id INTEGER NOT NULL, kind TEXT NOT NULL)`,
+	},
+	"mysql": {
+		`CREATE TABLE orders (id INT PRIMARY KEY, customer VARCHAR(40) NOT NULL, total BIGINT NOT NULL)`,
+		`CREATE TABLE items (order_id INT NOT NULL, n INT NOT NULL, amount BIGINT NOT NULL, PRIMARY KEY (order_id, n))`,
+		`CREATE TABLE events (order_id INT NOT NULL, kind VARCHAR(20) NOT NULL)`,
+	},
+	"postgres": {
+		`CREATE TABLE orders (id int PRIMARY KEY, customer text NOT NULL, total bigint NOT NULL)`,
+		`CREATE TABLE items (order_id int NOT NULL, n int NOT NULL, amount bigint NOT NULL, PRIMARY KEY (order_id, n))`,
+		`CREATE TABLE events (order_id int NOT NULL, kind text NOT NULL)`,
+	},
+}
+
+// partial counts the orders whose items do not sum to their total, which
+// only a partial transaction leaves in the target.
+const partial = `SELECT count(*) FROM orders o WHERE o.total <> (SELECT coalesce(sum(amount), 0) FROM items i WHERE i.order_id = o.id)`
+
+// stream is a JetStream stream of the test's own, deleted when it ends.
+type stream struct {
+	url, name, prefix string
+	js                jetstream.JetStream
+}
+
+// newStream creates a stream with a unique name and subjects <prefix>.>,
+// as Debezium Server's create-stream does.
+func newStream(t *testing.T) *stream {
+	t.Helper()
+	url := testdb.NATS(t)
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatalf("connect to NATS at %s: %v", url, err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := fmt.Sprintf("%d_%06d", time.Now().UnixNano()%1e9, rand.IntN(1e6))
+	s := &stream{url: url, name: "TXSINK_T_" + id, prefix: "t" + id, js: js}
+	s.create(t)
+	return s
+}
+
+// create creates the stream (again).
+func (s *stream) create(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := s.js.CreateStream(ctx, jetstream.StreamConfig{Name: s.name, Subjects: []string{s.prefix + ".>"}, Storage: jetstream.MemoryStorage}); err != nil {
+		t.Fatalf("create stream %s: %v", s.name, err)
+	}
+	t.Cleanup(func() {
+		if err := s.js.DeleteStream(context.Background(), s.name); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
+			t.Errorf("delete stream %s: %v", s.name, err)
+		}
+	})
+}
+
+// publish publishes msgs in order, each acknowledged by the stream.
+func (s *stream) publish(t *testing.T, msgs ...msg) {
+	t.Helper()
+	for _, m := range msgs {
+		if _, err := s.js.Publish(context.Background(), m.subject, m.data); err != nil {
+			t.Fatalf("publish to %s: %v", m.subject, err)
+		}
+	}
+}
+
+// pipeline returns the pipeline reading s into dst in transaction mode.
+func pipeline(name string, s *stream, dst *testdb.DB) *config.Config {
+	cfg := config.Default()
+	cfg.Name = name
+	cfg.Source = config.Source{Type: natssource.Type, Format: "debezium-json"}
+	cfg.Source.Set("url", s.url)
+	cfg.Source.Set("stream", s.name)
+	cfg.Target.URL = dst.URL
+	cfg.Tables = []config.Table{{Source: "inventory.events", AppendOnly: true}, {Source: "inventory.*"}}
+	cfg.Sink.TxnEnabled = true
+	return &cfg
+}
+
+// dumpTarget renders the target's tables as model.dump renders the model.
+func dumpTarget(t *testing.T, db *testdb.DB) string {
+	t.Helper()
+	var b strings.Builder
+	for _, q := range []string{
+		"SELECT id, customer, total FROM orders ORDER BY id",
+		"SELECT order_id, n, amount FROM items ORDER BY order_id, n",
+		"SELECT order_id, kind, count(*) FROM events GROUP BY order_id, kind ORDER BY order_id, kind",
+	} {
+		rows, err := db.SQL.Query(q)
+		if err != nil {
+			t.Fatalf("%s: %s: %v", db.Dialect, q, err)
+		}
+		for rows.Next() {
+			var a, c int64
+			var s string
+			if err := rows.Scan(&a, &s, &c); err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(&b, "%d|%s|%d\n", a, s, c)
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		rows.Close()
+		b.WriteString("--\n")
+	}
+	return b.String()
+}
+
+// caughtUp waits until the target shows want, checking on every look that
+// no partial transaction is visible.
+func caughtUp(t *testing.T, r *pipelinetest.Run, dst *testdb.DB, want string) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	var got string
+	for time.Now().Before(deadline) {
+		var n int
+		if err := dst.SQL.QueryRow(partial).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != 0 {
+			t.Fatalf("%d orders in the target do not match their items: a source transaction was applied in part", n)
+		}
+		if got = dumpTarget(t, dst); got == want {
+			return
+		}
+		if ended, err := r.Ended(); ended {
+			t.Fatalf("Run ended before the target caught up: %v", err)
+		}
+		<-tick.C
+	}
+	t.Fatalf("the target did not catch up within 2 minutes:\nwant\n%s\ngot\n%s", want, got)
+}
+
+// progress returns the target's stored position of the stream (0 with
+// none yet).
+func progress(t *testing.T, dst *testdb.DB, s *stream) int64 {
+	t.Helper()
+	var n int64
+	q := "SELECT position FROM txsink_progress WHERE source_partition = '" + natssource.Partition(s.name) + "'"
+	if err := dst.SQL.QueryRow(q).Scan(&n); err != nil && err != sql.ErrNoRows {
+		if strings.Contains(err.Error(), "txsink_progress") {
+			return 0 // not created yet
+		}
+		t.Fatal(err)
+	}
+	return n
+}
+
+// waitProgress waits until the target committed a position of at least
+// min.
+func waitProgress(t *testing.T, dst *testdb.DB, s *stream, min int64) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for progress(t, dst, s) < min {
+		if time.Now().After(deadline) {
+			t.Fatalf("the target did not commit position %d of stream %s within a minute (at %d)", min, s.name, progress(t, dst, s))
+		}
+		<-tick.C
+	}
+}
+
+// TestStream reads Debezium Server's messages, one subject per table and
+// the transaction subject, from a stream into each target, stopping the
+// pipeline mid-stream and starting it again while messages keep coming:
+// the target ends as the source, row for row (a message applied twice
+// would duplicate an event, a lost one leave a row behind), never shows
+// part of a transaction, and holds the last message's sequence + 1.
+func TestStream(t *testing.T) {
+	for _, dialect := range testdb.Dialects {
+		t.Run(dialect, func(t *testing.T) {
+			s := newStream(t)
+			dst := testdb.Open(t, dialect)
+			dst.Exec(t, targetTables[dialect]...)
+			cfg := pipeline("nats_stream_"+dialect, s, dst)
+			m := newModel(s.prefix, 1)
+			published := int64(0)
+			pub := func(from, to int) {
+				for i := from; i < to; i++ {
+					msgs := m.next(i)
+					s.publish(t, msgs...)
+					published += int64(len(msgs))
+				}
+			}
+			pub(0, 100) // waiting before the first run
+			r := pipelinetest.Start(t, cfg)
+			pub(100, 200)
+			// Stopped mid-stream: what was committed stays, the rest is
+			// read again by the next run, from the target's position.
+			waitProgress(t, dst, s, 2)
+			r.Stop(t)
+			if p := progress(t, dst, s); p > published+1 {
+				t.Fatalf("the target holds position %d, past the %d messages published", p, published)
+			}
+			pub(200, 300) // published while txsink is stopped
+			r = pipelinetest.Start(t, cfg)
+			pub(300, 400)
+			caughtUp(t, r, dst, m.dump())
+			r.Stop(t)
+			if p := progress(t, dst, s); p != published+1 {
+				t.Errorf("the target holds position %d, want the last sequence + 1, %d", p, published+1)
+			}
+			// A run with nothing new applies nothing twice.
+			r = pipelinetest.Start(t, cfg)
+			caughtUp(t, r, dst, m.dump())
+			r.Stop(t)
+		})
+	}
+}
