@@ -286,7 +286,7 @@ func (s *Source) checkStored(info *jetstream.StreamInfo, created string, stored 
 	}
 	switch {
 	case stored.Mark != "" && stored.Mark != created:
-		return refuse(fmt.Sprintf("the target's position (sequence %d) is into the stream created at %s, but the stream now was created at %s: "+
+		return refuse(fmt.Sprintf("the target's position (sequence %d) is into the stream created at %s, but the stream now is one created at %s: "+
 			"it was deleted and created again, and its sequences start again. To load the new stream from its start, forget the position (%s) "+
 			"and make sure the target's tables are empty or match the new stream's first message", off-1, stored.Mark, created, reset))
 	case off > last+1:

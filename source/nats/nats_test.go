@@ -240,3 +240,147 @@ func TestStream(t *testing.T) {
 		})
 	}
 }
+
+// TestDebeziumRestartDuplicates publishes transactions again, as Debezium
+// Server does after its own restart (it sets no message id, so the stream
+// cannot drop them): the replayed messages are new messages at new
+// sequences, and applying them again converges to the source's rows,
+// because every change is an upsert or a delete by key and the target's
+// position only moves on. No partial transaction shows on the way. The
+// table without a key, inventory.events, gets the replayed rows again, as
+// the README says.
+func TestDebeziumRestartDuplicates(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// stopped replays while txsink is stopped, else while it runs.
+		stopped bool
+	}{{"while running", false}, {"while stopped", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newStream(t)
+			dst := testdb.SQLite(t)
+			dst.Exec(t, targetTables["sqlite"]...)
+			cfg := pipeline("nats_dups", s, dst)
+			m := newModel(s.prefix, 3)
+			for i := range 40 {
+				s.publish(t, m.next(i)...)
+			}
+			r := pipelinetest.Start(t, cfg)
+			caughtUp(t, r, dst, m.dump())
+			if tc.stopped {
+				r.Stop(t)
+			}
+			s.publish(t, m.replay(20, 40)...)
+			if tc.stopped {
+				r = pipelinetest.Start(t, cfg)
+			}
+			for i := 40; i < 60; i++ {
+				s.publish(t, m.next(i)...)
+			}
+			caughtUp(t, r, dst, m.dump())
+		})
+	}
+}
+
+// TestBadRecord stops at a message that cannot be decoded with an error
+// naming its subject and stream sequence; nothing at or after it is
+// committed.
+func TestBadRecord(t *testing.T) {
+	for _, tc := range []struct {
+		name, data, want string
+	}{
+		{"malformed JSON", `{"op": "c", "after": {"id": 1,`, "JSON"},
+		{"unknown op", `{"op": "x", "after": {"id": 1}, "source": {"db": "inventory", "table": "orders"}}`, `"x"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newStream(t)
+			dst := testdb.SQLite(t)
+			dst.Exec(t, targetTables["sqlite"]...)
+			m := newModel(s.prefix, 5)
+			var seq int64
+			for i := range 10 {
+				msgs := m.next(i)
+				s.publish(t, msgs...)
+				seq += int64(len(msgs))
+			}
+			subject := s.prefix + ".inventory.orders"
+			s.publish(t, msg{subject, []byte(tc.data)})
+			seq++
+			s.publish(t, m.next(10)...) // after it: never applied
+			err := pipelinetest.Start(t, pipeline("nats_bad", s, dst)).Wait()
+			where := fmt.Sprintf("%s:%d", subject, seq)
+			if err == nil || !strings.Contains(err.Error(), where) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Run = %v, want an error naming %s and %s", err, where, tc.want)
+			}
+			t.Logf("Run: %v", err)
+			// What the run committed before it stopped (the engine commits
+			// what it held back for a busy target, not more) is whole
+			// transactions, before the bad message.
+			var n int
+			if err := dst.SQL.QueryRow(partial).Scan(&n); err != nil || n != 0 {
+				t.Errorf("%d orders do not match their items (%v): a partial transaction was committed", n, err)
+			}
+			if p := progress(t, dst, s); p > seq {
+				t.Errorf("the target holds position %d, past the bad message's sequence %d", p, seq)
+			}
+		})
+	}
+}
+
+// TestResumeRefused refuses a stored position the stream cannot resume
+// from, saying why and what to do: a stream deleted and created again
+// under the same name, and a stream whose limits or a purge removed
+// messages the target has not applied.
+func TestResumeRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(t *testing.T, s *stream, m *model)
+		want   string
+	}{{
+		name: "recreated",
+		change: func(t *testing.T, s *stream, m *model) {
+			if err := s.js.DeleteStream(context.Background(), s.name); err != nil {
+				t.Fatal(err)
+			}
+			s.create(t)
+			for i := range 10 {
+				s.publish(t, m.next(i)...)
+			}
+		},
+		want: "deleted and created again",
+	}, {
+		name: "purged",
+		change: func(t *testing.T, s *stream, m *model) {
+			for i := 5; i < 8; i++ {
+				s.publish(t, m.next(i)...)
+			}
+			st, err := s.js.Stream(context.Background(), s.name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := st.Purge(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		},
+		want: "no longer holds messages",
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newStream(t)
+			dst := testdb.SQLite(t)
+			dst.Exec(t, targetTables["sqlite"]...)
+			cfg := pipeline("nats_refused", s, dst)
+			m := newModel(s.prefix, 7)
+			for i := range 5 {
+				s.publish(t, m.next(i)...)
+			}
+			r := pipelinetest.Start(t, cfg)
+			caughtUp(t, r, dst, m.dump())
+			r.Stop(t)
+			tc.change(t, s, m)
+			err := pipelinetest.Start(t, cfg).Wait()
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "txsink reset") {
+				t.Fatalf("Run = %v, want the refusal saying %q and how to forget the position", err, tc.want)
+			}
+			t.Logf("Run: %v", err)
+		})
+	}
+}
