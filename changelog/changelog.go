@@ -258,6 +258,12 @@ type Change struct {
 	// TxnID identifies the source transaction the change belongs to, when
 	// the format carries one ("" otherwise).
 	TxnID string
+	// TxnOrder is the change's place in its source transaction, from 1,
+	// when the format says (Debezium's transaction.total_order); 0
+	// otherwise. It grows within a transaction, so a change whose
+	// TxnOrder is not above the last one read of its transaction is a copy
+	// published again (Debezium Server after a restart).
+	TxnOrder int32
 	// TxnEnd marks the last change of a source transaction.
 	TxnEnd bool
 	// TxnEvents is, on an EndTxn change, the number of row events the

@@ -373,6 +373,66 @@ func TestTransactionModeDebeziumBoundaries(t *testing.T) {
 	t.Logf("refusal: %v", err)
 }
 
+// TestTransactionModeDebeziumCopies drops the copies of events a source
+// published again, known by Debezium's transaction metadata, as Debezium
+// Server writes them after its restart: a whole transaction again, a
+// transaction's first events again before its END, and its last events
+// and END again after it. The target is exact and every transaction is
+// committed once.
+func TestTransactionModeDebeziumCopies(t *testing.T) {
+	res := workload.Generate(workload.Spec{Orders: 200, Partitions: 1, Seed: 4})
+	raw, err := os.ReadFile(debeziumWithTxns(t, res.Partitions[0], -1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The transactions, each its lines from BEGIN to END.
+	var txns [][]string
+	for _, line := range strings.SplitAfter(string(raw), "\n") {
+		if strings.HasPrefix(line, `{"status":"BEGIN"`) {
+			txns = append(txns, nil)
+		}
+		if line != "" {
+			txns[len(txns)-1] = append(txns[len(txns)-1], line)
+		}
+	}
+	var out []string
+	copied := 0
+	for _, tx := range txns {
+		if len(tx) < 5 || copied == 3 { // copies of transactions of three events or more
+			out = append(out, tx...)
+			continue
+		}
+		switch copied {
+		case 0: // whole, again
+			out = append(append(out, tx...), tx...)
+		case 1: // BEGIN and two events, then from the first event again to END
+			out = append(append(out, tx[:3]...), tx[1:]...)
+		case 2: // whole, then from the second event again, and END
+			out = append(append(out, tx...), tx[2:]...)
+		}
+		copied++
+	}
+	if copied < 3 {
+		t.Fatalf("the workload has %d transactions of three events or more, want 3", copied)
+	}
+	path := filepath.Join(t.TempDir(), "copies.jsonl")
+	if err := os.WriteFile(path, []byte(strings.Join(out, "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := testdb.SQLite(t)
+	db.Exec(t, workload.Schema("sqlite")...)
+	cfg := txnPipeline(workloadPipeline(db, []string{path}))
+	cfg.Source.Format = "debezium-json"
+	e := newEngine(t, cfg)
+	if err := e.Run(context.Background(), engine.RunOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	checkFinal(t, db, res)
+	if st := e.Stats(); st.Txns != int64(res.Txns) {
+		t.Errorf("%d source transactions committed, want %d: a copy was applied", st.Txns, res.Txns)
+	}
+}
+
 // TestTransactionModeBoundedMemory runs a workload through a transaction
 // buffer far smaller than the workload: reading waits for commits (back-
 // pressure), the buffered bytes never pass twice the buffer size by more

@@ -96,17 +96,6 @@ type reduced struct {
 	err error
 }
 
-type openTxn struct {
-	id     string
-	events int
-	// mem is the memory the transaction's decoded changes take, for
-	// max-txn-bytes (see bound); inJob says a decode job of the partition
-	// is being taken, whose first record is at jobFrom.
-	mem     int64
-	jobFrom int64
-	inJob   bool
-}
-
 func (e *Engine) newTxnLoop() (*txnLoop, error) {
 	s := e.cfg.Sink
 	// No MaxTxnBytes: the loop bounds a transaction by the memory of its
@@ -155,6 +144,9 @@ func (l *txnLoop) record(ctx context.Context, d *decoded) error {
 	}
 	for i := range changes {
 		c := &changes[i]
+		if l.replayed(c) {
+			continue
+		}
 		if err := l.check(ctx, c, i == len(changes)-1); err != nil {
 			return err
 		}
@@ -228,7 +220,8 @@ func (l *txnLoop) check(ctx context.Context, c *changelog.Change, lastOfRecord b
 				Reason: fmt.Sprintf("the transaction's END event counts %d events, but %d arrived in partition %s before it", c.TxnEvents, got, part),
 				Hint:   "events of the transaction are missing or were sent to another partition; a whole transaction must be read from one partition (check the source's topic routing and retention)"}
 		}
-		ot.id, ot.events = "", 0
+		ot.remember(c.TxnID)
+		ot.id, ot.events, ot.order = "", 0, 0
 		return nil
 	}
 	e := l.e

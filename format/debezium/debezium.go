@@ -31,7 +31,9 @@
 // and SQL Server connectors write it) or else source.db, and source.table.
 // Change.TxnID is transaction.id when the event carries transaction metadata,
 // through TxnKey: PostgreSQL's "txId:LSN" ids differ between BEGIN, the data
-// events and END, so they are grouped by their txId part.
+// events and END, so they are grouped by their txId part. Change.TxnOrder
+// is transaction.total_order, the event's place in its transaction, by
+// which transaction mode drops events published twice.
 //
 // Values keep their exact JSON text: numbers become changelog.Number, nested
 // objects and arrays changelog.JSON; the target column's type decides later
@@ -64,6 +66,7 @@
 package debezium
 
 import (
+	"math"
 	"strconv"
 
 	"github.com/txsink/txsink/changelog"
@@ -184,6 +187,7 @@ type envelope struct {
 	// change needs them: BEGIN's id and most ids repeated by a
 	// transaction's events are never allocated.
 	txnID      []byte // transaction.id
+	txnOrder   int32  // transaction.total_order, 0 for none
 	boundary   bool   // "status" is BEGIN or END
 	status     string // "BEGIN" or "END" on a boundary event
 	boundaryID []byte // "id" of a boundary event
@@ -345,7 +349,7 @@ func (d *Decoder) decode(a *changelog.Arena, data []byte, top *envelope) (_ []ch
 	}
 	cs := rs.ChangeIn(a, data, before, after)
 	c := &cs[0]
-	c.Kind, c.Table, c.TxnID = kind, e.table, d.txnKey(a, e.txnID)
+	c.Kind, c.Table, c.TxnID, c.TxnOrder = kind, e.table, d.txnKey(a, e.txnID), e.txnOrder
 	if d.unavailable != nil {
 		// Before the schema's conversions, which would decode the
 		// placeholder's base64 form into bytes like any other.
@@ -504,11 +508,13 @@ func readSource(s *jsonscan.Scanner, e *envelope, env *envreader.Reader) error {
 	return nil
 }
 
-// transactionKeys is the member of the "transaction" block
+// transactionKeys are the members of the "transaction" block
 // readTransaction reads; the others are passed over by NextKeyOf.
-var transactionKeys = jsonscan.NewKeys("id")
+var transactionKeys = jsonscan.NewKeys("id", "total_order")
 
-// readTransaction reads the "transaction" block's id.
+// readTransaction reads the "transaction" block's id and total_order (the
+// event's place in its transaction, from 1; 0 when absent, null, or too
+// large to be one).
 func readTransaction(s *jsonscan.Scanner, e *envelope) error {
 	switch s.Peek() {
 	case 'n':
@@ -526,7 +532,7 @@ func readTransaction(s *jsonscan.Scanner, e *envelope) error {
 		return err
 	}
 	for first := true; ; first = false {
-		_, ok, err := s.NextKeyOf(first, &transactionKeys)
+		k, ok, err := s.NextKeyOf(first, &transactionKeys)
 		if err != nil {
 			return err
 		}
@@ -537,6 +543,13 @@ func readTransaction(s *jsonscan.Scanner, e *envelope) error {
 		if err != nil {
 			return err
 		}
+		if k == 1 {
+			e.txnOrder = 0
+			if tok.Kind == jsonscan.Number {
+				e.txnOrder = txnOrder(s.Bytes(tok))
+			}
+			continue
+		}
 		switch tok.Kind {
 		case jsonscan.String, jsonscan.Number:
 			e.txnID = s.Bytes(tok)
@@ -546,6 +559,25 @@ func readTransaction(s *jsonscan.Scanner, e *envelope) error {
 			return &recordError{Reason: `"transaction.id" must be a string, not a ` + tok.Kind.String(), Hint: hintMalformed}
 		}
 	}
+}
+
+// txnOrder returns a total_order written as a whole number from 1 to
+// 2^31-1, else 0 (none: the order is then not used).
+func txnOrder(b []byte) int32 {
+	if len(b) == 0 || len(b) > 10 {
+		return 0
+	}
+	var n int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if n > math.MaxInt32 {
+		return 0
+	}
+	return int32(n)
 }
 
 // readSchema reads the Connect wrapper's "schema" (parsed once per distinct

@@ -255,18 +255,30 @@ func TestDecodeEndEvent(t *testing.T) {
 	}
 }
 
+// TestDecodeTransactionID: the transaction block's id, grouped by
+// TxnKey, and its total_order, the event's place in the transaction,
+// when it is a whole number that fits (0 otherwise: not used).
 func TestDecodeTransactionID(t *testing.T) {
 	d := newDecoder(t, nil)
-	for _, tc := range []struct{ txn, want string }{
-		{`null`, ""},
-		{`{"id":"571:53195832","total_order":1,"data_collection_order":1}`, "571"}, // PostgreSQL txId:LSN
-		{`{"id":"571:x","total_order":1}`, "571:x"},
-		{`{"id":"0e4d5dcd-a33b-11ea-80f1-02010a22a99e:10","total_order":"1","data_collection_order":"1"}`, "0e4d5dcd-a33b-11ea-80f1-02010a22a99e:10"},
-		{`{"total_order":3,"id":12345}`, "12345"},
+	for _, tc := range []struct {
+		txn, want string
+		order     int32
+	}{
+		{`null`, "", 0},
+		{`{"id":"571:53195832","total_order":1,"data_collection_order":1}`, "571", 1}, // PostgreSQL txId:LSN
+		{`{"id":"571:x","total_order":2}`, "571:x", 2},
+		{`{"id":"0e4d5dcd-a33b-11ea-80f1-02010a22a99e:10","total_order":"1","data_collection_order":"1"}`, "0e4d5dcd-a33b-11ea-80f1-02010a22a99e:10", 0},
+		{`{"total_order":3,"id":12345}`, "12345", 3},
+		{`{"id":"7","total_order":2147483647}`, "7", 2147483647},
+		{`{"id":"7","total_order":2147483648}`, "7", 0},
+		{`{"id":"7","total_order":1.5}`, "7", 0},
+		{`{"id":"7","total_order":-1}`, "7", 0},
+		{`{"id":"7","total_order":null}`, "7", 0},
 	} {
 		rec := []byte(`{"op":"c","after":{"id":1},"source":` + testSource + `,"transaction":` + tc.txn + `}`)
-		if got := decodeOne(t, d, rec).TxnID; got != tc.want {
-			t.Errorf("transaction %s: TxnID %q, want %q", tc.txn, got, tc.want)
+		c := decodeOne(t, d, rec)
+		if c.TxnID != tc.want || c.TxnOrder != tc.order {
+			t.Errorf("transaction %s: TxnID %q, TxnOrder %d; want %q, %d", tc.txn, c.TxnID, c.TxnOrder, tc.want, tc.order)
 		}
 	}
 }

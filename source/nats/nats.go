@@ -33,12 +33,15 @@
 //
 // Duplicates: Debezium Server publishes without a message id, so after its
 // own restart it may publish again what it had published since its last
-// offset flush. Those are new messages, at new sequences; applying them
-// again in order converges to the same rows, because every change is an
-// upsert or a delete by key (the per-key reduction), and the target's
-// position never moves back. What this does not cover (an append-only
-// table gets the rows twice; a transaction replayed in part is refused by
-// its END's event count) is in the README.
+// offset flush: new messages, at new sequences. In transaction mode the
+// engine drops them by Debezium's transaction metadata (a transaction id
+// that ended lately, an event's total_order not above the last one read
+// of its transaction). Copies that come after a restart of txsink are
+// applied again, which converges to the same rows, because every change
+// is an upsert or a delete by key and the target's position never moves
+// back; an append-only table gets their rows twice, and a transaction
+// published again in part is refused by its END's event count (see the
+// README).
 package nats
 
 import (

@@ -241,38 +241,92 @@ func TestStream(t *testing.T) {
 	}
 }
 
-// TestDebeziumRestartDuplicates publishes transactions again, as Debezium
+// sqliteFixture returns a stream of the test's own, a SQLite target with
+// inventory's tables, the pipeline named name between them, and the model
+// of the source, whose first n transactions are published.
+func sqliteFixture(t *testing.T, name string, seed uint64, n int) (*stream, *testdb.DB, *config.Config, *model) {
+	t.Helper()
+	s := newStream(t)
+	dst := testdb.SQLite(t)
+	dst.Exec(t, targetTables["sqlite"]...)
+	m := newModel(s.prefix, seed)
+	for i := range n {
+		s.publish(t, m.next(i)...)
+	}
+	return s, dst, pipeline(name, s, dst), m
+}
+
+// TestDebeziumRestartDuplicates publishes messages again, as Debezium
 // Server does after its own restart (it sets no message id, so the stream
-// cannot drop them): the replayed messages are new messages at new
-// sequences, and applying them again converges to the source's rows,
-// because every change is an upsert or a delete by key and the target's
-// position only moves on. No partial transaction shows on the way. The
-// table without a key, inventory.events, gets the replayed rows again, as
-// the README says.
+// keeps both): the copies are new messages at new sequences. Transaction
+// mode drops the copies of events it read before, by Debezium's
+// transaction metadata (the transaction's id and each event's
+// total_order): whole transactions, a transaction's first events again
+// before its END, and its last events and END again after it. After a
+// restart of txsink it cannot tell them: applying them again converges to
+// the source's rows, because every change is an upsert or a delete by key
+// and the target's position only moves on; only inventory.events, which
+// has no key, gets the rows again (as the README says). No partial
+// transaction shows on the way.
 func TestDebeziumRestartDuplicates(t *testing.T) {
+	// long returns the first of transactions 20 to 39 with at least three
+	// row events.
+	long := func(t *testing.T, m *model) int {
+		for k := 20; k < 40; k++ {
+			if len(m.txns[k]) >= 5 {
+				return k
+			}
+		}
+		t.Fatal("no transaction with three row events")
+		return 0
+	}
 	for _, tc := range []struct {
 		name string
-		// stopped replays while txsink is stopped, else while it runs.
-		stopped bool
-	}{{"while running", false}, {"while stopped", true}} {
+		// publish publishes transactions 0 to 39 of m, with copies; it
+		// may stop and start txsink (stop, start).
+		publish func(t *testing.T, s *stream, m *model, stop, start func())
+	}{{
+		name: "whole, while running",
+		publish: func(t *testing.T, s *stream, m *model, _, _ func()) {
+			s.publish(t, m.replay(0, 40, false)...)
+			s.publish(t, m.replay(20, 40, false)...)
+		},
+	}, {
+		name: "whole, while stopped",
+		publish: func(t *testing.T, s *stream, m *model, stop, start func()) {
+			s.publish(t, m.replay(0, 40, false)...)
+			stop()
+			s.publish(t, m.replay(20, 40, true)...)
+			start()
+		},
+	}, {
+		name: "in part, before its end",
+		publish: func(t *testing.T, s *stream, m *model, _, _ func()) {
+			k := long(t, m)
+			s.publish(t, m.replay(0, k, false)...)
+			s.publish(t, m.txns[k][:3]...) // BEGIN and two events
+			s.publish(t, m.txns[k][1:]...) // from the first event again, to END
+			s.publish(t, m.replay(k+1, 40, false)...)
+		},
+	}, {
+		name: "in part, after its end",
+		publish: func(t *testing.T, s *stream, m *model, _, _ func()) {
+			k := long(t, m)
+			s.publish(t, m.replay(0, k+1, false)...)
+			s.publish(t, m.txns[k][2:]...) // from the second event again, and END
+			s.publish(t, m.replay(k+1, 40, false)...)
+		},
+	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := newStream(t)
-			dst := testdb.SQLite(t)
-			dst.Exec(t, targetTables["sqlite"]...)
-			cfg := pipeline("nats_dups", s, dst)
-			m := newModel(s.prefix, 3)
+			s, dst, cfg, m := sqliteFixture(t, "nats_dups", 3, 0)
 			for i := range 40 {
-				s.publish(t, m.next(i)...)
+				m.next(i)
 			}
 			r := pipelinetest.Start(t, cfg)
-			caughtUp(t, r, dst, m.dump())
-			if tc.stopped {
+			tc.publish(t, s, m, func() {
+				caughtUp(t, r, dst, m.dump())
 				r.Stop(t)
-			}
-			s.publish(t, m.replay(20, 40)...)
-			if tc.stopped {
-				r = pipelinetest.Start(t, cfg)
-			}
+			}, func() { r = pipelinetest.Start(t, cfg) })
 			for i := 40; i < 60; i++ {
 				s.publish(t, m.next(i)...)
 			}
@@ -364,14 +418,7 @@ func TestResumeRefused(t *testing.T) {
 		want: "no longer holds messages",
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := newStream(t)
-			dst := testdb.SQLite(t)
-			dst.Exec(t, targetTables["sqlite"]...)
-			cfg := pipeline("nats_refused", s, dst)
-			m := newModel(s.prefix, 7)
-			for i := range 5 {
-				s.publish(t, m.next(i)...)
-			}
+			s, dst, cfg, m := sqliteFixture(t, "nats_refused", 7, 5)
 			r := pipelinetest.Start(t, cfg)
 			caughtUp(t, r, dst, m.dump())
 			r.Stop(t)
