@@ -155,7 +155,7 @@ func checkSubject(s string) string {
 }
 
 // Source is a NATS JetStream source: one partition, the stream. It
-// implements source.Source, Lister, Marker and Counter.
+// implements source.Source, Lister, Marker, Counter and Sampler.
 type Source struct {
 	cfg  Config
 	env  source.Env
@@ -194,22 +194,11 @@ func (s *Source) Open(ctx context.Context, at source.Start) ([]source.Reader, er
 	if at.Stored != nil {
 		stored, has = at.Stored(s.part)
 	}
-	log := s.env.Log
-	nc, err := nats.Connect(s.cfg.URL,
-		nats.Name("txsink "+s.env.Pipeline),
-		nats.Timeout(connectTimeout),
-		// A long-running source waits for the server as long as it takes;
-		// the ordered consumer resumes after the last message read.
-		nats.MaxReconnects(-1),
-		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
-			if err != nil {
-				log.Warn("nats: disconnected; reconnecting", "err", err)
-			}
-		}),
-		nats.ReconnectHandler(func(c *nats.Conn) { log.Info("nats: reconnected", "server", c.ConnectedUrlRedacted()) }),
-	)
+	// A long-running source waits for the server as long as it takes; the
+	// ordered consumer resumes after the last message read.
+	nc, err := s.connect(nats.MaxReconnects(-1))
 	if err != nil {
-		return nil, transient(fmt.Errorf("nats source: connecting to %s: %w; check source.url and that the server runs", redact(s.cfg.URL), err))
+		return nil, err
 	}
 	r, err := s.open(ctx, nc, stored, has)
 	if err != nil {
@@ -225,35 +214,18 @@ func (s *Source) Open(ctx context.Context, at source.Start) ([]source.Reader, er
 // open finds the stream, checks the stored position against it, and
 // starts the ordered consumer.
 func (s *Source) open(ctx context.Context, nc *nats.Conn, stored source.Stored, has bool) (*reader, error) {
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return nil, fmt.Errorf("nats source: %w", err)
-	}
 	rctx, cancel := context.WithTimeout(ctx, connectTimeout)
 	defer cancel()
-	st, err := js.Stream(rctx, s.cfg.Stream)
-	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		return nil, permanent(fmt.Errorf("nats source: the server has no JetStream stream %s (source.stream); create it, or let Debezium Server create it "+
-			"(debezium.sink.nats-jetstream.create-stream=true), or correct source.stream", s.cfg.Stream))
-	}
+	st, err := s.findStream(rctx, nc)
 	if err != nil {
-		return nil, transient(fmt.Errorf("nats source: reading stream %s: %w; check that JetStream is enabled on the server (nats-server -js)", s.cfg.Stream, err))
+		return nil, err
 	}
 	info := st.CachedInfo()
 	created := info.Created.UTC().Format(time.RFC3339Nano)
 	if err := s.checkStored(info, created, stored, has); err != nil {
 		return nil, err
 	}
-	cc := jetstream.OrderedConsumerConfig{
-		FilterSubjects: s.cfg.Subjects,
-		DeliverPolicy:  jetstream.DeliverAllPolicy,
-	}
-	start := int64(info.State.FirstSeq)
-	if has && stored.Position.Offset > 0 {
-		cc.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
-		cc.OptStartSeq = uint64(stored.Position.Offset)
-		start = stored.Position.Offset
-	}
+	cc, start := s.consumerAt(info, stored.Position.Offset)
 	cons, err := st.OrderedConsumer(rctx, cc)
 	if err != nil {
 		return nil, permanent(fmt.Errorf("nats source: reading stream %s (subjects %v): %w", s.cfg.Stream, s.cfg.Subjects, err))
@@ -272,6 +244,55 @@ func (s *Source) open(ctx context.Context, nc *nats.Conn, stored source.Stored, 
 	r.size.Store(int64(info.State.LastSeq) + 1)
 	r.mayWait.Store(true)
 	return r, nil
+}
+
+// connect connects to the server, with opts.
+func (s *Source) connect(opts ...nats.Option) (*nats.Conn, error) {
+	log := s.env.Log
+	opts = append([]nats.Option{
+		nats.Name("txsink " + s.env.Pipeline),
+		nats.Timeout(connectTimeout),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err != nil {
+				log.Warn("nats: disconnected; reconnecting", "err", err)
+			}
+		}),
+		nats.ReconnectHandler(func(c *nats.Conn) { log.Info("nats: reconnected", "server", c.ConnectedUrlRedacted()) }),
+	}, opts...)
+	nc, err := nats.Connect(s.cfg.URL, opts...)
+	if err != nil {
+		return nil, transient(fmt.Errorf("nats source: connecting to %s: %w; check source.url and that the server runs", redact(s.cfg.URL), err))
+	}
+	return nc, nil
+}
+
+// findStream returns the configured stream, with its info.
+func (s *Source) findStream(ctx context.Context, nc *nats.Conn) (jetstream.Stream, error) {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("nats source: %w", err)
+	}
+	st, err := js.Stream(ctx, s.cfg.Stream)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil, permanent(fmt.Errorf("nats source: the server has no JetStream stream %s (source.stream); create it, or let Debezium Server create it "+
+			"(debezium.sink.nats-jetstream.create-stream=true), or correct source.stream", s.cfg.Stream))
+	}
+	if err != nil {
+		return nil, transient(fmt.Errorf("nats source: reading stream %s: %w; check that JetStream is enabled on the server (nats-server -js)", s.cfg.Stream, err))
+	}
+	return st, nil
+}
+
+// consumerAt returns the ordered consumer reading from offset (a stored
+// position; 0 for none: the stream's first message), and where it starts.
+func (s *Source) consumerAt(info *jetstream.StreamInfo, offset int64) (jetstream.OrderedConsumerConfig, int64) {
+	cc := jetstream.OrderedConsumerConfig{FilterSubjects: s.cfg.Subjects, DeliverPolicy: jetstream.DeliverAllPolicy}
+	if offset <= 0 {
+		return cc, int64(info.State.FirstSeq)
+	}
+	cc.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
+	cc.OptStartSeq = uint64(offset)
+	return cc, offset
 }
 
 // checkStored refuses a stored position the stream cannot resume from.

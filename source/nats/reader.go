@@ -52,23 +52,32 @@ func (r *reader) Next(ctx context.Context) (source.Record, error) {
 		r.err = fmt.Errorf("nats source: reading stream %s: %w", r.stream, err)
 		return source.Record{}, r.err
 	}
+	rec, md, err := r.record(msg)
+	if err != nil {
+		r.err = err
+		return source.Record{}, err
+	}
+	seq := rec.Pos.Seq
+	// With a subject filter, pending counts only the matching messages:
+	// the lag then leaves out the others, which txsink does not read.
+	r.size.Store(seq + 1 + int64(md.NumPending))
+	r.mayWait.Store(md.NumPending == 0)
+	return rec, nil
+}
+
+// record returns msg as a record of the stream, and its metadata.
+func (r *reader) record(msg jetstream.Msg) (source.Record, *jetstream.MsgMetadata, error) {
 	md, err := msg.Metadata()
 	if err != nil {
-		r.err = fmt.Errorf("nats source: stream %s: a message without JetStream metadata: %w", r.stream, err)
-		return source.Record{}, r.err
+		return source.Record{}, nil, fmt.Errorf("nats source: stream %s: a message without JetStream metadata: %w", r.stream, err)
 	}
 	seq := int64(md.Sequence.Stream)
 	pos := changelog.Position{Partition: r.part, File: r.subject(msg.Subject()), Offset: seq + 1, Seq: seq}
 	data := msg.Data()
 	if int64(len(data)) > r.maxRecord {
-		r.err = fmt.Errorf("nats source: %s (stream %s): %d bytes: %w; raise it if such messages are expected", pos, r.stream, len(data), ErrRecordTooLarge)
-		return source.Record{}, r.err
+		return source.Record{}, nil, fmt.Errorf("nats source: %s (stream %s): %d bytes: %w; raise it if such messages are expected", pos, r.stream, len(data), ErrRecordTooLarge)
 	}
-	// With a subject filter, pending counts only the matching messages:
-	// the lag then leaves out the others, which txsink does not read.
-	r.size.Store(seq + 1 + int64(md.NumPending))
-	r.mayWait.Store(md.NumPending == 0)
-	return source.Record{Data: data, Pos: pos}, nil
+	return source.Record{Data: data, Pos: pos}, md, nil
 }
 
 // subject returns s as the reader's one string of it.
