@@ -51,7 +51,7 @@ type stream struct {
 
 // newStream creates a stream with a unique name and subjects <prefix>.>,
 // as Debezium Server's create-stream does.
-func newStream(t *testing.T) *stream {
+func newStream(t testing.TB) *stream {
 	t.Helper()
 	url := testdb.NATS(t)
 	nc, err := nats.Connect(url)
@@ -70,7 +70,7 @@ func newStream(t *testing.T) *stream {
 }
 
 // create creates the stream (again).
-func (s *stream) create(t *testing.T) {
+func (s *stream) create(t testing.TB) {
 	t.Helper()
 	ctx := context.Background()
 	if _, err := s.js.CreateStream(ctx, jetstream.StreamConfig{Name: s.name, Subjects: []string{s.prefix + ".>"}, Storage: jetstream.MemoryStorage}); err != nil {
@@ -84,7 +84,7 @@ func (s *stream) create(t *testing.T) {
 }
 
 // publish publishes msgs in order, each acknowledged by the stream.
-func (s *stream) publish(t *testing.T, msgs ...msg) {
+func (s *stream) publish(t testing.TB, msgs ...msg) {
 	t.Helper()
 	for _, m := range msgs {
 		if _, err := s.js.Publish(context.Background(), m.subject, m.data); err != nil {
@@ -107,7 +107,7 @@ func pipeline(name string, s *stream, dst *testdb.DB) *config.Config {
 }
 
 // dumpTarget renders the target's tables as model.dump renders the model.
-func dumpTarget(t *testing.T, db *testdb.DB) string {
+func dumpTarget(t testing.TB, db *testdb.DB) string {
 	t.Helper()
 	var b strings.Builder
 	for _, q := range []string{
@@ -138,7 +138,7 @@ func dumpTarget(t *testing.T, db *testdb.DB) string {
 
 // caughtUp waits until the target shows want, checking on every look that
 // no partial transaction is visible.
-func caughtUp(t *testing.T, r *pipelinetest.Run, dst *testdb.DB, want string) {
+func caughtUp(t testing.TB, r *pipelinetest.Run, dst *testdb.DB, want string) {
 	t.Helper()
 	deadline := time.Now().Add(2 * time.Minute)
 	tick := time.NewTicker(20 * time.Millisecond)
@@ -165,7 +165,7 @@ func caughtUp(t *testing.T, r *pipelinetest.Run, dst *testdb.DB, want string) {
 
 // progress returns the target's stored position of the stream (0 with
 // none yet).
-func progress(t *testing.T, dst *testdb.DB, s *stream) int64 {
+func progress(t testing.TB, dst *testdb.DB, s *stream) int64 {
 	t.Helper()
 	var n int64
 	q := "SELECT position FROM txsink_progress WHERE source_partition = '" + natssource.Partition(s.name) + "'"
@@ -180,7 +180,7 @@ func progress(t *testing.T, dst *testdb.DB, s *stream) int64 {
 
 // waitProgress waits until the target committed a position of at least
 // min.
-func waitProgress(t *testing.T, dst *testdb.DB, s *stream, min int64) {
+func waitProgress(t testing.TB, dst *testdb.DB, s *stream, min int64) {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	tick := time.NewTicker(10 * time.Millisecond)
@@ -244,7 +244,7 @@ func TestStream(t *testing.T) {
 // sqliteFixture returns a stream of the test's own, a SQLite target with
 // inventory's tables, the pipeline named name between them, and the model
 // of the source, whose first n transactions are published.
-func sqliteFixture(t *testing.T, name string, seed uint64, n int) (*stream, *testdb.DB, *config.Config, *model) {
+func sqliteFixture(t testing.TB, name string, seed uint64, n int) (*stream, *testdb.DB, *config.Config, *model) {
 	t.Helper()
 	s := newStream(t)
 	dst := testdb.SQLite(t)
