@@ -47,13 +47,19 @@ const partial = `SELECT count(*) FROM orders o WHERE o.total <> (SELECT coalesce
 type stream struct {
 	url, name, prefix string
 	js                jetstream.JetStream
+	storage           jetstream.StorageType
 }
 
 // newStream creates a stream with a unique name and subjects <prefix>.>,
 // as Debezium Server's create-stream does.
 func newStream(t testing.TB) *stream {
 	t.Helper()
-	url := testdb.NATS(t)
+	return newStreamOn(t, testdb.NATS(t), jetstream.MemoryStorage)
+}
+
+// newStreamOn creates such a stream on the server at url, stored there.
+func newStreamOn(t testing.TB, url string, storage jetstream.StorageType) *stream {
+	t.Helper()
 	nc, err := nats.Connect(url)
 	if err != nil {
 		t.Fatalf("connect to NATS at %s: %v", url, err)
@@ -64,7 +70,7 @@ func newStream(t testing.TB) *stream {
 		t.Fatal(err)
 	}
 	id := fmt.Sprintf("%d_%06d", time.Now().UnixNano()%1e9, rand.IntN(1e6))
-	s := &stream{url: url, name: "TXSINK_T_" + id, prefix: "t" + id, js: js}
+	s := &stream{url: url, name: "TXSINK_T_" + id, prefix: "t" + id, js: js, storage: storage}
 	s.create(t)
 	return s
 }
@@ -73,7 +79,7 @@ func newStream(t testing.TB) *stream {
 func (s *stream) create(t testing.TB) {
 	t.Helper()
 	ctx := context.Background()
-	if _, err := s.js.CreateStream(ctx, jetstream.StreamConfig{Name: s.name, Subjects: []string{s.prefix + ".>"}, Storage: jetstream.MemoryStorage}); err != nil {
+	if _, err := s.js.CreateStream(ctx, jetstream.StreamConfig{Name: s.name, Subjects: []string{s.prefix + ".>"}, Storage: s.storage}); err != nil {
 		t.Fatalf("create stream %s: %v", s.name, err)
 	}
 	t.Cleanup(func() {
@@ -430,4 +436,27 @@ func TestResumeRefused(t *testing.T) {
 			t.Logf("Run: %v", err)
 		})
 	}
+}
+
+// TestServerRestart kills the NATS server (a private one, with its
+// streams on disk) while the pipeline reads, and starts it again: the
+// source reconnects and reads on after the last message it had read, and
+// the target ends exact, every message applied once.
+func TestServerRestart(t *testing.T) {
+	srv := testdb.PrivateNATS(t)
+	s := newStreamOn(t, srv.URL, jetstream.FileStorage)
+	dst := testdb.SQLite(t)
+	dst.Exec(t, targetTables["sqlite"]...)
+	m := newModel(s.prefix, 19)
+	for i := range 100 {
+		s.publish(t, m.next(i)...)
+	}
+	r := pipelinetest.Start(t, pipeline("nats_restart", s, dst))
+	waitProgress(t, dst, s, 2)
+	srv.Kill()
+	srv.Start()
+	for i := 100; i < 200; i++ {
+		s.publish(t, m.next(i)...)
+	}
+	caughtUp(t, r, dst, m.dump())
 }
