@@ -235,6 +235,21 @@ func TestStream(t *testing.T) {
 			r = pipelinetest.Start(t, cfg)
 			pub(300, 400)
 			caughtUp(t, r, dst, m.dump())
+			// The lag is txsink's to tell (nothing is acknowledged): the
+			// stream's end as the reader saw it, in messages.
+			end := published + 1
+			for _, ps := range r.Engine().Status().Partitions {
+				if ps.Name != natssource.Partition(s.name) {
+					continue
+				}
+				if ps.Unit != "messages" || ps.End != end || ps.Committed != end {
+					t.Errorf("status of %s: %s, end %d, committed %d; want messages, %d, %d (no lag)", ps.Name, ps.Unit, ps.End, ps.Committed, end, end)
+				}
+				end = -1
+			}
+			if end != -1 {
+				t.Errorf("no status of partition %s", natssource.Partition(s.name))
+			}
 			r.Stop(t)
 			if p := progress(t, dst, s); p != published+1 {
 				t.Errorf("the target holds position %d, want the last sequence + 1, %d", p, published+1)
