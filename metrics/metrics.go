@@ -65,8 +65,9 @@
 //	txsink_committed_offset_records{pipeline,partition}
 //	txsink_read_offset_records{pipeline,partition}
 //	txsink_lag_records{pipeline,partition}
-//	    the same three for Kafka partitions, in records: the lag is the
-//	    partition's high watermark minus the committed offset
+//	    the same three for Kafka partitions and NATS streams, in records:
+//	    the lag is the partition's high watermark (the stream's end) minus
+//	    the committed offset
 //	txsink_slot_lag_bytes{pipeline,partition}
 //	    for a PostgreSQL source, the WAL the server keeps for the
 //	    replication slot beyond what the target confirmed: the server's
@@ -350,9 +351,9 @@ func newStatusCollector(pipeline string, src Source, created time.Time) *statusC
 		committed:     d("txsink_committed_offset_bytes", "Position stored in the target, where a restart resumes.", "partition"),
 		read:          d("txsink_read_offset_bytes", "How far the source has been read.", "partition"),
 		lag:           d("txsink_lag_bytes", "Source size minus the committed position (partitions of known size).", "partition"),
-		committedRecs: d("txsink_committed_offset_records", "Kafka offset stored in the target, where a restart resumes.", "partition"),
-		readRecs:      d("txsink_read_offset_records", "Kafka offset after the last record read.", "partition"),
-		lagRecs:       d("txsink_lag_records", "Kafka high watermark minus the committed offset: records not yet applied.", "partition"),
+		committedRecs: d("txsink_committed_offset_records", "Kafka offset or NATS stream sequence stored in the target, where a restart resumes.", "partition"),
+		readRecs:      d("txsink_read_offset_records", "Kafka offset or NATS stream sequence after the last record read.", "partition"),
+		lagRecs:       d("txsink_lag_records", "Kafka high watermark or NATS stream end minus the committed offset: records not yet applied.", "partition"),
 		slotLag:       d("txsink_slot_lag_bytes", "WAL the PostgreSQL server keeps for the replication slot beyond what the target confirmed.", "partition"),
 		lastCommit:    d("txsink_last_commit_timestamp_seconds", "Unix time of the last commit (before the first: of the pipeline's start)."),
 		state:         d("txsink_state", "1 for the pipeline's current state, 0 for the others.", "state"),

@@ -166,7 +166,8 @@ type RetryStatus struct {
 type PartitionStatus struct {
 	Name string `json:"name"`
 	// Unit is what the offsets count: "bytes" (a file) or "records" (a
-	// Kafka partition, whose offsets number its records).
+	// Kafka partition, whose offsets number its records; a NATS stream,
+	// whose offsets are stream sequences + 1).
 	Unit string `json:"unit"`
 	// Committed is the position stored in the target (where a restart
 	// resumes).

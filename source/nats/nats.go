@@ -29,7 +29,8 @@
 // target, look like the record of progress. Monitoring reads txsink's
 // own lag instead: the reader reports the stream's end as it sees it
 // (Sizer, from each message's pending count), so /status and the metrics
-// show how many messages are still to apply.
+// (txsink_lag_records: offsets count records, one a message) show how many
+// messages are still to apply.
 //
 // Duplicates: Debezium Server publishes without a message id, so after its
 // own restart it may publish again what it had published since its last
@@ -171,8 +172,9 @@ type Source struct {
 // in the target before anything is read.
 func (s *Source) Partitions() []string { return []string{s.part} }
 
-// Unit implements source.Counter: offsets count stream sequences.
-func (s *Source) Unit() string { return "messages" }
+// Unit implements source.Counter: offsets count stream sequences, one a
+// message, so records (the metrics' txsink_*_records, as Kafka's).
+func (s *Source) Unit() string { return "records" }
 
 // Mark implements source.Marker: a position is into the stream created at
 // this time; a stream deleted and created again under the same name

@@ -236,14 +236,14 @@ func TestStream(t *testing.T) {
 			pub(300, 400)
 			caughtUp(t, r, dst, m.dump())
 			// The lag is txsink's to tell (nothing is acknowledged): the
-			// stream's end as the reader saw it, in messages.
+			// stream's end as the reader saw it, in records (messages).
 			end := published + 1
 			for _, ps := range r.Engine().Status().Partitions {
 				if ps.Name != natssource.Partition(s.name) {
 					continue
 				}
-				if ps.Unit != "messages" || ps.End != end || ps.Committed != end {
-					t.Errorf("status of %s: %s, end %d, committed %d; want messages, %d, %d (no lag)", ps.Name, ps.Unit, ps.End, ps.Committed, end, end)
+				if ps.Unit != "records" || ps.End != end || ps.Committed != end {
+					t.Errorf("status of %s: %s, end %d, committed %d; want records, %d, %d (no lag)", ps.Name, ps.Unit, ps.End, ps.Committed, end, end)
 				}
 				end = -1
 			}
