@@ -4,7 +4,7 @@
 // flush, exactly once.
 //
 //	txsink demo                          # embedded SQLite, no server needed
-//	txsink run   --config pipeline.yaml  # apply a changelog (files or Kafka) to a database
+//	txsink run   --config pipeline.yaml  # apply a changelog (files, Kafka or NATS) to a database
 //	txsink check --config pipeline.yaml  # validate config against the target; writes nothing
 //	txsink reset --config pipeline.yaml  # forget progress, so the next run reads from the start
 //	txsink version
@@ -38,9 +38,10 @@ import (
 func init() { config.SourceTypes, config.Formats = source.Names, formats.Names }
 
 const usage = `txsink applies a database changelog (Debezium, Canal, Maxwell, OGG, Flink
-changelog-json, txsink-json), read from files or Kafka, to MySQL/MariaDB,
-PostgreSQL or SQLite: the last change per key, one atomic transaction per flush
-(or per batch of whole source transactions), exactly once.
+changelog-json, txsink-json), read from files, Kafka or NATS JetStream, to
+MySQL/MariaDB, PostgreSQL or SQLite: the last change per key, one atomic
+transaction per flush (or per batch of whole source transactions), exactly
+once.
 
 Usage:
   txsink demo  [--dir DIR] [--orders N]     try it on an embedded SQLite database

@@ -27,7 +27,7 @@ func cmdReset(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 Forgets how far the pipeline has read: deletes its progress rows in the
 target (txsink_progress), so that the next run reads those partitions from
-their start (a file source) or from source.start (Kafka). Without
+their start (a file source, a NATS stream) or from source.start (Kafka). Without
 --partition, every partition of the pipeline is forgotten. It refuses while
 a running txsink instance holds one of the partitions: stop it first. With
 --dry-run it prints what it would delete and deletes nothing.

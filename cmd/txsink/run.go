@@ -37,7 +37,8 @@ Applies the pipeline's changelog to its target. A file source ends (exit 0)
 once every file is consumed (with source.follow: true it keeps tailing until
 SIGINT or SIGTERM). A kafka source runs until SIGINT or SIGTERM as a member
 of source.group: start the same config on several machines and the group
-spreads the topics' partitions over them. Run it again with the same name:
+spreads the topics' partitions over them. A nats source reads its JetStream
+stream until SIGINT or SIGTERM. Run it again with the same name:
 it resumes after the last commit stored in the target and applies nothing
 twice. On SIGINT/SIGTERM it commits what it has read and exits 0; a file
 source stopped before its end says how far it got ("interrupted at 42%, a
@@ -465,7 +466,8 @@ Validates the configuration and checks it against the target and a sample of
 the source, without writing anything. A file source is sampled from the start
 of each file; a Kafka source from where a run would read next in each
 partition (the target's progress, else source.start), without joining the
-consumer group. It reports, one line per finding:
+consumer group; a NATS stream from where a run would read next, without
+waiting for messages not there yet. It reports, one line per finding:
 
   error    the run would refuse to start, stop or write wrong data: a
            source file that is missing or shorter than its stored progress,
@@ -476,7 +478,8 @@ consumer group. It reports, one line per finding:
            a column the table lacks), a NOT NULL column without a default
            that neither the sample nor the format's schema ever sends, a
            Kafka topic the brokers do not have, brokers that cannot be
-           reached
+           reached, a NATS stream the server does not have or no longer
+           holds the target's position of
   warning  it may: UNIQUE indexes besides the key, triggers, foreign keys
            checked row by row, server timeouts shorter than the interval
   info     worth knowing: case-insensitive key columns, cascading foreign
@@ -493,7 +496,7 @@ Examples:
   txsink check --config pipeline.yaml --sample 0       # the target only
   txsink check --config pipeline.yaml --sample 100000  # a bigger sample`, stdout)
 	cfgPath := fs.String("config", "", "pipeline configuration file (YAML); required")
-	sample := fs.Int("sample", diagnose.DefaultSample, "records to read of each source file or Kafka partition and check against the target; 0 reads none")
+	sample := fs.Int("sample", diagnose.DefaultSample, "records to read of each source file, Kafka partition or NATS stream and check against the target; 0 reads none")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
