@@ -42,8 +42,8 @@ stream until SIGINT or SIGTERM. Run it again with the same name:
 it resumes after the last commit stored in the target and applies nothing
 twice. On SIGINT/SIGTERM it commits what it has read and exits 0; a file
 source stopped before its end says how far it got ("interrupted at 42%, a
-rerun resumes"), a stream without an end (follow, kafka, postgres) that it
-was stopped by a signal.
+rerun resumes"), a stream without an end (follow, kafka, nats, postgres)
+that it was stopped by a signal.
 
 While it runs it serves, on --http (loopback only by default):
   /metrics  Prometheus metrics (docs/operations.md says what each means)
