@@ -7,6 +7,7 @@ package pipelinetest
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/txsink/txsink/config"
 	"github.com/txsink/txsink/engine"
@@ -71,5 +72,29 @@ func (r *Run) Ended() (bool, error) {
 		return true, err
 	default:
 		return false, nil
+	}
+}
+
+// Until looks at cond every 20ms until it holds, and fails the test if the
+// run ends first or within passes, saying what did not happen (what) and
+// what cond last said (why). cond may fail the test itself, on a look that
+// shows something it must never see.
+func (r *Run) Until(t testing.TB, within time.Duration, what string, cond func() (ok bool, why string)) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		ok, why := cond()
+		if ok {
+			return
+		}
+		if ended, err := r.Ended(); ended {
+			t.Fatalf("Run ended before %s: %v", what, err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s did not happen within %s: %s", what, within, why)
+		}
+		<-tick.C
 	}
 }

@@ -146,11 +146,7 @@ func dumpTarget(t testing.TB, db *testdb.DB) string {
 // no partial transaction is visible.
 func caughtUp(t testing.TB, r *pipelinetest.Run, dst *testdb.DB, want string) {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	var got string
-	for time.Now().Before(deadline) {
+	r.Until(t, 2*time.Minute, "the target caught up", func() (bool, string) {
 		var n int
 		if err := dst.SQL.QueryRow(partial).Scan(&n); err != nil {
 			t.Fatal(err)
@@ -158,15 +154,9 @@ func caughtUp(t testing.TB, r *pipelinetest.Run, dst *testdb.DB, want string) {
 		if n != 0 {
 			t.Fatalf("%d orders in the target do not match their items: a source transaction was applied in part", n)
 		}
-		if got = dumpTarget(t, dst); got == want {
-			return
-		}
-		if ended, err := r.Ended(); ended {
-			t.Fatalf("Run ended before the target caught up: %v", err)
-		}
-		<-tick.C
-	}
-	t.Fatalf("the target did not catch up within 2 minutes:\nwant\n%s\ngot\n%s", want, got)
+		got := dumpTarget(t, dst)
+		return got == want, "want\n" + want + "got\n" + got
+	})
 }
 
 // progress returns the target's stored position of the stream (0 with

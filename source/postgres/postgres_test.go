@@ -213,11 +213,7 @@ func render(v any) string {
 func caughtUp(t *testing.T, r *pipelinetest.Run, src, dst *testdb.DB) {
 	t.Helper()
 	want := dump(t, src)
-	deadline := time.Now().Add(2 * time.Minute)
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	var got string
-	for time.Now().Before(deadline) {
+	r.Until(t, 2*time.Minute, "the target caught up with the source", func() (bool, string) {
 		var n int
 		if err := dst.SQL.QueryRow(partial).Scan(&n); err != nil {
 			t.Fatal(err)
@@ -233,15 +229,9 @@ func caughtUp(t *testing.T, r *pipelinetest.Run, src, dst *testdb.DB) {
 			rows.Close()
 			t.Fatalf("%d orders in the target do not match their items: a source transaction was applied in part: %v", n, bad)
 		}
-		if got = dump(t, dst); got == want {
-			return
-		}
-		if ended, err := r.Ended(); ended {
-			t.Fatalf("Run ended before the target caught up: %v", err)
-		}
-		<-tick.C
-	}
-	t.Fatalf("the target did not catch up with the source within 2 minutes:\n%s", diff(want, got))
+		got := dump(t, dst)
+		return got == want, diff(want, got)
+	})
 }
 
 // diff returns the first lines that differ.
