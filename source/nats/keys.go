@@ -29,7 +29,8 @@ func (Driver) Keys() []source.Key {
 		Name: "subjects", Type: source.KeyStrings,
 		Want: "a list of subject filters, such as [dbserver1.inventory.*, dbserver1.transaction]", DefaultDoc: "all of the stream's",
 		Doc: "Reads only the stream's messages on these subjects (`*` one token, `>` the rest). With Debezium's " +
-			"transaction metadata, list the transaction subject (`<topic.prefix>.transaction`) too.",
+			"transaction metadata, list the transaction subject (`<topic.prefix>.transaction`) too, and leave out no table a " +
+			"transaction writes: its END counts every event, and a transaction missing some is refused.",
 		Check: func(v any) string {
 			for _, s := range v.([]string) {
 				if msg := checkSubject(s); msg != "" {
