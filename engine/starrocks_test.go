@@ -16,16 +16,8 @@ import (
 	"github.com/txsink/txsink/sink/starrocks/starrocksfake"
 )
 
-// starrocksWorkload is workload.Schema in StarRocks' DDL: Primary Key
-// tables for orders and items, a Duplicate Key table for the append-only
-// events.
-var starrocksWorkload = []string{
-	`CREATE TABLE orders (id BIGINT NOT NULL, customer VARCHAR(64) NOT NULL, status VARCHAR(16) NOT NULL,
-		amount DECIMAL(12,2) NOT NULL, created_at DATETIME NOT NULL, note VARCHAR(200) NULL) PRIMARY KEY (id) DISTRIBUTED BY HASH(id)`,
-	`CREATE TABLE order_items (order_id BIGINT NOT NULL, line_no INT NOT NULL, sku VARCHAR(32) NOT NULL, qty INT NOT NULL,
-		price DECIMAL(10,2) NOT NULL) PRIMARY KEY (order_id, line_no) DISTRIBUTED BY HASH(order_id)`,
-	`CREATE TABLE order_events (order_id BIGINT NOT NULL, event VARCHAR(16) NOT NULL) DUPLICATE KEY (order_id) DISTRIBUTED BY HASH(order_id)`,
-}
+// starrocksWorkload is workload.Schema in StarRocks' DDL.
+var starrocksWorkload = workload.Schema("starrocks")
 
 // starrocksFake starts a StarRocks fake with txsink's tables and ddl
 // made, and returns it with a testdb.DB whose URL is the fake's target

@@ -69,8 +69,20 @@ func (s *Spec) defaults() {
 }
 
 // Schema returns the CREATE TABLE statements of the target tables for a
-// dialect ("sqlite", "mysql", "postgres").
+// dialect ("sqlite", "mysql", "postgres", or "starrocks": StarRocks' DDL,
+// Primary Key tables for orders and items and a Duplicate Key table for
+// the append-only events, which has no sequence column because StarRocks
+// has no auto-increment in a load).
 func Schema(dialect string) []string {
+	if dialect == "starrocks" {
+		return []string{
+			`CREATE TABLE orders (id BIGINT NOT NULL, customer VARCHAR(64) NOT NULL, status VARCHAR(16) NOT NULL,
+		amount DECIMAL(12,2) NOT NULL, created_at DATETIME NOT NULL, note VARCHAR(200) NULL) PRIMARY KEY (id) DISTRIBUTED BY HASH(id)`,
+			`CREATE TABLE order_items (order_id BIGINT NOT NULL, line_no INT NOT NULL, sku VARCHAR(32) NOT NULL, qty INT NOT NULL,
+		price DECIMAL(10,2) NOT NULL) PRIMARY KEY (order_id, line_no) DISTRIBUTED BY HASH(order_id)`,
+			`CREATE TABLE order_events (order_id BIGINT NOT NULL, event VARCHAR(16) NOT NULL) DUPLICATE KEY (order_id) DISTRIBUTED BY HASH(order_id)`,
+		}
+	}
 	dt := "DATETIME(3)"
 	if dialect == "postgres" {
 		dt = "TIMESTAMP(3)"
