@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/txsink/txsink/changelog"
+	"github.com/txsink/txsink/sink"
 	"github.com/txsink/txsink/source"
 	"github.com/txsink/txsink/txn"
 )
@@ -212,5 +213,8 @@ func (e *Engine) Status() Status {
 		st.Partitions = append(st.Partitions, p)
 	}
 	sort.Slice(st.Partitions, func(i, j int) bool { return st.Partitions[i].Name < st.Partitions[j].Name })
+	if r, ok := e.target.(sink.Reporter); ok {
+		r.Report(&st)
+	}
 	return st
 }

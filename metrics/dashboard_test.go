@@ -14,6 +14,7 @@ import (
 	"github.com/txsink/txsink/config"
 	"github.com/txsink/txsink/engine"
 	"github.com/txsink/txsink/metrics"
+	"github.com/txsink/txsink/observe"
 )
 
 // metricRE finds the txsink metric names a PromQL expression uses.
@@ -78,7 +79,9 @@ func TestEveryMetricDocumented(t *testing.T) {
 		{Name: "a.jsonl", Unit: "bytes", End: 10},
 		{Name: "orders/0", Unit: "records", End: 10},
 		{Name: "postgres:txsink_docs", Unit: "bytes", End: 10, SlotLagBytes: &lag},
-	}}
+	},
+		// A StarRocks target's figures are gathered only when it reports them.
+		StarRocks: &observe.StarRocksStatus{ServerVersion: "4.0.1 test", LabelStates: map[string]int64{}}}
 	m := metrics.New(&config.Config{Name: "docs"})
 	if err := m.Register(reg, fixedStatus{st}); err != nil {
 		t.Fatal(err)

@@ -83,6 +83,20 @@
 //	    degraded (a unit's commit is being retried), stopping, stopped,
 //	    failed
 //
+// A StarRocks target's, from observe.Status.StarRocks (absent for the
+// other targets):
+//
+//	txsink_starrocks_loads_per_commit{pipeline}
+//	    histogram of the loads (tables, progress, claims) of each
+//	    committed Stream Load transaction
+//	txsink_starrocks_load_bytes{pipeline}
+//	    histogram of the body bytes of each load the server accepted
+//	txsink_starrocks_label_states_total{pipeline,state}
+//	    label states get_load_state answered: committed, visible, aborted,
+//	    open (PREPARE, PREPARED) or unknown
+//	txsink_starrocks_server_info{pipeline,version}
+//	    1, labelled with the server's version (current_version())
+//
 // Names returns this list, for tests and dashboards. One more, of the
 // process rather than of a pipeline, is BuildInfo's:
 //
@@ -128,6 +142,10 @@ var names = []string{
 	"txsink_slot_lag_bytes",
 	"txsink_last_commit_timestamp_seconds",
 	"txsink_state",
+	"txsink_starrocks_loads_per_commit",
+	"txsink_starrocks_load_bytes",
+	"txsink_starrocks_label_states_total",
+	"txsink_starrocks_server_info",
 }
 
 // Names returns the name of every metric family the package exports.
@@ -331,6 +349,8 @@ type statusCollector struct {
 	committed, read, lag                                       *prometheus.Desc
 	committedRecs, readRecs, lagRecs                           *prometheus.Desc
 	slotLag, lastCommit, state                                 *prometheus.Desc
+	// A StarRocks target's (observe.StarRocksStatus).
+	srLoadsPerCommit, srLoadBytes, srLabelStates, srServer *prometheus.Desc
 }
 
 func newStatusCollector(pipeline string, src Source, created time.Time) *statusCollector {
@@ -357,12 +377,18 @@ func newStatusCollector(pipeline string, src Source, created time.Time) *statusC
 		slotLag:       d("txsink_slot_lag_bytes", "WAL the PostgreSQL server keeps for the replication slot beyond what the target confirmed.", "partition"),
 		lastCommit:    d("txsink_last_commit_timestamp_seconds", "Unix time of the last commit (before the first: of the pipeline's start)."),
 		state:         d("txsink_state", "1 for the pipeline's current state, 0 for the others.", "state"),
+
+		srLoadsPerCommit: d("txsink_starrocks_loads_per_commit", "StarRocks target: loads (tables, progress, claims) of each committed transaction."),
+		srLoadBytes:      d("txsink_starrocks_load_bytes", "StarRocks target: body bytes of each load the server accepted."),
+		srLabelStates:    d("txsink_starrocks_label_states_total", "StarRocks target: label states get_load_state answered (committed, visible, aborted, open, unknown).", "state"),
+		srServer:         d("txsink_starrocks_server_info", "StarRocks target: 1, labelled with the server's version as current_version() answers it.", "version"),
 	}
 }
 
 // Describe implements prometheus.Collector.
 func (c *statusCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.ratio, c.bytesRead, c.skipped, c.deadLetters, c.notes, c.buffered, c.openTxns, c.committed, c.read, c.lag, c.committedRecs, c.readRecs, c.lagRecs, c.slotLag, c.lastCommit, c.state} {
+	for _, d := range []*prometheus.Desc{c.ratio, c.bytesRead, c.skipped, c.deadLetters, c.notes, c.buffered, c.openTxns, c.committed, c.read, c.lag, c.committedRecs, c.readRecs, c.lagRecs, c.slotLag, c.lastCommit, c.state,
+		c.srLoadsPerCommit, c.srLoadBytes, c.srLabelStates, c.srServer} {
 		ch <- d
 	}
 }
@@ -414,6 +440,22 @@ func (c *statusCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		gauge(c.state, v, string(s))
 	}
+	if sr := st.StarRocks; sr != nil {
+		histogram(ch, c.srLoadsPerCommit, sr.LoadsPerCommit)
+		histogram(ch, c.srLoadBytes, sr.LoadBytes)
+		for _, k := range observe.LabelStates {
+			ch <- prometheus.MustNewConstMetric(c.srLabelStates, prometheus.CounterValue, float64(sr.LabelStates[k]), k)
+		}
+		gauge(c.srServer, 1, sr.ServerVersion)
+	}
+}
+
+func histogram(ch chan<- prometheus.Metric, d *prometheus.Desc, h observe.Histogram) {
+	buckets := make(map[float64]uint64, len(h.Bounds))
+	for i, b := range h.Bounds {
+		buckets[b] = h.Counts[i]
+	}
+	ch <- prometheus.MustNewConstHistogram(d, h.Count, h.Sum, buckets)
 }
 
 // ReductionRatio returns changes read per row written (0 before the first

@@ -148,6 +148,9 @@ type Status struct {
 	LastCommit time.Time `json:"last_commit"`
 	// Stats holds the pipeline's counters.
 	Stats StatsSnapshot `json:"stats"`
+	// StarRocks holds a StarRocks target's figures (nil for the other
+	// targets).
+	StarRocks *StarRocksStatus `json:"starrocks,omitempty"`
 }
 
 // RetryStatus describes the retries of one unit (see Status.Retrying).

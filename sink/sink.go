@@ -59,6 +59,7 @@ import (
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/commit"
 	"github.com/txsink/txsink/errkind"
+	"github.com/txsink/txsink/observe"
 	"github.com/txsink/txsink/schema"
 )
 
@@ -355,4 +356,12 @@ func RefusedRow(err error) (*Error, bool) {
 		return te, true
 	}
 	return nil, false
+}
+
+// Reporter is a Sink with figures of its own protocol (a StarRocks
+// target's loads and label states), which the engine adds to its Status at
+// every call and package metrics exports. Report must be quick and safe
+// beside Apply.
+type Reporter interface {
+	Report(st *observe.Status)
 }

@@ -42,6 +42,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/txsink/txsink/clock"
@@ -76,6 +77,8 @@ type Client struct {
 
 	mu   sync.Mutex
 	next int // index of the FE that answered last
+
+	stats *stats
 }
 
 // New checks cfg and returns a client.
@@ -109,7 +112,7 @@ func New(cfg Config) (*Client, error) {
 	}
 	// Redirects are followed by do, which keeps the credentials and the body.
 	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	return &Client{cfg: cfg, http: hc}, nil
+	return &Client{cfg: cfg, http: hc, stats: newStats()}, nil
 }
 
 // reply is a decoded answer. TxnId is a JSON number.
@@ -255,6 +258,8 @@ type Txn struct {
 	Label string
 	// ID is the server's transaction id.
 	ID int64
+
+	loads atomic.Int64 // loads the server accepted
 }
 
 func (c *Client) txnHeader(label string) map[string]string {
@@ -315,6 +320,8 @@ func (t *Txn) Load(ctx context.Context, table string, columns []string, rows []b
 			return t.c.answerError(ctx, r, rep)
 		}
 		res = LoadResult{Rows: rep.NumberTotalRows, Loaded: rep.NumberLoadedRows, Filtered: rep.NumberFiltered, Bytes: int64(len(rows))}
+		t.loads.Add(1)
+		t.c.stats.load(len(rows))
 		return nil
 	}, func(e *Error) bool { return e.Code == CodeTxnInProcessing })
 	return res, err
@@ -353,6 +360,7 @@ func (t *Txn) Commit(ctx context.Context) error {
 	r := request{op: "commit", method: http.MethodPost, path: "/api/transaction/commit", header: t.c.txnHeader(t.Label), label: t.Label}
 	rep, err := t.c.do(ctx, r)
 	if err == nil && Code(rep.Status, rep.Message) == CodeOK {
+		t.c.stats.commit(int(t.loads.Load()))
 		return nil
 	}
 	if err == nil {
@@ -363,6 +371,7 @@ func (t *Txn) Commit(ctx context.Context) error {
 		return err // the outcome is unknown: err is transient, the label decides later
 	}
 	if Committed(state) {
+		t.c.stats.commit(int(t.loads.Load()))
 		return nil
 	}
 	err.State = state
@@ -416,6 +425,7 @@ func (c *Client) LoadState(ctx context.Context, label string) (string, error) {
 			return e
 		}
 		state = strings.ToUpper(rep.State)
+		c.stats.labelState(state)
 		return nil
 	}, func(e *Error) bool { return e.Err != nil || e.HTTPStatus >= 500 })
 	return state, err

@@ -164,6 +164,7 @@ type Request struct {
 	Method string
 	Path   string
 	Header http.Header
+	Bytes  int64 // the body's length as sent (Content-Length; -1 unknown)
 }
 
 // Fake is a running fake cluster. Its methods are safe for concurrent use.
@@ -428,7 +429,7 @@ type answer map[string]any
 
 func (f *Fake) serve(role string, w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
-	f.requests = append(f.requests, Request{Role: role, Method: r.Method, Path: r.URL.RequestURI(), Header: r.Header.Clone()})
+	f.requests = append(f.requests, Request{Role: role, Method: r.Method, Path: r.URL.RequestURI(), Header: r.Header.Clone(), Bytes: r.ContentLength})
 	f.mu.Unlock()
 	if role == "BE" && r.URL.Path == "/api/_load_error_log" {
 		// The ErrorURL of an answer is fetched without credentials.
