@@ -30,7 +30,11 @@
 //   - case-insensitive collations on key columns;
 //   - signs of a second writer;
 //   - for a Kafka source: that the brokers answer and have the topics, and
-//     that a transaction topic has one partition.
+//     that a transaction topic has one partition;
+//   - what a target says of itself (sink.Noter): a StarRocks target's
+//     server version and each table's kind (Primary Key, Duplicate Key,
+//     Unique Key) and key. Its catalog is StarRocks' information_schema,
+//     which has no triggers, foreign keys or timeouts to read.
 package diagnose
 
 import (
@@ -82,7 +86,7 @@ type Finding struct {
 	Severity Severity
 	// Check names the kind of check that produced it ("key", "value",
 	// "unique", "trigger", "foreign-key", "collation", "writer",
-	// "timeout", "source", "table"), so tests and tools need not parse
+	// "timeout", "source", "table", "target"), so tests and tools need not parse
 	// sentences.
 	Check string
 	// Table says what the finding is about: "source -> target" for a
@@ -282,12 +286,27 @@ type checker struct {
 
 func (c *checker) add(f Finding) { c.report.Findings = append(c.report.Findings, f) }
 
+// addNotes reports a target's own notes (sink.Noter) about what, as
+// findings of the check "target".
+func (c *checker) addNotes(what string, notes []sink.Note) {
+	for _, n := range notes {
+		sev := Info
+		if n.Warning {
+			sev = Warning
+		}
+		c.add(Finding{Severity: sev, Check: "target", Table: what, Message: n.Message, Fix: n.Fix})
+	}
+}
+
 func (c *checker) run(ctx context.Context) error {
 	if err := c.readProgress(ctx); err != nil {
 		return err
 	}
 	if err := c.checkTimeouts(ctx); err != nil {
 		return err
+	}
+	if n, ok := c.db.(sink.Noter); ok {
+		c.addNotes("target", n.ServerNotes())
 	}
 	for i := range c.cfg.Tables {
 		tc := &c.cfg.Tables[i]

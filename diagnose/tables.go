@@ -124,6 +124,9 @@ func (c *checker) table(ctx context.Context, tc *config.Table, src changelog.Tab
 	ti.schema = st
 	ti.label = src.String() + " -> " + st.String()
 	ti.ok = c.checkTableKey(ti)
+	if n, ok := c.db.(sink.Noter); ok {
+		c.addNotes(ti.label, n.TableNotes(name, tc.AppendOnly))
+	}
 	if err := c.checkCatalog(ctx, ti); err != nil {
 		return nil, err
 	}

@@ -24,13 +24,7 @@ var starrocksWorkload = workload.Schema("starrocks")
 // URL and whose SQL reads its committed rows over the MySQL protocol.
 func starrocksFake(t *testing.T, ddl ...string) (*starrocksfake.Fake, *testdb.DB) {
 	t.Helper()
-	user, pass := starrocksfake.MySQLCredentials(t)
-	f := starrocksfake.New(t, starrocksfake.Options{User: user, Password: pass})
-	for _, s := range append([]string{starrocks.ProgressDDL, starrocks.ClaimsDDL}, ddl...) {
-		if err := f.Exec(context.Background(), s); err != nil {
-			t.Fatal(err)
-		}
-	}
+	f := starrocksfake.NewWithTables(t, starrocksfake.Options{}, append([]string{starrocks.ProgressDDL, starrocks.ClaimsDDL}, ddl...)...)
 	return f, &testdb.DB{Dialect: "mysql", URL: f.SinkURL(), SQL: f.SQL()}
 }
 

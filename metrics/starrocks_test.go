@@ -20,13 +20,7 @@ import (
 // label states read for the lost answers (the fake publishes at once, so
 // visible); and the server's version.
 func TestStarRocksMetrics(t *testing.T) {
-	user, pass := starrocksfake.MySQLCredentials(t)
-	f := starrocksfake.New(t, starrocksfake.Options{User: user, Password: pass, Version: "4.0.2 metrics"})
-	for _, ddl := range append([]string{starrocks.ProgressDDL, starrocks.ClaimsDDL}, workload.Schema("starrocks")...) {
-		if err := f.Exec(context.Background(), ddl); err != nil {
-			t.Fatal(err)
-		}
-	}
+	f := starrocksfake.NewWithTables(t, starrocksfake.Options{Version: "4.0.2 metrics"}, append([]string{starrocks.ProgressDDL, starrocks.ClaimsDDL}, workload.Schema("starrocks")...)...)
 	res := workload.Generate(workload.Spec{Orders: 300, Partitions: 2, Seed: 5, Events: true})
 	cfg := pipeline(&testdb.DB{URL: f.SinkURL()}, writeFiles(t, res))
 	e, reg := meteredEngine(t, cfg)

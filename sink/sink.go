@@ -365,3 +365,27 @@ func RefusedRow(err error) (*Error, bool) {
 type Reporter interface {
 	Report(st *observe.Status)
 }
+
+// Note is something a target tells txsink check of itself or of one of
+// its tables: what it is (a server version, a table's kind and key), or a
+// warning of how a run would behave there.
+type Note struct {
+	// Warning is false for information.
+	Warning bool
+	// Message is a plain sentence; Fix says what to do ("nothing" for
+	// information).
+	Message, Fix string
+}
+
+// Noter is a Sink with notes of its own for txsink check, beyond what a
+// SQL catalog shows: a StarRocks target's server and table kinds.
+// Refusals are not notes: a run's refusal to start is reported by check
+// from the run's own resolution of the tables.
+type Noter interface {
+	// ServerNotes are notes of the server.
+	ServerNotes() []Note
+	// TableNotes are notes of table name, described before through
+	// Catalog.DescribeOn, which the pipeline writes as append-only or
+	// not.
+	TableNotes(name schema.Name, appendOnly bool) []Note
+}

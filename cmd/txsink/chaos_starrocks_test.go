@@ -3,7 +3,6 @@
 package main
 
 import (
-	"context"
 	"testing"
 
 	"github.com/txsink/txsink/internal/testdb"
@@ -35,13 +34,7 @@ func TestChaosStarRocks(t *testing.T) {
 	t.Logf("chaos starrocks: %d kills, %d orders, seed %d (TXSINK_CHAOS_SEED=%d reproduces the workload and the schedule)", kills, orders, seed, seed)
 	res := workload.Generate(workload.Spec{Orders: orders, Partitions: 4, Seed: seed, Events: true})
 
-	user, pass := starrocksfake.MySQLCredentials(t)
-	f := starrocksfake.New(t, starrocksfake.Options{User: user, Password: pass})
-	for _, ddl := range append([]string{starrocks.ProgressDDL, starrocks.ClaimsDDL}, workload.Schema("starrocks")...) {
-		if err := f.Exec(context.Background(), ddl); err != nil {
-			t.Fatal(err)
-		}
-	}
+	f := starrocksfake.NewWithTables(t, starrocksfake.Options{}, append([]string{starrocks.ProgressDDL, starrocks.ClaimsDDL}, workload.Schema("starrocks")...)...)
 	db := &testdb.DB{Dialect: "mysql", URL: f.SinkURL(), SQL: f.SQL()}
 	r := chaosRun(t, db, "starrocks (fake)", res, itemHistories(res), kills, seed, false)
 	if r.kills != kills {

@@ -481,9 +481,11 @@ waiting for messages not there yet. It reports, one line per finding:
            reached, a NATS stream the server does not have or no longer
            holds the target's position of
   warning  it may: UNIQUE indexes besides the key, triggers, foreign keys
-           checked row by row, server timeouts shorter than the interval
+           checked row by row, server timeouts shorter than the interval,
+           a StarRocks Unique Key table written append-only
   info     worth knowing: case-insensitive key columns, cascading foreign
-           keys, rows that another writer put into a table
+           keys, rows that another writer put into a table; for StarRocks
+           the server's version and each table's kind and key
 
 each with what to do, then a summary line. Records that cannot be decoded
 are grouped only when their cause is the same. Exits 1 when there is an

@@ -19,7 +19,12 @@ var _ sink.ProgressKeeper = (*Target)(nil)
 
 // Stored returns pipeline's progress rows, ordered by partition.
 func (t *Target) Stored(ctx context.Context, pipeline string) ([]sink.Stored, error) {
-	rows, err := t.db.QueryContext(ctx, "SELECT source_partition, position, seq, position_mark, epoch, updated_at FROM "+ProgressTable+
+	return t.StoredOn(ctx, t.db, pipeline)
+}
+
+// StoredOn is Stored through q (sink.Catalog).
+func (t *Target) StoredOn(ctx context.Context, q sink.Querier, pipeline string) ([]sink.Stored, error) {
+	rows, err := q.QueryContext(ctx, "SELECT source_partition, position, seq, position_mark, epoch, updated_at FROM "+ProgressTable+
 		" WHERE pipeline_id = ? AND pipeline = ? ORDER BY source_partition", nameID(pipeline), pipeline)
 	if err != nil {
 		return nil, &sink.Error{Op: "read progress", Table: ProgressTable, Err: err, Transient: isTransientSQL(err)}

@@ -315,10 +315,16 @@ func isTransientSQL(err error) bool {
 // tables only), and inserts (append-only: true) go in as they are; an
 // Aggregate table is refused.
 func (t *Target) Describe(ctx context.Context, name schema.Name) (*schema.Table, error) {
+	return t.DescribeOn(ctx, t.db, name)
+}
+
+// DescribeOn is Describe through q (sink.Catalog): txsink check reads the
+// catalog on a connection of its own.
+func (t *Target) DescribeOn(ctx context.Context, q sink.Querier, name schema.Name) (*schema.Table, error) {
 	if name.Namespace != "" && name.Namespace != t.dbName {
 		return nil, &sink.Error{Op: "describe", Table: name.String(), Err: fmt.Errorf("the table is in database %s, not the URL's %s: a StarRocks transaction loads the tables of one database", name.Namespace, t.dbName)}
 	}
-	tbl, err := Describe(ctx, t.db, t.catalog, t.dbName, name.Name)
+	tbl, err := Describe(ctx, q, t.catalog, t.dbName, name.Name)
 	if err != nil {
 		var de *DescribeError
 		if errors.As(err, &de) && de.Err == nil && strings.HasPrefix(de.Msg, "no such table") {

@@ -223,6 +223,21 @@ func New(t testing.TB, opt Options) *Fake {
 	return f
 }
 
+// NewWithTables is New with the MariaDB test user's credentials (see
+// MySQLCredentials: SinkURL then reaches both sides) and ddl run through
+// Exec, in order; a failure fails t.
+func NewWithTables(t testing.TB, opt Options, ddl ...string) *Fake {
+	t.Helper()
+	opt.User, opt.Password = MySQLCredentials(t)
+	f := New(t, opt)
+	for _, s := range ddl {
+		if err := f.Exec(context.Background(), s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return f
+}
+
 // URL is the FE's base URL, the load-url (http://127.0.0.1:port).
 func (f *Fake) URL() string { return f.fe.URL }
 
