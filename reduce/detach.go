@@ -9,7 +9,7 @@ import (
 )
 
 // detach copies the string and number values of row into memory of the
-// row's own: one allocation for their bytes, one for their headers. It
+// row's own: one allocation holding their headers, then their bytes. It
 // returns the bytes the row then holds (see rowBytes).
 //
 // A decoder may box a value pointing into the memory of the whole decoded
@@ -19,6 +19,12 @@ import (
 // bench's update workloads that was half of the live heap, and the
 // collector's work, which grows with the live heap, took a quarter more
 // CPU than with rows of their own.
+//
+// The headers and the bytes share one block of memory the collector does
+// not scan (a []byte): each header points into that same block, and each
+// of the row's values points at its header, which keeps the whole block
+// alive; so no pointer the collector must follow is hidden from it. One
+// allocation instead of two (a []string and a []byte) per row.
 func detach(row []any) int {
 	n, size := 0, 0
 	for _, v := range row {
@@ -35,8 +41,12 @@ func detach(row []any) int {
 		return rowBytes(row)
 	}
 	// Each value's bytes are copied once, before its header is made, and
-	// never written again: the strings are as immutable as any other.
-	text, hdrs := make([]byte, size), make([]string, n)
+	// never written again: the strings are as immutable as any other. A
+	// []byte of 16 bytes or more is at least 8-byte aligned, as a header
+	// must be.
+	block := make([]byte, headerBytes*n+size)
+	hdrs := unsafe.Slice((*string)(unsafe.Pointer(&block[0])), n)
+	text := block[headerBytes*n:]
 	at, j := 0, 0
 	for k, v := range row {
 		switch x := v.(type) {
@@ -52,6 +62,9 @@ func detach(row []any) int {
 	}
 	return rowBytes(row)
 }
+
+// headerBytes is the size of a string's header.
+const headerBytes = int(unsafe.Sizeof(""))
 
 // rowBytes is what row takes in memory once detached: its slice of
 // values, the strings' bytes and headers, and the memory each other

@@ -389,8 +389,10 @@ type Buffer struct {
 	changes  int
 	since    time.Time // when the oldest buffered change arrived
 	dead     []commit.DeadLetter
-	// key and oldKey are scratch space for encoding keys (see appendKey).
-	key, oldKey []byte
+	// key and oldKey are scratch space for encoding keys (see appendKey);
+	// keyMem is the block the entries' keys are copied into (see
+	// keyString).
+	key, oldKey, keyMem []byte
 	// idle holds the table states a Merge emptied, kept (with their
 	// capacity) for this buffer's next changes.
 	idle map[*Table]*tableState
@@ -797,9 +799,31 @@ func (b *Buffer) put(ts *tableState, key []byte, e entry, k keyOf) error {
 			return crossError(ts.t, k, e.pos, other, false)
 		}
 	}
-	e.k = string(key)
+	e.k = b.keyString(key)
 	b.append(ts, e)
 	return nil
+}
+
+// keyChunk is the size of the blocks a buffer keeps its keys' encodings in.
+const keyChunk = 4 << 10
+
+// keyString returns key as a string in b's key memory: blocks of keyChunk
+// bytes, each filled before the next is allocated and never written
+// again, so a key costs an allocation per block, not one of its own. A
+// key lives as long as its entry's unit (a replaced entry keeps its key),
+// so a block's bytes are all live until the units holding them are gone,
+// and Bytes, which counts each key's length, stays within a block of the
+// truth.
+func (b *Buffer) keyString(key []byte) string {
+	if len(key) == 0 {
+		return ""
+	}
+	if len(key) > cap(b.keyMem)-len(b.keyMem) {
+		b.keyMem = make([]byte, 0, max(keyChunk, len(key)))
+	}
+	at := len(b.keyMem)
+	b.keyMem = append(b.keyMem, key...)
+	return unsafe.String(&b.keyMem[at], len(key))
 }
 
 // replace makes e, a later change of the same key, entry i of ts: the
