@@ -183,6 +183,38 @@ func Value(col *schema.Column, v changelog.Value) (any, error) {
 	return nil, newError(col, v, "cannot be converted: txsink does not know column class "+col.Class.String())
 }
 
+// Int64 converts v for the Int column col when v has the shape nearly
+// every integer arrives in (a Number or string of at most 18 digits, in
+// the column's range), returning the same int64 Value would but without
+// boxing it in an interface (one allocation per value above 255). ok is
+// false for anything else: Value then converts or refuses v.
+func Int64(col *schema.Column, v changelog.Value) (n int64, ok bool) {
+	if col.Class != schema.Int {
+		return 0, false
+	}
+	if i, ok := shortIntOf(v); ok {
+		if lo, hi := intRange(intBits(col)); lo <= i && i <= hi {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// DateTime converts v for the DateTime or Timestamp column col when v is
+// a plain date-time string without a zone (the shape nearly every one
+// arrives in), returning the same time.Time Value would but without boxing
+// it in an interface. ok is false for anything else: Value then converts
+// or refuses v.
+func DateTime(col *schema.Column, v changelog.Value) (t time.Time, ok bool) {
+	if col.Class != schema.DateTime && col.Class != schema.Timestamp {
+		return time.Time{}, false
+	}
+	if s, isString := v.(string); isString {
+		return plainDateTime(s, fracDigits(col))
+	}
+	return time.Time{}, false
+}
+
 // Error reports a value a column cannot hold. It is permanent: the same value
 // fails the same way every time, so retrying does not help.
 type Error struct {

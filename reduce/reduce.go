@@ -56,6 +56,7 @@ import (
 	"github.com/txsink/txsink/collate"
 	"github.com/txsink/txsink/commit"
 	"github.com/txsink/txsink/errkind"
+	"github.com/txsink/txsink/internal/box"
 	"github.com/txsink/txsink/schema"
 )
 
@@ -393,6 +394,11 @@ type Buffer struct {
 	// keyMem is the block the entries' keys are copied into (see
 	// keyString).
 	key, oldKey, keyMem []byte
+	// ints and times are scratch space for a row's converted values until
+	// detach copies them (see convertRow); every row converted must be
+	// detached or dropped before the next is converted.
+	ints  []int64
+	times []time.Time
 	// idle holds the table states a Merge emptied, kept (with their
 	// capacity) for this buffer's next changes.
 	idle map[*Table]*tableState
@@ -1164,8 +1170,26 @@ func (b *Buffer) convertRow(t *Table, c *changelog.Change, img changelog.Row, wh
 			Hint:   "add the column to the target table (txsink never drops data silently), then run again"}
 	}
 	row := make([]any, len(p.out))
+	// Integers and date-times in their common shapes are converted
+	// without boxing into scratch memory the row's values point at until
+	// detach copies them into the row's own block (see detach): the
+	// boxes of the others are allocations of their own.
+	if len(b.ints) < len(p.cols) {
+		b.ints, b.times = make([]int64, len(p.cols)), make([]time.Time, len(p.cols))
+	}
 	for k, col := range p.cols {
-		v, err := coerce.Value(col, img.Values[p.src[k]])
+		raw := img.Values[p.src[k]]
+		if n, ok := coerce.Int64(col, raw); ok {
+			b.ints[k] = n
+			row[k] = box.Int64(&b.ints[k])
+			continue
+		}
+		if tv, ok := coerce.DateTime(col, raw); ok && ownable(tv) {
+			b.times[k] = tv
+			row[k] = box.Time(&b.times[k])
+			continue
+		}
+		v, err := coerce.Value(col, raw)
 		if err != nil {
 			return nil, nil, b.valueError(t, c, col.Name, keyFromImage(t, img), err)
 		}

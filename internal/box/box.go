@@ -19,6 +19,7 @@
 package box
 
 import (
+	"time"
 	"unsafe"
 
 	"github.com/txsink/txsink/changelog"
@@ -49,5 +50,25 @@ func Number(p *string) any { return at(numberType, p) }
 func at(typ unsafe.Pointer, p *string) (v any) {
 	e := (*eface)(unsafe.Pointer(&v))
 	e.typ, e.data = typ, unsafe.Pointer(p)
+	return v
+}
+
+// Int64 returns an interface holding *p as an int64, without copying *p
+// (converting an int64 above 255 to an interface allocates 8 bytes). *p
+// must never be written again.
+func Int64(p *int64) any { return atPtr(int64Type, unsafe.Pointer(p)) }
+
+// Time returns an interface holding *p as a time.Time, without copying *p.
+// *p must never be written again.
+func Time(p *time.Time) any { return atPtr(timeType, unsafe.Pointer(p)) }
+
+var (
+	int64Type = typeOf(int64(0))
+	timeType  = typeOf(time.Time{})
+)
+
+func atPtr(typ, p unsafe.Pointer) (v any) {
+	e := (*eface)(unsafe.Pointer(&v))
+	e.typ, e.data = typ, p
 	return v
 }
