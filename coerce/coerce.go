@@ -202,8 +202,8 @@ func Int64(col *schema.Column, v changelog.Value) (n int64, ok bool) {
 
 // DateTime converts v for the DateTime or Timestamp column col when v is
 // a plain date-time string without a zone (the shape nearly every one
-// arrives in), returning the same time.Time Value would but without boxing
-// it in an interface. ok is false for anything else: Value then converts
+// arrives in), returning the same time.Time Value would (in UTC, its
+// location nil) but without boxing it in an interface. ok is false for anything else: Value then converts
 // or refuses v.
 func DateTime(col *schema.Column, v changelog.Value) (t time.Time, ok bool) {
 	if col.Class != schema.DateTime && col.Class != schema.Timestamp {

@@ -69,7 +69,9 @@ func benchOrder(id int, status string) string {
 // benchWorkload returns the records of txsink bench's workloads: for
 // insert-only, per source transaction BEGIN, an order, three items and
 // END; for update-heavy, per source transaction BEGIN, one update (with
-// its before image) or delete of one of 8000 orders, and END.
+// its before image) or delete of one of 8000 orders, and END; update-hot
+// is update-heavy on 500 orders, whose every change but each key's last
+// is superseded within its unit.
 func benchWorkload(name string, n int) [][]byte {
 	var recs [][]byte
 	txnRec := func(status, id string, count int) []byte {
@@ -89,8 +91,11 @@ func benchWorkload(name string, n int) [][]byte {
 				recs = append(recs, benchRecord(nil, "c", "order_items", "null", item, txn, l+1))
 			}
 			recs = append(recs, txnRec("END", txn, 4))
-		case "update-heavy":
+		case "update-heavy", "update-hot":
 			id := i % 8000
+			if name == "update-hot" {
+				id = i % 500
+			}
 			if i%20 == 0 {
 				recs = append(recs, benchRecord(nil, "d", "orders", benchOrder(id, "PAID"), "null", txn, 1))
 			} else {
@@ -121,7 +126,8 @@ func BenchmarkPipeline(b *testing.B) {
 		keys  bool
 	}{{"insert-only", false, false, false}, {"update-heavy", false, false, false}, {"insert-only/arena", true, false, false}, {"update-heavy/arena", true, false, false},
 		{"insert-only/arena-8p", true, true, false}, {"insert-only/arena-8p-keys", true, true, true},
-		{"update-heavy/arena-8p", true, true, false}, {"update-heavy/arena-8p-keys", true, true, true}} {
+		{"update-heavy/arena-8p", true, true, false}, {"update-heavy/arena-8p-keys", true, true, true},
+		{"update-hot/arena", true, false, false}} {
 		w, _, _ := strings.Cut(bc.name, "/")
 		b.Run(bc.name, func(b *testing.B) {
 			recs := benchWorkload(w, 30000)

@@ -1179,15 +1179,20 @@ func (b *Buffer) convertRow(t *Table, c *changelog.Change, img changelog.Row, wh
 	}
 	for k, col := range p.cols {
 		raw := img.Values[p.src[k]]
-		if n, ok := coerce.Int64(col, raw); ok {
-			b.ints[k] = n
-			row[k] = box.Int64(&b.ints[k])
-			continue
-		}
-		if tv, ok := coerce.DateTime(col, raw); ok && ownable(tv) {
-			b.times[k] = tv
-			row[k] = box.Time(&b.times[k])
-			continue
+		switch col.Class {
+		case schema.Int:
+			if n, ok := coerce.Int64(col, raw); ok {
+				b.ints[k] = n
+				row[k] = box.Int64(&b.ints[k])
+				continue
+			}
+		case schema.DateTime, schema.Timestamp:
+			// coerce.DateTime's times are in UTC (see ownable).
+			if tv, ok := coerce.DateTime(col, raw); ok {
+				b.times[k] = tv
+				row[k] = box.Time(&b.times[k])
+				continue
+			}
 		}
 		v, err := coerce.Value(col, raw)
 		if err != nil {
