@@ -1,5 +1,5 @@
-// Package box makes interface values holding strings without allocating a
-// copy of each string's header.
+// Package box makes interface values holding strings (and int64 values and
+// times) without allocating a copy of each value.
 //
 // Converting a string to an interface allocates a copy of its header (16
 // bytes) for the interface to point to: one allocation per string value of

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/txsink/txsink/changelog"
 )
@@ -31,5 +32,17 @@ func TestBoxes(t *testing.T) {
 	}
 	if got := fmt.Sprintf("%v|%v", s, n); got != "scooter|3.14" {
 		t.Errorf("Sprintf = %q", got)
+	}
+	when := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
+	vals := []int64{1 << 40}
+	times := []time.Time{when}
+	i, tm := Int64(&vals[0]), Time(&times[0])
+	vals, times = nil, nil
+	runtime.GC()
+	if i != any(int64(1<<40)) || tm != any(when) {
+		t.Errorf("int64 and time: %#v %#v", i, tm)
+	}
+	if _, ok := i.(int); ok {
+		t.Error("an int64 boxed as an int")
 	}
 }
