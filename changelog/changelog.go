@@ -1,7 +1,8 @@
 // Package changelog holds txsink's vocabulary: a Change (one row event of a
-// source database), its Kind, the Table it names, its row images and the
-// Position it was read at. It does no I/O and imports nothing of txsink's, so
-// every other package can share it.
+// source database), its Kind, the Table it names, its row images, the
+// Position it was read at and the types its source declares. It does no
+// I/O and imports nothing of txsink's but schema/coltype (which imports
+// nothing), so every other package can share it.
 //
 // Values inside a Row are kept exactly as the source wrote them. Numbers stay
 // in their decimal text (Number) until a target column's type says what they
@@ -15,6 +16,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/txsink/txsink/schema/coltype"
 )
 
 // Kind is the kind of a row event, in Flink's RowKind vocabulary.
@@ -269,6 +272,12 @@ type Change struct {
 	// TxnEvents is, on an EndTxn change, the number of row events the
 	// source transaction had (0 when the format does not say).
 	TxnEvents int
+	// Types is the table as the change's record declares it (columns,
+	// types, NULL-ability, key when the source says), for formats that
+	// carry types (Debezium with the schema envelope, Canal); nil for the
+	// others. It is parsed once per distinct schema and shared by every
+	// change that has it: read it, never modify it.
+	Types *coltype.Table
 }
 
 // Image returns the row image that identifies the change's row: After for

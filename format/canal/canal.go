@@ -34,9 +34,8 @@
 //   - One message, many rows: the changes come out in the order of "data".
 //   - Canal writes every value as a JSON string ("id":"101", "weight":"3.14");
 //     the decoder keeps them as strings and the target column's type
-//     converts them when the row is written. JSON null stays nil. ("mysqlType"
-//     and "sqlType" describe the source columns; txsink goes by the target's
-//     types instead.)
+//     converts them when the row is written. JSON null stays nil. (Values
+//     are converted by the target's types, never by "mysqlType".)
 //   - "old" is aligned with "data" by index and holds only the previous values
 //     of the columns the update changed; an explicit null means the column was
 //     NULL. The before image is data[i] with those values put back (a column of
@@ -48,8 +47,13 @@
 //     counts; messages of the other types that carry no rows (INIT, GTID,
 //     ...) are no change, counted by Skipped. A message of an unknown type
 //     without "isDdl": true is an error, since it may hold rows.
-//   - The table is "database" and "table". "pkNames", "es", "ts", "id" (a
-//     batch id, not unique) and "gtid" are not used.
+//   - The table is "database" and "table". "es", "ts", "id" (a batch id,
+//     not unique) and "gtid" are not used.
+//   - "mysqlType" (each column's MySQL type, "decimal(10,2)") and "pkNames"
+//     become the changes' Types (see coltype.ParseMySQL), parsed once per
+//     distinct pair and shared: the table txsink creates with schema:
+//     {create: missing}. Canal does not say which columns take NULL, so
+//     every column but the key's does.
 //
 // Every error is a *format.Error naming the record's position, its table
 // when known, and a hint.
@@ -71,7 +75,8 @@ const Name = "canal-json"
 
 // Decoder decodes canal-json records. It is safe for concurrent use.
 type Decoder struct {
-	env envelope.Reader
+	env   envelope.Reader
+	types typeCache
 }
 
 var _ format.Decoder = (*Decoder)(nil)
@@ -98,9 +103,11 @@ const (
 	fIsDdl
 	fData
 	fOld
+	fMysqlType
+	fPkNames
 )
 
-var fields = envelope.NewFields("database", "table", "type", "isDdl", "data", "old")
+var fields = envelope.NewFields("database", "table", "type", "isDdl", "data", "old", "mysqlType", "pkNames")
 
 // rowTypes are the values of "type" that are row events.
 var rowTypes = []string{"INSERT", "UPDATE", "DELETE"}
@@ -113,6 +120,9 @@ type message struct {
 	isDdl           bool
 	data, old       []changelog.Row
 	hasData, hasOld bool
+	// mysqlType and pkNames are the JSON text of those fields, nil when
+	// absent or null.
+	mysqlType, pkNames []byte
 }
 
 // recordError is a refused record before it gets its position and table.
@@ -171,6 +181,10 @@ func (d *Decoder) decode(a *changelog.Arena, data []byte, m *message) (cs []chan
 			m.data, m.hasData, err = readRows(&s, "data", false)
 		case fOld:
 			m.old, m.hasOld, err = readRows(&s, "old", true)
+		case fMysqlType:
+			m.mysqlType, err = rawValue(&s)
+		case fPkNames:
+			m.pkNames, err = rawValue(&s)
 		}
 		return err
 	})
@@ -245,10 +259,11 @@ func (d *Decoder) decode(a *changelog.Arena, data []byte, m *message) (cs []chan
 	if len(m.data) == 0 {
 		return nil, nil // "data": [], no rows
 	}
+	types := d.types.lookup(m.mysqlType, m.pkNames)
 	cs = a.Changes(len(m.data))
 	for i, row := range m.data {
 		c := &cs[i]
-		c.Kind, c.Table = kind, m.tbl
+		c.Kind, c.Table, c.Types = kind, m.tbl, types
 		switch kind {
 		case changelog.Insert:
 			c.After = row

@@ -361,6 +361,7 @@ func (d *Decoder) decode(a *changelog.Arena, data []byte, top *envelope) (_ []ch
 		d.unavailable.drop(&c.After, ai)
 	}
 	if top.schema != nil && e == top.payload {
+		c.Types = top.schema.types
 		if err := convertImage(&top.schema.before, &c.Before, "before"); err != nil {
 			return nil, err
 		}

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/txsink/txsink/changelog"
+	"github.com/txsink/txsink/schema/coltype"
 )
 
 // connectSchema is a Kafka Connect schema as JsonConverter writes it
@@ -16,6 +17,7 @@ type connectSchema struct {
 	Type       string                     `json:"type"`
 	Name       string                     `json:"name"`
 	Field      string                     `json:"field"`
+	Optional   bool                       `json:"optional"`
 	Fields     []connectSchema            `json:"fields"`
 	Parameters map[string]json.RawMessage `json:"parameters"`
 }
@@ -29,9 +31,12 @@ type image struct {
 }
 
 // rowSchema is what txsink keeps of an envelope's Connect schema: the
-// column schemas of the before and after images.
+// column schemas of the before and after images, and the table they
+// declare (nil when the schema has no image struct), which every change
+// decoded with this schema points at.
 type rowSchema struct {
 	before, after image
+	types         *coltype.Table
 }
 
 // parseSchema reads the Connect schema of a Debezium envelope. A schema
@@ -55,6 +60,9 @@ func parseSchema(raw []byte) (*rowSchema, error) {
 		}
 		if f.Type != "struct" {
 			continue
+		}
+		if rs.types == nil || f.Field == "after" {
+			rs.types = tableTypes(f.Fields)
 		}
 		for _, c := range f.Fields {
 			col := column{name: c.Field, conv: convFor(c.Type, c.Name), logical: c.Name}
