@@ -36,7 +36,9 @@
 //   - ProgressKeeper: the stored progress rows with their marks, rewound
 //     and forgotten (stream sources, txsink reset, marks of file sources);
 //   - Catalog: the target's catalog is read through SQL on a connection
-//     of the caller's (txsink check).
+//     of the caller's (txsink check);
+//   - Creator: a missing table is created from the source's declaration
+//     of it (schema: {create: missing}).
 //
 // Sinks register themselves (Register) from their package's init; the
 // command imports package sink/sinks, which imports them all. To add a
@@ -61,6 +63,7 @@ import (
 	"github.com/txsink/txsink/errkind"
 	"github.com/txsink/txsink/observe"
 	"github.com/txsink/txsink/schema"
+	"github.com/txsink/txsink/schema/coltype"
 )
 
 // ProgressTable is the name of the table that holds each pipeline's
@@ -388,4 +391,17 @@ type Noter interface {
 	// Catalog.DescribeOn, which the pipeline writes as append-only or
 	// not.
 	TableNotes(name schema.Name, appendOnly bool) []Note
+}
+
+// Creator is a Sink that creates a target table from the source's own
+// declaration of it (schema: {create: missing}).
+type Creator interface {
+	// CreateStatements returns the statements that create table name as
+	// tbl declares it (its key given), running nothing: txsink check and
+	// txsink schema print them. An error names the column the target
+	// has no type for.
+	CreateStatements(name schema.Name, tbl *coltype.Table) ([]string, error)
+	// Create runs them. It is safe beside another instance creating the
+	// same table: a table that exists is left as it is.
+	Create(ctx context.Context, name schema.Name, tbl *coltype.Table) error
 }

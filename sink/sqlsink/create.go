@@ -1,0 +1,150 @@
+package sqlsink
+
+// Creating a target table from the source's declaration (schema: {create:
+// missing}): the column list is the dialect's (TypeMapper), the statement
+// and its key shared here.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/txsink/txsink/schema"
+	"github.com/txsink/txsink/schema/coltype"
+	"github.com/txsink/txsink/sink"
+)
+
+// TypeMapper is a Dialect that declares a column for a source type, so
+// the target can create the tables a changelog declares (sink.Creator).
+// Each dialect documents its mapping in docs/schema.md, and its tests
+// round-trip a boundary value of every kind through the real server.
+type TypeMapper interface {
+	// ColumnType returns the type (and any CHECK) declaring col, whose
+	// quoted name is quoted; key says col is in the primary key (MySQL
+	// cannot key on TEXT). An error says why the dialect has no column
+	// type for it, and what to do. CreateTable refuses an Unsupported
+	// type and an enum without values before it asks.
+	ColumnType(col coltype.Column, quoted string, key bool) (string, error)
+	// TableOptions is what follows the column list ("" for nothing).
+	TableOptions() string
+}
+
+// DB can create tables when its dialect maps types.
+var _ sink.Creator = (*DB)(nil)
+
+// CreateStatements returns the CREATE TABLE IF NOT EXISTS that makes
+// table name as tbl declares it (sink.Creator), running nothing. Key
+// columns are NOT NULL, and so are the columns the source declares
+// required.
+func (t *DB) CreateStatements(name schema.Name, tbl *coltype.Table) ([]string, error) {
+	tm, ok := t.dialect.(TypeMapper)
+	if !ok {
+		return nil, &sink.Error{Op: "create table", Table: name.String(), Err: fmt.Errorf("the %s dialect cannot create tables", t.dialect.Name()),
+			Hint: "create the table yourself"}
+	}
+	stmt, err := CreateTable(t.dialect, tm, name, tbl)
+	if err != nil {
+		return nil, &sink.Error{Op: "create table", Table: name.String(), Err: err,
+			Hint: "create the table yourself (txsink schema --config F prints the DDL of the other columns), then run again"}
+	}
+	return []string{stmt}, nil
+}
+
+// Create runs CreateStatements (sink.Creator). IF NOT EXISTS makes it
+// safe beside another instance creating the same table; the table is
+// described afterwards, so one created differently is judged as any
+// existing table is.
+func (t *DB) Create(ctx context.Context, name schema.Name, tbl *coltype.Table) error {
+	stmts, err := t.CreateStatements(name, tbl)
+	if err != nil {
+		return err
+	}
+	return t.createIfMissing(ctx, stmts, "create table", name.String())
+}
+
+// CreateTable writes CREATE TABLE IF NOT EXISTS for tbl in d: one column
+// per declared column in the source's order, NOT NULL for key columns
+// and required ones, and the PRIMARY KEY.
+func CreateTable(d Dialect, tm TypeMapper, name schema.Name, tbl *coltype.Table) (string, error) {
+	if tbl.Invalid != "" {
+		return "", fmt.Errorf("the declaration of the table in %s cannot be read: %s", tbl.From, tbl.Invalid)
+	}
+	if len(tbl.Columns) == 0 {
+		return "", errors.New(tbl.From + " declares no columns")
+	}
+	var b strings.Builder
+	b.WriteString("CREATE TABLE IF NOT EXISTS ")
+	b.WriteString(QuotedTable(d, &schema.Table{Namespace: name.Namespace, Name: name.Name}))
+	b.WriteString(" (")
+	for i, c := range tbl.Columns {
+		key := isKey(tbl.Key, c.Name)
+		var typ string
+		var err error
+		switch {
+		case c.Type.Kind == coltype.Unsupported && c.Type.Why != "":
+			err = errors.New(c.Type.Why)
+		case c.Type.Kind == coltype.Enum && len(c.Type.Values) == 0:
+			err = errors.New("the source names no values for the enum")
+		default:
+			typ, err = tm.ColumnType(c, d.Quote(c.Name), key)
+		}
+		if err != nil {
+			return "", fmt.Errorf("column %s (%s): %w", c.Name, c.Type, err)
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(d.Quote(c.Name))
+		b.WriteByte(' ')
+		b.WriteString(typ)
+		if key || !c.Nullable {
+			b.WriteString(" NOT NULL")
+		}
+	}
+	if len(tbl.Key) > 0 {
+		b.WriteString(", PRIMARY KEY (")
+		for i, k := range tbl.Key {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(d.Quote(k))
+		}
+		b.WriteByte(')')
+	}
+	b.WriteByte(')')
+	if opts := tm.TableOptions(); opts != "" {
+		b.WriteByte(' ')
+		b.WriteString(opts)
+	}
+	return b.String(), nil
+}
+
+func isKey(key []string, name string) bool {
+	for _, k := range key {
+		if k == name {
+			return true
+		}
+	}
+	return false
+}
+
+// NoColumnType is the error of a TypeMapper for a kind it has no
+// column type for.
+func NoColumnType(t coltype.Type) error {
+	return fmt.Errorf("txsink has no column type for %s", t.Kind)
+}
+
+// QuoteLiteral quotes s as a SQL string literal, doubling its quotes
+// (for ENUM values and CHECK lists).
+func QuoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// EnumCheck returns "CHECK (quoted IN ('a', 'b'))", the constraint that
+// keeps a text column to an enum's values on a server without ENUM.
+func EnumCheck(quoted string, values []string) string {
+	lits := make([]string, len(values))
+	for i, v := range values {
+		lits[i] = QuoteLiteral(v)
+	}
+	return "CHECK (" + quoted + " IN (" + strings.Join(lits, ", ") + "))"
+}
