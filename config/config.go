@@ -73,7 +73,26 @@ type Config struct {
 	BadInput string
 	// Sink is the `sink` section; see docs/config.md.
 	Sink Sink
+	// Schema is the `schema` section; see docs/config.md.
+	Schema Schema
 }
+
+// Schema says what txsink does to the target's tables themselves.
+type Schema struct {
+	// Create is `schema.create`; see docs/config.md. One of
+	// SchemaCreateNone ("" too) and SchemaCreateMissing.
+	Create string
+}
+
+// The values of schema.create.
+const (
+	SchemaCreateNone    = "none"
+	SchemaCreateMissing = "missing"
+)
+
+// CreatesTables reports whether a missing target table is created
+// (schema.create: missing).
+func (c *Config) CreatesTables() bool { return c.Schema.Create == SchemaCreateMissing }
 
 // Source says where the changelog comes from: the keys every source type
 // has, and the chosen type's own keys in Raw. The source type declares

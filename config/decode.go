@@ -58,7 +58,7 @@ func (d *decoder) config(c *Config, doc *yaml.Node) {
 	}
 	root = deref(root)
 	if root.Kind != yaml.MappingNode {
-		d.errorf(root.Line, "", "the configuration is a %s; it must be a mapping of keys (name:, source:, target:, tables:, sink:)", kindName(root))
+		d.errorf(root.Line, "", "the configuration is a %s; it must be a mapping of keys (name:, source:, target:, tables:, sink:, schema:)", kindName(root))
 		return
 	}
 	entries, _ := d.mapping(root, "")
@@ -72,6 +72,8 @@ func (d *decoder) config(c *Config, doc *yaml.Node) {
 			d.tables(c, e)
 		case "sink":
 			d.sink(&c.Sink, e)
+		case "schema":
+			d.section(&c.Schema, &schemaSection, "schema", e)
 		}
 	})
 	d.resolve(c)

@@ -73,6 +73,8 @@ func defaultsOf(s *sectionDef) any {
 		return &Table{}
 	case sinkSection.path:
 		return &c.Sink
+	case schemaSection.path:
+		return &c.Schema
 	}
 	panic("config: no defaults for section " + s.path)
 }

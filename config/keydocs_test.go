@@ -61,7 +61,7 @@ func TestKeysDocumentedOnce(t *testing.T) {
 		}
 		for _, spec := range gd.Specs {
 			ts, ok := spec.(*ast.TypeSpec)
-			if !ok || !slices.Contains([]string{"Config", "Source", "Target", "Table", "Sink"}, ts.Name.Name) {
+			if !ok || !slices.Contains([]string{"Config", "Source", "Target", "Table", "Sink", "Schema"}, ts.Name.Name) {
 				continue
 			}
 			for _, field := range ts.Type.(*ast.StructType).Fields.List {
@@ -110,7 +110,7 @@ func TestKeysDocumentedOnce(t *testing.T) {
 }
 
 // childField is the Config field of each section.
-var childField = map[string]string{"source": "Source", "target": "Target", "tables": "Tables", "sink": "Sink"}
+var childField = map[string]string{"source": "Source", "target": "Target", "tables": "Tables", "sink": "Sink", "schema": "Schema"}
 
 // fieldOf returns "Type.Field" of the field of the struct inst points to
 // whose address is p.

@@ -162,7 +162,7 @@ var namePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
 
 var topSection = sectionDef{
 	path:     "",
-	children: []string{"source", "target", "tables", "sink"},
+	children: []string{"source", "target", "tables", "sink", "schema"},
 	intro:    "The top level names the pipeline and holds the sections below.",
 	keys: []keyDef{{
 		name: "name", typ: typeString, required: true,
@@ -319,6 +319,35 @@ var tableSection = sectionDef{
 	}},
 }
 
+var schemaSection = sectionDef{
+	path:  "schema",
+	intro: "What txsink does to the target's tables themselves (see [schema](schema.md) for the types it creates).",
+	keys: []keyDef{{
+		name: "create", typ: typeString, defaultDoc: SchemaCreateNone,
+		want: "one of: " + strings.Join(schemaCreateValues, ", "),
+		doc: "`none` (the default): every target table must exist, and a missing one stops the pipeline. " +
+			"`missing`: a routed table the target lacks is created, when its first change comes, from the " +
+			"changelog's own declaration of it (Debezium's schema envelope, Canal's `mysqlType` and `pkNames`), " +
+			"with its primary key (the entry's `primary-key`, else the one the records declare; Debezium's " +
+			"records declare none, so set `primary-key` or `append-only`), by `CREATE TABLE IF NOT EXISTS` " +
+			"before the unit that needs it; [schema](schema.md) lists the type each source type gets per server. " +
+			"Formats that carry no types (maxwell-json, ogg-json, flink-changelog-json, txsink-json) are " +
+			"refused with it, and so is a Debezium record without the schema envelope, when its table is " +
+			"missing. `txsink check` prints the statement it would run, and `txsink schema` the statement of " +
+			"every routed table it sees in the source. An existing table is never altered.",
+		field: func(s any) any { return &s.(*Schema).Create },
+		check: func(p any) string {
+			if v := *p.(*string); v != "" && !slices.Contains(schemaCreateValues, v) {
+				return fmt.Sprintf("unknown value %q", v)
+			}
+			return ""
+		},
+	}},
+}
+
+// schemaCreateValues lists the accepted values of schema.create.
+var schemaCreateValues = []string{SchemaCreateNone, SchemaCreateMissing}
+
 var sinkSection = sectionDef{
 	path: "sink",
 	intro: "How changes are batched and committed. The keys are flat dotted names, as in the Flink JDBC " +
@@ -460,7 +489,7 @@ const maxKeyPartitions = 1<<26 - 2
 // sections lists the sections in the order the documentation shows them,
 // the source section with the keys of every source type.
 func sections() []*sectionDef {
-	return []*sectionDef{&topSection, fullSourceSection(), &targetSection, &tableSection, &sinkSection}
+	return []*sectionDef{&topSection, fullSourceSection(), &targetSection, &tableSection, &sinkSection, &schemaSection}
 }
 
 // foreignKeys are options of the seed connectors that txsink does not have,

@@ -32,6 +32,7 @@ func (c *Config) validate(file string, lines map[string]int, skip map[string]boo
 	v.raw(&c.Source, src)
 	v.keys(&c.Target, &targetSection, "target")
 	v.keys(&c.Sink, &sinkSection, "sink")
+	v.keys(&c.Schema, &schemaSection, "schema")
 	v.source(c)
 	for k := range c.Source.FormatOptions {
 		if k == "" {
