@@ -15,6 +15,7 @@ import (
 	"github.com/txsink/txsink/reduce"
 	"github.com/txsink/txsink/route"
 	"github.com/txsink/txsink/schema"
+	"github.com/txsink/txsink/sink"
 )
 
 // CheckTables resolves every tables entry without wildcards against the
@@ -22,6 +23,9 @@ import (
 // *TableError, joined (errors.Join).
 func (e *Engine) CheckTables(ctx context.Context) error {
 	var errs []error
+	if err := TypedFormat(e.cfg); err != nil {
+		errs = append(errs, err)
+	}
 	for i := range e.cfg.Tables {
 		tc := &e.cfg.Tables[i]
 		if !route.Known(tc) {
@@ -29,7 +33,11 @@ func (e *Engine) CheckTables(ctx context.Context) error {
 		}
 		_, name, err := route.Entry(tc)
 		if err == nil {
-			_, err = e.resolve(ctx, tc, name)
+			_, err = e.resolve(ctx, tc, name, nil)
+		}
+		var missing *sink.MissingTableError
+		if e.cfg.CreatesTables() && errors.As(err, &missing) {
+			continue // created from the declaration of its first change
 		}
 		if err != nil {
 			errs = append(errs, &TableError{Index: i, Source: tc.Source, Err: err})
@@ -65,12 +73,21 @@ func (e *TableError) Kind() errkind.Kind { return errkind.Permanent }
 func (e *TableError) Where() errkind.Where { return errkind.Where{Table: e.Source} }
 
 // resolve returns the reduce.Table for target table name, routed to by
-// entry tc (see package route), describing it the first time.
-func (e *Engine) resolve(ctx context.Context, tc *config.Table, name schema.Name) (*reduce.Table, error) {
+// entry tc (see package route), describing it the first time. With
+// schema.create: missing a missing table is created from the declaration
+// of change c (nil at start: the table stays missing).
+func (e *Engine) resolve(ctx context.Context, tc *config.Table, name schema.Name, c *changelog.Change) (*reduce.Table, error) {
 	if t, ok := e.byTarget[name]; ok {
 		return t, nil
 	}
 	st, err := e.describe(ctx, name)
+	var missing *sink.MissingTableError
+	if c != nil && e.cfg.CreatesTables() && errors.As(err, &missing) {
+		if err := e.createTable(ctx, tc, name, c); err != nil {
+			return nil, err
+		}
+		st, err = e.describe(ctx, name)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +122,7 @@ func (e *Engine) tableFor(ctx context.Context, c *changelog.Change) (*reduce.Tab
 		e.log.Info("skipping changes of a table no tables entry matches", "table", c.Table.String(), "pos", c.Pos.String())
 		return nil, nil
 	}
-	t, err := e.resolve(ctx, rt.Entry, rt.Target)
+	t, err := e.resolve(ctx, rt.Entry, rt.Target, c)
 	if err != nil {
 		return nil, fmt.Errorf("%s: table %s: %w", c.Pos, c.Table, err)
 	}

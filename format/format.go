@@ -72,6 +72,18 @@ type ColumnDeclarer interface {
 	DeclaredColumns(data []byte) ([]string, bool)
 }
 
+// TypeDeclarer is a Decoder whose records can declare their table's
+// column types, which it hands on in changelog.Change.Types (Debezium's
+// Kafka Connect schema envelope, Canal's mysqlType). Creating a missing
+// target table (schema: {create: missing}) needs one: txsink never
+// guesses a type from a value.
+type TypeDeclarer interface {
+	Decoder
+	// DeclaresTypes reports that the format's records can carry types
+	// (a record may still lack them: Debezium without the envelope).
+	DeclaresTypes() bool
+}
+
 // Options are per-format settings, from the pipeline config's
 // source.format-options map. Keys are prefixed with the format's short name
 // ("debezium.allow-missing-before") so one map can be read by any format.

@@ -79,7 +79,7 @@ type Decoder struct {
 	types typeCache
 }
 
-var _ format.Decoder = (*Decoder)(nil)
+var _ format.TypeDeclarer = (*Decoder)(nil)
 
 // New returns a Decoder. The format takes no options: any option is an
 // error.

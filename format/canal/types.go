@@ -10,6 +10,10 @@ import (
 	"github.com/txsink/txsink/schema/coltype"
 )
 
+// DeclaresTypes reports true (format.TypeDeclarer): a message's
+// mysqlType and pkNames declare its table.
+func (d *Decoder) DeclaresTypes() bool { return true }
+
 // maxCachedTypes bounds the type cache. A table has one mysqlType per
 // version of its definition, so the bound is only reached by a stream of
 // ever-changing tables; the cache then starts over.

@@ -99,6 +99,7 @@ type Decoder struct {
 var (
 	_ format.Decoder        = (*Decoder)(nil)
 	_ format.ColumnDeclarer = (*Decoder)(nil)
+	_ format.TypeDeclarer   = (*Decoder)(nil)
 )
 
 // New returns a Decoder configured by opts: OptionAllowMissingBefore and

@@ -27,6 +27,10 @@ const (
 	paramSourceScale  = "__debezium.source.column.scale"
 )
 
+// DeclaresTypes reports true (format.TypeDeclarer): a record with the
+// schema envelope declares its table's types; one without declares none.
+func (d *Decoder) DeclaresTypes() bool { return true }
+
 // tableTypes returns the table an image's Connect struct declares: each
 // field's type (see columnType) and optionality. The key is not in a
 // value's schema; the tables entry's primary-key gives it.
