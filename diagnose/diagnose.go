@@ -263,6 +263,9 @@ type checker struct {
 	// tables caches each target table by the name its tables entry
 	// resolves to, so each is described and judged once.
 	tables map[schema.Name]*tableInfo
+	// pendingCreate holds the missing tables schema.create: missing
+	// creates that no sampled change has reached yet, with their labels.
+	pendingCreate map[schema.Name]string
 	// progress is this pipeline's committed positions, by partition;
 	// progressTable says whether txsink_progress exists at all. stored
 	// is the pipeline's rows with their marks, for checkSources.
@@ -320,7 +323,7 @@ func (c *checker) run(ctx context.Context) error {
 			c.add(routeFinding(Error, src, err)) // run refuses it at start-up
 			continue
 		}
-		if _, err := c.table(ctx, tc, src, name); err != nil {
+		if _, err := c.table(ctx, tc, src, name, nil); err != nil {
 			return err
 		}
 	}
@@ -333,6 +336,7 @@ func (c *checker) run(ctx context.Context) error {
 	if err := c.sample(ctx); err != nil {
 		return err
 	}
+	c.emitPendingCreates()
 	c.checkChildForeignKeys()
 	c.emitHeldRows()
 	c.emitProblems()
@@ -352,6 +356,11 @@ func (c *checker) checkAsRun(ctx context.Context) error {
 	}
 	for _, err := range joined(err) {
 		var te *engine.TableError
+		var se *engine.SchemaError
+		if errors.As(err, &se) && se.Table == "" {
+			c.add(Finding{Severity: Error, Check: "schema", Table: "source", Message: se.Reason + ".", Fix: se.Hint})
+			continue
+		}
 		if !errors.As(err, &te) {
 			return fmt.Errorf("resolve the tables entries: %w", err)
 		}

@@ -100,7 +100,7 @@ var cases = []tcase{
 		name:   "missing target table",
 		schema: plainTable,
 		tables: "  - source: shop.t\n  - source: shop.refunds\n",
-		want:   []want{{sev: diagnose.Error, check: "table", contains: []string{"shop.refunds", "refunds", "does not exist", "create it (txsink does not create target tables)"}}},
+		want:   []want{{sev: diagnose.Error, check: "table", contains: []string{"shop.refunds", "refunds", "does not exist", "create it (or set schema.create: missing to have txsink create it from the changelog's declaration)"}}},
 	},
 	{
 		name:   "sampled changes lack the key",

@@ -246,7 +246,7 @@ func (c *checker) checkChange(ctx context.Context, ch *changelog.Change, declare
 		return nil
 	}
 	tc := rt.Entry
-	ti, err := c.table(ctx, tc, ch.Table, rt.Target)
+	ti, err := c.table(ctx, tc, ch.Table, rt.Target, ch)
 	if err != nil {
 		return err
 	}

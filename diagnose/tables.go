@@ -97,8 +97,9 @@ func (c *checker) checkNotNull() {
 
 // table returns what check knows of the target table name, which src
 // goes to under entry tc (see package route), describing and judging it the
-// first time.
-func (c *checker) table(ctx context.Context, tc *config.Table, src changelog.Table, name schema.Name) (*tableInfo, error) {
+// first time; ch is the sampled change that reaches it (nil before the
+// sample), whose declaration a missing table is created from.
+func (c *checker) table(ctx context.Context, tc *config.Table, src changelog.Table, name schema.Name, ch *changelog.Change) (*tableInfo, error) {
 	if ti, ok := c.tables[name]; ok {
 		return ti, nil
 	}
@@ -115,10 +116,13 @@ func (c *checker) table(ctx context.Context, tc *config.Table, src changelog.Tab
 		msg := fmt.Sprintf("the target table %s cannot be read: %v.", name, err)
 		var me *sink.MissingTableError
 		if errors.As(err, &me) {
+			if c.missingTable(tc, label, name, ch) {
+				return ti, nil
+			}
 			msg = "the target " + me.Reason() + "."
 		}
 		c.add(Finding{Severity: Error, Check: "table", Table: label, Message: msg,
-			Fix: "create it (txsink does not create target tables), or point the tables entry's target at the right one"})
+			Fix: "create it (or set schema.create: missing to have txsink create it from the changelog's declaration), or point the tables entry's target at the right one"})
 		return ti, nil
 	}
 	ti.schema = st

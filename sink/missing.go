@@ -3,7 +3,9 @@ package sink
 // MissingTableError is a target table Describe cannot find (the SQL sinks
 // return it, so that check can say the fix once): it
 // does not exist, or txsink's user cannot see it. txsink never creates a
-// target table, so the fix is the user's: create it, or route to another.
+// target table unless schema.create: missing says so (and then only from
+// a changelog that declares its types), so the fix is the user's: create
+// it, have txsink create it, or route to another.
 type MissingTableError struct {
 	// Table is the table as the target names it ("shop.orders", or
 	// "orders" on SQLite).
@@ -14,9 +16,9 @@ type MissingTableError struct {
 }
 
 // Error returns "table T does not exist (or the user cannot see it):
-// create it first; txsink does not create target tables".
+// create it first, or set schema.create: missing".
 func (e *MissingTableError) Error() string {
-	return e.Reason() + ": create it first; txsink does not create target tables"
+	return e.Reason() + ": create it first, or set schema.create: missing to have txsink create it from the changelog's declaration"
 }
 
 // Reason is the error without its fix: "table T does not exist (or the user

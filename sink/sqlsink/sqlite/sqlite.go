@@ -96,7 +96,7 @@ func OpenReadOnly(ctx context.Context, path string) (*sqlsink.DB, error) {
 		return Open(ctx, path)
 	}
 	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("open %s: %w (txsink run creates the file, but its tables must be created first)", path, err)
+		return nil, fmt.Errorf("open %s: %w (txsink run creates the file, but its tables must be created first, or by schema.create: missing)", path, err)
 	}
 	return open(ctx, path, "file:"+path+"?mode=ro&_pragma=busy_timeout(10000)"+memoryPragmas)
 }

@@ -1,0 +1,82 @@
+package diagnose
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/txsink/txsink/changelog"
+	"github.com/txsink/txsink/config"
+	"github.com/txsink/txsink/engine"
+	"github.com/txsink/txsink/schema"
+	"github.com/txsink/txsink/sink"
+)
+
+// What check says of a missing target table under schema.create:
+// missing: the statement txsink run would create it with, from the first
+// sampled change that reaches it, or why it cannot. Nothing is created.
+
+// missingTable reports the missing table name of entry tc, reached by
+// sampled change ch (nil for an entry checked before the sample), under
+// schema.create: missing. It reports whether it did (the caller's
+// finding about a missing table is then not wanted).
+func (c *checker) missingTable(tc *config.Table, label string, name schema.Name, ch *changelog.Change) bool {
+	if !c.cfg.CreatesTables() {
+		return false
+	}
+	if ch == nil {
+		// Which declaration creates it comes with its first change.
+		if c.pendingCreate == nil {
+			c.pendingCreate = map[schema.Name]string{}
+		}
+		c.pendingCreate[name] = label
+		delete(c.tables, name)
+		return true
+	}
+	delete(c.pendingCreate, name)
+	stmts, err := CreateStatements(c.db, tc, name, ch)
+	var se *engine.SchemaError
+	switch {
+	case errors.As(err, &se):
+		c.add(Finding{Severity: Error, Check: "schema", Table: label, Message: ch.Pos.String() + ": " + se.Reason + ".", Fix: se.Hint})
+	case err != nil:
+		c.add(Finding{Severity: Error, Check: "schema", Table: label, Message: fmt.Sprintf("%s: txsink run cannot create the missing target table: %v.", ch.Pos, err),
+			Fix: "create the table yourself"})
+	default:
+		c.add(Finding{Severity: Info, Check: "schema", Table: label,
+			Message: fmt.Sprintf("the target table does not exist; txsink run creates it (schema.create: missing) from the declaration of %s's record %s: %s;", ch.Table, ch.Pos, strings.Join(stmts, "; ")),
+			Fix:     "nothing to do, or run that statement yourself first"})
+	}
+	return true
+}
+
+// emitPendingCreates reports the missing tables no sampled change
+// reached: what creates them is not known yet.
+func (c *checker) emitPendingCreates() {
+	labels := make([]string, 0, len(c.pendingCreate))
+	for _, l := range c.pendingCreate {
+		labels = append(labels, l)
+	}
+	sort.Strings(labels)
+	for _, l := range labels {
+		c.add(Finding{Severity: Info, Check: "schema", Table: l,
+			Message: "the target table does not exist, and no sampled change reaches it: txsink run creates it (schema.create: missing) from its first change's declaration, which check cannot show.",
+			Fix:     "sample more records (--sample), or create the table yourself"})
+	}
+}
+
+// CreateStatements returns the statements target would create the
+// missing table name with, for change ch of entry tc (see
+// engine.Declaration), running nothing.
+func CreateStatements(target sink.Sink, tc *config.Table, name schema.Name, ch *changelog.Change) ([]string, error) {
+	cr, ok := target.(sink.Creator)
+	if !ok {
+		return nil, fmt.Errorf("the target (%T) cannot create tables", target)
+	}
+	decl, err := engine.Declaration(tc, name, ch)
+	if err != nil {
+		return nil, err
+	}
+	return cr.CreateStatements(name, decl)
+}

@@ -1,0 +1,87 @@
+package diagnose_test
+
+import (
+	"testing"
+
+	"github.com/txsink/txsink/diagnose"
+	"github.com/txsink/txsink/internal/testdb"
+)
+
+const canalInsert = `{"data":[{"id":"1","name":"a","price":"1.50"}],"old":null,"database":"shop","table":"t","type":"INSERT","isDdl":false,` +
+	`"pkNames":["id"],"mysqlType":{"id":"bigint(20)","name":"varchar(10)","price":"decimal(6,2)"}}`
+
+// createCases are the findings of check under schema.create: missing:
+// the exact statement a run would create a missing table with, and the
+// refusals, each said once; nothing is written.
+var createCases = []tcase{
+	{
+		name:    "canal declares the table",
+		format:  "canal-json",
+		top:     "schema: {create: missing}\n",
+		tables:  "  - source: shop.*\n",
+		records: []string{canalInsert},
+		want: []want{
+			{sev: diagnose.Info, check: "schema", dialects: []string{"mysql"}, contains: []string{"shop.t", "txsink run creates it",
+				"CREATE TABLE IF NOT EXISTS `t` (`id` BIGINT NOT NULL, `name` VARCHAR(10) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin, `price` DECIMAL(6,2), PRIMARY KEY (`id`)) ENGINE=InnoDB"}},
+			{sev: diagnose.Info, check: "schema", dialects: []string{"postgres"}, contains: []string{"shop.t", "txsink run creates it",
+				`CREATE TABLE IF NOT EXISTS "t" ("id" bigint NOT NULL, "name" varchar(10), "price" numeric(6,2), PRIMARY KEY ("id"))`}},
+			{sev: diagnose.Info, check: "schema", dialects: []string{"sqlite"}, contains: []string{"shop.t", "txsink run creates it",
+				`CREATE TABLE IF NOT EXISTS "t" ("id" INTEGER NOT NULL, "name" TEXT, "price" DECIMAL(6,2), PRIMARY KEY ("id"))`}},
+		},
+	},
+	{
+		name:    "debezium without the envelope",
+		format:  "debezium-json",
+		top:     "schema: {create: missing}\n",
+		tables:  "  - source: shop.t\n    primary-key: [id]\n",
+		records: []string{`{"before":null,"after":{"id":1},"source":{"db":"shop","table":"t"},"op":"c"}`},
+		want: []want{{sev: diagnose.Error, check: "schema", contains: []string{"p0.jsonl:1", "the record carries no column types",
+			"value.converter.schemas.enable=true"}}},
+	},
+	{
+		name:   "no sampled change reaches a missing table",
+		format: "canal-json",
+		top:    "schema: {create: missing}\n",
+		tables: "  - source: shop.t\n",
+		want:   []want{{sev: diagnose.Info, check: "schema", contains: []string{"shop.t", "no sampled change reaches it"}}},
+	},
+	{
+		name:    "maxwell carries no types",
+		format:  "maxwell-json",
+		top:     "schema: {create: missing}\n",
+		tables:  "  - source: shop.*\n    primary-key: [id]\n",
+		records: []string{`{"database":"shop","table":"t","type":"insert","ts":1,"data":{"id":1}}`},
+		want: []want{
+			{sev: diagnose.Error, check: "schema", contains: []string{"maxwell-json records: they carry no column types", "canal-json"}},
+			{sev: diagnose.Error, check: "schema", contains: []string{"p0.jsonl:1", "the record carries no column types"}},
+		},
+	},
+}
+
+// TestCreateFindings runs createCases on every server from an empty
+// database, and checks that check created nothing.
+func TestCreateFindings(t *testing.T) {
+	for _, dialect := range testdb.Dialects {
+		t.Run(dialect, func(t *testing.T) {
+			for _, tc := range createCases {
+				t.Run(tc.name, func(t *testing.T) {
+					db := testdb.Open(t, dialect)
+					if dialect == "sqlite" {
+						db.Exec(t, "PRAGMA user_version = 1") // an empty database, not a missing file
+					}
+					rep := runCase(t, db, tc)
+					checkFindings(t, dialect, rep, tc.want)
+					var n int
+					q := map[string]string{
+						"mysql":    "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = 't'",
+						"postgres": "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = 't'",
+						"sqlite":   "SELECT COUNT(*) FROM sqlite_schema WHERE name = 't'",
+					}[dialect]
+					if err := db.SQL.QueryRow(q).Scan(&n); err != nil || n != 0 {
+						t.Errorf("check created the table (%d, %v)", n, err)
+					}
+				})
+			}
+		})
+	}
+}
