@@ -36,19 +36,33 @@ func (c *checker) missingTable(tc *config.Table, label string, name schema.Name,
 	}
 	delete(c.pendingCreate, name)
 	stmts, err := CreateStatements(c.db, tc, name, ch)
-	var se *engine.SchemaError
-	switch {
-	case errors.As(err, &se):
-		c.add(Finding{Severity: Error, Check: "schema", Table: label, Message: ch.Pos.String() + ": " + se.Reason + ".", Fix: se.Hint})
-	case err != nil:
-		c.add(Finding{Severity: Error, Check: "schema", Table: label, Message: fmt.Sprintf("%s: txsink run cannot create the missing target table: %v.", ch.Pos, err),
-			Fix: "create the table yourself"})
-	default:
+	if err != nil {
+		why, fix := Refusal(err)
+		c.add(Finding{Severity: Error, Check: "schema", Table: label, Message: ch.Pos.String() + ": " + why + ".", Fix: fix})
+		return true
+	}
+	{
 		c.add(Finding{Severity: Info, Check: "schema", Table: label,
 			Message: fmt.Sprintf("the target table does not exist; txsink run creates it (schema.create: missing) from the declaration of %s's record %s: %s;", ch.Table, ch.Pos, strings.Join(stmts, "; ")),
 			Fix:     "nothing to do, or run that statement yourself first"})
 	}
 	return true
+}
+
+// Refusal splits an error of CreateStatements into why the table cannot
+// be created and what to do, each said once.
+func Refusal(err error) (why, fix string) {
+	var se *engine.SchemaError
+	var ke *sink.Error
+	switch {
+	case errors.As(err, &se):
+		return se.Reason, se.Hint
+	case errors.As(err, &ke) && ke.Hint != "":
+		return "txsink run cannot create the missing target table: " + ke.Err.Error(), ke.Hint
+	case errors.Is(err, ErrNotSampled):
+		return "no sampled change reaches it, so its declaration is not known", "sample more records (--sample), or create the table yourself"
+	}
+	return "txsink run cannot create the missing target table: " + err.Error(), "create the table yourself"
 }
 
 // emitPendingCreates reports the missing tables no sampled change

@@ -47,6 +47,7 @@ Usage:
   txsink demo  [--dir DIR] [--orders N]     try it on an embedded SQLite database
   txsink run   --config pipeline.yaml       apply the changelog (files: exit when consumed)
   txsink check --config pipeline.yaml       diagnose config, target and a source sample; writes nothing
+  txsink schema --config pipeline.yaml      print the CREATE TABLE of each routed table, from the changelog
   txsink dead-letters --config pipeline.yaml  list what bad-input: dead-letter quarantined
   txsink reset --config pipeline.yaml [--partition P]  forget progress: read again from the start
   txsink drop-slot --config pipeline.yaml   drop a PostgreSQL source's replication slot (never automatic)
@@ -124,6 +125,7 @@ var commands = map[string]func(ctx context.Context, args []string, stdout, stder
 	"dead-letters": cmdDeadLetters,
 	"reset":        cmdReset,
 	"drop-slot":    cmdDropSlot,
+	"schema":       cmdSchema,
 	"demo":         cmdDemo,
 	"bench":        cmdBench,
 	"version":      cmdVersion,

@@ -46,7 +46,7 @@ func (t *DB) CreateStatements(name schema.Name, tbl *coltype.Table) ([]string, e
 	stmt, err := CreateTable(t.dialect, tm, name, tbl)
 	if err != nil {
 		return nil, &sink.Error{Op: "create table", Table: name.String(), Err: err,
-			Hint: "create the table yourself (txsink schema --config F prints the DDL of the other columns), then run again"}
+			Hint: "create the table yourself, then run again"}
 	}
 	return []string{stmt}, nil
 }
