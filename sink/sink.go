@@ -47,8 +47,9 @@
 // sink/sinks, and a test that runs the conformance suite
 // (sink/sinktest.Run) against its real server.
 //
-// A sink may import changelog, commit, schema, coerce, collate, errkind
-// and this package; never engine, config, diagnose or a source.
+// A sink may import changelog, commit, schema (and schema/coltype),
+// coerce, collate, errkind and this package; never engine, config,
+// diagnose or a source.
 package sink
 
 import (
