@@ -35,6 +35,9 @@ func (c *checker) missingTable(tc *config.Table, label string, name schema.Name,
 		return true
 	}
 	delete(c.pendingCreate, name)
+	if engine.TypedFormat(c.cfg) != nil {
+		return true // the format is refused, and said so once (checkAsRun)
+	}
 	stmts, err := CreateStatements(c.db, tc, name, ch)
 	if err != nil {
 		why, fix := Refusal(err)

@@ -76,8 +76,8 @@ func Declaration(tc *config.Table, name schema.Name, c *changelog.Change) (*colt
 	t := c.Types
 	switch {
 	case t == nil:
-		return nil, fail("the record carries no column types (a Debezium record without the schema envelope)",
-			"turn on the schema envelope (value.converter.schemas.enable=true in the connector), or "+hintCreate)
+		return nil, fail("the record carries no column types (a Debezium record without the schema envelope, a Canal message without mysqlType)",
+			"have the producer send them (Debezium: value.converter.schemas.enable=true in the connector), or "+hintCreate)
 	case t.Invalid != "":
 		return nil, fail(t.From+" cannot be read: "+t.Invalid, hintCreate)
 	}

@@ -127,7 +127,8 @@ func refine(t *coltype.Type, f connectSchema) {
 	}
 	length, lerr := strconv.Atoi(param(f, paramSourceLength))
 	scale, serr := strconv.Atoi(param(f, paramSourceScale))
-	t.Source = strings.ToLower(src)
+	base := strings.TrimSpace(strings.TrimSuffix(src, "UNSIGNED"))
+	t.Source = strings.ToLower(base)
 	if lerr == nil {
 		t.Source += "(" + strconv.Itoa(length)
 		if serr == nil {
@@ -135,7 +136,9 @@ func refine(t *coltype.Type, f connectSchema) {
 		}
 		t.Source += ")"
 	}
-	base := strings.TrimSpace(strings.TrimSuffix(src, "UNSIGNED"))
+	if base != src {
+		t.Source += " unsigned"
+	}
 	switch {
 	case t.Kind == coltype.String && lerr == nil && length > 0 && length < 1<<24 &&
 		(base == "VARCHAR" || base == "CHAR" || base == "CHARACTER VARYING" || base == "CHARACTER" || base == "BPCHAR" || base == "NVARCHAR" || base == "NCHAR"):

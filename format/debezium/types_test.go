@@ -89,7 +89,7 @@ func TestColumnType(t *testing.T) {
 		{"string", "", params(paramSourceType, "CHAR", paramSourceLength, "2"), coltype.Type{Kind: coltype.String, Length: 2, Fixed: true, Source: "char(2)"}},
 		{"bytes", logicalDecimal, params("scale", "2", paramSourceType, "DECIMAL", paramSourceLength, "12", paramSourceScale, "2"),
 			coltype.Type{Kind: coltype.Decimal, Precision: 12, Scale: 2, Source: "decimal(12,2)"}},
-		{"int64", "", params(paramSourceType, "INT UNSIGNED", paramSourceLength, "10"), coltype.Type{Kind: coltype.Int, Bits: 32, Unsigned: true, Source: "int unsigned(10)"}},
+		{"int64", "", params(paramSourceType, "INT UNSIGNED", paramSourceLength, "10"), coltype.Type{Kind: coltype.Int, Bits: 32, Unsigned: true, Source: "int(10) unsigned"}},
 		{"struct", logicalVarDecimal, nil, coltype.Type{Kind: coltype.Decimal, Scale: coltype.VariableScale, Source: logicalVarDecimal}},
 		{"int64", logicalNanoTimestamp, nil, coltype.Type{Kind: coltype.DateTime, Frac: 6, Source: logicalNanoTimestamp}},
 		{"string", logicalUUID, nil, coltype.Type{Kind: coltype.UUID, Source: logicalUUID}},
