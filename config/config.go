@@ -82,6 +82,9 @@ type Schema struct {
 	// Create is `schema.create`; see docs/config.md. One of
 	// SchemaCreateNone ("" too) and SchemaCreateMissing.
 	Create string
+	// Evolve is `schema.evolve`; see docs/config.md. One of
+	// SchemaEvolveNone ("" too) and SchemaEvolveAddColumns.
+	Evolve string
 }
 
 // The values of schema.create.
@@ -89,6 +92,16 @@ const (
 	SchemaCreateNone    = "none"
 	SchemaCreateMissing = "missing"
 )
+
+// The values of schema.evolve.
+const (
+	SchemaEvolveNone       = "none"
+	SchemaEvolveAddColumns = "add-columns"
+)
+
+// AddsColumns reports whether a column the source adds is added to the
+// target table (schema.evolve: add-columns).
+func (c *Config) AddsColumns() bool { return c.Schema.Evolve == SchemaEvolveAddColumns }
 
 // CreatesTables reports whether a missing target table is created
 // (schema.create: missing).

@@ -334,19 +334,41 @@ var schemaSection = sectionDef{
 			"Formats that carry no types (maxwell-json, ogg-json, flink-changelog-json, txsink-json) are " +
 			"refused with it, and so is a Debezium record without the schema envelope, when its table is " +
 			"missing. `txsink check` prints the statement it would run, and `txsink schema` the statement of " +
-			"every routed table it sees in the source. An existing table is never altered.",
+			"every routed table it sees in the source. An existing table is never altered but by `schema.evolve`.",
 		field: func(s any) any { return &s.(*Schema).Create },
-		check: func(p any) string {
-			if v := *p.(*string); v != "" && !slices.Contains(schemaCreateValues, v) {
-				return fmt.Sprintf("unknown value %q", v)
-			}
-			return ""
-		},
+		check: oneOf(schemaCreateValues),
+	}, {
+		name: "evolve", typ: typeString, defaultDoc: SchemaEvolveNone,
+		want: "one of: " + strings.Join(schemaEvolveValues, ", "),
+		doc: "`none` (the default): a change carrying a column the target table lacks stops the pipeline, " +
+			"naming the table, the column and the position. `add-columns`: the column is added to the target " +
+			"table (NULL-able, with the type the change's record declares: Debezium's schema envelope, Canal's " +
+			"`mysqlType`), by `ALTER TABLE ... ADD COLUMN` in a step of its own before the change is applied; " +
+			"the pipeline then starts again from its last commit with the table's new shape. A crash between " +
+			"the two is harmless: the column is there, and the run resumes. A second instance adding the same " +
+			"column goes on. A column the record does not declare is refused. Narrowing, type changes, drops " +
+			"and key changes are never made.",
+		field: func(s any) any { return &s.(*Schema).Evolve },
+		check: oneOf(schemaEvolveValues),
 	}},
 }
 
-// schemaCreateValues lists the accepted values of schema.create.
-var schemaCreateValues = []string{SchemaCreateNone, SchemaCreateMissing}
+// schemaCreateValues and schemaEvolveValues list the accepted values of
+// schema.create and schema.evolve.
+var (
+	schemaCreateValues = []string{SchemaCreateNone, SchemaCreateMissing}
+	schemaEvolveValues = []string{SchemaEvolveNone, SchemaEvolveAddColumns}
+)
+
+// oneOf returns a check that a string field is "" or one of values.
+func oneOf(values []string) func(any) string {
+	return func(p any) string {
+		if v := *p.(*string); v != "" && !slices.Contains(values, v) {
+			return fmt.Sprintf("unknown value %q", v)
+		}
+		return ""
+	}
+}
 
 var sinkSection = sectionDef{
 	path: "sink",

@@ -94,11 +94,7 @@ func TestCreateMissingTables(t *testing.T) {
 	for _, f := range formats {
 		t.Run(f.format, func(t *testing.T) {
 			forEachDialect(t, func(t *testing.T, db *testdb.DB) {
-				path := writeLines(t, t.TempDir(), "changes.jsonl", f.lines)
-				cfg := pipeline(db, config.Table{Source: "inventory.*", PrimaryKey: f.key})
-				cfg.Source.Format = f.format
-				cfg.Source.Set("paths", []string{path})
-				cfg.Schema.Create = config.SchemaCreateMissing
+				cfg := creatingPipeline(t, db, f.format, f.key, f.lines)
 				for run := 1; run <= 2; run++ {
 					if err := runOnce(t, cfg); err != nil {
 						t.Fatalf("run %d: %v", run, err)
@@ -187,6 +183,17 @@ func TestCreateRefusals(t *testing.T) {
 			}
 		})
 	}
+}
+
+// creatingPipeline is a pipeline of the tables inventory.* (keyed by key)
+// in a file of lines of format, with schema.create: missing.
+func creatingPipeline(t *testing.T, db *testdb.DB, format string, key, lines []string) *config.Config {
+	t.Helper()
+	cfg := pipeline(db, config.Table{Source: "inventory.*", PrimaryKey: key})
+	cfg.Source.Format = format
+	cfg.Source.Set("paths", []string{writeLines(t, t.TempDir(), "changes.jsonl", lines)})
+	cfg.Schema.Create = config.SchemaCreateMissing
+	return cfg
 }
 
 // tableOf describes target table name of db through a sink of its own.

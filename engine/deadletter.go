@@ -63,7 +63,7 @@ func (e *Engine) check(ctx context.Context, c *changelog.Change) error {
 	if err != nil || t == nil {
 		return err
 	}
-	return e.stale(ctx, t, e.buf.Check(t, c))
+	return e.stale(ctx, t, c, e.buf.Check(t, c))
 }
 
 // checkRecord returns the first change of record d that would be refused
@@ -124,7 +124,7 @@ func (l *txnLoop) firstBad(ctx context.Context, buf *reduce.Buffer, changes []*c
 		}
 		t, err := l.e.tableFor(ctx, c)
 		if err == nil && t != nil {
-			err = l.e.stale(ctx, t, buf.Check(t, c))
+			err = l.e.stale(ctx, t, c, buf.Check(t, c))
 		}
 		if err != nil {
 			if !errkind.IsBadInput(err) {

@@ -386,7 +386,7 @@ func (e *Engine) add(ctx context.Context, c *changelog.Change) error {
 		e.buf.Skip(c.Pos, now)
 		return nil
 	}
-	return e.stale(ctx, t, e.buf.Add(t, c, now))
+	return e.stale(ctx, t, c, e.buf.Add(t, c, now))
 }
 
 // stale returns err, a refusal of a change for table t, unless t was
@@ -395,10 +395,23 @@ func (e *Engine) add(ctx context.Context, c *changelog.Change) error {
 // again with the new definition (target.ErrShapeChanged) rather than call
 // the value bad input. Only refusals of a value or a column ask the
 // target; the others are returned as they are.
-func (e *Engine) stale(ctx context.Context, t *reduce.Table, err error) error {
+//
+// Under schema.evolve: add-columns a column of change c the table lacks
+// is added (see addColumns), and the pipeline starts again the same way.
+func (e *Engine) stale(ctx context.Context, t *reduce.Table, c *changelog.Change, err error) error {
 	var re *reduce.Error
 	if err == nil || !errors.As(err, &re) || re.Column == "" {
 		return err
+	}
+	if _, has := t.Schema.Column(re.Column); !has {
+		added, aerr := e.addColumns(ctx, t, c)
+		if aerr != nil {
+			return aerr
+		}
+		if added {
+			return &sink.Error{Op: "convert", Table: t.Schema.String(), Err: fmt.Errorf("%w: columns added (schema.evolve: add-columns)", sink.ErrShapeChanged),
+				Hint: "txsink reads the definition again and converts the change anew"}
+		}
 	}
 	changed, cerr := e.shapeChanged(ctx, t.Schema)
 	switch {

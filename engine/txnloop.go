@@ -623,7 +623,7 @@ func (l *txnLoop) add(ctx context.Context, r *reduced, changes []*changelog.Chan
 			r.buf.Skip(c.Pos, now)
 			continue
 		}
-		if err := l.e.stale(ctx, t, r.buf.Add(t, c, now)); err != nil {
+		if err := l.e.stale(ctx, t, c, r.buf.Add(t, c, now)); err != nil {
 			return err
 		}
 	}

@@ -1167,7 +1167,7 @@ func (b *Buffer) convertRow(t *Table, c *changelog.Change, img changelog.Row, wh
 		name := img.Names[p.bad]
 		return nil, nil, &Error{Pos: c.Pos, Table: t.Schema.String(), Column: name,
 			Reason: fmt.Sprintf("the change carries column %s, which the target table does not have", name),
-			Hint:   "add the column to the target table (txsink never drops data silently), then run again"}
+			Hint:   "add the column to the target table (txsink never drops data silently), or set schema.evolve: add-columns to have txsink add it, then run again"}
 	}
 	row := make([]any, len(p.out))
 	// Integers and date-times in their common shapes are converted

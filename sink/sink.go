@@ -38,7 +38,9 @@
 //   - Catalog: the target's catalog is read through SQL on a connection
 //     of the caller's (txsink check);
 //   - Creator: a missing table is created from the source's declaration
-//     of it (schema: {create: missing}).
+//     of it (schema: {create: missing});
+//   - Evolver: a column the source adds is added (schema: {evolve:
+//     add-columns}).
 //
 // Sinks register themselves (Register) from their package's init; the
 // command imports package sink/sinks, which imports them all. To add a
@@ -405,4 +407,13 @@ type Creator interface {
 	// Create runs them. It is safe beside another instance creating the
 	// same table: a table that exists is left as it is.
 	Create(ctx context.Context, name schema.Name, tbl *coltype.Table) error
+}
+
+// Evolver is a Sink that adds a column the source declares to an
+// existing table (schema: {evolve: add-columns}).
+type Evolver interface {
+	// AddColumn adds col to table name, NULL-able, unless the table has
+	// a column of that name already (another instance added it): then
+	// it does nothing. DDL of its own, committed before it returns.
+	AddColumn(ctx context.Context, name schema.Name, col coltype.Column) error
 }

@@ -30,8 +30,11 @@ type TypeMapper interface {
 	TableOptions() string
 }
 
-// DB can create tables when its dialect maps types.
-var _ sink.Creator = (*DB)(nil)
+// DB can create tables and add columns when its dialect maps types.
+var (
+	_ sink.Creator = (*DB)(nil)
+	_ sink.Evolver = (*DB)(nil)
+)
 
 // CreateStatements returns the CREATE TABLE IF NOT EXISTS that makes
 // table name as tbl declares it (sink.Creator), running nothing. Key
@@ -63,6 +66,54 @@ func (t *DB) Create(ctx context.Context, name schema.Name, tbl *coltype.Table) e
 	return t.createIfMissing(ctx, stmts, "create table", name.String())
 }
 
+// AddColumn adds col to table name, NULL-able (its existing rows have no
+// value for it), unless the table has it already (sink.Evolver): the
+// catalog is read first, since neither MySQL nor SQLite has ADD COLUMN IF
+// NOT EXISTS, and again after a failure, which another instance adding
+// the same column at once causes.
+func (t *DB) AddColumn(ctx context.Context, name schema.Name, col coltype.Column) error {
+	tm, ok := t.dialect.(TypeMapper)
+	if !ok {
+		return &sink.Error{Op: "add column", Table: name.String(), Err: fmt.Errorf("the %s dialect cannot add columns", t.dialect.Name()),
+			Hint: "add the column yourself"}
+	}
+	has := func() bool {
+		tbl, err := t.dialect.Describe(ctx, t.db, name)
+		if err != nil {
+			return false
+		}
+		_, ok := tbl.Column(col.Name)
+		return ok
+	}
+	if has() {
+		return nil
+	}
+	col.Nullable = true
+	typ, err := columnType(t.dialect, tm, col, false)
+	if err != nil {
+		return &sink.Error{Op: "add column", Table: name.String(), Err: fmt.Errorf("column %s (%s): %w", col.Name, col.Type, err),
+			Hint: "add the column yourself, then run again"}
+	}
+	stmt := "ALTER TABLE " + QuotedTable(t.dialect, &schema.Table{Namespace: name.Namespace, Name: name.Name}) +
+		" ADD COLUMN " + t.dialect.Quote(col.Name) + " " + typ
+	if _, err := t.db.ExecContext(ctx, stmt); err != nil && !has() {
+		return t.wrap("add column", name.String(), "", err)
+	}
+	return nil
+}
+
+// columnType declares col in d, refusing first what no dialect has a
+// column for.
+func columnType(d Dialect, tm TypeMapper, c coltype.Column, key bool) (string, error) {
+	switch {
+	case c.Type.Kind == coltype.Unsupported && c.Type.Why != "":
+		return "", errors.New(c.Type.Why)
+	case c.Type.Kind == coltype.Enum && len(c.Type.Values) == 0:
+		return "", errors.New("the source names no values for the enum")
+	}
+	return tm.ColumnType(c, d.Quote(c.Name), key)
+}
+
 // CreateTable writes CREATE TABLE IF NOT EXISTS for tbl in d: one column
 // per declared column in the source's order, NOT NULL for key columns
 // and required ones, and the PRIMARY KEY.
@@ -79,16 +130,7 @@ func CreateTable(d Dialect, tm TypeMapper, name schema.Name, tbl *coltype.Table)
 	b.WriteString(" (")
 	for i, c := range tbl.Columns {
 		key := isKey(tbl.Key, c.Name)
-		var typ string
-		var err error
-		switch {
-		case c.Type.Kind == coltype.Unsupported && c.Type.Why != "":
-			err = errors.New(c.Type.Why)
-		case c.Type.Kind == coltype.Enum && len(c.Type.Values) == 0:
-			err = errors.New("the source names no values for the enum")
-		default:
-			typ, err = tm.ColumnType(c, d.Quote(c.Name), key)
-		}
+		typ, err := columnType(d, tm, c, key)
 		if err != nil {
 			return "", fmt.Errorf("column %s (%s): %w", c.Name, c.Type, err)
 		}

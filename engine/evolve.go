@@ -1,0 +1,77 @@
+package engine
+
+// Adding a column the source adds (schema: {evolve: add-columns}): the
+// columns a change carries that its target table lacks are added from the
+// change's declaration, in a step of their own, and the pipeline starts
+// again from its last commit with the table's new shape.
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/txsink/txsink/changelog"
+	"github.com/txsink/txsink/reduce"
+	"github.com/txsink/txsink/schema"
+	"github.com/txsink/txsink/schema/coltype"
+	"github.com/txsink/txsink/sink"
+)
+
+// addColumns adds to t's target table every column change c carries that
+// the table lacks, under schema.evolve: add-columns, and reports whether
+// it added any. A column c's record does not declare is a *SchemaError.
+func (e *Engine) addColumns(ctx context.Context, t *reduce.Table, c *changelog.Change) (bool, error) {
+	if !e.cfg.AddsColumns() {
+		return false, nil
+	}
+	var missing []string
+	for _, img := range []changelog.Row{c.Before, c.After} {
+		for _, n := range img.Names {
+			if _, ok := t.Schema.Column(n); !ok && !contains(missing, n) {
+				missing = append(missing, n)
+			}
+		}
+	}
+	if len(missing) == 0 {
+		return false, nil
+	}
+	table := t.Schema.String()
+	fail := func(reason, hint string) error {
+		return &SchemaError{Table: table, Reason: fmt.Sprintf("%s: the change carries column %s, which the target table %s lacks, and schema.evolve: add-columns cannot add it: %s",
+			c.Pos, strings.Join(missing, ", "), table, reason), Hint: hint}
+	}
+	ev, ok := e.target.(sink.Evolver)
+	switch {
+	case !ok:
+		return false, fail("the target cannot add columns", "add the column yourself, then run again")
+	case c.Types == nil:
+		return false, fail("the record carries no column types", "have the producer send them (Debezium: value.converter.schemas.enable=true), or add the column yourself")
+	case c.Types.Invalid != "":
+		return false, fail(c.Types.From+" cannot be read: "+c.Types.Invalid, "add the column yourself, then run again")
+	}
+	cols := make([]coltype.Column, len(missing))
+	for i, n := range missing {
+		col, ok := c.Types.Column(n)
+		if !ok {
+			return false, fail(c.Types.From+" does not declare it", "add the column yourself, then run again")
+		}
+		cols[i] = *col
+	}
+	name := schema.Name{Namespace: t.Schema.Namespace, Name: t.Schema.Name}
+	for _, col := range cols {
+		if err := ev.AddColumn(ctx, name, col); err != nil {
+			return false, err
+		}
+		e.log.Info("added a column the source added to the target table", "table", table, "column", col.Name, "type", col.Type.String(), "pos", c.Pos.String())
+	}
+	return true, nil
+}
+
+func contains(names []string, n string) bool {
+	for _, x := range names {
+		if x == n {
+			return true
+		}
+	}
+	return false
+}
