@@ -68,6 +68,23 @@ func Refusal(err error) (why, fix string) {
 	return "txsink run cannot create the missing target table: " + err.Error(), "create the table yourself"
 }
 
+// addedColumn reports, under schema.evolve: add-columns, a column name
+// that change ch carries and ti's table lacks, which a run adds from the
+// change's declaration; false when the run would refuse it instead.
+func (c *checker) addedColumn(ti *tableInfo, ch *changelog.Change, name string) bool {
+	if !c.cfg.AddsColumns() || ch.Types == nil {
+		return false
+	}
+	col, ok := ch.Types.Column(name)
+	if !ok {
+		return false
+	}
+	c.note("addcolumn\x00"+ti.label+"\x00"+strings.ToLower(name), ch.Pos, Finding{Severity: Info, Check: "schema", Table: ti.label,
+		Message: fmt.Sprintf("a %s change carries column %s, which the target table does not have: txsink run adds it, NULL-able, as %s declares it (%s; schema.evolve: add-columns).", ch.Kind, name, ch.Types.From, col.Type),
+		Fix:     "nothing to do, or add the column yourself first"})
+	return true
+}
+
 // emitPendingCreates reports the missing tables no sampled change
 // reached: what creates them is not known yet.
 func (c *checker) emitPendingCreates() {

@@ -30,6 +30,18 @@ var createCases = []tcase{
 		},
 	},
 	{
+		name:   "a column the source added",
+		format: "canal-json",
+		schema: func(string) []string {
+			return []string{"CREATE TABLE t (id BIGINT NOT NULL PRIMARY KEY, name VARCHAR(10))"}
+		},
+		top:     "schema: {evolve: add-columns}\n",
+		tables:  "  - source: shop.t\n",
+		records: []string{canalInsert},
+		want: []want{{sev: diagnose.Info, check: "schema", contains: []string{"p0.jsonl:1", "column price", "txsink run adds it, NULL-able",
+			"decimal(6,2)", "schema.evolve: add-columns"}}},
+	},
+	{
 		name:    "debezium without the envelope",
 		format:  "debezium-json",
 		top:     "schema: {create: missing}\n",
@@ -66,8 +78,14 @@ func TestCreateFindings(t *testing.T) {
 					if dialect == "sqlite" {
 						db.Exec(t, "PRAGMA user_version = 1") // an empty database, not a missing file
 					}
+					if tc.schema != nil {
+						db.Exec(t, tc.schema(dialect)...)
+					}
 					rep := runCase(t, db, tc)
 					checkFindings(t, dialect, rep, tc.want)
+					if tc.schema != nil {
+						return
+					}
 					var n int
 					q := map[string]string{
 						"mysql":    "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = 't'",

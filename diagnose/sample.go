@@ -320,6 +320,9 @@ func (c *checker) checkKey(ti *tableInfo, ch *changelog.Change, img changelog.Ro
 func (c *checker) checkValues(ti *tableInfo, ch *changelog.Change, img changelog.Row) {
 	for i, name := range img.Names {
 		col, ok := ti.schema.Column(name)
+		if !ok && c.addedColumn(ti, ch, name) {
+			continue
+		}
 		if !ok {
 			c.note("column\x00"+ti.label+"\x00"+strings.ToLower(name), ch.Pos, Finding{Severity: c.badInput(), Check: "value", Table: ti.label,
 				Message: fmt.Sprintf("a %s change carries column %s, which the target table does not have; txsink never drops a value silently.", ch.Kind, name),
