@@ -475,7 +475,8 @@ waiting for messages not there yet. It reports, one line per finding:
            PRIMARY KEY disagrees with primary-key, a sampled change without
            its key columns, a sampled value its column cannot hold (too
            long, too many digits or fractional seconds, NULL into NOT NULL,
-           a column the table lacks), a NOT NULL column without a default
+           a column the table lacks), a table schema.create: missing
+           cannot create (no types, no key), a NOT NULL column without a default
            that neither the sample nor the format's schema ever sends, a
            Kafka topic the brokers do not have, brokers that cannot be
            reached, a NATS stream the server does not have or no longer
@@ -485,7 +486,10 @@ waiting for messages not there yet. It reports, one line per finding:
            a StarRocks Unique Key table written append-only
   info     worth knowing: case-insensitive key columns, cascading foreign
            keys, rows that another writer put into a table; for StarRocks
-           the server's version and each table's kind and key
+           the server's version and each table's kind and key; under
+           schema.create: missing the exact CREATE TABLE a run would
+           execute for a missing table, and under schema.evolve:
+           add-columns the columns it would add
 
 each with what to do, then a summary line. Records that cannot be decoded
 are grouped only when their cause is the same. Exits 1 when there is an
