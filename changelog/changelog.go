@@ -249,11 +249,22 @@ func (p Position) String() string {
 // when the key in Before differs from the key in After, the update moved the
 // row to a new key and txsink deletes the old key in the same commit.
 type Change struct {
-	Kind   Kind
-	Table  Table
-	Before Row
-	After  Row
-	Pos    Position
+	Kind Kind
+	// TxnEnd marks the last change of a source transaction.
+	TxnEnd bool
+	// TxnOrder is the change's place in its source transaction, from 1,
+	// when the format says (Debezium's transaction.total_order); 0
+	// otherwise. It grows within a transaction, so a change whose
+	// TxnOrder is not above the last one read of its transaction is a copy
+	// published again (Debezium Server after a restart).
+	//
+	// (TxnEnd and TxnOrder sit by Kind, in the padding before Table: the
+	// change stays as large as it was before Types.)
+	TxnOrder int32
+	Table    Table
+	Before   Row
+	After    Row
+	Pos      Position
 	// Size approximates the bytes the change holds in memory; buffers count
 	// it against their limits. Decoders set it to the length of the raw
 	// record when they do not know better.
@@ -261,14 +272,6 @@ type Change struct {
 	// TxnID identifies the source transaction the change belongs to, when
 	// the format carries one ("" otherwise).
 	TxnID string
-	// TxnOrder is the change's place in its source transaction, from 1,
-	// when the format says (Debezium's transaction.total_order); 0
-	// otherwise. It grows within a transaction, so a change whose
-	// TxnOrder is not above the last one read of its transaction is a copy
-	// published again (Debezium Server after a restart).
-	TxnOrder int32
-	// TxnEnd marks the last change of a source transaction.
-	TxnEnd bool
 	// TxnEvents is, on an EndTxn change, the number of row events the
 	// source transaction had (0 when the format does not say).
 	TxnEvents int
