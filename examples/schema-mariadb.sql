@@ -1,6 +1,7 @@
--- The target table of the examples, for MariaDB or MySQL. txsink does not
--- create target tables: create it first, e.g.
+-- The target table of the examples, for MariaDB or MySQL. Create it first, e.g.
 --   mariadb -u app -p shop < examples/schema-mariadb.sql
+-- or let txsink create it from the schema envelope (schema.create: missing;
+-- txsink schema --config examples/pipeline.yaml prints the statement).
 CREATE TABLE products (
   id       INT NOT NULL PRIMARY KEY,
   name     VARCHAR(100) NOT NULL,

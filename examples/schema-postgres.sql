@@ -1,6 +1,7 @@
--- The target table of the examples, for PostgreSQL. txsink does not create
--- target tables: create it first, e.g.
+-- The target table of the examples, for PostgreSQL. Create it first, e.g.
 --   psql -d shop -f examples/schema-postgres.sql
+-- or let txsink create it from the schema envelope (schema.create: missing;
+-- txsink schema --config examples/pipeline.yaml prints the statement).
 CREATE TABLE products (
   id       integer NOT NULL PRIMARY KEY,
   name     varchar(100) NOT NULL,

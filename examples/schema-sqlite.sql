@@ -1,6 +1,7 @@
--- The target table of the examples, for SQLite. txsink does not create
--- target tables: create it first, e.g.
+-- The target table of the examples, for SQLite. Create it first, e.g.
 --   sqlite3 examples/example.db < examples/schema-sqlite.sql
+-- or let txsink create it from the schema envelope (schema.create: missing;
+-- txsink schema --config examples/pipeline.yaml prints the statement).
 CREATE TABLE products (
   id       INTEGER NOT NULL PRIMARY KEY,
   name     TEXT NOT NULL,

@@ -12,6 +12,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -90,13 +91,19 @@ func Open(ctx context.Context, path string) (*sqlsink.DB, error) {
 }
 
 // OpenReadOnly opens an existing SQLite database without writing to it,
-// not even to switch its journal mode (txsink check uses it).
+// not even to switch its journal mode (txsink check and txsink schema use
+// it). A file that does not exist yet is what txsink run would start
+// from, an empty database: it is looked at as an empty in-memory one, so
+// check reports every routed table missing and schema prints them all,
+// and nothing is created on disk.
 func OpenReadOnly(ctx context.Context, path string) (*sqlsink.DB, error) {
 	if path == ":memory:" {
 		return Open(ctx, path)
 	}
-	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("open %s: %w (txsink run creates the file, but its tables must be created first, or by schema.create: missing)", path, err)
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return open(ctx, path, "file::memory:")
+	} else if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	return open(ctx, path, "file:"+path+"?mode=ro&_pragma=busy_timeout(10000)"+memoryPragmas)
 }

@@ -2,6 +2,9 @@ package sqlite
 
 import (
 	"context"
+	"errors"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -54,6 +57,26 @@ func TestOpenBoundsMemory(t *testing.T) {
 		if got := pragma(t, ro, name); got != want[name] {
 			t.Errorf("read-only: PRAGMA %s = %s, want %s", name, got, want[name])
 		}
+	}
+}
+
+// TestOpenReadOnlyMissingFile: a database file that does not exist yet
+// is looked at as the empty database txsink run would start from — no
+// tables — and nothing is created on disk.
+func TestOpenReadOnlyMissingFile(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "not-yet.db")
+	ro, err := OpenReadOnly(ctx, path)
+	if err != nil {
+		t.Fatalf("OpenReadOnly of a file not there yet: %v", err)
+	}
+	var n int
+	if err := ro.DB().QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master").Scan(&n); err != nil || n != 0 {
+		t.Errorf("the missing file's database holds %d objects (%v), want an empty one", n, err)
+	}
+	ro.Close()
+	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("OpenReadOnly left %s behind (stat: %v)", path, err)
 	}
 }
 
