@@ -4,7 +4,9 @@
 //
 //   - Every Batch's Deletes MUST be applied BEFORE any Batch's Upserts or
 //     Inserts, because a deleted row may free a secondary unique value an
-//     upsert needs.
+//     upsert needs — except where the target's foreign keys need another
+//     order (a child's writes before its parent's deletes), which a target
+//     that checks them row by row must follow (see package sqlsink).
 //   - Progress MUST be written in the same target transaction as the rows, so
 //     after any crash the target says exactly how far it has applied.
 //   - A target MUST apply a unit whole or not at all: a reader never sees

@@ -141,6 +141,9 @@ type Table struct {
 	// PrimaryKey lists the primary-key columns in key order; empty when the
 	// table has none.
 	PrimaryKey []string
+	// ForeignKeys lists the table's own foreign keys (those whose
+	// referencing columns are its), when the target reads them.
+	ForeignKeys []ForeignKey
 	// Version is the target catalog's version of the table's shape, read
 	// just before the table was described: it changes with every ALTER
 	// TABLE, so a commit can tell that the shape its values were converted

@@ -103,7 +103,8 @@ type Sink interface {
 	Claim(ctx context.Context, pipeline string, partitions []string) (map[string]changelog.Position, error)
 	// Apply writes u atomically with its progress (see the package doc).
 	// A partition of u this instance never claimed is claimed first.
-	// Deletes of a unit come before its writes; a partial image
+	// Deletes of a unit come before its writes, except where the
+	// target's foreign keys order them otherwise; a partial image
 	// (commit.Group.Partial) of a row the target lacks fails the unit
 	// with ErrMissingRow, Refused.
 	Apply(ctx context.Context, u *commit.Unit) error

@@ -8,9 +8,12 @@
 //
 // Guarantees of Apply, for every dialect:
 //
-//   - One unit is one database transaction: all Deletes of all tables first,
-//     then all Upserts and Inserts, then the progress rows, then COMMIT. A
-//     reader sees all of it or none of it.
+//   - One unit is one database transaction: the progress rows, then all
+//     Deletes of all tables, then all Upserts and Inserts — except where
+//     the foreign keys among the unit's tables, read from the catalog,
+//     order them otherwise so that every constraint holds at every
+//     statement (see fkorder.go) — then COMMIT. A reader sees all of it or
+//     none of it.
 //   - Progress rows live in the target (table txsink_progress), written in
 //     that same transaction, so the target's own state is the checkpoint:
 //     Progress tells exactly what has been applied.
@@ -155,7 +158,14 @@ func (t *DB) Quote(ident string) string { return t.dialect.Quote(ident) }
 // of the caller's (sink.Catalog), without the shape's version: a reader
 // that writes nothing needs none.
 func (t *DB) DescribeOn(ctx context.Context, q Querier, name schema.Name) (*schema.Table, error) {
-	return t.dialect.Describe(ctx, q, name)
+	tbl, err := t.dialect.Describe(ctx, q, name)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.readForeignKeys(ctx, q, tbl); err != nil {
+		return nil, err
+	}
+	return tbl, nil
 }
 
 // Close gives up the partitions' locks and closes the database handle.
@@ -183,6 +193,9 @@ func (t *DB) Describe(ctx context.Context, name schema.Name) (*schema.Table, err
 	tbl, err := t.dialect.Describe(ctx, t.db, name)
 	if err != nil {
 		// A missing table fails both; Describe says it better.
+		return nil, t.wrap("describe", name.String(), "", err)
+	}
+	if err := t.readForeignKeys(ctx, t.db, tbl); err != nil {
 		return nil, t.wrap("describe", name.String(), "", err)
 	}
 	if verr != nil {
@@ -350,31 +363,9 @@ func (t *DB) apply(ctx context.Context, u *commit.Unit) (failed *failure, err er
 	if err := t.deadLetters(ctx, tx, u); err != nil {
 		return nil, err
 	}
-	for _, b := range u.Batches {
-		if len(b.Deletes) == 0 {
-			continue
-		}
-		if f, err := exec(nil, t.deleteWork(b)); err != nil {
-			return f, err
-		}
-	}
-	for _, b := range u.Batches {
-		for _, g := range b.Upserts {
-			w := t.rowWork(b.Table, g, t.dialect.Upsert)
-			if g.Partial {
-				if err := t.requireRows(ctx, tx, w); err != nil {
-					return nil, err
-				}
-			}
-			if f, err := exec(conn, w); err != nil {
-				return f, err
-			}
-		}
-		for _, g := range b.Inserts {
-			if f, err := exec(conn, t.rowWork(b.Table, g, t.dialect.Insert)); err != nil {
-				return f, err
-			}
-		}
+	// Deletes and writes in the order foreign keys give them (fkorder.go).
+	if f, err := t.applyRows(ctx, conn, tx, u, exec); err != nil {
+		return f, err
 	}
 	if err := t.checkShapes(ctx, tx, u); err != nil {
 		return nil, err
