@@ -266,7 +266,39 @@ var cases = []tcase{
 		tables: "  - source: shop.p\n  - source: shop.c\n",
 		want: []want{
 			{sev: diagnose.Info, check: "foreign-key", contains: []string{"shop.p", "(p_id) references this table ON DELETE CASCADE", "exactly-once covers it"}},
-			{sev: diagnose.Warning, check: "foreign-key", contains: []string{"shop.c", "(p_id) references", "(id) and is checked row by row"}},
+			{sev: diagnose.Info, check: "foreign-key", contains: []string{"target: foreign keys among the tables txsink writes order each flush's statements", "c, write ", "p, write ", "c, delete from ", "ON DELETE CASCADE"}},
+		},
+	},
+	{
+		name: "foreign keys in a cycle",
+		schema: func(d string) []string {
+			if d == "sqlite" {
+				return []string{
+					"CREATE TABLE a (id BIGINT NOT NULL PRIMARY KEY, b_id BIGINT NULL, CONSTRAINT fk_a_b FOREIGN KEY (b_id) REFERENCES b (id))",
+					"CREATE TABLE b (id BIGINT NOT NULL PRIMARY KEY, a_id BIGINT NULL, CONSTRAINT fk_b_a FOREIGN KEY (a_id) REFERENCES a (id))",
+				}
+			}
+			return []string{
+				"CREATE TABLE a (id BIGINT NOT NULL PRIMARY KEY, b_id BIGINT NULL)",
+				"CREATE TABLE b (id BIGINT NOT NULL PRIMARY KEY, a_id BIGINT NULL, CONSTRAINT fk_b_a FOREIGN KEY (a_id) REFERENCES a (id))",
+				"ALTER TABLE a ADD CONSTRAINT fk_a_b FOREIGN KEY (b_id) REFERENCES b (id)",
+			}
+		},
+		tables: "  - source: shop.a\n  - source: shop.b\n",
+		want: []want{
+			{sev: diagnose.Warning, check: "foreign-key", contains: []string{"form a cycle among tables txsink writes", "(b_id)", "(a_id)", "rather than switch foreign-key checks off"}},
+			{sev: diagnose.Warning, check: "foreign-key", contains: []string{"declare them DEFERRABLE"}, dialects: []string{"postgres"}},
+		},
+	},
+	{
+		name: "foreign key of a table to itself",
+		schema: func(string) []string {
+			return []string{"CREATE TABLE tree (id BIGINT NOT NULL PRIMARY KEY, parent BIGINT NULL, CONSTRAINT fk_tree FOREIGN KEY (parent) REFERENCES tree (id))"}
+		},
+		tables: "  - source: shop.tree\n",
+		want: []want{
+			{sev: diagnose.Info, check: "foreign-key", contains: []string{"references the table itself", "a statement per level"}},
+			{sev: diagnose.Info, check: "foreign-key", contains: []string{"target: foreign keys among the tables txsink writes order", "write ", "tree, delete from "}},
 		},
 	},
 	{

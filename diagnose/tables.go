@@ -309,32 +309,21 @@ type childFK struct {
 	fk foreignKey
 }
 
-// checkChildForeignKeys reports foreign keys checked row by row. When the
-// pipeline writes the referenced table too, the order of statements within
-// a flush (all deletes, then the upserts table by table) is not the
-// source's, and a row can come before the row it references.
+// checkChildForeignKeys reports foreign keys to tables the pipeline does
+// not write. Those among the tables it writes order a flush's statements
+// (checkForeignKeyOrder, in fkorder.go).
 func (c *checker) checkChildForeignKeys() {
-	dialect := c.cat.DialectName()
 	for _, cf := range c.childFKs {
 		fk := cf.fk
-		if fk.deferred {
+		if fk.deferred || c.writes(fk.parent) {
 			continue
 		}
 		refs := fmt.Sprintf("foreign key%s (%s) references %s (%s)", fk.named(), strings.Join(fk.childCols, ", "), fk.parent, strings.Join(fk.parentCols, ", "))
-		if !c.writes(fk.parent) {
-			c.add(Finding{Severity: Info, Check: "foreign-key", Table: cf.ti.label,
-				Message: refs + ", which this pipeline does not write: a row whose referenced row is missing there stops the pipeline.",
-				Fix:     fmt.Sprintf("nothing, if whoever writes %s keeps it ahead of this pipeline", fk.parent)})
-			continue
-		}
-		fix := "declare the foreign key DEFERRABLE INITIALLY DEFERRED, so it is checked at COMMIT when the whole flush is in place"
-		if dialect == "mysql" || dialect == "mariadb" {
-			fix = "drop the foreign key on the target (MySQL cannot defer it; the source enforces it already)"
-		}
-		c.add(Finding{Severity: Warning, Check: "foreign-key", Table: cf.ti.label,
-			Message: refs + fmt.Sprintf(" and is checked row by row. Within a flush txsink applies all deletes, then the upserts table by table, not in the source's order, so a row can arrive before the %s row it references, or a %s row can be deleted before the rows referencing it, and the flush fails.", fk.parent, fk.parent),
-			Fix:     fix})
+		c.add(Finding{Severity: Info, Check: "foreign-key", Table: cf.ti.label,
+			Message: refs + ", which this pipeline does not write: a row whose referenced row is missing there stops the pipeline.",
+			Fix:     fmt.Sprintf("nothing, if whoever writes %s keeps it ahead of this pipeline", fk.parent)})
 	}
+	c.checkForeignKeyOrder()
 }
 
 // writes reports whether the pipeline writes table name (as a catalog
