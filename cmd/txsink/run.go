@@ -482,9 +482,11 @@ waiting for messages not there yet. It reports, one line per finding:
            reached, a NATS stream the server does not have or no longer
            holds the target's position of
   warning  it may: UNIQUE indexes besides the key, triggers, foreign keys
-           checked row by row, server timeouts shorter than the interval,
-           a StarRocks Unique Key table written append-only
-  info     worth knowing: case-insensitive key columns, cascading foreign
+           in a cycle txsink can neither order nor defer, server timeouts
+           shorter than the interval, a StarRocks Unique Key table written
+           append-only
+  info     worth knowing: the order foreign keys give a flush's
+           statements, case-insensitive key columns, cascading foreign
            keys, rows that another writer put into a table; for StarRocks
            the server's version and each table's kind and key; under
            schema.create: missing the exact CREATE TABLE a run would

@@ -11,6 +11,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/txsink/txsink/commit"
@@ -21,23 +22,31 @@ import (
 type rowID struct{ g, r int }
 
 // valueKey renders values as one comparable string, or reports false when
-// one is NULL (a NULL reference references nothing).
+// one is NULL (a NULL reference references nothing). Converted values of
+// a key and of the columns referencing it render alike.
 func valueKey(vals []any) (string, bool) {
-	var b strings.Builder
+	var buf [64]byte
+	b := buf[:0]
 	for _, v := range vals {
 		switch x := v.(type) {
 		case nil:
 			return "", false
+		case int64:
+			b = strconv.AppendInt(b, x, 10)
+		case int:
+			b = strconv.AppendInt(b, int64(x), 10)
+		case uint64:
+			b = strconv.AppendUint(b, x, 10)
 		case []byte:
-			b.Write(x)
+			b = append(b, x...)
 		case string:
-			b.WriteString(x)
+			b = append(b, x...)
 		default:
-			fmt.Fprint(&b, x)
+			b = fmt.Append(b, x)
 		}
-		b.WriteByte(0)
+		b = append(b, 0)
 	}
-	return b.String(), true
+	return string(b), true
 }
 
 // columnsAt returns where names sit in cols, or false when one is absent.
