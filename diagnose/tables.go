@@ -221,13 +221,35 @@ func (c *checker) checkCatalog(ctx context.Context, ti *tableInfo) error {
 	return c.checkWriter(ctx, ti)
 }
 
-// checkUnique warns about UNIQUE indexes besides the primary key: txsink
-// reorders the changes of a flush, and a unique index checked row by row
-// can see a state the source never had.
+// checkUnique reports UNIQUE indexes besides the primary key. txsink
+// frees, inside the commit, the values a flush's rows take from the rows
+// of the flush holding them (sqlsink's unique.go), for the keys the
+// target's Describe read: for a nullable key by setting the holders' values
+// to NULL (info), for a NOT NULL one by deleting the holders and writing
+// them again, whose delete actions run (warning). An index txsink does not
+// read (on expressions, partial, on a prefix) can still conflict.
 func (c *checker) checkUnique(ti *tableInfo, unique []index, dialect string) {
 	for _, ix := range unique {
 		if ix.deferred {
 			continue // checked at COMMIT, when the flush's rows are all in place
+		}
+		cols := strings.Join(ix.columns, ", ")
+		if uk := handledUnique(ti.schema, ix.name); uk != nil {
+			nullable := true
+			for _, name := range uk.Columns {
+				col, ok := ti.schema.Column(name)
+				nullable = nullable && ok && col.Nullable
+			}
+			if nullable {
+				c.add(Finding{Severity: Info, Check: "unique", Table: ti.label,
+					Message: fmt.Sprintf("unique index %s (%s) besides the primary key: when rows of a flush exchange its values (two rows swapping %s, or a row taking a value another gives up), txsink first sets the values of the flush's rows that hold them to NULL, inside the commit, so the flush applies. A row the flush does not change that holds a value a flushed row takes stops the flush with an error naming both rows.", ix.name, cols, cols),
+					Fix:     "nothing"})
+				continue
+			}
+			c.add(Finding{Severity: Warning, Check: "unique", Table: ti.label,
+				Message: fmt.Sprintf("unique index %s (%s) besides the primary key is NOT NULL: when rows of a flush exchange its values (two rows swapping %s, or a row taking a value another gives up), txsink deletes the flush's rows that hold them and writes them again, inside the commit. Their delete triggers and the ON DELETE actions of foreign keys referencing this table run on them (a cascade deletes the rows referencing them), and a row the flush updates with a partial image is then missing. A row the flush does not change that holds a value a flushed row takes stops the flush with an error naming both rows.", ix.name, cols, cols),
+				Fix:     "nothing, if no foreign key cascades from this table and no delete trigger acts on it; otherwise let the columns take NULL (txsink then clears the values instead of deleting rows), or drop the unique index on the target (the source enforces it already)"})
+			continue
 		}
 		what := "the upsert fails with a duplicate-key error and the pipeline stops at that flush on every retry"
 		if dialect == "mysql" || dialect == "mariadb" {
@@ -238,10 +260,20 @@ func (c *checker) checkUnique(ti *tableInfo, unique []index, dialect string) {
 			fix += ", or declare it as a constraint DEFERRABLE INITIALLY DEFERRED so it is checked at COMMIT"
 		}
 		c.add(Finding{Severity: Warning, Check: "unique", Table: ti.label,
-			Message: fmt.Sprintf("unique index %s (%s) besides the primary key can conflict when txsink reorders rows within a flush. txsink applies each flush's deletes before its upserts, so a value freed by a deleted row is free again; but when rows of the flush exchange values (two rows swapping %s, or a row taking a value another row gives up by an update), the upserts run in an order of their own and one row meets the value still held by the other: %s.",
-				ix.name, strings.Join(ix.columns, ", "), strings.Join(ix.columns, ", "), what),
-			Fix: fix})
+			Message: fmt.Sprintf("unique index %s (%s) besides the primary key is on expressions, partial or on a column prefix, which txsink does not read: when rows of a flush exchange its values, the upserts meet a value still held by another row of the flush: %s.", ix.name, cols, what),
+			Fix:     fix})
 	}
+}
+
+// handledUnique returns the unique key of t called name that the target's
+// Describe read, nil when it read none of that name.
+func handledUnique(t *schema.Table, name string) *schema.UniqueKey {
+	for i := range t.UniqueKeys {
+		if t.UniqueKeys[i].Name == name {
+			return &t.UniqueKeys[i]
+		}
+	}
+	return nil
 }
 
 // checkCollations reports key columns that compare without regard to case

@@ -1,11 +1,9 @@
 package engine_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,7 +12,6 @@ import (
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/config"
 	"github.com/txsink/txsink/engine"
-	"github.com/txsink/txsink/format/native"
 	"github.com/txsink/txsink/internal/testdb"
 )
 
@@ -285,16 +282,30 @@ func (m *fkModel) step() {
 			m.deleteOrder(m.pick(orders))
 		}
 	}
-	if len(m.txn) == 0 {
-		return
+	m.out, m.txn, m.txns = endTxn(m.out, m.txn, m.txns)
+}
+
+// endTxn ends a source transaction of the changes txn (if any), the n-th
+// one, appending it to out, and returns out, txn emptied and the count.
+func endTxn(out, txn []changelog.Change, n int) ([]changelog.Change, []changelog.Change, int) {
+	if len(txn) == 0 {
+		return out, txn, n
 	}
-	m.txns++
-	for i := range m.txn {
-		m.txn[i].TxnID = fmt.Sprintf("t%d", m.txns)
+	n++
+	for i := range txn {
+		txn[i].TxnID = fmt.Sprintf("t%d", n)
 	}
-	m.txn[len(m.txn)-1].TxnEnd = true
-	m.out = append(m.out, m.txn...)
-	m.txn = m.txn[:0]
+	txn[len(txn)-1].TxnEnd = true
+	return append(out, txn...), txn[:0], n
+}
+
+// writeChangelog writes changes as one txsink-json file and returns its
+// path.
+func writeChangelog(t *testing.T, changes []changelog.Change) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "changes.jsonl")
+	writeChangeFile(t, path, changes)
+	return path
 }
 
 // final renders the model's tables as the queries of checkFKFinal read
@@ -333,27 +344,33 @@ func fkChangelog(t *testing.T, seed uint64, txns int) (path string, m *fkModel) 
 	for m.txns < txns {
 		m.step()
 	}
-	path = filepath.Join(t.TempDir(), "fk.jsonl")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := bufio.NewWriter(f)
-	var line []byte
-	for i := range m.out {
-		m.out[i].Pos = changelog.Position{Partition: "p0", Seq: int64(i + 1)}
-		if line, err = native.Append(line[:0], &m.out[i]); err != nil {
-			t.Fatal(err)
-		}
-		w.Write(line)
-	}
-	if err := w.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
+	path = writeChangelog(t, m.out)
 	return path, m
+}
+
+// runEveryBoundary runs a pipeline of tables over the changelog at path,
+// in mode ("plain" or "transaction"), cutting a commit after every
+// maxRows rows (coalescing off, so every boundary is cut), while a reader
+// polls query; it fails the test on a run error and returns the polls and
+// the sum of what they counted.
+func runEveryBoundary(t *testing.T, db *testdb.DB, path, mode string, maxRows int, query string, tables ...config.Table) (polls, counted int64) {
+	t.Helper()
+	cfg := pipeline(db, tables...)
+	cfg.Name = fmt.Sprintf("%s-%s-%d", tables[0].Source, mode, maxRows)
+	cfg.Source.Set("paths", []string{path})
+	if mode == "transaction" {
+		txnPipeline(cfg)
+	}
+	cfg.Sink.FlushMaxRows = maxRows
+	cfg.Sink.FlushCoalesce = false
+	e := newEngine(t, cfg)
+	p := startPoller(t, db, query)
+	err := e.Run(context.Background(), engine.RunOptions{})
+	polls, counted = p.finish(t)
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	return polls, counted
 }
 
 // TestForeignKeyOrder applies a changelog that inserts, re-parents and
@@ -384,26 +401,8 @@ func TestForeignKeyOrder(t *testing.T) {
 			for _, maxRows := range []int{1, 2, 3, 5, 17, 1 << 20} {
 				t.Run(fmt.Sprintf("%s-max-rows-%d", mode, maxRows), func(t *testing.T) {
 					db.Exec(t, "UPDATE item_notes SET reply_to = NULL", "DELETE FROM item_notes", "DELETE FROM order_items", "DELETE FROM orders")
-					cfg := pipeline(db,
-						config.Table{Source: "shop.orders"},
-						config.Table{Source: "shop.order_items"},
-						config.Table{Source: "shop.item_notes"})
-					cfg.Name = fmt.Sprintf("fk-%s-%d", mode, maxRows)
-					cfg.Source.Set("paths", []string{path})
-					if mode == "transaction" {
-						txnPipeline(cfg)
-					}
-					cfg.Sink.FlushMaxRows = maxRows
-					// Every boundary max-rows cuts, not the larger
-					// units a busy target would coalesce.
-					cfg.Sink.FlushCoalesce = false
-					e := newEngine(t, cfg)
-					p := startPoller(t, db, fkInvariant)
-					err := e.Run(context.Background(), engine.RunOptions{})
-					polls, violations := p.finish(t)
-					if err != nil {
-						t.Fatalf("run: %v", err)
-					}
+					polls, violations := runEveryBoundary(t, db, path, mode, maxRows, fkInvariant,
+						config.Table{Source: "shop.orders"}, config.Table{Source: "shop.order_items"}, config.Table{Source: "shop.item_notes"})
 					t.Logf("reader polled %d times, saw %d invariant violations", polls, violations)
 					if mode == "transaction" && violations != 0 {
 						t.Errorf("transaction mode: the reader saw %d violations of the cross-table invariant", violations)

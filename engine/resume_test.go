@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/commit"
 	"github.com/txsink/txsink/config"
 	"github.com/txsink/txsink/engine"
@@ -28,26 +29,34 @@ func writeWorkload(t testing.TB, res *workload.Result) []string {
 	var paths []string
 	for p, changes := range res.Partitions {
 		path := filepath.Join(dir, fmt.Sprintf("p%d.jsonl", p))
-		f, err := os.Create(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w := bufio.NewWriter(f)
-		var line []byte
-		for i := range changes {
-			line, err = native.Append(line[:0], &changes[i])
-			if err != nil {
-				t.Fatal(err)
-			}
-			w.Write(line)
-		}
-		if err := w.Flush(); err != nil {
-			t.Fatal(err)
-		}
-		f.Close()
+		writeChangeFile(t, path, changes)
 		paths = append(paths, path)
 	}
 	return paths
+}
+
+// writeChangeFile writes changes to path as txsink-json, a line each.
+func writeChangeFile(t testing.TB, path string, changes []changelog.Change) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := bufio.NewWriter(f)
+	var line []byte
+	for i := range changes {
+		line, err = native.Append(line[:0], &changes[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(line)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func workloadPipeline(db *testdb.DB, paths []string) *config.Config {

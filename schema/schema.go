@@ -144,6 +144,9 @@ type Table struct {
 	// ForeignKeys lists the table's own foreign keys (those whose
 	// referencing columns are its), when the target reads them.
 	ForeignKeys []ForeignKey
+	// UniqueKeys lists the table's UNIQUE keys besides the primary key,
+	// when the target reads them.
+	UniqueKeys []UniqueKey
 	// Version is the target catalog's version of the table's shape, read
 	// just before the table was described: it changes with every ALTER
 	// TABLE, so a commit can tell that the shape its values were converted

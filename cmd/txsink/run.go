@@ -481,17 +481,19 @@ waiting for messages not there yet. It reports, one line per finding:
            Kafka topic the brokers do not have, brokers that cannot be
            reached, a NATS stream the server does not have or no longer
            holds the target's position of
-  warning  it may: UNIQUE indexes besides the key, triggers, foreign keys
-           in a cycle txsink can neither order nor defer, server timeouts
+  warning  it may: NOT NULL UNIQUE indexes besides the key (rows that
+           hold a value a flush takes are deleted and written again),
+           UNIQUE indexes txsink cannot read, triggers, foreign keys in a
+           cycle txsink can neither order nor defer, server timeouts
            shorter than the interval, a StarRocks Unique Key table written
            append-only
   info     worth knowing: the order foreign keys give a flush's
-           statements, case-insensitive key columns, cascading foreign
-           keys, rows that another writer put into a table; for StarRocks
-           the server's version and each table's kind and key; under
-           schema.create: missing the exact CREATE TABLE a run would
-           execute for a missing table, and under schema.evolve:
-           add-columns the columns it would add
+           statements, nullable UNIQUE indexes, case-insensitive key
+           columns, cascading foreign keys, rows that another writer put
+           into a table; for StarRocks the server's version and each
+           table's kind and key; under schema.create: missing the exact
+           CREATE TABLE a run would execute for a missing table, and under
+           schema.evolve: add-columns the columns it would add
 
 each with what to do, then a summary line. Records that cannot be decoded
 are grouped only when their cause is the same. Exits 1 when there is an

@@ -56,6 +56,15 @@ type Deferrer interface {
 	DeferConstraints() string
 }
 
+// readKeys fills tbl's foreign and unique keys, as far as the dialect
+// reads them.
+func (t *DB) readKeys(ctx context.Context, q Querier, tbl *schema.Table) error {
+	if err := t.readForeignKeys(ctx, q, tbl); err != nil {
+		return err
+	}
+	return t.readUniqueKeys(ctx, q, tbl)
+}
+
 // readForeignKeys fills tbl.ForeignKeys when the dialect reads them.
 func (t *DB) readForeignKeys(ctx context.Context, q Querier, tbl *schema.Table) error {
 	r, ok := t.dialect.(ForeignKeyReader)
@@ -405,6 +414,9 @@ func (t *DB) applyRows(ctx context.Context, conn *sql.Conn, tx *sql.Tx, u *commi
 				}
 				groups = b.Upserts
 			}
+		}
+		if err := t.freeUnique(ctx, tx, b, tables); err != nil {
+			return nil, err
 		}
 		for _, g := range groups {
 			w := t.rowWork(b.Table, g, t.dialect.Upsert)

@@ -14,6 +14,11 @@
 //     order them otherwise so that every constraint holds at every
 //     statement (see fkorder.go) — then COMMIT. A reader sees all of it or
 //     none of it.
+//   - Rows of a unit that exchange the values of a secondary unique key
+//     apply: the values they take are freed from the unit's rows holding
+//     them first, and a row outside the unit holding one fails the unit
+//     (see unique.go); MySQL's ON DUPLICATE KEY UPDATE never updates a
+//     row the unit did not mean.
 //   - Progress rows live in the target (table txsink_progress), written in
 //     that same transaction, so the target's own state is the checkpoint:
 //     Progress tells exactly what has been applied.
@@ -162,7 +167,7 @@ func (t *DB) DescribeOn(ctx context.Context, q Querier, name schema.Name) (*sche
 	if err != nil {
 		return nil, err
 	}
-	if err := t.readForeignKeys(ctx, q, tbl); err != nil {
+	if err := t.readKeys(ctx, q, tbl); err != nil {
 		return nil, err
 	}
 	return tbl, nil
@@ -195,7 +200,7 @@ func (t *DB) Describe(ctx context.Context, name schema.Name) (*schema.Table, err
 		// A missing table fails both; Describe says it better.
 		return nil, t.wrap("describe", name.String(), "", err)
 	}
-	if err := t.readForeignKeys(ctx, t.db, tbl); err != nil {
+	if err := t.readKeys(ctx, t.db, tbl); err != nil {
 		return nil, t.wrap("describe", name.String(), "", err)
 	}
 	if verr != nil {

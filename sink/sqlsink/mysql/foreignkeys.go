@@ -37,3 +37,40 @@ func (d *Dialect) ForeignKeys(ctx context.Context, q sqlsink.Querier, t *schema.
 	}
 	return fks, rows.Err()
 }
+
+// UniqueKeys reads t's UNIQUE indexes besides the primary key from
+// information_schema (sqlsink.UniqueKeyReader); an index on a prefix of
+// a column or on an expression is left out.
+func (d *Dialect) UniqueKeys(ctx context.Context, q sqlsink.Querier, t *schema.Table) ([]schema.UniqueKey, error) {
+	rows, err := q.QueryContext(ctx, `SELECT INDEX_NAME, COALESCE(COLUMN_NAME, ''), SUB_PART IS NOT NULL
+		FROM information_schema.STATISTICS
+		WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND NON_UNIQUE = 0 AND INDEX_NAME <> 'PRIMARY'
+		ORDER BY INDEX_NAME, SEQ_IN_INDEX`, t.Namespace, t.Name)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var keys []schema.UniqueKey
+	skip := map[string]bool{}
+	for rows.Next() {
+		var name, col string
+		var prefix bool
+		if err := rows.Scan(&name, &col, &prefix); err != nil {
+			return nil, err
+		}
+		if col == "" || prefix {
+			skip[name] = true
+		}
+		if n := len(keys); n == 0 || keys[n-1].Name != name {
+			keys = append(keys, schema.UniqueKey{Name: name})
+		}
+		keys[len(keys)-1].Columns = append(keys[len(keys)-1].Columns, col)
+	}
+	out := keys[:0]
+	for _, k := range keys {
+		if !skip[k.Name] {
+			out = append(out, k)
+		}
+	}
+	return out, rows.Err()
+}

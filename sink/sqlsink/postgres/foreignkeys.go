@@ -46,3 +46,33 @@ func (d Dialect) ForeignKeys(ctx context.Context, q sqlsink.Querier, t *schema.T
 // constraint of the transaction its user declared DEFERRABLE
 // (sqlsink.Deferrer).
 func (Dialect) DeferConstraints() string { return "SET CONSTRAINTS ALL DEFERRED" }
+
+// UniqueKeys reads t's unique indexes besides the primary key from
+// pg_index (sqlsink.UniqueKeyReader): those on plain columns, without a
+// WHERE clause, and not DEFERRABLE (checked at COMMIT, they need nothing).
+func (d Dialect) UniqueKeys(ctx context.Context, q sqlsink.Querier, t *schema.Table) ([]schema.UniqueKey, error) {
+	rel := d.Quote(t.Namespace) + "." + d.Quote(t.Name)
+	rows, err := q.QueryContext(ctx, `SELECT c.relname,
+		(SELECT string_agg(a.attname, E'\x01' ORDER BY k.i) FROM unnest(i.indkey::int2[]) WITH ORDINALITY k(n, i)
+		   JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.n WHERE k.i <= i.indnkeyatts)
+		FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+		WHERE i.indrelid = $1::regclass AND i.indisunique AND NOT i.indisprimary
+		  AND i.indpred IS NULL AND i.indexprs IS NULL AND i.indimmediate
+		  AND NOT EXISTS (SELECT 1 FROM pg_constraint con WHERE con.conindid = i.indexrelid AND con.condeferrable)
+		ORDER BY c.relname`, rel)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var keys []schema.UniqueKey
+	for rows.Next() {
+		var k schema.UniqueKey
+		var cols string
+		if err := rows.Scan(&k.Name, &cols); err != nil {
+			return nil, err
+		}
+		k.Columns = strings.Split(cols, "\x01")
+		keys = append(keys, k)
+	}
+	return keys, rows.Err()
+}

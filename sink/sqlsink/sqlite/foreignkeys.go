@@ -99,3 +99,71 @@ func (d Dialect) primaryKey(ctx context.Context, q sqlsink.Querier, prefix, tabl
 	}
 	return key, rows.Err()
 }
+
+// UniqueKeys reads t's unique indexes besides the primary key with PRAGMA
+// index_list and index_info (sqlsink.UniqueKeyReader); partial indexes and
+// indexes on expressions are left out.
+func (d Dialect) UniqueKeys(ctx context.Context, q sqlsink.Querier, t *schema.Table) ([]schema.UniqueKey, error) {
+	prefix := ""
+	if t.Namespace != "" {
+		prefix = d.Quote(t.Namespace) + "."
+	}
+	// index_list: seq, name, unique, origin (c, u, pk), partial.
+	rows, err := q.QueryContext(ctx, "PRAGMA "+prefix+"index_list("+d.Quote(t.Name)+")")
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for rows.Next() {
+		var seq, unique, partial int
+		var name, origin string
+		if err := rows.Scan(&seq, &name, &unique, &origin, &partial); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		if unique == 1 && origin != "pk" && partial == 0 {
+			names = append(names, name)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	var keys []schema.UniqueKey
+	for _, name := range names {
+		cols, err := d.indexColumns(ctx, q, prefix, name)
+		if err != nil {
+			return nil, err
+		}
+		if cols != nil {
+			keys = append(keys, schema.UniqueKey{Name: name, Columns: cols})
+		}
+	}
+	return keys, nil
+}
+
+// indexColumns reads an index's columns in order, nil when one is an
+// expression.
+func (d Dialect) indexColumns(ctx context.Context, q sqlsink.Querier, prefix, index string) ([]string, error) {
+	// index_info: seqno, cid, name (NULL for an expression).
+	rows, err := q.QueryContext(ctx, "PRAGMA "+prefix+"index_info("+d.Quote(index)+")")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var cols []string
+	expr := false
+	for rows.Next() {
+		var seq, cid int
+		var name sql.NullString
+		if err := rows.Scan(&seq, &cid, &name); err != nil {
+			return nil, err
+		}
+		expr = expr || !name.Valid
+		cols = append(cols, name.String)
+	}
+	if expr {
+		return nil, rows.Err()
+	}
+	return cols, rows.Err()
+}
