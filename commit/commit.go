@@ -36,6 +36,14 @@ type Unit struct {
 	Marks map[string]string
 	// Changes counts the source changes the unit consumed (before reduction).
 	Changes int
+	// IgnoredDeletes counts the deletes the unit's tables with delete:
+	// ignore dropped (see Rules): consumed, and applied as nothing.
+	IgnoredDeletes int
+	// Refused is set by a target's Apply that committed the unit: how
+	// many of its rows a version guard (Rules.Version) kept from
+	// overwriting or deleting a stored row with a newer version. Apply
+	// sets it afresh on every attempt.
+	Refused int
 	// DeadLetters holds the source transactions (plain mode: records) the
 	// unit quarantines instead of applying, under the dead-letter policy.
 	// They MUST be written in the same transaction as Progress, which moves
@@ -80,12 +88,41 @@ type Batch struct {
 	// DeletePos holds, for each of Deletes, where the change that asked for
 	// it was read; error messages name it.
 	DeletePos []changelog.Position
+	// Rules says how the table's rows meet the rows the target holds;
+	// the zero Rules is plain last-writer-wins by key.
+	Rules Rules
+	// DeleteVersions holds, when Rules.Version is set, each delete's
+	// version (converted for the version column; nil is the lowest): the
+	// stored row is deleted only when its version is not newer.
+	DeleteVersions []any
+	// SoftValues holds, when Rules.SoftDelete is set, the value each
+	// delete writes into that column (true, or the delete's time).
+	SoftValues []any
 	// Upserts lists the rows to insert or overwrite by primary key, grouped
 	// by the set of columns they carry.
 	Upserts []Group
 	// Inserts lists rows to append to a table without a primary key.
 	Inserts []Group
 }
+
+// Rules are a table's apply rules beyond last-writer-wins by key. They
+// bind the target: a target that cannot honour them must refuse the unit.
+type Rules struct {
+	// Version names the version column: an upsert overwrites a stored row
+	// only when the stored version is not newer than the row's (NULL is
+	// older than any version), and a delete deletes it only when it is
+	// not newer than the delete's (Batch.DeleteVersions). "" guards nothing.
+	Version string
+	// SoftDelete names the column a delete sets (Batch.SoftValues)
+	// instead of deleting the row; "" deletes rows. Upserts of such a
+	// table carry the column's live value (false or NULL), which revives
+	// a soft-deleted row.
+	SoftDelete string
+}
+
+// Guarded reports whether the rules need more than a plain upsert and
+// delete by key.
+func (r Rules) Guarded() bool { return r.Version != "" || r.SoftDelete != "" }
 
 // Group is a set of rows that carry the same columns.
 type Group struct {

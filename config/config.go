@@ -150,6 +150,28 @@ type Table struct {
 	PrimaryKey []string
 	// AppendOnly is `tables[].append-only`; see docs/config.md.
 	AppendOnly bool
+	// VersionColumn is `tables[].version-column`; see docs/config.md.
+	VersionColumn string
+	// Delete is `tables[].delete`; see docs/config.md. Read it with
+	// DeleteRule.
+	Delete string
+}
+
+// The values of Table.Delete: DeleteHard, DeleteIgnore, and
+// DeleteSoftPrefix followed by a column name.
+const (
+	DeleteHard       = "hard"
+	DeleteIgnore     = "ignore"
+	DeleteSoftPrefix = "soft:"
+)
+
+// DeleteRule reads Delete: the soft-delete column ("" unless soft), and
+// whether deletes are ignored. "" and "hard" delete rows.
+func (t *Table) DeleteRule() (softColumn string, ignore bool) {
+	if col, ok := strings.CutPrefix(t.Delete, DeleteSoftPrefix); ok {
+		return strings.TrimSpace(col), false
+	}
+	return "", t.Delete == DeleteIgnore
 }
 
 // The bad-input policies.

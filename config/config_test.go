@@ -87,7 +87,7 @@ func TestLoadGood(t *testing.T) {
 				Tables: []Table{
 					{Source: "Inventory.Orders", Target: "public.orders", PrimaryKey: []string{"tenant_id", "id"}},
 					{Source: "log_?.events_*", AppendOnly: true},
-					{Source: "standalone", PrimaryKey: []string{"id"}},
+					{Source: "standalone", PrimaryKey: []string{"id"}, VersionColumn: "updated_at", Delete: "soft:deleted"},
 				},
 				Sink: Sink{
 					FlushMaxRows:          1,

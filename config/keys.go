@@ -316,6 +316,53 @@ var tableSection = sectionDef{
 		doc: "The table only receives inserts: rows are written with plain batched INSERTs and need no " +
 			"key, and an update or delete for it stops the pipeline. Cannot be combined with `primary-key`.",
 		field: func(s any) any { return &s.(*Table).AppendOnly },
+	}, {
+		name: "version-column", typ: typeString,
+		want: "the name of a column of the target table that the source fills with a version",
+		doc: "A column whose value orders a row's versions (a counter, `updated_at`, a commit position or LSN " +
+			"the source fills): an upsert only overwrites a stored row whose version is not newer than its " +
+			"own, and a delete only deletes a stored row whose version is not newer than the delete's, so a " +
+			"replay, a restore from backup or a second writer never moves a row backwards. NULL is older than " +
+			"any version. A delete's version is the version column's value in its before image; when the " +
+			"image lacks it, the change's source position (the postgres source's commit LSN + 1, a Kafka offset " +
+			"+ 1, a file's byte offset) for an integer column, else the delete is refused. An upsert whose image " +
+			"lacks the column is refused. Refused changes are counted (`txsink_guard_refused_total`, the " +
+			"summary). A hard-deleted row leaves no version behind, so a replay of its changes inserts it again: " +
+			"with `delete: soft:COLUMN` the row stays as a tombstone with the delete's version. The column must be an integer, decimal, float, date or timestamp column and not a key " +
+			"column; `txsink check` verifies it. Guarded tables are written with guarded multi-row statements, " +
+			"never LOAD DATA, COPY or unnest.",
+		field: func(s any) any { return &s.(*Table).VersionColumn },
+		check: func(p any) string {
+			if v := *p.(*string); v != "" && strings.TrimSpace(v) != v {
+				return "has white space at an end"
+			}
+			return ""
+		},
+	}, {
+		name: "delete", typ: typeString,
+		want:       "hard, soft:COLUMN or ignore",
+		defaultDoc: "hard",
+		doc: "What a delete does: `hard` deletes the row; `soft:COLUMN` keeps it and sets COLUMN to true " +
+			"(a boolean column, or 1 in an integer one, as MariaDB's BOOLEAN is) or to the time txsink read the " +
+			"delete, in UTC (a nullable timestamp column), and an upsert of the key sets it back (false, 0, NULL), " +
+			"reviving the row; a delete of a row inserted in the same flush leaves it marked. `ignore` keeps the " +
+			"row as it was (an audit copy), counting the delete (`txsink_deletes_ignored_total`, the summary). " +
+			"With `version-column`, a soft delete also sets the row's version to the delete's, so a replay cannot " +
+			"revive it with an older change. `txsink check` verifies the soft-delete column's type.",
+		field: func(s any) any { return &s.(*Table).Delete },
+		check: func(p any) string {
+			v := *p.(*string)
+			switch {
+			case v == "", v == DeleteHard, v == DeleteIgnore:
+				return ""
+			case strings.HasPrefix(v, DeleteSoftPrefix):
+				if strings.TrimSpace(strings.TrimPrefix(v, DeleteSoftPrefix)) == "" {
+					return "soft: names no column, as in soft:deleted"
+				}
+				return ""
+			}
+			return fmt.Sprintf("%q is not a delete rule", v)
+		},
 	}},
 }
 

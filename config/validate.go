@@ -237,6 +237,9 @@ func (v *validator) tables(tables []Table) {
 				seen[lc] = j
 			}
 		}
+		if t.AppendOnly && (t.VersionColumn != "" || (t.Delete != "" && t.Delete != DeleteHard)) {
+			v.add(path+".append-only", "append-only tables take inserts only, so version-column and delete have nothing to guard; remove them, or remove append-only")
+		}
 		if t.AppendOnly && len(t.PrimaryKey) > 0 {
 			v.add(path+".append-only", "append-only tables are written with plain INSERTs and take no key; remove primary-key, or remove append-only to apply updates and deletes by that key")
 		}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/config"
-	"github.com/txsink/txsink/reduce"
+	"github.com/txsink/txsink/engine"
 	"github.com/txsink/txsink/route"
 	"github.com/txsink/txsink/schema"
 	"github.com/txsink/txsink/sink"
@@ -183,7 +183,7 @@ func (c *checker) checkTableKey(ti *tableInfo) bool {
 	}
 	// The run builds its table the same way; a refusal the cases above
 	// do not name must still be reported.
-	if _, err := reduce.NewTable(st, tc.PrimaryKey, tc.AppendOnly); err != nil {
+	if _, err := engine.TableOf(st, tc); err != nil {
 		c.add(Finding{Severity: Error, Check: "key", Table: ti.label, Message: err.Error() + ".", Fix: "see the message"})
 		return false
 	}

@@ -537,6 +537,7 @@ func (e *Engine) commitUnit(ctx context.Context, u *commit.Unit, reason string, 
 	}
 	now := e.clock.Now()
 	info.Took = now.Sub(start)
+	info.GuardRefused, info.DeletesIgnored = u.Refused, u.IgnoredDeletes
 	e.setProgress(func(m map[string]changelog.Position) {
 		for _, p := range u.Progress {
 			m[p.Partition] = p
@@ -548,6 +549,8 @@ func (e *Engine) commitUnit(ctx context.Context, u *commit.Unit, reason string, 
 	e.stats.Upserted += int64(up)
 	e.stats.Inserted += int64(in)
 	e.stats.Txns += int64(txns)
+	e.stats.GuardRefused += int64(u.Refused)
+	e.stats.DeletesIgnored += int64(u.IgnoredDeletes)
 	for _, b := range u.Batches {
 		ts := e.stats.Tables[b.Table.Name]
 		ts.Deleted += int64(len(b.Deletes))

@@ -31,8 +31,12 @@ type Stats struct {
 	Txns                    int64 // source transactions committed (transaction mode)
 	Retries                 int64 // transient errors retried
 	DeadLetters             int64 // records or source transactions quarantined (bad-input: dead-letter)
-	Started                 time.Time
-	Bytes                   int64 // bytes of source records read
+	// GuardRefused counts the upserts and deletes a version guard
+	// refused (tables[].version-column: the stored row was newer), and
+	// DeletesIgnored the deletes of tables with delete: ignore.
+	GuardRefused, DeletesIgnored int64
+	Started                      time.Time
+	Bytes                        int64 // bytes of source records read
 	// Tables counts the rows committed per target table.
 	Tables map[string]TableStats
 	// Unfinished lists, once Run has returned nil in transaction mode,
@@ -174,18 +178,20 @@ func (e *Engine) Status() Status {
 		Open:          slices.Clone(e.open),
 		LastCommit:    e.lastCommit,
 		Stats: StatsSnapshot{
-			Events:        make(map[string]int64, len(e.stats.Events)),
-			Skipped:       e.stats.Skipped,
-			SchemaChanges: e.stats.SchemaChanges,
-			Messages:      e.stats.Messages,
-			Upserted:      e.stats.Upserted,
-			Deleted:       e.stats.Deleted,
-			Inserted:      e.stats.Inserted,
-			Commits:       e.stats.Commits,
-			Txns:          e.stats.Txns,
-			Retries:       e.stats.Retries,
-			Bytes:         e.stats.Bytes,
-			DeadLetters:   e.stats.DeadLetters,
+			Events:         make(map[string]int64, len(e.stats.Events)),
+			Skipped:        e.stats.Skipped,
+			SchemaChanges:  e.stats.SchemaChanges,
+			Messages:       e.stats.Messages,
+			Upserted:       e.stats.Upserted,
+			Deleted:        e.stats.Deleted,
+			Inserted:       e.stats.Inserted,
+			Commits:        e.stats.Commits,
+			Txns:           e.stats.Txns,
+			Retries:        e.stats.Retries,
+			Bytes:          e.stats.Bytes,
+			DeadLetters:    e.stats.DeadLetters,
+			GuardRefused:   e.stats.GuardRefused,
+			DeletesIgnored: e.stats.DeletesIgnored,
 		},
 	}
 	if e.stopErr != nil {

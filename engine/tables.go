@@ -10,6 +10,7 @@ import (
 	"fmt"
 
 	"github.com/txsink/txsink/changelog"
+	"github.com/txsink/txsink/commit"
 	"github.com/txsink/txsink/config"
 	"github.com/txsink/txsink/errkind"
 	"github.com/txsink/txsink/reduce"
@@ -91,11 +92,26 @@ func (e *Engine) resolve(ctx context.Context, tc *config.Table, name schema.Name
 	if err != nil {
 		return nil, err
 	}
-	t, err := reduce.NewTable(st, tc.PrimaryKey, tc.AppendOnly)
+	t, err := TableOf(st, tc)
 	if err != nil {
 		return nil, err
 	}
 	e.byTarget[name] = t
+	return t, nil
+}
+
+// TableOf makes the reduce.Table of target table st for tables entry tc:
+// its key, and its apply rules (version-column, delete). It refuses what
+// a run refuses, so txsink check calls it too.
+func TableOf(st *schema.Table, tc *config.Table) (*reduce.Table, error) {
+	t, err := reduce.NewTable(st, tc.PrimaryKey, tc.AppendOnly)
+	if err != nil {
+		return nil, err
+	}
+	soft, ignore := tc.DeleteRule()
+	if err := t.SetRules(commit.Rules{Version: tc.VersionColumn, SoftDelete: soft}, ignore); err != nil {
+		return nil, err
+	}
 	return t, nil
 }
 

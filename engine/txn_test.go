@@ -45,6 +45,18 @@ type poller struct {
 
 func startPoller(t *testing.T, db *testdb.DB, query string) *poller {
 	t.Helper()
+	return startChecker(t, func() (int64, error) {
+		var n int64
+		err := db.SQL.QueryRow(query).Scan(&n)
+		return n, err
+	})
+}
+
+// startChecker runs check until stopped, as startPoller runs its query:
+// each call returns the violations it saw. check runs on the poller's
+// goroutine alone.
+func startChecker(t *testing.T, check func() (int64, error)) *poller {
+	t.Helper()
 	p := &poller{stop: make(chan struct{})}
 	p.done.Add(1)
 	go func() {
@@ -55,8 +67,8 @@ func startPoller(t *testing.T, db *testdb.DB, query string) *poller {
 				return
 			default:
 			}
-			var n int64
-			if err := db.SQL.QueryRow(query).Scan(&n); err != nil {
+			n, err := check()
+			if err != nil {
 				p.err.Store(err)
 				return
 			}

@@ -51,6 +51,11 @@
 //	    schema_change (DDL: Debezium's schema change topic, Canal isDdl,
 //	    Maxwell table-create and the like) or message (a logical decoding
 //	    message, Debezium op "m")
+//	txsink_guard_refused_total{pipeline}
+//	    upserts and deletes a version guard refused (tables[].version-column):
+//	    the stored row was newer
+//	txsink_deletes_ignored_total{pipeline}
+//	    deletes of tables with delete: ignore, consumed and not applied
 //	txsink_buffered_bytes{pipeline}
 //	    bytes held in memory, not yet committed
 //	txsink_open_source_txns{pipeline}
@@ -131,6 +136,8 @@ var names = []string{
 	"txsink_skipped_total",
 	"txsink_dead_letters_total",
 	"txsink_records_skipped_total",
+	"txsink_guard_refused_total",
+	"txsink_deletes_ignored_total",
 	"txsink_buffered_bytes",
 	"txsink_open_source_txns",
 	"txsink_committed_offset_bytes",
@@ -345,7 +352,7 @@ type statusCollector struct {
 	created time.Time
 
 	ratio, bytesRead, skipped, deadLetters, buffered, openTxns *prometheus.Desc
-	notes                                                      *prometheus.Desc
+	notes, guardRefused, deletesIgnored                        *prometheus.Desc
 	committed, read, lag                                       *prometheus.Desc
 	committedRecs, readRecs, lagRecs                           *prometheus.Desc
 	slotLag, lastCommit, state                                 *prometheus.Desc
@@ -359,24 +366,26 @@ func newStatusCollector(pipeline string, src Source, created time.Time) *statusC
 		return prometheus.NewDesc(name, help, labels, pl)
 	}
 	return &statusCollector{
-		src:           src,
-		created:       created,
-		ratio:         d("txsink_reduction_ratio", "Changes read per row written, over the pipeline's life (0 before the first row)."),
-		bytesRead:     d("txsink_bytes_read_total", "Bytes of source records read."),
-		skipped:       d("txsink_skipped_total", "Changes of tables no entry matches, skipped."),
-		deadLetters:   d("txsink_dead_letters_total", "Records or source transactions quarantined (bad-input: dead-letter)."),
-		notes:         d("txsink_records_skipped_total", "Records that carry no row (kind schema_change: DDL; message: a logical decoding message), skipped and never applied.", "kind"),
-		buffered:      d("txsink_buffered_bytes", "Bytes held in memory, not yet committed."),
-		openTxns:      d("txsink_open_source_txns", "Source transactions begun and not yet finished (transaction mode)."),
-		committed:     d("txsink_committed_offset_bytes", "Position stored in the target, where a restart resumes.", "partition"),
-		read:          d("txsink_read_offset_bytes", "How far the source has been read.", "partition"),
-		lag:           d("txsink_lag_bytes", "Source size minus the committed position (partitions of known size).", "partition"),
-		committedRecs: d("txsink_committed_offset_records", "Kafka offset or NATS stream sequence stored in the target, where a restart resumes.", "partition"),
-		readRecs:      d("txsink_read_offset_records", "Kafka offset or NATS stream sequence after the last record read.", "partition"),
-		lagRecs:       d("txsink_lag_records", "Kafka high watermark or NATS stream end minus the committed offset: records not yet applied.", "partition"),
-		slotLag:       d("txsink_slot_lag_bytes", "WAL the PostgreSQL server keeps for the replication slot beyond what the target confirmed.", "partition"),
-		lastCommit:    d("txsink_last_commit_timestamp_seconds", "Unix time of the last commit (before the first: of the pipeline's start)."),
-		state:         d("txsink_state", "1 for the pipeline's current state, 0 for the others.", "state"),
+		src:            src,
+		created:        created,
+		ratio:          d("txsink_reduction_ratio", "Changes read per row written, over the pipeline's life (0 before the first row)."),
+		bytesRead:      d("txsink_bytes_read_total", "Bytes of source records read."),
+		skipped:        d("txsink_skipped_total", "Changes of tables no entry matches, skipped."),
+		deadLetters:    d("txsink_dead_letters_total", "Records or source transactions quarantined (bad-input: dead-letter)."),
+		notes:          d("txsink_records_skipped_total", "Records that carry no row (kind schema_change: DDL; message: a logical decoding message), skipped and never applied.", "kind"),
+		guardRefused:   d("txsink_guard_refused_total", "Upserts and deletes a version guard refused (tables[].version-column): the stored row was newer."),
+		deletesIgnored: d("txsink_deletes_ignored_total", "Deletes of tables with delete: ignore, consumed and not applied."),
+		buffered:       d("txsink_buffered_bytes", "Bytes held in memory, not yet committed."),
+		openTxns:       d("txsink_open_source_txns", "Source transactions begun and not yet finished (transaction mode)."),
+		committed:      d("txsink_committed_offset_bytes", "Position stored in the target, where a restart resumes.", "partition"),
+		read:           d("txsink_read_offset_bytes", "How far the source has been read.", "partition"),
+		lag:            d("txsink_lag_bytes", "Source size minus the committed position (partitions of known size).", "partition"),
+		committedRecs:  d("txsink_committed_offset_records", "Kafka offset or NATS stream sequence stored in the target, where a restart resumes.", "partition"),
+		readRecs:       d("txsink_read_offset_records", "Kafka offset or NATS stream sequence after the last record read.", "partition"),
+		lagRecs:        d("txsink_lag_records", "Kafka high watermark or NATS stream end minus the committed offset: records not yet applied.", "partition"),
+		slotLag:        d("txsink_slot_lag_bytes", "WAL the PostgreSQL server keeps for the replication slot beyond what the target confirmed.", "partition"),
+		lastCommit:     d("txsink_last_commit_timestamp_seconds", "Unix time of the last commit (before the first: of the pipeline's start)."),
+		state:          d("txsink_state", "1 for the pipeline's current state, 0 for the others.", "state"),
 
 		srLoadsPerCommit: d("txsink_starrocks_loads_per_commit", "StarRocks target: loads (tables, progress, claims) of each committed transaction."),
 		srLoadBytes:      d("txsink_starrocks_load_bytes", "StarRocks target: body bytes of each load the server accepted."),
@@ -387,7 +396,7 @@ func newStatusCollector(pipeline string, src Source, created time.Time) *statusC
 
 // Describe implements prometheus.Collector.
 func (c *statusCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.ratio, c.bytesRead, c.skipped, c.deadLetters, c.notes, c.buffered, c.openTxns, c.committed, c.read, c.lag, c.committedRecs, c.readRecs, c.lagRecs, c.slotLag, c.lastCommit, c.state,
+	for _, d := range []*prometheus.Desc{c.ratio, c.bytesRead, c.skipped, c.deadLetters, c.notes, c.guardRefused, c.deletesIgnored, c.buffered, c.openTxns, c.committed, c.read, c.lag, c.committedRecs, c.readRecs, c.lagRecs, c.slotLag, c.lastCommit, c.state,
 		c.srLoadsPerCommit, c.srLoadBytes, c.srLabelStates, c.srServer} {
 		ch <- d
 	}
@@ -408,6 +417,8 @@ func (c *statusCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(c.deadLetters, float64(st.Stats.DeadLetters))
 	ch <- prometheus.MustNewConstMetric(c.notes, prometheus.CounterValue, float64(st.Stats.SchemaChanges), "schema_change")
 	ch <- prometheus.MustNewConstMetric(c.notes, prometheus.CounterValue, float64(st.Stats.Messages), "message")
+	counter(c.guardRefused, float64(st.Stats.GuardRefused))
+	counter(c.deletesIgnored, float64(st.Stats.DeletesIgnored))
 	gauge(c.buffered, float64(st.BufferedBytes))
 	gauge(c.openTxns, float64(st.OpenTxns))
 	for _, p := range st.Partitions {

@@ -49,6 +49,10 @@ type CommitInfo struct {
 	Changes int
 	// Upserted, Deleted and Inserted count the rows written after reduction.
 	Upserted, Deleted, Inserted int
+	// GuardRefused counts the rows of the unit a version guard refused
+	// (the stored row was newer); DeletesIgnored the deletes of tables
+	// with delete: ignore it consumed.
+	GuardRefused, DeletesIgnored int
 	// Txns is the number of whole source transactions in the unit
 	// (transaction mode; 0 otherwise).
 	Txns int
@@ -210,4 +214,9 @@ type StatsSnapshot struct {
 	// (bad-input: dead-letter).
 	DeadLetters int64 `json:"dead_letters"`
 	Bytes       int64 `json:"bytes_read"`
+	// GuardRefused counts the upserts and deletes a version guard
+	// (tables[].version-column) refused: the stored row was newer.
+	GuardRefused int64 `json:"guard_refused"`
+	// DeletesIgnored counts the deletes of tables with delete: ignore.
+	DeletesIgnored int64 `json:"deletes_ignored"`
 }

@@ -71,6 +71,14 @@ type Table struct {
 	Key []string
 	// AppendOnly marks a table that only takes inserts.
 	AppendOnly bool
+	// Rules are the table's apply rules, set by SetRules; every unit's
+	// batch of the table carries them.
+	Rules commit.Rules
+
+	// ignoreDeletes drops the table's deletes (delete: ignore); verCol
+	// and softCol are Rules' columns (see SetRules).
+	ignoreDeletes   bool
+	verCol, softCol *schema.Column
 
 	keyCols []*schema.Column
 	// keyExact has bit i set when key column i is collate.Exact (the
@@ -388,8 +396,10 @@ type Buffer struct {
 	rows     int
 	bytes    int64
 	changes  int
-	since    time.Time // when the oldest buffered change arrived
-	dead     []commit.DeadLetter
+	// ignored counts the deletes tables with delete: ignore dropped.
+	ignored int
+	since   time.Time // when the oldest buffered change arrived
+	dead    []commit.DeadLetter
 	// key and oldKey are scratch space for encoding keys (see appendKey);
 	// keyMem is the block the entries' keys are copied into (see
 	// keyString).
@@ -608,11 +618,17 @@ func (b *Buffer) Check(t *Table, c *changelog.Change) error {
 		_, _, err := b.convertRow(t, c, c.After, "")
 		return err
 	case c.Kind == changelog.Delete:
-		_, err := b.keyValues(t, c, c.Before, "before")
+		if _, err := b.keyValues(t, c, c.Before, "before"); err != nil || t.ignoreDeletes {
+			return err
+		}
+		_, err := b.deleteExtras(t, c, c.Before, time.Time{})
 		return err
 	case c.Kind.Upserts():
 		p, _, err := b.convertRow(t, c, c.After, "after")
 		if err != nil {
+			return err
+		}
+		if err := t.versioned(p, c); err != nil {
 			return err
 		}
 		_, err = b.movedFrom(t, c, p)
@@ -705,9 +721,17 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 		if err != nil {
 			return err
 		}
-		size := keyedEntryBytes + detach(key)
+		if t.ignoreDeletes {
+			b.ignored++
+			break
+		}
+		extra, err := b.deleteExtras(t, c, c.Before, now)
+		if err != nil {
+			return err
+		}
+		size := keyedEntryBytes + detach(key) + detach(extra)
 		b.key = appendKey(b.key[:0], t, func(i int) any { return key[i] })
-		if err := b.put(b.state(t), b.key, entry{pos: c.Pos, del: true, key: key, size: size + len(b.key)}, keyOf{vals: key}); err != nil {
+		if err := b.put(b.state(t), b.key, entry{pos: c.Pos, del: true, key: key, row: extra, size: size + len(b.key)}, keyOf{vals: key}); err != nil {
 			return err
 		}
 	case changelog.Insert, changelog.UpdateAfter:
@@ -718,6 +742,15 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 		oldKey, err := b.movedFrom(t, c, p)
 		if err != nil {
 			return err
+		}
+		if err := t.versioned(p, c); err != nil {
+			return err
+		}
+		cols := p.out
+		if t.softCol != nil {
+			if cols, row, err = t.revive(p, row); err != nil {
+				return b.valueError(t, c, t.softCol.Name, keyFromImage(t, c.After), err)
+			}
 		}
 		if paired != nil {
 			// The +U of a -U: the -U's key is the old one (the same key
@@ -745,20 +778,27 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 						Hint: "capture full row images for updates that change a key (GoldenGate: NOCOMPRESSUPDATES; MySQL: binlog_row_image=FULL), or fix the changelog"}
 				}
 			}
-			if !bytes.Equal(b.oldKey, b.key) {
+			if !bytes.Equal(b.oldKey, b.key) && t.ignoreDeletes {
+				// The old key's row stays, as any deleted row does.
+				b.ignored++
+			} else if !bytes.Equal(b.oldKey, b.key) {
 				// Both keys or neither: the new key is checked before
 				// the old one's delete is put.
 				if err := b.conflict(ts, b.key, c.Pos, k); err != nil {
 					return err
 				}
-				size := keyedEntryBytes + detach(oldKey) + len(b.oldKey)
-				if err := b.put(ts, b.oldKey, entry{pos: c.Pos, del: true, key: oldKey, size: size}, keyOf{vals: oldKey}); err != nil {
+				extra, err := b.deleteExtras(t, c, c.Before, now)
+				if err != nil {
+					return err
+				}
+				size := keyedEntryBytes + detach(oldKey) + detach(extra) + len(b.oldKey)
+				if err := b.put(ts, b.oldKey, entry{pos: c.Pos, del: true, key: oldKey, row: extra, size: size}, keyOf{vals: oldKey}); err != nil {
 					return err
 				}
 			}
 		}
 		size := keyedEntryBytes + detach(row) + len(b.key)
-		e := entry{pos: c.Pos, cols: p.out, row: row, size: size, partial: partial}
+		e := entry{pos: c.Pos, cols: cols, row: row, size: size, partial: partial}
 		if origin != nil {
 			e = t.mergeImages(origin, e)
 			e.size += len(b.key) - len(origin.k)
@@ -839,6 +879,9 @@ func (b *Buffer) keyString(key []byte) string {
 // values for them and is refused.
 func (b *Buffer) replace(ts *tableState, i int32, e entry) error {
 	old := &ts.entries[i]
+	if e.del && !old.del && ts.t.softCol != nil {
+		e = ts.t.soften(old, e)
+	}
 	if e.partial && !e.del {
 		if old.del {
 			return &Error{Pos: e.pos, Table: ts.t.Schema.String(), Key: entryKey(ts.t, &e).String(),
@@ -984,6 +1027,7 @@ func (b *Buffer) Merge(o *Buffer) error {
 	// o holds whole source transactions: a -U at the end of one is lone.
 	clear(o.retracting)
 	b.changes += o.changes
+	b.ignored += o.ignored
 	b.dead = append(b.dead, o.dead...)
 	o.empty()
 	return nil
@@ -1273,15 +1317,21 @@ func (b *Buffer) Take() *commit.Unit {
 	if b.Empty() {
 		return nil
 	}
-	u := &commit.Unit{Pipeline: b.pipeline, Changes: b.changes, DeadLetters: b.dead}
+	u := &commit.Unit{Pipeline: b.pipeline, Changes: b.changes, DeadLetters: b.dead, IgnoredDeletes: b.ignored}
 	for _, ts := range b.tables {
-		batch := &commit.Batch{Table: ts.t.Schema}
+		batch := &commit.Batch{Table: ts.t.Schema, Rules: ts.t.Rules}
 		var ups groupSet
 		for i := range ts.entries {
 			e := &ts.entries[i]
 			if e.del {
 				batch.Deletes = append(batch.Deletes, e.key)
 				batch.DeletePos = append(batch.DeletePos, e.pos)
+				if ts.t.verCol != nil {
+					batch.DeleteVersions = append(batch.DeleteVersions, e.row[0])
+				}
+				if ts.t.softCol != nil {
+					batch.SoftValues = append(batch.SoftValues, e.row[1])
+				}
 			} else {
 				ups.add(e.cols, e.partial, e.row, e.pos, len(ts.entries)-i)
 			}
@@ -1325,7 +1375,7 @@ func (b *Buffer) empty() {
 	clear(b.partIdx)
 	clear(b.tables)
 	b.tables, b.progress = b.tables[:0], b.progress[:0]
-	b.rows, b.bytes, b.changes, b.since, b.dead, b.last = 0, 0, 0, time.Time{}, nil, 0
+	b.rows, b.bytes, b.changes, b.since, b.dead, b.last, b.ignored = 0, 0, 0, time.Time{}, nil, 0, 0
 }
 
 // groupSet groups rows by their column set and partiality, keeping

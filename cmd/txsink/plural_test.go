@@ -64,6 +64,16 @@ func TestSummaryLineCounts(t *testing.T) {
 			want: []string{"in 1 commit, 2 schema change records skipped, 1 logical decoding message skipped, "},
 		},
 		{
+			name: "guarded",
+			st:   engine.Stats{Events: map[changelog.Kind]int64{changelog.UpdateAfter: 5, changelog.Delete: 2}, Upserted: 5, Commits: 1, GuardRefused: 3, DeletesIgnored: 1},
+			want: []string{"in 1 commit, 3 refused by the version guard (the stored row was newer), 1 delete ignored, "},
+		},
+		{
+			name: "skipped records and guarded",
+			st:   engine.Stats{Events: map[changelog.Kind]int64{changelog.UpdateAfter: 2}, Upserted: 1, Commits: 1, SchemaChanges: 1, GuardRefused: 1, DeletesIgnored: 2},
+			want: []string{"in 1 commit, 1 schema change record skipped, 1 refused by the version guard (the stored row was newer), 2 deletes ignored, "},
+		},
+		{
 			name: "none",
 			st:   engine.Stats{},
 			want: []string{"p: 0 events -> 0 rows written (0 upserted, 0 deleted, 0 inserted) in 0 commits, "},

@@ -375,6 +375,12 @@ func summaryTable(name string, st engine.Stats, took time.Duration, runErr error
 	if st.DeadLetters > 0 {
 		row("dead-lettered", st.DeadLetters, "quarantined; txsink dead-letters lists them")
 	}
+	if st.GuardRefused > 0 {
+		row("guard refused", st.GuardRefused, "upserts and deletes kept out: the stored row's version was newer")
+	}
+	if st.DeletesIgnored > 0 {
+		row("deletes ignored", st.DeletesIgnored, "tables with delete: ignore keep their rows")
+	}
 	if st.Retries > 0 {
 		row("retries", st.Retries, "transient target errors")
 	}
@@ -450,6 +456,12 @@ func summaryLine(name string, st engine.Stats, took time.Duration, stopped strin
 	}
 	if st.DeadLetters > 0 {
 		fmt.Fprintf(&b, ", %d dead-lettered (txsink dead-letters lists them)", st.DeadLetters)
+	}
+	if st.GuardRefused > 0 {
+		fmt.Fprintf(&b, ", %d refused by the version guard (the stored row was newer)", st.GuardRefused)
+	}
+	if st.DeletesIgnored > 0 {
+		fmt.Fprintf(&b, ", %s ignored", countOf(st.DeletesIgnored, "delete"))
 	}
 	if st.Retries > 0 {
 		fmt.Fprintf(&b, ", %s", countOf(st.Retries, "retry"))

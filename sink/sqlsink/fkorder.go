@@ -346,7 +346,7 @@ func reaches(nodes int, edges []fkEdge, from, to int) bool {
 // applyRows runs the unit's deletes and writes in the order its foreign
 // keys give them (see the top of this file), through exec, once the
 // cascades of its deletes are applied to the rows it writes (fkcascade.go).
-func (t *DB) applyRows(ctx context.Context, conn *sql.Conn, tx *sql.Tx, u *commit.Unit, exec func(*sql.Conn, *work) (*failure, error)) (*failure, error) {
+func (t *DB) applyRows(ctx context.Context, conn *sql.Conn, tx *sql.Tx, u *commit.Unit, exec func(*sql.Conn, *work) (*failure, error), counts bool, refused *int) (*failure, error) {
 	batches := cascaded(u.Batches)
 	tables := make([]*schema.Table, len(batches))
 	hasDelete := make([]bool, len(batches))
@@ -378,6 +378,17 @@ func (t *DB) applyRows(ctx context.Context, conn *sql.Conn, tx *sql.Tx, u *commi
 	for _, s := range steps {
 		b := batches[s.Table]
 		self := selfKeys(b.Table, canDefer && deferred)
+		if s.Delete && b.Rules.Guarded() {
+			// Version-guarded, soft and ignored deletes (rules.go) are
+			// keyed statements of their own; their order among the
+			// tables is the same.
+			n, err := t.applyRuleDeletes(ctx, tx, b)
+			if err != nil {
+				return nil, err
+			}
+			*refused += n
+			continue
+		}
 		if s.Delete {
 			works := []*work{t.deleteWork(b)}
 			if len(self) > 0 {
@@ -419,7 +430,15 @@ func (t *DB) applyRows(ctx context.Context, conn *sql.Conn, tx *sql.Tx, u *commi
 			return nil, err
 		}
 		for _, g := range groups {
-			w := t.rowWork(b.Table, g, t.dialect.Upsert)
+			var w *work
+			if b.Rules.Version != "" {
+				var err error
+				if w, err = t.guardedUpsertWork(b, g); err != nil {
+					return nil, err
+				}
+			} else {
+				w = t.rowWork(b.Table, g, t.dialect.Upsert)
+			}
 			if g.Partial {
 				if err := t.requireRows(ctx, tx, w); err != nil {
 					return nil, err
@@ -427,6 +446,9 @@ func (t *DB) applyRows(ctx context.Context, conn *sql.Conn, tx *sql.Tx, u *commi
 			}
 			if f, err := exec(conn, w); err != nil {
 				return f, err
+			}
+			if w.affected != nil && !counts {
+				*refused += len(w.tuples) - int(*w.affected)
 			}
 		}
 		for _, g := range b.Inserts {

@@ -302,6 +302,9 @@ type work struct {
 	keyIdx []int // where the key columns sit in a tuple
 	build  func(b *strings.Builder, rows int)
 	kind   int // kindUpsert, kindInsert, kindDelete: which array statement fits (see ArrayDialect)
+	// affected, when set, sums the rows the statements affected (the
+	// guarded upserts' count of what they wrote).
+	affected *int64
 }
 
 // failure is the chunk of a work whose statement failed, and the works
@@ -368,12 +371,29 @@ func (t *DB) apply(ctx context.Context, u *commit.Unit) (failed *failure, err er
 	if err := t.deadLetters(ctx, tx, u); err != nil {
 		return nil, err
 	}
-	// Deletes and writes in the order foreign keys give them (fkorder.go).
-	if f, err := t.applyRows(ctx, conn, tx, u, exec); err != nil {
+	u.Refused = 0
+	refused := 0
+	counter, counts := t.dialect.(RefusalCounter)
+	counts = counts && guardedRows(u)
+	if counts {
+		if err := counter.ResetRefused(ctx, tx); err != nil {
+			return nil, t.wrap("begin", "", "", err)
+		}
+	}
+	// Deletes and writes in the order foreign keys give them (fkorder.go),
+	// guarded ones counting what their guard refused.
+	if f, err := t.applyRows(ctx, conn, tx, u, exec, counts, &refused); err != nil {
 		return f, err
 	}
 	if err := t.checkShapes(ctx, tx, u); err != nil {
 		return nil, err
+	}
+	if counts {
+		n, err := counter.ReadRefused(ctx, tx)
+		if err != nil {
+			return nil, t.wrap("count the rows the version guard refused", "", "", err)
+		}
+		refused += n
 	}
 	// Faults a test injects (package fault); none in production.
 	faults := fault.From(ctx)
@@ -385,6 +405,7 @@ func (t *DB) apply(ctx context.Context, u *commit.Unit) (failed *failure, err er
 	if err := tx.Commit(); err != nil {
 		return nil, t.wrap("commit", "", "", err)
 	}
+	u.Refused = refused
 	if faults != nil && faults.AfterCommit != nil {
 		if err := faults.AfterCommit(u); err != nil {
 			return nil, &sink.Error{Op: "commit", Transient: true, Err: err}
@@ -540,7 +561,14 @@ func (t *DB) execChunk(ctx context.Context, tx *sql.Tx, sb *strings.Builder, arg
 			*args = append(*args, t.dialect.Bind(w.cols[i], v))
 		}
 	}
-	_, err := tx.ExecContext(ctx, sb.String(), *args...)
+	res, err := tx.ExecContext(ctx, sb.String(), *args...)
+	if err == nil && w.affected != nil {
+		n, rerr := res.RowsAffected()
+		if rerr != nil {
+			return rerr
+		}
+		*w.affected += n
+	}
 	return err
 }
 

@@ -38,6 +38,9 @@ func TestStatements(t *testing.T) {
 			emit("upsert, one key column, 2 rows", func(b *strings.Builder) { d.Upsert(b, single, []string{"id", "amount", "status"}, 2) })
 			emit("upsert, composite key, quoted names", func(b *strings.Builder) { d.Upsert(b, composite, []string{"order_id", "line_no", "qty"}, 2) })
 			emit("upsert, key columns only", func(b *strings.Builder) { d.Upsert(b, composite, []string{"order_id", "line_no"}, 1) })
+			emit("guarded upsert, version column v last whatever its place", func(b *strings.Builder) {
+				d.(sqlsink.Guarder).GuardedUpsert(b, single, []string{"id", "v", "amount"}, 2, "v")
+			})
 			emit("insert, 3 rows", func(b *strings.Builder) { d.Insert(b, single, []string{"id", "note"}, 3) })
 			emit("delete, one key column, 3 keys", func(b *strings.Builder) { d.Delete(b, single, 3) })
 			emit("delete, composite key, 2 keys", func(b *strings.Builder) { d.Delete(b, composite, 2) })

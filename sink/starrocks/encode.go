@@ -70,10 +70,15 @@ type Load struct {
 // Unique Key table its upserts. Refused: deletes into a table other than a
 // Primary Key one, partial row images (they need partial_update), a row
 // that leaves out a column (StarRocks would reset it: a load replaces the
-// whole row), a string longer in bytes than its column.
+// whole row), a string longer in bytes than its column, and a batch with
+// apply rules (commit.Rules), which a load cannot honour.
 func EncodeBatch(t *Table, b *commit.Batch) (Load, error) {
 	if err := t.RefuseChanges(len(b.Deletes) > 0); err != nil {
 		return Load{}, err
+	}
+	if b.Rules.Guarded() {
+		// A Stream Load has no condition on the stored row.
+		return Load{}, &DescribeError{Table: t.String(), Msg: "version-column and delete: soft are not supported on StarRocks yet; remove them from the table's tables entry"}
 	}
 	pk := t.TakesDeletes()
 	var cols []string

@@ -435,6 +435,70 @@ func (d *Dialect) assign(b *strings.Builder, c string) {
 	}
 }
 
+var (
+	_ sqlsink.Guarder        = (*Dialect)(nil)
+	_ sqlsink.RefusalCounter = (*Dialect)(nil)
+)
+
+// GuardedUpsert writes Upsert's statement with the version guard, for
+// MariaDB:
+//
+//	INSERT INTO `t` (`id`,`a`,`v`) VALUES (?,?,?) ON DUPLICATE KEY UPDATE
+//	`a`=IF(`v` IS NULL OR VALUES(`v`) >= `v`, VALUES(`a`), `a`),
+//	`v`=IF(`v` IS NULL OR VALUES(`v`) >= `v`, VALUES(`v`), IF((@txsink_refused := @txsink_refused + 1) IS NULL, `v`, `v`))
+//
+// (MySQL 8.0.20+: `new`.`a` for VALUES(`a`)). The server assigns left to
+// right, each assignment seeing the ones before it, so the version
+// column comes last: every other column compares with the stored
+// version. A refused row adds one to @txsink_refused (see
+// sqlsink.RefusalCounter): the affected rows cannot tell it from a row
+// set to the values it had.
+func (d *Dialect) GuardedUpsert(b *strings.Builder, t *schema.Table, cols []string, rows int, ver string) {
+	d.Insert(b, t, cols, rows)
+	if d.RowAlias {
+		b.WriteString(" AS `new`")
+	}
+	b.WriteString(" ON DUPLICATE KEY UPDATE ")
+	qv := d.Quote(ver)
+	cond := qv + " IS NULL OR " + d.proposed(ver) + " >= " + qv
+	var verName string
+	for _, c := range cols {
+		if strings.EqualFold(c, ver) {
+			verName = c
+			continue
+		}
+		if !sqlsink.Assigns(t, c) {
+			continue
+		}
+		q := d.Quote(c)
+		b.WriteString(q + "=IF(" + cond + ", " + d.proposed(c) + ", " + q + "),")
+	}
+	b.WriteString(qv + "=IF(" + cond + ", " + d.proposed(verName) + ", IF((@txsink_refused := @txsink_refused + 1) IS NULL, " + qv + ", " + qv + "))")
+}
+
+// proposed spells the value an upsert proposes for column c.
+func (d *Dialect) proposed(c string) string {
+	if d.RowAlias {
+		return "`new`." + d.Quote(c)
+	}
+	return "VALUES(" + d.Quote(c) + ")"
+}
+
+// ResetRefused zeroes the count of rows guarded upserts refused
+// (sqlsink.RefusalCounter).
+func (d *Dialect) ResetRefused(ctx context.Context, tx *sql.Tx) error {
+	_, err := tx.ExecContext(ctx, "SET @txsink_refused = 0")
+	return err
+}
+
+// ReadRefused reads the count of rows guarded upserts refused since
+// ResetRefused.
+func (d *Dialect) ReadRefused(ctx context.Context, tx *sql.Tx) (int, error) {
+	var n int
+	err := tx.QueryRowContext(ctx, "SELECT @txsink_refused").Scan(&n)
+	return n, err
+}
+
 // Insert writes INSERT INTO `t` (`a`,`b`) VALUES (?,?),(?,?).
 func (d *Dialect) Insert(b *strings.Builder, t *schema.Table, cols []string, rows int) {
 	sqlsink.WriteInsert(b, d, t, cols, rows)

@@ -85,6 +85,19 @@ func (d Dialect) Upsert(b *strings.Builder, t *schema.Table, cols []string, rows
 	sqlsink.WriteOnConflict(b, d, t, cols, "EXCLUDED")
 }
 
+var _ sqlsink.Guarder = Dialect{}
+
+// GuardedUpsert writes Upsert's statement with the version guard:
+//
+//	... ON CONFLICT ("id") DO UPDATE SET "v"=EXCLUDED."v" WHERE "t"."v" IS NULL OR "t"."v" <= EXCLUDED."v"
+//
+// A row the WHERE keeps is not counted among the affected rows, which
+// is how the refused rows are counted.
+func (d Dialect) GuardedUpsert(b *strings.Builder, t *schema.Table, cols []string, rows int, ver string) {
+	d.Upsert(b, t, cols, rows)
+	sqlsink.WriteGuardCondition(b, d, d.Quote(t.Name), "EXCLUDED", ver)
+}
+
 // Insert writes INSERT INTO "t" ("a","b") VALUES ($1,$2),($3,$4).
 func (d Dialect) Insert(b *strings.Builder, t *schema.Table, cols []string, rows int) {
 	sqlsink.WriteInsert(b, d, t, cols, rows)

@@ -7,6 +7,9 @@ INSERT INTO `shop`.`order``items"x` (`order_id`,`line_no`,`qty`) VALUES (?,?,?),
 -- upsert, key columns only
 INSERT INTO `shop`.`order``items"x` (`order_id`,`line_no`) VALUES (?,?) AS `new` ON DUPLICATE KEY UPDATE `order_id`=`new`.`order_id`;
 
+-- guarded upsert, version column v last whatever its place
+INSERT INTO `orders` (`id`,`v`,`amount`) VALUES (?,?,?),(?,?,?) AS `new` ON DUPLICATE KEY UPDATE `amount`=IF(`v` IS NULL OR `new`.`v` >= `v`, `new`.`amount`, `amount`),`v`=IF(`v` IS NULL OR `new`.`v` >= `v`, `new`.`v`, IF((@txsink_refused := @txsink_refused + 1) IS NULL, `v`, `v`));
+
 -- insert, 3 rows
 INSERT INTO `orders` (`id`,`note`) VALUES (?,?),(?,?),(?,?);
 

@@ -7,6 +7,9 @@ INSERT INTO "shop"."order`items""x" ("order_id","line_no","qty") VALUES ($1,$2,$
 -- upsert, key columns only
 INSERT INTO "shop"."order`items""x" ("order_id","line_no") VALUES ($1,$2) ON CONFLICT ("order_id","line_no") DO NOTHING;
 
+-- guarded upsert, version column v last whatever its place
+INSERT INTO "orders" ("id","v","amount") VALUES ($1,$2,$3),($4,$5,$6) ON CONFLICT ("id") DO UPDATE SET "v"=EXCLUDED."v","amount"=EXCLUDED."amount" WHERE "orders"."v" IS NULL OR "orders"."v" <= EXCLUDED."v";
+
 -- insert, 3 rows
 INSERT INTO "orders" ("id","note") VALUES ($1,$2),($3,$4),($5,$6);
 

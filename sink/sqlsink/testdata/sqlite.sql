@@ -7,6 +7,9 @@ INSERT INTO "shop"."order`items""x" ("order_id","line_no","qty") VALUES (?,?,?),
 -- upsert, key columns only
 INSERT INTO "shop"."order`items""x" ("order_id","line_no") VALUES (?,?) ON CONFLICT ("order_id","line_no") DO NOTHING;
 
+-- guarded upsert, version column v last whatever its place
+INSERT INTO "orders" ("id","v","amount") VALUES (?,?,?),(?,?,?) ON CONFLICT ("id") DO UPDATE SET "v"=excluded."v","amount"=excluded."amount" WHERE "orders"."v" IS NULL OR "orders"."v" <= excluded."v";
+
 -- insert, 3 rows
 INSERT INTO "orders" ("id","note") VALUES (?,?),(?,?),(?,?);
 

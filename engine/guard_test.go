@@ -1,0 +1,370 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/txsink/txsink/changelog"
+	"github.com/txsink/txsink/clock/clocktest"
+	"github.com/txsink/txsink/config"
+	"github.com/txsink/txsink/engine"
+	"github.com/txsink/txsink/internal/testdb"
+)
+
+// TestVersionGuardCounts applies upserts and deletes older, as old as
+// and newer than the stored rows, in one flush, on every server: only
+// those not older land, and the refused ones are counted exactly. A
+// delete without the version in its before image takes its source
+// position as its version.
+func TestVersionGuardCounts(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, db *testdb.DB) {
+		db.Exec(t, `CREATE TABLE vg (id INT NOT NULL PRIMARY KEY, v BIGINT NULL, val VARCHAR(10) NOT NULL)`,
+			`INSERT INTO vg VALUES (1, 10, 'a'), (2, 10, 'b'), (3, 10, 'c'), (4, 10, 'd'), (7, NULL, 'g'), (8, 10, 'h')`)
+		cfg := pipeline(db, config.Table{Source: "s.vg", VersionColumn: "v"})
+		e := newEngine(t, cfg)
+		f := &feeder{t: t, e: e}
+		r := func(id int, v any, val string) changelog.Row {
+			return row("id", changelog.Number(strconv.Itoa(id)), "v", v, "val", val)
+		}
+		n := func(v int) changelog.Number { return changelog.Number(strconv.Itoa(v)) }
+		f.must(changelog.UpdateAfter, "s.vg", changelog.Row{}, r(1, n(5), "older"))    // refused
+		f.must(changelog.UpdateAfter, "s.vg", changelog.Row{}, r(2, n(10), "same"))    // applied: not newer
+		f.must(changelog.UpdateAfter, "s.vg", changelog.Row{}, r(3, n(11), "newer"))   // applied
+		f.must(changelog.Delete, "s.vg", r(4, n(9), "d"), changelog.Row{})             // refused
+		f.must(changelog.Delete, "s.vg", r(5, n(1), "x"), changelog.Row{})             // no row: nothing refused
+		f.must(changelog.Insert, "s.vg", changelog.Row{}, r(6, n(1), "new"))           // inserted
+		f.must(changelog.UpdateAfter, "s.vg", changelog.Row{}, r(7, n(1), "fromnull")) // NULL is older than any version
+		f.must(changelog.Delete, "s.vg", row("id", n(8)), changelog.Row{})             // version: the position, 800 > 10
+		f.flush()
+		want := "2|10|same\n3|11|newer\n4|10|d\n6|1|new\n7|1|fromnull"
+		if got := query(t, db, "SELECT id, v, val FROM vg WHERE id <> 1 ORDER BY id"); got != want {
+			t.Errorf("rows:\n%s\nwant:\n%s", got, want)
+		}
+		if got := query(t, db, "SELECT v, val FROM vg WHERE id = 1"); got != "10|a" {
+			t.Errorf("row 1 = %q, want the stored 10|a: an older upsert moved it back", got)
+		}
+		if got := e.Stats().GuardRefused; got != 2 {
+			t.Errorf("GuardRefused = %d, want 2 (row 1's upsert, row 4's delete)", got)
+		}
+		// An upsert with a NULL version is the oldest: refused over 10.
+		f.must(changelog.UpdateAfter, "s.vg", changelog.Row{}, r(2, nil, "nullv"))
+		f.flush()
+		if got := query(t, db, "SELECT v, val FROM vg WHERE id = 2"); got != "10|same" {
+			t.Errorf("row 2 after a NULL version = %q", got)
+		}
+		if got := e.Stats().GuardRefused; got != 3 {
+			t.Errorf("GuardRefused = %d, want 3", got)
+		}
+		// A flush large enough for the bulk paths (LOAD DATA, COPY,
+		// unnest) and for several statements: still guarded, row by row.
+		const many = 3000
+		var seed strings.Builder
+		seed.WriteString("INSERT INTO vg VALUES ")
+		for id := 100; id < 100+many; id++ {
+			if id > 100 {
+				seed.WriteByte(',')
+			}
+			fmt.Fprintf(&seed, "(%d, 10, 'seed')", id)
+		}
+		db.Exec(t, seed.String())
+		for id := 100; id < 100+many; id++ {
+			v := 5 + 10*(id%2) // odd ids newer (15), even ids older (5)
+			f.must(changelog.UpdateAfter, "s.vg", changelog.Row{}, r(id, n(v), "bulk"))
+		}
+		// Every third key is then deleted in the same flush (the delete
+		// is its last change): at version 12 for even ids (deleted), 8
+		// for odd ones (refused).
+		newer, seeded, refused := 0, 0, 0
+		for id := 100; id < 100+many; id++ {
+			switch {
+			case id%3 != 0 && id%2 == 1:
+				newer++
+			case id%3 != 0:
+				seeded++
+				refused++
+			case id%2 == 1:
+				f.must(changelog.Delete, "s.vg", r(id, n(8), "bulk"), changelog.Row{})
+				seeded++
+				refused++
+			default:
+				f.must(changelog.Delete, "s.vg", r(id, n(12), "bulk"), changelog.Row{})
+			}
+		}
+		before := e.Stats().GuardRefused
+		f.flush()
+		if got := query(t, db, "SELECT COUNT(*) FROM vg WHERE id >= 100 AND val = 'bulk' AND v = 15"); got != strconv.Itoa(newer) {
+			t.Errorf("newer bulk rows written = %s, want %d", got, newer)
+		}
+		if got := query(t, db, "SELECT COUNT(*) FROM vg WHERE id >= 100 AND val = 'seed' AND v = 10"); got != strconv.Itoa(seeded) {
+			t.Errorf("bulk rows left as stored = %s, want %d", got, seeded)
+		}
+		if got := query(t, db, "SELECT COUNT(*) FROM vg WHERE id >= 100"); got != strconv.Itoa(newer+seeded) {
+			t.Errorf("bulk rows left = %s, want %d", got, newer+seeded)
+		}
+		if got := e.Stats().GuardRefused - before; got != int64(refused) {
+			t.Errorf("bulk GuardRefused = %d, want %d", got, refused)
+		}
+	})
+}
+
+// guardLines is a changelog of n keys, each inserted at version 1 and
+// updated to 4, every tenth deleted (its before image at version 4),
+// the keys' changes interleaved; in transaction mode every 3 changes
+// are one source transaction.
+func guardLines(n int, txn bool) []string {
+	var lines []string
+	add := func(op string, id, v int) {
+		lines = append(lines, fmt.Sprintf(`{"op":%q,"table":"s.vs","row":{"id":%d,"v":%d,"val":"v%d"}`, op, id, v, v))
+	}
+	for v := 1; v <= 4; v++ {
+		for id := 1; id <= n; id++ {
+			op := "+U"
+			if v == 1 {
+				op = "+I"
+			}
+			add(op, id, v)
+		}
+	}
+	for id := 10; id <= n; id += 10 {
+		add("-D", id, 4)
+	}
+	for i := range lines {
+		if txn {
+			end := ""
+			if i%3 == 2 || i == len(lines)-1 {
+				end = `,"txn_end":true`
+			}
+			lines[i] += fmt.Sprintf(`,"txn":"t%d"%s`, i/3, end)
+		}
+		lines[i] += "}"
+	}
+	return lines
+}
+
+// TestVersionGuardReplay is issue 27's test of the guard: a changelog is
+// applied, then replayed from its start (a restore of the progress, or
+// a second pipeline) while a second writer moves rows ahead, with small
+// flushes, plain and transaction mode, on every server. A reader polling
+// the table never sees a row's version go down nor a row vanish (deletes
+// are soft, so a replay cannot resurrect a deleted row with an older
+// version either), and the end state is each row's newest.
+func TestVersionGuardReplay(t *testing.T) {
+	const n = 60
+	for _, txn := range []bool{false, true} {
+		mode := map[bool]string{false: "plain", true: "txn"}[txn]
+		t.Run(mode, func(t *testing.T) {
+			forEachDialect(t, func(t *testing.T, db *testdb.DB) {
+				db.Exec(t, `CREATE TABLE vs (id INT NOT NULL PRIMARY KEY, v BIGINT NOT NULL, val VARCHAR(10) NOT NULL, deleted BOOLEAN NOT NULL DEFAULT FALSE)`)
+				path := filepath.Join(t.TempDir(), "in.jsonl")
+				if err := os.WriteFile(path, []byte(strings.Join(guardLines(n, txn), "\n")+"\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				run := func(name string, hooks ...engine.Hook) engine.Stats {
+					t.Helper()
+					cfg := pipeline(db, config.Table{Source: "s.vs", VersionColumn: "v", Delete: "soft:deleted"})
+					if txn {
+						cfg = txnPipeline(cfg)
+					}
+					cfg.Name = name
+					cfg.Sink.FlushMaxRows = 7
+					cfg.Sink.FlushCoalesce = false // many small units, for the writer to come between
+					cfg.Source.Set("paths", []string{path})
+					e := newEngine(t, cfg, engine.WithHooks(hooks...))
+					if err := e.Run(context.Background(), engine.RunOptions{}); err != nil {
+						t.Fatalf("run %s: %v", name, err)
+					}
+					return e.Stats()
+				}
+				if st := run("first"); st.GuardRefused != 0 {
+					t.Errorf("first run: GuardRefused = %d, want 0 (every change is newer)", st.GuardRefused)
+				}
+				want := map[int]string{}
+				for id := 1; id <= n; id++ {
+					want[id] = fmt.Sprintf("4|v4|%v", id%10 == 0)
+				}
+				checkRows(t, db, want)
+
+				reader := startVersionReader(t, db)
+				w := &aheadWriter{t: t, db: db, every: 1}
+				for id := 3; id <= n; id += 3 {
+					w.ids = append(w.ids, id)
+					want[id] = fmt.Sprintf("1004|w2|%v", id%10 == 0)
+				}
+				st := run("replay", w)
+				polls, violations := reader.finish(t)
+				if violations > 0 {
+					t.Errorf("the reader saw %d rows go back or vanish in %d polls", violations, polls)
+				}
+				if len(w.ids) > 0 {
+					t.Fatalf("the replay committed too few units for the writer: %d ids left", len(w.ids))
+				}
+				if st.GuardRefused == 0 {
+					t.Error("replay: GuardRefused = 0, want the older changes counted")
+				}
+				checkRows(t, db, want)
+				t.Logf("replay: %d changes refused by the guard, reader polled %d times", st.GuardRefused, polls)
+			})
+		})
+	}
+}
+
+// checkRows compares vs's rows, as "v|val|deleted" by id, with want.
+func checkRows(t *testing.T, db *testdb.DB, want map[int]string) {
+	t.Helper()
+	var b strings.Builder
+	for id := 1; id <= len(want); id++ {
+		if id > 1 {
+			b.WriteByte('\n')
+		}
+		fmt.Fprintf(&b, "%d|%s", id, want[id])
+	}
+	got := query(t, db, "SELECT id, v, val, CASE WHEN deleted THEN 'true' ELSE 'false' END FROM vs ORDER BY id")
+	if got != b.String() {
+		t.Errorf("rows:\n%s\nwant:\n%s", got, b.String())
+	}
+}
+
+// aheadWriter is a second writer of vs: after every few commits of the
+// pipeline it is a hook of, it moves its next row ahead by 1000
+// versions, between two units of the replay.
+type aheadWriter struct {
+	t       *testing.T
+	db      *testdb.DB
+	every   int
+	commits int
+	ids     []int
+}
+
+// OnCommit implements engine.HookCommit.
+func (w *aheadWriter) OnCommit(info engine.CommitInfo) {
+	if info.Err != nil || len(w.ids) == 0 {
+		return
+	}
+	w.commits++
+	if w.commits%w.every != 0 {
+		return
+	}
+	id := w.ids[0]
+	w.ids = w.ids[1:]
+	if _, err := w.db.SQL.Exec("UPDATE vs SET v = v + 1000, val = 'w2' WHERE id = " + strconv.Itoa(id)); err != nil {
+		w.t.Errorf("second writer: %v", err)
+	}
+}
+
+// versionReader polls vs until stopped, counting as a violation each
+// row whose version went down or that it saw and is gone, and logging
+// the first.
+func startVersionReader(t *testing.T, db *testdb.DB) *poller {
+	seen := map[int]int64{}
+	return startChecker(t, func() (int64, error) {
+		rows, err := db.SQL.Query("SELECT id, v FROM vs")
+		if err != nil {
+			return 0, err
+		}
+		defer rows.Close()
+		now := map[int]int64{}
+		for rows.Next() {
+			var id int
+			var v int64
+			if err := rows.Scan(&id, &v); err != nil {
+				return 0, err
+			}
+			now[id] = v
+		}
+		var bad int64
+		for id, old := range seen {
+			if v, ok := now[id]; !ok || v < old {
+				if bad == 0 {
+					t.Logf("row %d went from version %d to %d (present: %v)", id, old, v, ok)
+				}
+				bad++
+			}
+		}
+		seen = now
+		return bad, rows.Err()
+	})
+}
+
+// TestDeleteRules applies deletes to a soft-deleted bool table, a
+// soft-deleted timestamp table and an ignoring one, with deletes after
+// inserts in one flush, a revive in the delete's flush and in a later
+// one, on every server.
+func TestDeleteRules(t *testing.T) {
+	ts := map[string]string{"mysql": "TIMESTAMP(3) NULL", "postgres": "TIMESTAMP(3) NULL", "sqlite": "TIMESTAMP NULL"}
+	forEachDialect(t, func(t *testing.T, db *testdb.DB) {
+		db.Exec(t, `CREATE TABLE sb (id INT NOT NULL PRIMARY KEY, val VARCHAR(10) NOT NULL, deleted BOOLEAN NOT NULL DEFAULT FALSE)`,
+			`CREATE TABLE st (id INT NOT NULL PRIMARY KEY, val VARCHAR(10) NOT NULL, deleted_at `+ts[db.Dialect]+`)`,
+			`CREATE TABLE ig (id INT NOT NULL PRIMARY KEY, val VARCHAR(10) NOT NULL)`)
+		cfg := pipeline(db, config.Table{Source: "s.sb", Delete: "soft:deleted"}, config.Table{Source: "s.st", Delete: "soft:deleted_at"},
+			config.Table{Source: "s.ig", Delete: "ignore"})
+		at := time.Date(2026, 12, 3, 10, 20, 30, 123456789, time.UTC)
+		clk := clocktest.New(at)
+		e := newEngine(t, cfg, engine.WithClock(clk))
+		f := &feeder{t: t, e: e}
+		r := func(id int, val string) changelog.Row {
+			return row("id", changelog.Number(strconv.Itoa(id)), "val", val)
+		}
+		for _, tbl := range []string{"s.sb", "s.st", "s.ig"} {
+			f.must(changelog.Insert, tbl, changelog.Row{}, r(1, "a"))
+			f.must(changelog.Insert, tbl, changelog.Row{}, r(2, "b"))
+			f.must(changelog.Delete, tbl, r(2, "b"), changelog.Row{}) // in the insert's flush: the row stays, marked
+			f.must(changelog.Insert, tbl, changelog.Row{}, r(3, "c"))
+		}
+		f.flush()
+		clk.Advance(time.Minute)
+		for _, tbl := range []string{"s.sb", "s.st", "s.ig"} {
+			f.must(changelog.Delete, tbl, r(1, "a"), changelog.Row{})
+			f.must(changelog.Delete, tbl, r(3, "c"), changelog.Row{})
+			f.must(changelog.Insert, tbl, changelog.Row{}, r(3, "c2")) // revived in the delete's flush
+		}
+		f.flush()
+		for _, tbl := range []string{"s.sb", "s.st"} {
+			f.must(changelog.Insert, tbl, changelog.Row{}, r(4, "d"))
+			f.must(changelog.Delete, tbl, r(4, "d"), changelog.Row{})
+		}
+		f.flush()
+		for _, tbl := range []string{"s.sb", "s.st"} {
+			f.must(changelog.Insert, tbl, changelog.Row{}, r(4, "d2")) // revived in a later flush
+		}
+		f.flush()
+		if got, want := query(t, db, "SELECT id, val, CASE WHEN deleted THEN 'del' ELSE 'live' END FROM sb ORDER BY id"), "1|a|del\n2|b|del\n3|c2|live\n4|d2|live"; got != want {
+			t.Errorf("sb:\n%s\nwant:\n%s", got, want)
+		}
+		first, second := "2026-12-03 10:20:30.123", "2026-12-03 10:21:30.123"
+		got := query(t, db, "SELECT id, val, COALESCE("+castText(db.Dialect, "deleted_at")+", 'live') FROM st ORDER BY id")
+		if want := "1|a|" + second + "\n2|b|" + first + "\n3|c2|live\n4|d2|live"; !sameTimes(got, want) {
+			t.Errorf("st:\n%s\nwant:\n%s", got, want)
+		}
+		if got, want := query(t, db, "SELECT id, val FROM ig ORDER BY id"), "1|a\n2|b\n3|c2"; got != want {
+			t.Errorf("ig:\n%s\nwant:\n%s", got, want)
+		}
+		if got := e.Stats().DeletesIgnored; got != 3 {
+			t.Errorf("DeletesIgnored = %d, want 3", got)
+		}
+	})
+}
+
+// castText renders column c as text in dialect.
+func castText(dialect, c string) string {
+	if dialect == "mysql" {
+		return "CAST(" + c + " AS CHAR)"
+	}
+	return "CAST(" + c + " AS TEXT)"
+}
+
+// sameTimes compares two renderings whose timestamps may be spelled with
+// a T or a space, with or without a trailing Z or zero fraction.
+func sameTimes(got, want string) bool {
+	norm := func(s string) string {
+		s = strings.ReplaceAll(s, "T", " ")
+		s = strings.ReplaceAll(s, "Z", "")
+		return strings.ReplaceAll(s, ".000", "")
+	}
+	return norm(got) == norm(want)
+}
