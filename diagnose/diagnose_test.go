@@ -97,6 +97,28 @@ var cases = []tcase{
 		want:   []want{{sev: diagnose.Error, check: "key", contains: []string{"no PRIMARY KEY", "append-only"}}},
 	},
 	{
+		name: "version and soft-delete columns the table cannot use",
+		schema: func(d string) []string {
+			return append(plainTable(d), "CREATE TABLE u (id BIGINT NOT NULL PRIMARY KEY, name VARCHAR(10) NULL)")
+		},
+		tables: "  - source: shop.t\n    version-column: name\n  - source: shop.u\n    delete: soft:gone\n",
+		want: []want{
+			{sev: diagnose.Error, check: "key", contains: []string{"shop.t", "version-column name is of type string", "integer, decimal, date or timestamp"}},
+			{sev: diagnose.Error, check: "key", contains: []string{"shop.u", "delete: soft names column gone, which the table does not have"}},
+		},
+	},
+	{
+		name:   "a sampled delete without its version",
+		schema: plainTable,
+		tables: "  - source: shop.t\n    version-column: amount\n    delete: soft:at\n",
+		records: []string{
+			`{"op":"+I","table":"shop.t","row":{"id":1,"name":"a","amount":"1.50"}}`,
+			`{"op":"-D","table":"shop.t","row":{"id":1,"amount":"1.50"}}`,
+			`{"op":"-D","table":"shop.t","row":{"id":2}}`,
+		},
+		want: []want{{sev: diagnose.Error, check: "key", contains: []string{"p0.jsonl:3", "lacks version column amount"}}},
+	},
+	{
 		name:   "missing target table",
 		schema: plainTable,
 		tables: "  - source: shop.t\n  - source: shop.refunds\n",

@@ -270,10 +270,12 @@ func (c *checker) checkChange(ctx context.Context, ch *changelog.Change, declare
 	switch ch.Kind {
 	case changelog.Delete:
 		c.checkKey(ti, ch, ch.Before, "before")
+		c.checkVersion(ti, ch, ch.Before)
 	case changelog.Insert, changelog.UpdateAfter:
 		if c.checkKey(ti, ch, ch.After, "after") {
 			c.checkValues(ti, ch, ch.After)
 		}
+		c.checkVersion(ti, ch, ch.After)
 		if ch.Kind == changelog.UpdateAfter && hasAll(ch.Before, ti.key) {
 			c.checkKey(ti, ch, ch.Before, "before")
 		}
@@ -313,6 +315,26 @@ func (c *checker) checkKey(ti *tableInfo, ch *changelog.Change, img changelog.Ro
 		}
 	}
 	return ok
+}
+
+// checkVersion reports a change of a table with a version column whose
+// image lacks it where a run refuses it: an upsert always, a delete
+// unless the column is an integer one (its source position stands in).
+func (c *checker) checkVersion(ti *tableInfo, ch *changelog.Change, img changelog.Row) {
+	name := ti.entry.VersionColumn
+	col, ok := ti.schema.Column(name)
+	if name == "" || !ok {
+		return
+	}
+	if _, present := img.Get(col.Name); present {
+		return
+	}
+	if ch.Kind == changelog.Delete && (col.Class == schema.Int || col.Class == schema.Uint) {
+		return
+	}
+	c.note("version\x00"+ti.label+"\x00"+ch.Kind.String(), ch.Pos, Finding{Severity: c.badInput(), Check: "key", Table: ti.label,
+		Message: fmt.Sprintf("a %s change's image lacks version column %s, so the version guard has nothing to compare; txsink run refuses it.", ch.Kind, col.Name),
+		Fix:     "capture full row images (Debezium PostgreSQL: REPLICA IDENTITY FULL; MySQL: binlog_row_image=FULL), or remove version-column from the tables entry"})
 }
 
 // checkValues converts every value of img for its column, as a run does

@@ -45,6 +45,9 @@ the run before), and compares their events/s round by round.
 --key-partitions both does the same with sink.key-partitions.remember at its
 default and at 0 (the memory of keys' partitions on and off): what the
 check that one key's changes stay in one partition costs.
+--version-column both compares runs without and with tables[].version-column
+on the orders table (created_at, which no change moves, so every guarded
+write lands): what the version guard's statements cost.
 
 Workloads:
   insert-only   orders with 1-5 items, one source transaction each
@@ -72,6 +75,7 @@ Examples:
 	fs.IntVar(&o.ChangesPerKey, "changes-per-key", 12, "update-heavy: changes per key (at least 10)")
 	fs.StringVar(&o.Mode, "mode", "", "plain, transaction, or both: each round then runs plain mode and transaction mode, one after the other, plain mode first in odd rounds (default: transaction for txn, plain otherwise)")
 	fs.StringVar(&o.KeyPartitions, "key-partitions", "", "sink key-partitions.remember, or both: each round then runs with the default and with 0, taking turns to go first (default: the config's default)")
+	fs.StringVar(&o.VersionColumn, "version-column", "", "off, on (the orders table's version-column is created_at: its upserts and deletes are guarded), or both: each round then runs without and with it, taking turns to go first (default: off)")
 	fs.IntVar(&o.FlushRows, "flush-rows", 5000, "sink buffer-flush.max-rows")
 	fs.IntVar(&o.FlushMiB, "flush-mib", 16, "sink buffer-flush.max-bytes, in MiB (txsink run's memory limit follows it)")
 	fs.StringVar(&o.Dir, "dir", "", "folder for the changelog files (default: a temporary folder, removed afterwards)")

@@ -73,6 +73,7 @@ type Options struct {
 	ChangesPerKey int    // update-heavy: changes per key
 	Mode          string // plain, transaction or both; "" takes the workload's default
 	KeyPartitions string // sink key-partitions.remember, "both", or "" for the config's default
+	VersionColumn string // "off", "on" (the orders' created_at guards its upserts and deletes) or "both"; "" is off
 	FlushRows     int    // sink buffer-flush.max-rows
 	FlushMiB      int    // sink buffer-flush.max-bytes, in MiB
 	Dir           string // folder for the changelog files and dumps; Run needs one
@@ -121,6 +122,11 @@ func (o *Options) Resolve() error {
 			return &UsageError{fmt.Sprintf("--key-partitions %q: want a whole number of keys, 0 or more, or both", o.KeyPartitions)}
 		}
 	}
+	switch o.VersionColumn {
+	case "", "off", "on", "both":
+	default:
+		return &UsageError{fmt.Sprintf("--version-column %q: want off, on or both", o.VersionColumn)}
+	}
 	if o.Orders < 1 || o.Partitions < 1 || o.FlushRows < 1 || o.FlushMiB < 1 || o.Rounds < 1 {
 		return &UsageError{"--orders, --partitions, --flush-rows, --flush-mib and --rounds must be at least 1"}
 	}
@@ -155,31 +161,52 @@ func (r *Result) Err() error {
 	return nil
 }
 
-// variant is one way a round runs txsink: its mode, and
-// sink.key-partitions.remember.
+// variant is one way a round runs txsink: its mode,
+// sink.key-partitions.remember, and whether the orders table has a
+// version column (versionColumn).
 type variant struct {
-	mode string
-	keys int
+	mode  string
+	keys  int
+	guard bool
 }
 
 func (v variant) String() string {
-	return fmt.Sprintf("%s mode, key-partitions.remember %d", v.mode, v.keys)
+	return fmt.Sprintf("%s mode, key-partitions.remember %d, version-column %s", v.mode, v.keys, onOff(v.guard))
 }
 
-// label names v in the bench's output: its mode, and its memory of
-// keys' partitions when --key-partitions chose it.
-func (v variant) label(o *Options) string {
-	if o.KeyPartitions == "" {
-		return v.mode + " mode"
+func onOff(b bool) string {
+	if b {
+		return "on"
 	}
-	return v.String()
+	return "off"
 }
+
+// label names v in the bench's output: its mode, its memory of keys'
+// partitions when --key-partitions chose it, and its version column when
+// --version-column did.
+func (v variant) label(o *Options) string {
+	s := v.mode + " mode"
+	if o.KeyPartitions != "" {
+		s += fmt.Sprintf(", key-partitions.remember %d", v.keys)
+	}
+	if o.VersionColumn != "" {
+		s += ", version-column " + onOff(v.guard)
+	}
+	return s
+}
+
+// versionColumn is the bench's version column of the orders table under
+// --version-column: every change of an order carries it, unchanged, so
+// each guarded upsert and delete is applied (equal is not newer) and the
+// bench measures what the guard's statements cost.
+const versionColumn = "created_at"
 
 // round is one txsink run and the bulk loads after it.
 type round struct {
 	round int    // from 1
 	mode  string // plain or transaction
 	keys  int    // sink.key-partitions.remember
+	guard bool   // the orders table had its version column
 	run   time.Duration
 	cpu   time.Duration // CPU time of the run; -1 when unknown
 	// serverCPU and bulkServerCPU are the target server's CPU time during
@@ -300,11 +327,12 @@ func Run(ctx context.Context, o *Options, open Opener, stderr io.Writer) (*Resul
 			}
 			cfg.Sink.TxnEnabled = mode == "transaction"
 			cfg.Sink.KeyPartitionsRemember = v.keys
+			setGuard(&cfg, r.prefix, v.guard)
 			rr, err := r.applyRound(ctx, o, open, &cfg, i == 1 && j == 0, stderr)
 			if err != nil {
 				return nil, err
 			}
-			rr.round, rr.mode, rr.keys = i, mode, v.keys
+			rr.round, rr.mode, rr.keys, rr.guard = i, mode, v.keys, v.guard
 			if o.Verify {
 				fmt.Fprintf(stderr, "txsink bench: checking the target against the final state\n")
 				if err := r.check(ctx, db, final, &rr); err != nil {
@@ -357,9 +385,22 @@ func pipelineConfig(o *Options, run, prefix string, paths []string) config.Confi
 	return cfg
 }
 
+// setGuard gives the orders table its version column, or none.
+func setGuard(cfg *config.Config, prefix string, on bool) {
+	for i := range cfg.Tables {
+		if cfg.Tables[i].Target == prefix+"orders" {
+			cfg.Tables[i].VersionColumn = ""
+			if on {
+				cfg.Tables[i].VersionColumn = versionColumn
+			}
+		}
+	}
+}
+
 // variants lists the ways each round runs txsink, in the order of odd
 // rounds: o's modes, each with the memory of keys' partitions o asks for
-// (defaultKeys is the config's default).
+// (defaultKeys is the config's default), each with the version columns
+// it asks for.
 func variants(o *Options, defaultKeys int) []variant {
 	keys := []int{defaultKeys}
 	switch o.KeyPartitions {
@@ -373,10 +414,16 @@ func variants(o *Options, defaultKeys int) []variant {
 	if o.Mode == "both" {
 		base = []string{"plain", "transaction"}
 	}
+	guards := []bool{o.VersionColumn == "on" || o.VersionColumn == "both"}
+	if o.VersionColumn == "both" {
+		guards = []bool{false, true}
+	}
 	var modes []variant
 	for _, mode := range base {
 		for _, k := range keys {
-			modes = append(modes, variant{mode, k})
+			for _, g := range guards {
+				modes = append(modes, variant{mode, k, g})
+			}
 		}
 	}
 	return modes

@@ -28,6 +28,8 @@ func TestResolve(t *testing.T) {
 		{"given partitions and mode stay", func(o *Options) { o.Workload = "txn"; o.Partitions = 3; o.Mode = "both" }, "", 3, "both"},
 		{"key partitions a number", func(o *Options) { o.KeyPartitions = "0" }, "", 1, "plain"},
 		{"key partitions both", func(o *Options) { o.KeyPartitions = "both" }, "", 1, "plain"},
+		{"version column both", func(o *Options) { o.VersionColumn = "both" }, "", 1, "plain"},
+		{"unknown version column", func(o *Options) { o.VersionColumn = "yes" }, `--version-column "yes": want off, on or both`, 0, ""},
 		{"unknown workload", func(o *Options) { o.Workload = "mixed" }, `--workload "mixed": want insert-only, update-heavy or txn`, 0, ""},
 		{"unknown mode", func(o *Options) { o.Mode = "joined" }, `--mode "joined": want plain, transaction or both`, 0, ""},
 		{"negative key partitions", func(o *Options) { o.KeyPartitions = "-1" }, `--key-partitions "-1": want a whole number of keys, 0 or more, or both`, 0, ""},
@@ -63,19 +65,21 @@ func TestResolve(t *testing.T) {
 // the other way round.
 func TestVariants(t *testing.T) {
 	tests := []struct {
-		mode, keys string
-		want       []variant
+		mode, keys, guard string
+		want              []variant
 	}{
-		{"plain", "", []variant{{"plain", 100}}},
-		{"transaction", "7", []variant{{"transaction", 7}}},
-		{"both", "", []variant{{"plain", 100}, {"transaction", 100}}},
-		{"plain", "both", []variant{{"plain", 100}, {"plain", 0}}},
-		{"both", "both", []variant{{"plain", 100}, {"plain", 0}, {"transaction", 100}, {"transaction", 0}}},
+		{"plain", "", "", []variant{{"plain", 100, false}}},
+		{"transaction", "7", "", []variant{{"transaction", 7, false}}},
+		{"both", "", "", []variant{{"plain", 100, false}, {"transaction", 100, false}}},
+		{"plain", "both", "", []variant{{"plain", 100, false}, {"plain", 0, false}}},
+		{"both", "both", "", []variant{{"plain", 100, false}, {"plain", 0, false}, {"transaction", 100, false}, {"transaction", 0, false}}},
+		{"plain", "", "on", []variant{{"plain", 100, true}}},
+		{"both", "", "both", []variant{{"plain", 100, false}, {"plain", 100, true}, {"transaction", 100, false}, {"transaction", 100, true}}},
 	}
 	for _, tc := range tests {
-		got := variants(&Options{Mode: tc.mode, KeyPartitions: tc.keys}, 100)
+		got := variants(&Options{Mode: tc.mode, KeyPartitions: tc.keys, VersionColumn: tc.guard}, 100)
 		if !slices.Equal(got, tc.want) {
-			t.Errorf("variants(mode %q, key-partitions %q) = %v, want %v", tc.mode, tc.keys, got, tc.want)
+			t.Errorf("variants(mode %q, key-partitions %q, version-column %q) = %v, want %v", tc.mode, tc.keys, tc.guard, got, tc.want)
 		}
 		if odd := roundOrder(got, 3); !slices.Equal(odd, tc.want) {
 			t.Errorf("round 3 runs %v, want %v", odd, tc.want)
@@ -86,7 +90,7 @@ func TestVariants(t *testing.T) {
 			t.Errorf("round 2 runs %v, want %v", got, even)
 		}
 	}
-	modes := []variant{{"plain", 1}, {"transaction", 1}}
+	modes := []variant{{"plain", 1, false}, {"transaction", 1, false}}
 	roundOrder(modes, 2)
 	if modes[0].mode != "plain" {
 		t.Error("roundOrder reversed the caller's list")

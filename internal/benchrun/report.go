@@ -16,12 +16,14 @@ import (
 // round.
 //
 // With --key-partitions both it also compares, per mode, the events/s
-// with the memory of keys' partitions on with those with it off.
+// with the memory of keys' partitions on with those with it off; with
+// --version-column both, those with the orders' version column with
+// those without.
 func (r *Result) Print(w io.Writer) {
 	byMode := map[variant][]round{}
 	var modes []variant
 	for _, rr := range r.rounds {
-		v := variant{rr.mode, rr.keys}
+		v := variant{rr.mode, rr.keys, rr.guard}
 		if byMode[v] == nil {
 			modes = append(modes, v)
 		}
@@ -49,19 +51,23 @@ func (r *Result) Print(w io.Writer) {
 		}
 		tw.row(name, "events/s "+spread(v, func(x float64) string { return fmt.Sprintf("%.2f×", x) })+", each round "+strings.Join(each, " "))
 	}
-	keys := r.rounds[0].keys
-	ratio("transaction ÷ plain", byMode[variant{"plain", keys}], byMode[variant{"transaction", keys}])
-	if len(modes) > 1 {
-		for _, mode := range []string{"plain", "transaction"} {
+	first := r.rounds[0]
+	keys, guard := first.keys, first.guard
+	ratio("transaction ÷ plain", byMode[variant{"plain", keys, guard}], byMode[variant{"transaction", keys, guard}])
+	for _, mode := range []string{"plain", "transaction"} {
+		if r.opts.KeyPartitions == "both" {
 			var on, off []round
 			for _, v := range modes {
-				if v.mode == mode && v.keys > 0 {
+				if v.mode == mode && v.guard == guard && v.keys > 0 {
 					on = byMode[v]
-				} else if v.mode == mode {
+				} else if v.mode == mode && v.guard == guard {
 					off = byMode[v]
 				}
 			}
 			ratio("key memory on ÷ off, "+mode, off, on)
+		}
+		if r.opts.VersionColumn == "both" {
+			ratio("version-column on ÷ off, "+mode, byMode[variant{mode, keys, false}], byMode[variant{mode, keys, true}])
 		}
 	}
 	if len(tw.labels) > 0 {

@@ -54,8 +54,19 @@ func TestPrint(t *testing.T) {
 		{"both", func() *Result {
 			r := reportResult(&Options{Target: "postgres://postgres@127.0.0.1:5432/test", Mode: "both", KeyPartitions: "both", Partitions: 8, Rounds: 2}, "postgres")
 			for i := 1; i <= 2; i++ {
-				for j, v := range []variant{{"plain", 100}, {"plain", 0}, {"transaction", 100}, {"transaction", 0}} {
+				for j, v := range []variant{{"plain", 100, false}, {"plain", 0, false}, {"transaction", 100, false}, {"transaction", 0, false}} {
 					r.rounds = append(r.rounds, reportRound(i, v.mode, v.keys, float64(i+j)))
+				}
+			}
+			return r
+		}()},
+		{"version-column", func() *Result {
+			r := reportResult(&Options{Target: "mysql://txsink:txsink@127.0.0.1:3306/test", Mode: "plain", VersionColumn: "both", Partitions: 1, Rounds: 2}, "mysql")
+			for i := 1; i <= 2; i++ {
+				for j, g := range []bool{false, true} {
+					rr := reportRound(i, "plain", 100, float64(i+j))
+					rr.guard = g
+					r.rounds = append(r.rounds, rr)
 				}
 			}
 			return r
