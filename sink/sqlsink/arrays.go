@@ -42,6 +42,7 @@ const (
 	kindUpsert
 	kindInsert
 	kindDelete
+	kindGuardedUpsert // ArrayGuarder's
 )
 
 // arrayStatement writes w's array statement into sb and reports whether
@@ -55,6 +56,9 @@ func (t *DB) arrayStatement(ad ArrayDialect, sb *strings.Builder, w *work) bool 
 		return ad.ArrayInsert(sb, w.table, w.cols)
 	case kindDelete:
 		return ad.ArrayDelete(sb, w.table, w.cols)
+	case kindGuardedUpsert:
+		ag, ok := ad.(ArrayGuarder)
+		return ok && ag.GuardedArrayUpsert(sb, w.table, w.cols, w.ver)
 	}
 	return false
 }
@@ -95,8 +99,16 @@ func (t *DB) execArrays(ctx context.Context, tx *sql.Tx, sb *strings.Builder, ar
 			buf = ad.AppendArray(buf[:0], c, w.tuples[start:end], i)
 			*args = append(*args, string(buf))
 		}
-		if _, err := tx.ExecContext(ctx, query, *args...); err != nil {
+		res, err := tx.ExecContext(ctx, query, *args...)
+		if err != nil {
 			return true, &failure{w: w, start: start, end: end}, t.wrap(w.op, w.table.String(), w.key(start), err)
+		}
+		if w.affected != nil {
+			n, err := res.RowsAffected()
+			if err != nil {
+				return true, &failure{w: w, start: start, end: end}, t.wrap(w.op, w.table.String(), w.key(start), err)
+			}
+			*w.affected += n
 		}
 	}
 	return true, nil, nil

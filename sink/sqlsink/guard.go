@@ -26,6 +26,15 @@ type Guarder interface {
 	GuardedUpsert(b *strings.Builder, t *schema.Table, cols []string, rows int, ver string)
 }
 
+// ArrayGuarder is an ArrayDialect that writes guarded upserts as array
+// statements too (see ArrayDialect); the refused rows are counted by the
+// affected rows, as for GuardedUpsert.
+type ArrayGuarder interface {
+	// GuardedArrayUpsert writes ArrayUpsert's statement with the guard of
+	// GuardedUpsert; false when some column has no array form.
+	GuardedArrayUpsert(b *strings.Builder, t *schema.Table, cols []*schema.Column, ver string) bool
+}
+
 // RefusalCounter is a Guarder whose server cannot tell the rows a guarded
 // upsert refused by its affected-row count (MariaDB and MySQL count a row
 // found and left as it was like one found and set to equal values): the
@@ -50,8 +59,9 @@ func guardedRows(u *commit.Unit) bool {
 }
 
 // guardedUpsertWork is rowWork for a group of a versioned table: the
-// guarded statement, never a bulk-load or array path (they cannot leave
-// a newer row alone), its affected rows counted.
+// guarded statement, as an array statement when the dialect is an
+// ArrayGuarder, never a bulk-load path (LOAD DATA, COPY: they cannot
+// leave a newer row alone), its affected rows counted.
 func (t *DB) guardedUpsertWork(b *commit.Batch, g commit.Group) (*work, error) {
 	gd, ok := t.dialect.(Guarder)
 	if !ok {
@@ -63,7 +73,10 @@ func (t *DB) guardedUpsertWork(b *commit.Batch, g commit.Group) (*work, error) {
 	w := t.rowWork(b.Table, g, func(sb *strings.Builder, tbl *schema.Table, cols []string, rows int) {
 		gd.GuardedUpsert(sb, tbl, cols, rows, ver)
 	})
-	w.kind = kindOther
+	w.kind, w.ver = kindOther, ver
+	if _, ok := t.dialect.(ArrayGuarder); ok && len(g.Rows) >= minArrayRows {
+		w.kind = kindGuardedUpsert
+	}
 	w.affected = new(int64)
 	return w, nil
 }

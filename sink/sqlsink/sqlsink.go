@@ -303,8 +303,10 @@ type work struct {
 	build  func(b *strings.Builder, rows int)
 	kind   int // kindUpsert, kindInsert, kindDelete: which array statement fits (see ArrayDialect)
 	// affected, when set, sums the rows the statements affected (the
-	// guarded upserts' count of what they wrote).
+	// guarded upserts' count of what they wrote); ver is their version
+	// column.
 	affected *int64
+	ver      string
 }
 
 // failure is the chunk of a work whose statement failed, and the works

@@ -11,7 +11,10 @@ import (
 	"github.com/txsink/txsink/sink/sqlsink"
 )
 
-var _ sqlsink.ArrayDialect = Dialect{}
+var (
+	_ sqlsink.ArrayDialect = Dialect{}
+	_ sqlsink.ArrayGuarder = Dialect{}
+)
 
 // The array path (target.ArrayDialect) writes a group of rows as
 //
@@ -129,6 +132,16 @@ func (d Dialect) ArrayUpsert(b *strings.Builder, t *schema.Table, cols []*schema
 		return false
 	}
 	sqlsink.WriteOnConflict(b, d, t, names(cols), "EXCLUDED")
+	return true
+}
+
+// GuardedArrayUpsert writes ArrayUpsert's statement with GuardedUpsert's
+// condition (sqlsink.ArrayGuarder).
+func (d Dialect) GuardedArrayUpsert(b *strings.Builder, t *schema.Table, cols []*schema.Column, ver string) bool {
+	if !d.ArrayUpsert(b, t, cols) {
+		return false
+	}
+	sqlsink.WriteGuardCondition(b, d, d.Quote(t.Name), "EXCLUDED", ver)
 	return true
 }
 

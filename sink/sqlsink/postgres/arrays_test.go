@@ -57,6 +57,14 @@ func TestArrayStatements(t *testing.T) {
 		t.Errorf("upsert:\n got %s\nwant %s", b.String(), want)
 	}
 	b.Reset()
+	if !d.GuardedArrayUpsert(&b, tbl, cols, "v") {
+		t.Fatal("GuardedArrayUpsert refused")
+	}
+	want += ` WHERE "t"."v" IS NULL OR "t"."v" <= EXCLUDED."v"`
+	if b.String() != want {
+		t.Errorf("guarded upsert:\n got %s\nwant %s", b.String(), want)
+	}
+	b.Reset()
 	if !d.ArrayDelete(&b, tbl, cols[:2]) {
 		t.Fatal("ArrayDelete refused")
 	}
