@@ -325,7 +325,8 @@ var tableSection = sectionDef{
 			"replay, a restore from backup or a second writer never moves a row backwards. NULL is older than " +
 			"any version. A delete's version is the version column's value in its before image; when the " +
 			"image lacks it, the change's source position (the postgres source's commit LSN + 1, a Kafka offset " +
-			"+ 1, a file's byte offset) for an integer column, else the delete is refused. An upsert whose image " +
+			"+ 1, a file's byte offset) for an integer column, else the delete is refused; an update that moves a row " +
+			"to another key deletes the old key at its own version. An upsert whose image " +
 			"lacks the column is refused. Refused changes are counted (`txsink_guard_refused_total`, the " +
 			"summary). A hard-deleted row leaves no version behind, so a replay of its changes inserts it again: " +
 			"with `delete: soft:COLUMN` the row stays as a tombstone with the delete's version. The column must be an integer, decimal, float, date or timestamp column and not a key " +

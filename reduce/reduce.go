@@ -787,7 +787,10 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 				if err := b.conflict(ts, b.key, c.Pos, k); err != nil {
 					return err
 				}
-				extra, err := b.deleteExtras(t, c, c.Before, now)
+				// The old key goes at the update's version: its after
+				// image carries it (see versioned), where a -U's +U
+				// has no before image.
+				extra, err := b.deleteExtras(t, c, c.After, now)
 				if err != nil {
 					return err
 				}

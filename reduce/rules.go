@@ -95,7 +95,8 @@ func (t *Table) ruleColumn(rule, name string) (*schema.Column, error) {
 // column, the change's source position (Position.Offset: the txsink
 // postgres source's commit LSN + 1, a Kafka offset + 1, a file's byte
 // offset), which is right when the column holds that position; else the
-// delete is refused as bad input.
+// delete is refused as bad input. An update that moves a row to another
+// key passes its after image: the old key goes at the update's version.
 func (b *Buffer) deleteExtras(t *Table, c *changelog.Change, img changelog.Row, now time.Time) ([]any, error) {
 	if t.verCol == nil && t.softCol == nil {
 		return nil, nil

@@ -151,3 +151,39 @@ func TestRulesInUnits(t *testing.T) {
 		t.Errorf("IgnoredDeletes = %d, want 1", u.IgnoredDeletes)
 	}
 }
+
+// TestRulesMovedKey: an update that moves a row to another key, as a
+// -U/+U pair (no before image on the +U) or with its before image,
+// deletes the old key at the update's version, on a table whose version
+// column is a timestamp (no source position can stand in).
+func TestRulesMovedKey(t *testing.T) {
+	tbl := rulesTable(t)
+	if err := tbl.SetRules(commit.Rules{Version: "at_nn"}, false); err != nil {
+		t.Fatal(err)
+	}
+	img := func(id int, at string) changelog.Row {
+		return row("id", changelog.Number(strconv.Itoa(id)), "v", changelog.Number("1"), "name", "n", "at", nil, "at_nn", at, "gone", false)
+	}
+	at := time.Date(2026, 12, 3, 11, 0, 0, 0, time.UTC)
+	for _, paired := range []bool{true, false} {
+		b := NewBuffer("p")
+		pos := changelog.Position{Partition: "p0", Offset: 10, Seq: 1}
+		upd := &changelog.Change{Kind: changelog.UpdateAfter, Table: changelog.Table{Name: "r"}, After: img(2, "2026-12-03 11:00:00"), Pos: pos, Size: 10}
+		if paired {
+			ret := &changelog.Change{Kind: changelog.UpdateBefore, Table: changelog.Table{Name: "r"}, Before: img(1, "2026-12-03 10:00:00"), Pos: pos, Size: 10}
+			if err := b.Add(tbl, ret, t0); err != nil {
+				t.Fatal(err)
+			}
+			upd.Pos.Seq, upd.Pos.Offset = 2, 20
+		} else {
+			upd.Before = img(1, "2026-12-03 10:00:00")
+		}
+		if err := b.Add(tbl, upd, t0); err != nil {
+			t.Fatalf("paired %v: %v", paired, err)
+		}
+		u := b.Take()
+		if len(u.Batches) != 1 || len(u.Batches[0].DeleteVersions) != 1 || u.Batches[0].DeleteVersions[0] != at {
+			t.Errorf("paired %v: unit %s, delete versions %#v, want the old key deleted at %s", paired, describe(u), u.Batches[0].DeleteVersions, at)
+		}
+	}
+}
