@@ -98,6 +98,8 @@ func TestEncodeRefusals(t *testing.T) {
 			errkind.BadInput, errkind.Where{Pos: pos(9), Table: "db.t", Key: "(7)", Column: "name"}},
 		{"deletes into a Duplicate Key table", dup, commit.Batch{Deletes: [][]any{{int64(1)}}}, errkind.Permanent, errkind.Where{Table: "db.d"}},
 		{"an Aggregate table", agg, commit.Batch{}, errkind.Permanent, errkind.Where{Table: "db.t"}},
+		{"a version column", kinds, commit.Batch{Rules: commit.Rules{Version: "name"}}, errkind.Permanent, errkind.Where{Table: "db.t"}},
+		{"soft deletes", kinds, commit.Batch{Rules: commit.Rules{SoftDelete: "name"}}, errkind.Permanent, errkind.Where{Table: "db.t"}},
 		{"a partial image", kinds, commit.Batch{Upserts: []commit.Group{{Columns: []string{"id", "name"}, Rows: [][]any{{int64(1), "a"}}, Partial: true}}}, errkind.Permanent, errkind.Where{Table: "db.t"}},
 		{"a row without all columns", kinds, commit.Batch{Upserts: []commit.Group{{Columns: []string{"id"}, Rows: [][]any{{int64(1)}}}}}, errkind.Permanent, errkind.Where{Table: "db.t"}},
 		{"NaN", &Table{Table: schema.Table{Namespace: "db", Name: "f", Columns: []schema.Column{{Name: "x", Class: schema.Float, Bits: 64}}}, Model: DuplicateKeys},
