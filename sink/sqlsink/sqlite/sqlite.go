@@ -101,6 +101,15 @@ func OpenReadOnly(ctx context.Context, path string) (*sqlsink.DB, error) {
 		return Open(ctx, path)
 	}
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		// Only where run could create the file: a folder that is not
+		// there is refused as run refuses it.
+		dir := filepath.Dir(path)
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			if err == nil {
+				err = fmt.Errorf("%s is not a folder", dir)
+			}
+			return nil, fmt.Errorf("open %s: the database's folder cannot hold it: %w (create the folder, or fix the path in target.url)", path, err)
+		}
 		return open(ctx, path, "file::memory:")
 	} else if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)

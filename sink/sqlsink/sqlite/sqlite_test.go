@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/txsink/txsink/sink/sqlsink"
@@ -77,6 +78,15 @@ func TestOpenReadOnlyMissingFile(t *testing.T) {
 	ro.Close()
 	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("OpenReadOnly left %s behind (stat: %v)", path, err)
+	}
+	// A folder that is not there could not hold the file run would
+	// create: refused, naming it.
+	missing := filepath.Join(t.TempDir(), "no-such-folder", "t.db")
+	if ro, err := OpenReadOnly(ctx, missing); err == nil {
+		ro.Close()
+		t.Errorf("OpenReadOnly(%s) = nil error, want the missing folder refused", missing)
+	} else if !strings.Contains(err.Error(), "no-such-folder") {
+		t.Errorf("OpenReadOnly(%s) = %v, want the folder named", missing, err)
 	}
 }
 
