@@ -175,15 +175,15 @@ func TestSnapshotResume(t *testing.T) {
 			caughtUp(t, r, src, dst)
 			// The slot's lag is in the status: the WAL since what the
 			// target confirmed, known once the server reported its end.
-			var lag *int64
-			for _, p := range r.Engine().Status().Partitions {
-				if p.Name == postgres.Partition(slot) {
-					lag = p.SlotLagBytes
+			// The server reports its end in keepalives, so wait for it.
+			r.Until(t, time.Minute, "the status gives the slot's lag", func() (bool, string) {
+				for _, p := range r.Engine().Status().Partitions {
+					if p.Name == postgres.Partition(slot) && p.SlotLagBytes != nil && *p.SlotLagBytes >= 0 {
+						return true, ""
+					}
 				}
-			}
-			if lag == nil || *lag < 0 {
-				t.Errorf("the status gives no slot lag for %s", postgres.Partition(slot))
-			}
+				return false, "the status gives no slot lag for " + postgres.Partition(slot)
+			})
 			r.Stop(t)
 			if m := storedMark(t, dst, slot); m != "" {
 				t.Errorf("after the windows passed, the target still stores the snapshot's mark %q", m)
