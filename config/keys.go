@@ -191,7 +191,8 @@ var topSection = sectionDef{
 			"is committed. `dead-letter` quarantines the whole source transaction (in plain mode the record) " +
 			"into the target table `txsink_dead_letters` — pipeline, position, the raw record, the reason, the " +
 			"time — in the same commit that moves the progress past it, and goes on; `txsink dead-letters` " +
-			"lists them. A row the target itself refuses for its own values (text its encoding refuses, such " +
+			"lists them (on StarRocks the table is a Primary Key table loaded in the unit's multi-table " +
+			"transaction; see README's Into StarRocks). A row the target itself refuses for its own values (text its encoding refuses, such " +
 			"as a NUL byte into PostgreSQL text; a CHECK constraint; a NOT NULL column the change leaves " +
 			"without a value), or an update image lacking columns of a row the target does not have, is " +
 			"quarantined too, with the server's message: txsink starts again from the last " +

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/txsink/txsink/engine"
 	"github.com/txsink/txsink/internal/testdb"
 	"github.com/txsink/txsink/internal/workload"
+	"github.com/txsink/txsink/sink"
 	"github.com/txsink/txsink/sink/starrocks"
 	"github.com/txsink/txsink/sink/starrocks/starrocksfake"
 )
@@ -123,4 +125,97 @@ func TestStarRocksRefusesChangesIntoDuplicateKey(t *testing.T) {
 	}
 	cfg.Tables[0].AppendOnly = true
 	newEngine(t, cfg)
+}
+
+// TestStarRocksDeadLetterPlain is TestDeadLetterPlain against the
+// StarRocks fake: each bad record — one cut short, one with a value
+// longer in bytes than its VARCHAR, one of an unknown table, one of a
+// source transaction whose id is 140,000 bytes long — goes to
+// txsink_dead_letters in the commit that moves the progress past it, the
+// good ones are applied, and a second run changes nothing.
+func TestStarRocksDeadLetterPlain(t *testing.T) {
+	long := strings.Repeat("é", 70000)
+	lines := []string{
+		`{"op":"+I","table":"s.items","row":{"id":1,"name":"ok-1"}}`,
+		`{"op":"+I","table":"s.items","row":{"id":2,"name":"ok-2"`,     // cut short
+		`{"op":"+I","table":"s.items","row":{"id":3,"name":"ÄÖÜßÄÖ"}}`, // 6 characters, 12 bytes
+		`{"op":"+I","table":"s.nowhere","row":{"id":4}}`,
+		`{"op":"+I","table":"s.items","row":{"id":5,"name":"far too long for the column"},"txn":"` + long + `"}`,
+		`{"op":"+U","table":"s.items","row":{"id":1,"name":"ok-1b"}}`,
+	}
+	_, db := starrocksFake(t, starrocks.DeadLetterDDL,
+		`CREATE TABLE items (id INT NOT NULL, name VARCHAR(10) NOT NULL) PRIMARY KEY (id) DISTRIBUTED BY HASH(id)`)
+	cfg := pipeline(db, config.Table{Source: "s.items"})
+	cfg.Name = "starrocks-dead-letters"
+	cfg.Source.Set("paths", []string{writeLines(t, t.TempDir(), "in.jsonl", lines)})
+	cfg.BadInput = config.BadInputDeadLetter
+	for run := 1; run <= 2; run++ {
+		e := newEngine(t, cfg)
+		if err := e.Run(context.Background(), engine.RunOptions{}); err != nil {
+			t.Fatalf("run %d with the dead-letter policy: %v", run, err)
+		}
+		if got := query(t, db, "SELECT id, name FROM items ORDER BY id"); got != "1|ok-1b" {
+			t.Errorf("run %d: items = %q, want 1|ok-1b", run, got)
+		}
+		rows, err := e.Target().(sink.DeadLetterer).DeadLetters(context.Background(), cfg.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var seqs []string
+		for _, r := range rows {
+			seqs = append(seqs, fmt.Sprint(r.Seq))
+		}
+		if got := strings.Join(seqs, ","); got != "2,3,4,5" {
+			t.Fatalf("run %d: dead letters at lines %s, want 2,3,4,5: %+v", run, got, rows)
+		}
+		if string(rows[0].Raw) != lines[1] || !strings.Contains(rows[0].Reason, "in.jsonl:2") || rows[0].ID != 1 {
+			t.Errorf("run %d: the cut-short record's dead letter: %+v", run, rows[0])
+		}
+		if !strings.Contains(rows[1].Reason, "bytes") || !strings.Contains(rows[1].Reason, "(3)") {
+			t.Errorf("run %d: the 12-byte name's reason %q, want one naming key (3) and bytes", run, rows[1].Reason)
+		}
+		if rows[3].TxnID != long || string(rows[3].Raw) != lines[4] {
+			t.Errorf("run %d: the long transaction id came back %d bytes, raw %d bytes; want %d and %d", run, len(rows[3].TxnID), len(rows[3].Raw), len(long), len(lines[4]))
+		}
+		if got := query(t, db, "SELECT seq FROM txsink_progress WHERE pipeline = '"+cfg.Name+"'"); got != "6" {
+			t.Errorf("run %d: progress seq = %s, want 6 (past every record)", run, got)
+		}
+		want := int64(4)
+		if run == 2 {
+			want = 0 // nothing is read again
+		}
+		if st := e.Stats(); st.DeadLetters != want {
+			t.Errorf("run %d: Stats.DeadLetters = %d, want %d", run, st.DeadLetters, want)
+		}
+	}
+}
+
+// starrocksRefusalCases are rows the StarRocks fake filters in strict
+// mode (its ErrorURL names them) that txsink's own checks let through:
+// the server's refusal, bisected to the row, is quarantined.
+var starrocksRefusalCases = []refusalCase{
+	{name: "not-null-without-default",
+		table: `CREATE TABLE items (id INT NOT NULL, name VARCHAR(20), note VARCHAR(20) NOT NULL) PRIMARY KEY (id) DISTRIBUTED BY HASH(id)`,
+		bad:   `{"id":4,"name":"no note"}`, reason: "note is not null"},
+}
+
+// TestStarRocksDeadLetterServerRefusals is TestDeadLetterServerRefusals
+// against the StarRocks fake: a row the server filters stops the pipeline
+// under bad-input: fail, naming its key; under dead-letter its record
+// (plain) or source transaction (transaction mode) is quarantined with the
+// server's reason, exactly once, a flush per change and all in one.
+func TestStarRocksDeadLetterServerRefusals(t *testing.T) {
+	for _, tc := range starrocksRefusalCases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, db := starrocksFake(t, starrocks.DeadLetterDDL, tc.table)
+			lines := refusalLines(tc.op, tc.bad)
+			path := writeLines(t, t.TempDir(), "in.jsonl", lines)
+			for _, txn := range []bool{false, true} {
+				for _, maxRows := range []int{1, 10000} {
+					name := fmt.Sprintf("refusal-txn-%v-rows-%d", txn, maxRows)
+					t.Run(name, func(t *testing.T) { serverRefusal(t, db, tc, path, lines, name, txn, maxRows) })
+				}
+			}
+		})
+	}
 }

@@ -18,13 +18,14 @@ import (
 // Label(pipeline, owner, seq): per table one load at a time (deletes
 // first, with __op = 1, then the rows, with __op = 0; a group of rows
 // that carries fewer columns than the table is a load of its own, whose
-// columns header leaves the others to their defaults), then the progress
-// load, then the claims check (see Claim), then COMMIT. A load refused for
-// TXN_IN_PROCESSING is retried; a commit answer that is not OK or does
-// not arrive is resolved through the label's state. On any error the
-// transaction is rolled back (or was aborted by the server) and nothing
-// of u is visible — except when the commit's outcome stayed unknown,
-// which Committed resolves.
+// columns header leaves the others to their defaults), then the unit's
+// dead letters (DeadLetterLoad), then the progress load, then the claims
+// check (see Claim), then COMMIT. A load refused for TXN_IN_PROCESSING
+// is retried; a commit answer that is not OK or does not arrive is
+// resolved through the label's state. On any error the transaction is
+// rolled back (or was aborted by the server) and nothing of u is visible
+// — except when the commit's outcome stayed unknown, which Committed
+// resolves.
 func (t *Target) Apply(ctx context.Context, u *commit.Unit) error {
 	var unclaimed []string
 	for _, p := range u.Progress {
@@ -36,9 +37,6 @@ func (t *Target) Apply(ctx context.Context, u *commit.Unit) error {
 		if _, err := t.Claim(ctx, u.Pipeline, unclaimed); err != nil {
 			return err
 		}
-	}
-	if len(u.DeadLetters) > 0 {
-		return &sink.Error{Op: "apply", Err: errors.New("the StarRocks target has no dead-letter table yet"), Hint: "use bad-input: fail with a starrocks:// target"}
 	}
 	owner := t.owner[u.Pipeline]
 	if owner == 0 {
@@ -73,6 +71,15 @@ func (t *Target) Apply(ctx context.Context, u *commit.Unit) error {
 	for _, b := range u.Batches {
 		if err := t.loadBatch(ctx, x, b); err != nil {
 			return err
+		}
+	}
+	if len(u.DeadLetters) > 0 {
+		dl, err := DeadLetterLoad(u.Pipeline, label, u.DeadLetters, t.clock.Now())
+		if err != nil {
+			return &sink.Error{Op: "write dead letters", Table: DeadLetterTable, Err: err}
+		}
+		if _, err := x.Load(ctx, DeadLetterTable, dl.Columns, dl.Body); err != nil {
+			return t.wrap("write dead letters", DeadLetterTable, err)
 		}
 	}
 	if len(u.Progress) > 0 {
