@@ -46,6 +46,17 @@
 //     a NULL into a NOT NULL column filters its row. When more rows are
 //     filtered than max_filter_ratio (default 0) allows, the load fails
 //     with an ErrorURL whose log names each filtered row.
+//   - Conditional and partial updates of Primary Key tables ("Change data
+//     through loading"): merge_condition: COL (not a key column) lets an
+//     upsert replace the stored row of its key only when its COL is
+//     greater than or equal to the stored one (NULL, on which the
+//     documentation is silent, taken as older than any value); deletes
+//     are not conditioned. partial_update: true (row mode) with a columns
+//     header holding the key updates only those columns of a stored row,
+//     and inserts a row not stored with the others at their DEFAULT, NULL,
+//     or the type's zero for a NOT NULL column without one (0, as the
+//     documentation's example shows; "" for strings). Both at once, as
+//     from 3.1.3. Either header into another kind of table fails the load.
 //
 // The answers' spelling: operations a BE answers (loads, single-table
 // operations) name their status by its code, as the BE does (OK,

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/txsink/txsink/clock/clocktest"
+	"github.com/txsink/txsink/sink/sinktest"
 )
 
 // call sends one request as curl --location-trusted does (following the
@@ -469,4 +470,104 @@ func TestPlainStreamLoad(t *testing.T) {
 	want(t, a, "Status", "Label Already Exists", "ExistingJobStatus", "FINISHED")
 	_, a = call(t, f, http.MethodPut, url, map[string]string{"label": "s2", "column_separator": ","}, "5,x\n")
 	want(t, a, "Status", "Fail", "Message", "too many filtered rows")
+}
+
+// rows reads q's rows as "a|b" lines.
+func rows(t *testing.T, f *Fake, q string) string {
+	t.Helper()
+	return sinktest.Rows(t, f.SQL(), q)
+}
+
+// TestDocumentedConditionalUpdate runs the documentation's example of
+// conditional updates (table5, example5.csv, merge_condition: version): a
+// row replaces the stored one only when its version is greater or equal.
+func TestDocumentedConditionalUpdate(t *testing.T) {
+	f, _ := newFake(t, "CREATE TABLE `table5` (`id` int(11) NOT NULL COMMENT \"user ID\", `version` int NOT NULL COMMENT \"version\", "+
+		"`score` int(11) NOT NULL COMMENT \"user score\") ENGINE=OLAP PRIMARY KEY(`id`) DISTRIBUTED BY HASH(`id`)",
+		"INSERT INTO table5 VALUES (101, 2, 80), (102, 2, 90)")
+	url := f.URL() + "/api/" + f.Database() + "/table5/_stream_load"
+	_, a := call(t, f, http.MethodPut, url, map[string]string{"label": "label10", "column_separator": ",", "merge_condition": "version"}, "101,1,100\n102,3,100\n")
+	want(t, a, "Status", "Success")
+	if got := rows(t, f, "SELECT id, version, score FROM table5 ORDER BY id"); got != "101|2|80\n102|3|100" {
+		t.Errorf("table5 =\n%s\nwant the documentation's 101|2|80 and 102|3|100", got)
+	}
+}
+
+// TestDocumentedPartialUpdate runs the documentation's example of partial
+// updates (table4, example4.csv, partial_update: true, columns id,name): a
+// stored row keeps the columns the load does not carry; a row not stored
+// is inserted with them at their defaults (a NOT NULL INT without one: 0).
+func TestDocumentedPartialUpdate(t *testing.T) {
+	f, _ := newFake(t, "CREATE TABLE `table4` (`id` int(11) NOT NULL COMMENT \"user ID\", `name` varchar(65533) NOT NULL COMMENT \"user name\", "+
+		"`score` int(11) NOT NULL COMMENT \"user score\") ENGINE=OLAP PRIMARY KEY(`id`) DISTRIBUTED BY HASH(`id`)",
+		"INSERT INTO table4 VALUES (101, 'Tom', 80)")
+	url := f.URL() + "/api/" + f.Database() + "/table4/_stream_load"
+	_, a := call(t, f, http.MethodPut, url, map[string]string{"label": "label7", "column_separator": ",", "partial_update": "true", "columns": "id,name"}, "101,Lily\n102,Rose\n103,Alice\n")
+	want(t, a, "Status", "Success")
+	if got := rows(t, f, "SELECT id, name, score FROM table4 ORDER BY id"); got != "101|Lily|80\n102|Rose|0\n103|Alice|0" {
+		t.Errorf("table4 =\n%s\nwant the documentation's 101|Lily|80, 102|Rose|0, 103|Alice|0", got)
+	}
+}
+
+// TestConditionsInTransactions: merge_condition and partial_update in a
+// multi-table transaction, load by load: an equal version replaces, a
+// delete is not conditioned (as documented), a partial update with a
+// condition changes only its columns and only when not older, a partial
+// row not stored takes the columns' DEFAULT or NULL; refused are a
+// condition on a key column or a missing column, either header into a
+// table that is not a Primary Key table, and a partial update whose
+// columns lack a key column or the condition column.
+func TestConditionsInTransactions(t *testing.T) {
+	f, _ := newFake(t, "CREATE TABLE v (id INT NOT NULL, ver BIGINT NOT NULL, a VARCHAR(10), b INT DEFAULT \"7\") PRIMARY KEY (id) DISTRIBUTED BY HASH(id)",
+		"CREATE TABLE d (id INT NOT NULL, ver BIGINT) DUPLICATE KEY (id) DISTRIBUTED BY HASH(id)",
+		"INSERT INTO v VALUES (1, 5, 'one', 1), (2, 5, 'two', 2), (3, 5, 'three', 3), (4, 5, 'four', 4)")
+	db := f.Database()
+	begin := func(label string) {
+		t.Helper()
+		want(t, op(t, f, "begin", map[string]string{"label": label, "db": db, "transaction_type": "multi"}, ""), "Status", "OK")
+	}
+	load := func(label, table string, h map[string]string, body string) map[string]any {
+		t.Helper()
+		hh := map[string]string{"label": label, "db": db, "table": table, "transaction_type": "multi", "format": "json", "strip_outer_array": "true", "strict_mode": "true"}
+		for k, v := range h {
+			hh[k] = v
+		}
+		return op(t, f, "load", hh, body)
+	}
+	commit := func(label string) {
+		t.Helper()
+		want(t, op(t, f, "commit", map[string]string{"label": label, "db": db, "transaction_type": "multi"}, ""), "Status", "OK")
+	}
+	begin("t1")
+	want(t, load("t1", "v", map[string]string{"merge_condition": "ver", "columns": "id,ver,a,b,__op"},
+		`[{"id":1,"ver":5,"a":"one-eq","b":10,"__op":0},{"id":2,"ver":4,"a":"two-old","b":20,"__op":0},{"id":3,"ver":1,"__op":1},{"id":9,"ver":1,"a":"new","b":90,"__op":0}]`), "Status", "OK")
+	want(t, load("t1", "v", map[string]string{"merge_condition": "ver", "partial_update": "true", "columns": "id,ver,a"},
+		`[{"id":4,"ver":6,"a":"four-new"},{"id":1,"ver":1,"a":"one-old"},{"id":8,"ver":1,"a":"eight"}]`), "Status", "OK")
+	commit("t1")
+	got := rows(t, f, "SELECT id, ver, a, b FROM v ORDER BY id")
+	if want := "1|5|one-eq|10\n2|5|two|2\n4|6|four-new|4\n8|1|eight|7\n9|1|new|90"; got != want {
+		t.Errorf("v =\n%s\nwant\n%s", got, want)
+	}
+	for _, c := range []struct {
+		name, table string
+		h           map[string]string
+		msg         string
+	}{
+		{"a key column", "v", map[string]string{"merge_condition": "id"}, "key column"},
+		{"no such column", "v", map[string]string{"merge_condition": "nope"}, "no column nope"},
+		{"a Duplicate Key table", "d", map[string]string{"merge_condition": "ver"}, "Primary Key tables only"},
+		{"partial into a Duplicate Key table", "d", map[string]string{"partial_update": "true", "columns": "id,ver"}, "Primary Key tables only"},
+		{"partial without the key", "v", map[string]string{"partial_update": "true", "columns": "ver,a"}, "key column id"},
+		{"partial without the condition", "v", map[string]string{"partial_update": "true", "merge_condition": "ver", "columns": "id,a"}, "merge_condition column ver"},
+		{"partial without columns", "v", map[string]string{"partial_update": "true"}, "columns header"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			label := "bad-" + strings.ReplaceAll(c.name, " ", "-")
+			begin(label)
+			a := load(label, c.table, c.h, `[{"id":1,"ver":9,"a":"x"}]`)
+			if str(a["Status"]) == "OK" || !strings.Contains(str(a["Message"]), c.msg) {
+				t.Errorf("load: %v, want a refusal saying %q", a, c.msg)
+			}
+		})
+	}
 }

@@ -52,6 +52,10 @@ func parseLoad(t *Table, h http.Header, body []byte) (loadResult, error) {
 	if hasOp && t.Model != PrimaryKeys {
 		return res, fmt.Errorf("table %s is a %s table: only a Primary Key table takes __op (deletes)", t.Name, t.Model)
 	}
+	mode, err := parseMode(t, h, names)
+	if err != nil {
+		return res, err
+	}
 	var records []map[string][]byte
 	var texts []string
 	switch format := strings.ToLower(h.Get("format")); format {
@@ -113,7 +117,7 @@ func parseLoad(t *Table, h http.Header, body []byte) (loadResult, error) {
 					rec[c] = []byte(fields[i])
 				}
 			}
-			op, reason := buildRow(t, rec, true, strict, nil)
+			op, reason := buildRow(t, rec, true, strict, nil, mode)
 			if reason != "" {
 				res.errors = append(res.errors, "Error: "+reason+". Row: "+line)
 				continue
@@ -126,7 +130,7 @@ func parseLoad(t *Table, h http.Header, body []byte) (loadResult, error) {
 	}
 	for i, rec := range records {
 		res.total++
-		op, reason := buildRow(t, rec, false, strict, names)
+		op, reason := buildRow(t, rec, false, strict, names, mode)
 		if reason != "" {
 			res.errors = append(res.errors, "Error: "+reason+". Row: "+texts[i])
 			continue
@@ -145,10 +149,90 @@ func contains(ss []string, s string) bool {
 	return false
 }
 
+// parseMode reads a load's merge_condition and partial_update headers
+// ("Change data through loading": conditional updates and partial updates
+// in row mode, both of Primary Key tables only; the condition names a
+// column that is not a key column). names is the columns header, which a
+// partial update needs, holding every key column. nil: a plain load.
+func parseMode(t *Table, h http.Header, names []string) (*loadMode, error) {
+	cond := strings.Trim(strings.TrimSpace(h.Get("merge_condition")), "`")
+	partial := false
+	switch p := strings.ToLower(h.Get("partial_update")); p {
+	case "", "false":
+	case "true":
+		partial = true
+	default:
+		return nil, fmt.Errorf("partial_update %q is not true or false", p)
+	}
+	if m := h.Get("partial_update_mode"); m != "" && !strings.EqualFold(m, "row") {
+		return nil, fmt.Errorf("partial_update_mode %q: the fake has row mode only", m)
+	}
+	if cond == "" && !partial {
+		return nil, nil
+	}
+	if t.Model != PrimaryKeys {
+		return nil, fmt.Errorf("table %s is a %s table: merge_condition and partial_update apply to Primary Key tables only", t.Name, t.Model)
+	}
+	mode := &loadMode{}
+	if cond != "" {
+		i, ok := t.column(cond)
+		if !ok {
+			return nil, fmt.Errorf("merge_condition: table %s has no column %s", t.Name, cond)
+		}
+		if t.Columns[i].Key {
+			return nil, fmt.Errorf("merge_condition: %s is a key column of %s; the condition is a column that is not in the primary key", cond, t.Name)
+		}
+		mode.cond = t.Columns[i].Name
+	}
+	if partial {
+		if names == nil {
+			return nil, fmt.Errorf("partial_update: true needs a columns header naming the columns to update")
+		}
+		mode.set = make([]bool, len(t.Columns))
+		for _, n := range names {
+			if i, ok := t.column(n); ok {
+				mode.set[i] = true
+			}
+		}
+		for i, c := range t.Columns {
+			if c.Key && !mode.set[i] {
+				return nil, fmt.Errorf("partial_update: the columns header lacks key column %s of %s", c.Name, t.Name)
+			}
+		}
+		if i, ok := t.column(cond); cond != "" && ok && !mode.set[i] {
+			return nil, fmt.Errorf("partial_update: the columns header lacks the merge_condition column %s", cond)
+		}
+	}
+	return mode, nil
+}
+
+// fill is the value a partial update gives a column it does not carry in
+// a row not stored: its DEFAULT, else NULL, else — a NOT NULL column
+// without a DEFAULT — the type's zero, as the documentation's example
+// shows for an INT (0); strings take "" and BOOLEAN false. Other types
+// have no documented zero: the row is filtered.
+func fill(c *Column) (any, string) {
+	if c.Default != nil {
+		return convert(c, []byte(*c.Default), true)
+	}
+	if c.Nullable {
+		return nil, ""
+	}
+	switch c.Type {
+	case "BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT", "LARGEINT", "FLOAT", "DOUBLE", "DECIMAL":
+		return 0, ""
+	case "CHAR", "VARCHAR":
+		return "", ""
+	}
+	return nil, fmt.Sprintf("column %s (%s NOT NULL, no DEFAULT) is not in the partial update, and the fake knows no zero %s", c.Name, c.Type, c.Type)
+}
+
 // buildRow converts one record, or says why its row is filtered. A column
-// the columns header (listed) leaves out takes its DEFAULT.
-func buildRow(t *Table, rec map[string][]byte, text, strict bool, listed []string) (rowOp, string) {
-	var op rowOp
+// the columns header (listed) leaves out takes its DEFAULT; in a partial
+// update (mode.set) it is not the load's, and takes fill's value should
+// the row not be stored.
+func buildRow(t *Table, rec map[string][]byte, text, strict bool, listed []string, mode *loadMode) (rowOp, string) {
+	op := rowOp{mode: mode}
 	if raw, ok := rec["__op"]; ok {
 		switch strings.Trim(string(raw), `"`) {
 		case "0":
@@ -163,6 +247,14 @@ func buildRow(t *Table, rec map[string][]byte, text, strict bool, listed []strin
 		c := &t.Columns[i]
 		if op.del && !c.Key {
 			continue // a delete needs only the key
+		}
+		if mode != nil && mode.set != nil && !mode.set[i] {
+			v, reason := fill(c)
+			if reason != "" {
+				return op, reason
+			}
+			op.vals[i] = v
+			continue
 		}
 		raw, present := rec[c.Name]
 		if !present {

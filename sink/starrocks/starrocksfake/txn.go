@@ -36,6 +36,23 @@ type txn struct {
 type rowOp struct {
 	del  bool
 	vals []any // by table column; a delete's non-key values are nil
+	// mode is how the upserts of the row's load meet the stored rows;
+	// nil for a plain load (the row replaces the stored one).
+	mode *loadMode
+}
+
+// loadMode is what a load's merge_condition and partial_update headers
+// ask of its upserts.
+type loadMode struct {
+	// cond is the merge_condition column: a row replaces the stored
+	// row of its key only when its value there is greater than or equal
+	// to the stored one. Deletes are not conditioned.
+	cond string
+	// set, for partial_update: true, marks the columns the load carries
+	// (the columns header): a stored row keeps the others; a row not
+	// stored is inserted with them at their DEFAULT, NULL or the type's
+	// zero.
+	set []bool
 }
 
 func seconds(h string, def time.Duration) (time.Duration, error) {
@@ -388,41 +405,15 @@ func (f *Fake) applyLocked(x *txn) error {
 			cols[i] = t.Columns[i].Name
 		}
 		ph := strings.TrimSuffix(strings.Repeat("?, ", len(cols)), ", ")
-		insert := "INSERT INTO " + quote(name) + " (" + quoteList(cols) + ") VALUES (" + ph + ")"
-		var upd []string
-		for _, c := range t.Columns {
-			if c.Key {
-				continue
-			}
-			q := quote(c.Name)
-			switch c.Agg {
-			case "SUM":
-				upd = append(upd, q+" = "+q+" + VALUES("+q+")")
-			case "MAX":
-				upd = append(upd, q+" = GREATEST("+q+", VALUES("+q+"))")
-			case "MIN":
-				upd = append(upd, q+" = LEAST("+q+", VALUES("+q+"))")
-			default:
-				upd = append(upd, q+" = VALUES("+q+")")
-			}
-		}
-		switch {
-		case t.Model == DuplicateKeys:
-		case len(upd) == 0:
-			insert = strings.Replace(insert, "INSERT", "INSERT IGNORE", 1)
-		default:
-			insert += " ON DUPLICATE KEY UPDATE " + strings.Join(upd, ", ")
-		}
+		head := "INSERT INTO " + quote(name) + " (" + quoteList(cols) + ")"
 		var where []string
 		for _, k := range t.Key {
 			where = append(where, quote(k)+" = ?")
 		}
 		del := "DELETE FROM " + quote(name) + " WHERE " + strings.Join(where, " AND ")
-		// Runs of upserts go as multi-row statements, which MariaDB
-		// applies in order (the last row of a key wins, as in a load);
-		// deletes go one by one, keeping their place between them.
-		head, tail, _ := strings.Cut(insert, " VALUES (")
-		_, onDup, _ := strings.Cut(tail, ")")
+		// Runs of upserts of one load go as multi-row statements, which
+		// MariaDB applies in order (the last row of a key wins, as in a
+		// load); deletes go one by one, keeping their place between them.
 		ops := x.ops[name]
 		for i := 0; i < len(ops); {
 			if ops[i].del {
@@ -434,11 +425,15 @@ func (f *Fake) applyLocked(x *txn) error {
 			}
 			j := i
 			var args []any
-			for j < len(ops) && !ops[j].del && j-i < 500 {
+			for j < len(ops) && !ops[j].del && ops[j].mode == ops[i].mode && j-i < 500 {
 				args = append(args, ops[j].vals...)
 				j++
 			}
-			stmt := head + " VALUES " + strings.TrimSuffix(strings.Repeat("("+ph+"), ", j-i), ", ") + onDup
+			ins, onDup := head, onDuplicate(t, ops[i].mode)
+			if onDup == "" && t.Model != DuplicateKeys {
+				ins = strings.Replace(ins, "INSERT", "INSERT IGNORE", 1)
+			}
+			stmt := ins + " VALUES " + strings.TrimSuffix(strings.Repeat("("+ph+"), ", j-i), ", ") + onDup
 			if _, err := tx.ExecContext(ctx, stmt, args...); err != nil {
 				return fmt.Errorf("table %s: %w", name, err)
 			}
@@ -446,6 +441,60 @@ func (f *Fake) applyLocked(x *txn) error {
 		}
 	}
 	return tx.Commit()
+}
+
+// onDuplicate is the ON DUPLICATE KEY UPDATE clause that gives an upsert
+// of t under mode StarRocks' effect on a stored row of its key: replaced
+// (a Primary Key or Unique Key table), aggregated (an Aggregate table),
+// only where the load carries columns (partial_update), and only when the
+// row's merge_condition column is not less than the stored one. NULL, on
+// which the documentation is silent, is taken as older than any value.
+// MariaDB assigns left to right, each assignment seeing the ones before,
+// so the condition column is assigned last. "" for a Duplicate Key table,
+// which appends, and for a table whose columns are all key columns.
+func onDuplicate(t *Table, mode *loadMode) string {
+	if t.Model == DuplicateKeys {
+		return ""
+	}
+	cond := ""
+	if mode != nil && mode.cond != "" {
+		q := quote(mode.cond)
+		cond = "(" + q + " IS NULL OR VALUES(" + q + ") >= " + q + ")"
+	}
+	var upd []string
+	var last string
+	for i, c := range t.Columns {
+		if c.Key || mode != nil && mode.set != nil && !mode.set[i] {
+			continue
+		}
+		q := quote(c.Name)
+		var v string
+		switch c.Agg {
+		case "SUM":
+			v = q + " + VALUES(" + q + ")"
+		case "MAX":
+			v = "GREATEST(" + q + ", VALUES(" + q + "))"
+		case "MIN":
+			v = "LEAST(" + q + ", VALUES(" + q + "))"
+		default:
+			v = "VALUES(" + q + ")"
+		}
+		if cond != "" {
+			v = "IF(" + cond + ", " + v + ", " + q + ")"
+		}
+		if mode != nil && c.Name == mode.cond {
+			last = q + " = " + v
+			continue
+		}
+		upd = append(upd, q+" = "+v)
+	}
+	if last != "" {
+		upd = append(upd, last)
+	}
+	if len(upd) == 0 {
+		return ""
+	}
+	return " ON DUPLICATE KEY UPDATE " + strings.Join(upd, ", ")
 }
 
 // errorLogLocked keeps the lines of x's filtered rows and returns the
