@@ -332,7 +332,11 @@ var tableSection = sectionDef{
 			"summary). A hard-deleted row leaves no version behind, so a replay of its changes inserts it again: " +
 			"with `delete: soft:COLUMN` the row stays as a tombstone with the delete's version. The column must be an integer, decimal, float, date or timestamp column and not a key " +
 			"column; `txsink check` verifies it. Guarded tables are written with guarded multi-row statements, " +
-			"never LOAD DATA, COPY or unnest.",
+			"never LOAD DATA, COPY or unnest. On StarRocks (Primary Key tables only) upserts are loaded with " +
+			"`merge_condition` on the column, which keeps a stored row whose version is greater (an equal one is " +
+			"replaced); StarRocks conditions no delete, so a delete of such a table is refused unless `delete` is " +
+			"`ignore`; an upsert with a NULL version is refused; and nothing is counted as refused, StarRocks " +
+			"not telling which rows it kept (see README's Into StarRocks).",
 		field: func(s any) any { return &s.(*Table).VersionColumn },
 		check: func(p any) string {
 			if v := *p.(*string); v != "" && strings.TrimSpace(v) != v {

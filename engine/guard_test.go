@@ -165,22 +165,7 @@ func TestVersionGuardReplay(t *testing.T) {
 				if err := os.WriteFile(path, []byte(strings.Join(guardLines(n, txn), "\n")+"\n"), 0o644); err != nil {
 					t.Fatal(err)
 				}
-				run := func(name string, hooks ...engine.Hook) engine.Stats {
-					t.Helper()
-					cfg := pipeline(db, config.Table{Source: "s.vs", VersionColumn: "v", Delete: "soft:deleted"})
-					if txn {
-						cfg = txnPipeline(cfg)
-					}
-					cfg.Name = name
-					cfg.Sink.FlushMaxRows = 7
-					cfg.Sink.FlushCoalesce = false // many small units, for the writer to come between
-					cfg.Source.Set("paths", []string{path})
-					e := newEngine(t, cfg, engine.WithHooks(hooks...))
-					if err := e.Run(context.Background(), engine.RunOptions{}); err != nil {
-						t.Fatalf("run %s: %v", name, err)
-					}
-					return e.Stats()
-				}
+				run := replayRunner(t, db, config.Table{Source: "s.vs", VersionColumn: "v", Delete: "soft:deleted"}, txn, path)
 				if st := run("first"); st.GuardRefused != 0 {
 					t.Errorf("first run: GuardRefused = %d, want 0 (every change is newer)", st.GuardRefused)
 				}
@@ -211,6 +196,29 @@ func TestVersionGuardReplay(t *testing.T) {
 				t.Logf("replay: %d changes refused by the guard, reader polled %d times", st.GuardRefused, polls)
 			})
 		})
+	}
+}
+
+// replayRunner returns a function that runs the changelog at path into
+// db's table of tc as the pipeline name, with small flushes (many units,
+// for a second writer to come between), plain or transaction mode, with
+// hooks, and returns its stats.
+func replayRunner(t *testing.T, db *testdb.DB, tc config.Table, txn bool, path string) func(name string, hooks ...engine.Hook) engine.Stats {
+	return func(name string, hooks ...engine.Hook) engine.Stats {
+		t.Helper()
+		cfg := pipeline(db, tc)
+		if txn {
+			cfg = txnPipeline(cfg)
+		}
+		cfg.Name = name
+		cfg.Sink.FlushMaxRows = 7
+		cfg.Sink.FlushCoalesce = false
+		cfg.Source.Set("paths", []string{path})
+		e := newEngine(t, cfg, engine.WithHooks(hooks...))
+		if err := e.Run(context.Background(), engine.RunOptions{}); err != nil {
+			t.Fatalf("run %s: %v", name, err)
+		}
+		return e.Stats()
 	}
 }
 

@@ -145,7 +145,7 @@ func (t *Target) loadBatch(ctx context.Context, x *Txn, b *commit.Batch) error {
 		if ld.Rows == 0 {
 			continue
 		}
-		if _, err := x.Load(ctx, tbl.Name, ld.Columns, ld.Body); err != nil {
+		if _, err := x.LoadWith(ctx, tbl.Name, ld.Columns, ld.Body, ld.Options); err != nil {
 			return t.loadError(ctx, view, part.batch, err)
 		}
 	}
@@ -161,7 +161,7 @@ type batchPart struct {
 }
 
 func split(tbl *Table, b *commit.Batch) []batchPart {
-	full := &commit.Batch{Table: b.Table, Deletes: b.Deletes, DeletePos: b.DeletePos}
+	full := &commit.Batch{Table: b.Table, Rules: b.Rules, Deletes: b.Deletes, DeletePos: b.DeletePos, DeleteVersions: b.DeleteVersions, SoftValues: b.SoftValues}
 	parts := []batchPart{{tbl, full}}
 	for _, kind := range []bool{false, true} {
 		groups := b.Upserts
@@ -184,7 +184,7 @@ func split(tbl *Table, b *commit.Batch) []batchPart {
 					view.Columns = append(view.Columns, c)
 				}
 			}
-			nb := &commit.Batch{Table: b.Table}
+			nb := &commit.Batch{Table: b.Table, Rules: b.Rules}
 			if kind {
 				nb.Inserts = []commit.Group{g}
 			} else {
@@ -253,10 +253,16 @@ type oneRow struct {
 func flatten(b *commit.Batch) []oneRow {
 	var out []oneRow
 	for i, k := range b.Deletes {
-		r := oneRow{batch: &commit.Batch{Table: b.Table, Deletes: [][]any{k}}, key: renderKey(k)}
+		r := oneRow{batch: &commit.Batch{Table: b.Table, Rules: b.Rules, Deletes: [][]any{k}}, key: renderKey(k)}
 		if i < len(b.DeletePos) {
 			r.pos = b.DeletePos[i]
 			r.batch.DeletePos = []changelog.Position{r.pos}
+		}
+		if i < len(b.DeleteVersions) {
+			r.batch.DeleteVersions = []any{b.DeleteVersions[i]}
+		}
+		if i < len(b.SoftValues) {
+			r.batch.SoftValues = []any{b.SoftValues[i]}
 		}
 		out = append(out, r)
 	}
@@ -273,7 +279,7 @@ func flatten(b *commit.Batch) []oneRow {
 					r.pos = g.Pos[i]
 					one.Pos = []changelog.Position{r.pos}
 				}
-				nb := &commit.Batch{Table: b.Table}
+				nb := &commit.Batch{Table: b.Table, Rules: b.Rules}
 				if kind {
 					nb.Inserts = []commit.Group{one}
 				} else {
@@ -314,7 +320,7 @@ func (t *Target) probeRows(ctx context.Context, tbl *Table, rows []oneRow) (bool
 		if err != nil {
 			return true, nil
 		}
-		if _, err := x.Load(ctx, tbl.Name, ld.Columns, ld.Body); err != nil {
+		if _, err := x.LoadWith(ctx, tbl.Name, ld.Columns, ld.Body, ld.Options); err != nil {
 			var se *Error
 			if errors.As(err, &se) && se.Kind() == errkind.BadInput {
 				return true, nil

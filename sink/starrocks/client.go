@@ -293,6 +293,22 @@ type LoadResult struct {
 	Rows, Loaded, Filtered, Bytes int64
 }
 
+// LoadOptions are what a load asks of how its upserts meet the stored
+// rows of a Primary Key table ("Change data through loading"); the zero
+// value replaces them.
+type LoadOptions struct {
+	// MergeCondition (the merge_condition header) names a column that is
+	// not a key column: an upsert replaces the stored row of its key only
+	// when its value there is greater than or equal to the stored one. The
+	// server does not condition deletes, and does not say which rows it
+	// kept.
+	MergeCondition string
+	// PartialUpdate (partial_update: true, row mode) updates only the
+	// columns the load names of a stored row; a row whose key is not
+	// stored is inserted with the others at their defaults.
+	PartialUpdate bool
+}
+
 // Load sends rows, a JSON array of objects, into table under the
 // transaction. columns lists the object keys to take, __op among them for
 // a Primary Key table's upserts (0) and deletes (1). A load meeting
@@ -300,7 +316,18 @@ type LoadResult struct {
 // (and, on the server, the transaction) with a BadInput error carrying the
 // server's error log.
 func (t *Txn) Load(ctx context.Context, table string, columns []string, rows []byte) (LoadResult, error) {
+	return t.LoadWith(ctx, table, columns, rows, LoadOptions{})
+}
+
+// LoadWith is Load with opt's headers.
+func (t *Txn) LoadWith(ctx context.Context, table string, columns []string, rows []byte, opt LoadOptions) (LoadResult, error) {
 	h := t.c.txnHeader(t.Label)
+	if opt.MergeCondition != "" {
+		h["merge_condition"] = opt.MergeCondition
+	}
+	if opt.PartialUpdate {
+		h["partial_update"] = "true"
+	}
 	h["table"] = table
 	h["format"] = "json"
 	h["strip_outer_array"] = "true"

@@ -55,11 +55,13 @@ func (e *RowError) Where() errkind.Where {
 	return errkind.Where{Pos: e.Pos, Table: e.Table, Key: e.Key, Column: e.Column}
 }
 
-// Load is one load's columns header and JSON array body.
+// Load is one load's columns header and JSON array body, and how its
+// upserts meet the stored rows.
 type Load struct {
 	Columns []string
 	Body    []byte
 	Rows    int
+	Options LoadOptions
 }
 
 // EncodeBatch turns one table's part of a commit unit into one load. For a
@@ -67,18 +69,28 @@ type Load struct {
 // columns, then the upserts with __op = 0: StarRocks applies a load's rows
 // in order, so the unit's "deletes before writes" holds, and the last row
 // of a key wins. A Duplicate Key table gets its inserts as they are, a
-// Unique Key table its upserts. Refused: deletes into a table other than a
-// Primary Key one, partial row images (they need partial_update), a row
-// that leaves out a column (StarRocks would reset it: a load replaces the
-// whole row), a string longer in bytes than its column, and a batch with
-// apply rules (commit.Rules), which a load cannot honour.
+// Unique Key table its upserts. A table with a version column
+// (commit.Rules.Version) is loaded with merge_condition on it (see
+// LoadOptions), which keeps a stored row whose version is greater.
+// Refused: deletes into a table other than a Primary Key one, partial row
+// images (they need partial_update), a row that leaves out a column
+// (StarRocks would reset it: a load replaces the whole row), a string
+// longer in bytes than its column, a version column on another table than
+// a Primary Key one, a delete of a table with a version column and a NULL
+// version (see versioned), and soft deletes.
 func EncodeBatch(t *Table, b *commit.Batch) (Load, error) {
 	if err := t.RefuseChanges(len(b.Deletes) > 0); err != nil {
 		return Load{}, err
 	}
-	if b.Rules.Guarded() {
-		// A Stream Load has no condition on the stored row.
-		return Load{}, &DescribeError{Table: t.String(), Msg: "version-column and delete: soft are not supported on StarRocks yet; remove them from the table's tables entry"}
+	if b.Rules.SoftDelete != "" {
+		return Load{}, &DescribeError{Table: t.String(), Msg: "delete: soft is not supported on StarRocks yet; use delete: hard or ignore"}
+	}
+	var opt LoadOptions
+	if ver := b.Rules.Version; ver != "" {
+		if err := t.versioned(b); err != nil {
+			return Load{}, err
+		}
+		opt.MergeCondition = ver
 	}
 	pk := t.TakesDeletes()
 	var cols []string
@@ -139,6 +151,10 @@ func EncodeBatch(t *Table, b *commit.Batch) (Load, error) {
 					}
 					key = renderKey(kv)
 				}
+				if v := b.Rules.Version; v != "" && row[indexOf(g.Columns, v)] == nil {
+					return Load{}, &RowError{Table: t.String(), Key: key, Column: v, Pos: pos, bad: true,
+						Msg: "the version column is NULL; StarRocks' merge_condition does not say how NULL compares, so txsink loads no NULL version"}
+				}
 				sep()
 				out = append(out, '{')
 				for i, name := range g.Columns {
@@ -158,7 +174,28 @@ func EncodeBatch(t *Table, b *commit.Batch) (Load, error) {
 		}
 	}
 	out = append(out, ']')
-	return Load{Columns: cols, Body: out, Rows: rows}, nil
+	return Load{Columns: cols, Body: out, Rows: rows, Options: opt}, nil
+}
+
+// versioned refuses a batch with a version column (commit.Rules.Version)
+// that StarRocks cannot guard: merge_condition applies to the upserts of
+// a Primary Key table only, and StarRocks does not condition deletes on
+// it, so a hard delete could remove a row a newer change wrote. Every
+// upsert carries the version column (the buffer refuses one without).
+func (t *Table) versioned(b *commit.Batch) error {
+	if t.Model != PrimaryKeys {
+		return &DescribeError{Table: t.String(), Msg: "version-column needs a Primary Key table: StarRocks conditions upserts (merge_condition) of Primary Key tables only"}
+	}
+	if len(b.Deletes) > 0 {
+		e := &RowError{Table: t.String(), Key: renderKey(b.Deletes[0]), Column: b.Rules.Version,
+			Msg: "a delete of a table with version-column: StarRocks does not condition deletes on merge_condition, so a delete could remove a row a newer change wrote; " +
+				"set the table's delete: ignore (an audit copy), or remove version-column"}
+		if len(b.DeletePos) > 0 {
+			e.Pos = b.DeletePos[0]
+		}
+		return e
+	}
+	return nil
 }
 
 func (t *Table) index(name string) int {

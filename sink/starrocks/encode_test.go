@@ -87,6 +87,7 @@ func TestEncodeRefusals(t *testing.T) {
 		Model: PrimaryKeys, ByteLength: map[string]int{"name": 4}}
 	dup := &Table{Table: schema.Table{Namespace: "db", Name: "d", Columns: kinds.Columns}, Model: DuplicateKeys, ByteLength: kinds.ByteLength}
 	agg := &Table{Table: kinds.Table, Model: AggregateKeys}
+	uniq := &Table{Table: schema.Table{Namespace: "db", Name: "u", PrimaryKey: []string{"id"}, Columns: kinds.Columns}, Model: UniqueKeys, ByteLength: kinds.ByteLength}
 	for _, c := range []struct {
 		name  string
 		tbl   *Table
@@ -98,7 +99,11 @@ func TestEncodeRefusals(t *testing.T) {
 			errkind.BadInput, errkind.Where{Pos: pos(9), Table: "db.t", Key: "(7)", Column: "name"}},
 		{"deletes into a Duplicate Key table", dup, commit.Batch{Deletes: [][]any{{int64(1)}}}, errkind.Permanent, errkind.Where{Table: "db.d"}},
 		{"an Aggregate table", agg, commit.Batch{}, errkind.Permanent, errkind.Where{Table: "db.t"}},
-		{"a version column", kinds, commit.Batch{Rules: commit.Rules{Version: "name"}}, errkind.Permanent, errkind.Where{Table: "db.t"}},
+		{"a version column on a Unique Key table", uniq, commit.Batch{Rules: commit.Rules{Version: "name"}}, errkind.Permanent, errkind.Where{Table: "db.u"}},
+		{"a delete with a version column", kinds, commit.Batch{Rules: commit.Rules{Version: "name"}, Deletes: [][]any{{int64(3)}}, DeletePos: []changelog.Position{pos(4)}, DeleteVersions: []any{"a"}},
+			errkind.Permanent, errkind.Where{Pos: pos(4), Table: "db.t", Key: "(3)", Column: "name"}},
+		{"a NULL version", kinds, commit.Batch{Rules: commit.Rules{Version: "name"}, Upserts: []commit.Group{{Columns: []string{"id", "name"}, Rows: [][]any{{int64(7), nil}}, Pos: []changelog.Position{pos(5)}}}},
+			errkind.BadInput, errkind.Where{Pos: pos(5), Table: "db.t", Key: "(7)", Column: "name"}},
 		{"soft deletes", kinds, commit.Batch{Rules: commit.Rules{SoftDelete: "name"}}, errkind.Permanent, errkind.Where{Table: "db.t"}},
 		{"a partial image", kinds, commit.Batch{Upserts: []commit.Group{{Columns: []string{"id", "name"}, Rows: [][]any{{int64(1), "a"}}, Partial: true}}}, errkind.Permanent, errkind.Where{Table: "db.t"}},
 		{"a row without all columns", kinds, commit.Batch{Upserts: []commit.Group{{Columns: []string{"id"}, Rows: [][]any{{int64(1)}}}}}, errkind.Permanent, errkind.Where{Table: "db.t"}},
