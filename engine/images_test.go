@@ -30,6 +30,16 @@ var imageModes = []struct {
 // too, whatever the flush boundaries, and a partial update of a row the
 // target lacks is refused naming its key.
 func TestPartialImages(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, db *testdb.DB) {
+		db.Exec(t, `CREATE TABLE w (id INT NOT NULL PRIMARY KEY, a VARCHAR(20), b VARCHAR(20), c INT)`)
+		partialImages(t, db)
+	})
+}
+
+// partialImages runs TestPartialImages' cases into db's table w (id, a, b,
+// c), which it empties before each.
+func partialImages(t *testing.T, db *testdb.DB) {
+	t.Helper()
 	line := func(op string, row string) string {
 		return fmt.Sprintf(`{"op":%q,"table":"shop.w","row":{%s}}`, op, row)
 	}
@@ -50,52 +60,49 @@ func TestPartialImages(t *testing.T) {
 			[]string{line("+I", `"id":1,"a":"x","b":"y","c":7`)}, []string{line("+U", `"id":1,"a":"p"`), line("+U", `"id":9,"a":"p"`)},
 			"1|x|y|7", "key (9)"},
 	}
-	forEachDialect(t, func(t *testing.T, db *testdb.DB) {
-		db.Exec(t, `CREATE TABLE w (id INT NOT NULL PRIMARY KEY, a VARCHAR(20), b VARCHAR(20), c INT)`)
-		n := 0
-		for _, tt := range tests {
-			for _, mode := range imageModes {
-				t.Run(tt.name+"/"+mode.name, func(t *testing.T) {
-					db.Exec(t, "DELETE FROM w")
-					n++
-					dir := t.TempDir()
-					cfg := pipeline(db, config.Table{Source: "shop.w"})
-					cfg.Name = fmt.Sprintf("partial-%d", n)
-					if tt.before != nil {
-						cfg.Source.Set("paths", []string{writeLines(t, dir, "before.jsonl", tt.before)})
-						if r := runPipeline(t, cfg); r.err != nil {
-							t.Fatal(r.err)
-						}
-						cfg.Name += "-after"
-					}
-					cfg.Source.Set("paths", []string{writeLines(t, dir, "changes.jsonl", tt.lines)})
-					mode.set(cfg)
-					r := runPipeline(t, cfg)
-					if tt.refused != "" {
-						if !errors.Is(r.err, sink.ErrMissingRow) || !strings.Contains(r.err.Error(), tt.refused) || !strings.Contains(r.err.Error(), "changes.jsonl:2") {
-							t.Fatalf("run = %v, want the missing-row refusal of %s at changes.jsonl:2", r.err, tt.refused)
-						}
-					} else if r.err != nil {
+	n := 0
+	for _, tt := range tests {
+		for _, mode := range imageModes {
+			t.Run(tt.name+"/"+mode.name, func(t *testing.T) {
+				db.Exec(t, "DELETE FROM w")
+				n++
+				dir := t.TempDir()
+				cfg := pipeline(db, config.Table{Source: "shop.w"})
+				cfg.Name = fmt.Sprintf("partial-%d", n)
+				if tt.before != nil {
+					cfg.Source.Set("paths", []string{writeLines(t, dir, "before.jsonl", tt.before)})
+					if r := runPipeline(t, cfg); r.err != nil {
 						t.Fatal(r.err)
 					}
-					got := query(t, db, "SELECT id, a, b, c FROM w ORDER BY id")
-					wants := []string{tt.want}
-					switch {
-					case tt.refused != "" && mode.name == "max-rows-1":
-						// Line 1 committed alone before line 2 was refused.
-						wants = []string{"1|p|y|7"}
-					case tt.refused != "" && mode.name == "transaction":
-						// Each line is a source transaction of its own:
-						// line 1 may have committed before line 2's unit.
-						wants = append(wants, "1|p|y|7")
+					cfg.Name += "-after"
+				}
+				cfg.Source.Set("paths", []string{writeLines(t, dir, "changes.jsonl", tt.lines)})
+				mode.set(cfg)
+				r := runPipeline(t, cfg)
+				if tt.refused != "" {
+					if !errors.Is(r.err, sink.ErrMissingRow) || !strings.Contains(r.err.Error(), tt.refused) || !strings.Contains(r.err.Error(), "changes.jsonl:2") {
+						t.Fatalf("run = %v, want the missing-row refusal of %s at changes.jsonl:2", r.err, tt.refused)
 					}
-					if !slices.Contains(wants, got) {
-						t.Errorf("table = %s, want one of %q", got, wants)
-					}
-				})
-			}
+				} else if r.err != nil {
+					t.Fatal(r.err)
+				}
+				got := query(t, db, "SELECT id, a, b, c FROM w ORDER BY id")
+				wants := []string{tt.want}
+				switch {
+				case tt.refused != "" && mode.name == "max-rows-1":
+					// Line 1 committed alone before line 2 was refused.
+					wants = []string{"1|p|y|7"}
+				case tt.refused != "" && mode.name == "transaction":
+					// Each line is a source transaction of its own:
+					// line 1 may have committed before line 2's unit.
+					wants = append(wants, "1|p|y|7")
+				}
+				if !slices.Contains(wants, got) {
+					t.Errorf("table = %s, want one of %q", got, wants)
+				}
+			})
 		}
-	})
+	}
 }
 
 // TestRetractionPairs applies Flink changelogs whose updates come as a -U

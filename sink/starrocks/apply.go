@@ -145,6 +145,11 @@ func (t *Target) loadBatch(ctx context.Context, x *Txn, b *commit.Batch) error {
 		if ld.Rows == 0 {
 			continue
 		}
+		if ld.Options.PartialUpdate {
+			if err := t.requireRows(ctx, tbl, part.batch.Upserts[0]); err != nil {
+				return err
+			}
+		}
 		if _, err := x.LoadWith(ctx, tbl.Name, ld.Columns, ld.Body, ld.Options); err != nil {
 			return t.loadError(ctx, view, part.batch, err)
 		}
@@ -153,8 +158,10 @@ func (t *Target) loadBatch(ctx context.Context, x *Txn, b *commit.Batch) error {
 }
 
 // batchPart is a part of a batch loaded alone: the deletes and the rows
-// that carry every column, or one group that carries fewer, with the
-// table seen as having those columns only.
+// that carry every column, or one group that carries fewer (of new rows
+// whose other columns take their defaults, or a partial update's, whose
+// other columns keep their stored values), with the table seen as having
+// those columns only.
 type batchPart struct {
 	table *Table
 	batch *commit.Batch
@@ -169,7 +176,7 @@ func split(tbl *Table, b *commit.Batch) []batchPart {
 			groups = b.Inserts
 		}
 		for _, g := range groups {
-			if len(g.Columns) == len(tbl.Columns) || g.Partial {
+			if len(g.Columns) == len(tbl.Columns) && !g.Partial {
 				if kind {
 					full.Inserts = append(full.Inserts, g)
 				} else {

@@ -72,9 +72,12 @@ type Load struct {
 // Unique Key table its upserts. A table with a version column
 // (commit.Rules.Version) is loaded with merge_condition on it (see
 // LoadOptions), which keeps a stored row whose version is greater.
-// Refused: deletes into a table other than a Primary Key one, partial row
-// images (they need partial_update), a row that leaves out a column
-// (StarRocks would reset it: a load replaces the whole row), a string
+// A partial row image (a group marked Partial, alone in its batch, t
+// seen as having its columns only) is loaded with partial_update, which
+// keeps the stored values of the columns it lacks. Refused: deletes into
+// a table other than a Primary Key one, a partial image into another
+// kind or beside other rows, a row that leaves out a column (StarRocks
+// would reset it: a load replaces the whole row), a string
 // longer in bytes than its column, a version column on another table than
 // a Primary Key one, a delete of a table with a version column and a NULL
 // version (see versioned), and soft deletes.
@@ -132,7 +135,10 @@ func EncodeBatch(t *Table, b *commit.Batch) (Load, error) {
 	for _, groups := range [][]commit.Group{b.Upserts, b.Inserts} {
 		for _, g := range groups {
 			if g.Partial {
-				return Load{}, &RowError{Table: t.String(), Msg: "a partial row image (an update that lacks columns) needs StarRocks' partial_update, which txsink does not use yet"}
+				if err := t.partial(b); err != nil {
+					return Load{}, err
+				}
+				opt.PartialUpdate = true
 			}
 			if len(g.Columns) != len(t.Columns) {
 				return Load{}, &RowError{Table: t.String(), Msg: fmt.Sprintf("a row carries %d of the table's %d columns (%s); a StarRocks load replaces the whole row, so the others would be reset",
@@ -175,6 +181,21 @@ func EncodeBatch(t *Table, b *commit.Batch) (Load, error) {
 	}
 	out = append(out, ']')
 	return Load{Columns: cols, Body: out, Rows: rows, Options: opt}, nil
+}
+
+// partial refuses a batch with a partial row image (commit.Group.Partial)
+// that one load cannot carry with partial_update: into another table than
+// a Primary Key one (StarRocks updates columns of Primary Key tables
+// only), or beside other rows or deletes (partial_update is the load's).
+// t is the table seen as having the image's columns only (see split).
+func (t *Table) partial(b *commit.Batch) error {
+	if t.Model != PrimaryKeys {
+		return &DescribeError{Table: t.String(), Msg: "a partial row image (an update that lacks columns) needs a Primary Key table: StarRocks' partial_update updates columns of Primary Key tables only"}
+	}
+	if len(b.Upserts)+len(b.Inserts) != 1 || len(b.Deletes) > 0 {
+		return &RowError{Table: t.String(), Msg: "a partial row image is loaded alone (partial_update is a load's): split the batch first"}
+	}
+	return nil
 }
 
 // versioned refuses a batch with a version column (commit.Rules.Version)
