@@ -334,8 +334,8 @@ var tableSection = sectionDef{
 			"column; `txsink check` verifies it. Guarded tables are written with guarded multi-row statements, " +
 			"never LOAD DATA, COPY or unnest. On StarRocks (Primary Key tables only) upserts are loaded with " +
 			"`merge_condition` on the column, which keeps a stored row whose version is greater (an equal one is " +
-			"replaced); StarRocks conditions no delete, so a delete of such a table is refused unless `delete` is " +
-			"`ignore`; an upsert with a NULL version is refused; and nothing is counted as refused, StarRocks " +
+			"replaced); StarRocks conditions no delete, so a hard delete of such a table is refused (a soft " +
+			"delete is an update, conditioned like the upserts; `ignore` works too); a NULL version is refused; and nothing is counted as refused, StarRocks " +
 			"not telling which rows it kept (see README's Into StarRocks).",
 		field: func(s any) any { return &s.(*Table).VersionColumn },
 		check: func(p any) string {
@@ -354,7 +354,10 @@ var tableSection = sectionDef{
 			"reviving the row; a delete of a row inserted in the same flush leaves it marked. `ignore` keeps the " +
 			"row as it was (an audit copy), counting the delete (`txsink_deletes_ignored_total`, the summary). " +
 			"With `version-column`, a soft delete also sets the row's version to the delete's, so a replay cannot " +
-			"revive it with an older change. `txsink check` verifies the soft-delete column's type.",
+			"revive it with an older change. `txsink check` verifies the soft-delete column's type. On StarRocks a " +
+			"soft delete is a `partial_update` load of the key, the column and the version (with `merge_condition` " +
+			"when there is a version column), of stored keys only: a key not stored is left out, as the SQL targets' " +
+			"UPDATE changes no row.",
 		field: func(s any) any { return &s.(*Table).Delete },
 		check: func(p any) string {
 			v := *p.(*string)

@@ -309,53 +309,60 @@ func TestDeleteRules(t *testing.T) {
 		db.Exec(t, `CREATE TABLE sb (id INT NOT NULL PRIMARY KEY, val VARCHAR(10) NOT NULL, deleted BOOLEAN NOT NULL DEFAULT FALSE)`,
 			`CREATE TABLE st (id INT NOT NULL PRIMARY KEY, val VARCHAR(10) NOT NULL, deleted_at `+ts[db.Dialect]+`)`,
 			`CREATE TABLE ig (id INT NOT NULL PRIMARY KEY, val VARCHAR(10) NOT NULL)`)
-		cfg := pipeline(db, config.Table{Source: "s.sb", Delete: "soft:deleted"}, config.Table{Source: "s.st", Delete: "soft:deleted_at"},
-			config.Table{Source: "s.ig", Delete: "ignore"})
-		at := time.Date(2026, 12, 3, 10, 20, 30, 123456789, time.UTC)
-		clk := clocktest.New(at)
-		e := newEngine(t, cfg, engine.WithClock(clk))
-		f := &feeder{t: t, e: e}
-		r := func(id int, val string) changelog.Row {
-			return row("id", changelog.Number(strconv.Itoa(id)), "val", val)
-		}
-		for _, tbl := range []string{"s.sb", "s.st", "s.ig"} {
-			f.must(changelog.Insert, tbl, changelog.Row{}, r(1, "a"))
-			f.must(changelog.Insert, tbl, changelog.Row{}, r(2, "b"))
-			f.must(changelog.Delete, tbl, r(2, "b"), changelog.Row{}) // in the insert's flush: the row stays, marked
-			f.must(changelog.Insert, tbl, changelog.Row{}, r(3, "c"))
-		}
-		f.flush()
-		clk.Advance(time.Minute)
-		for _, tbl := range []string{"s.sb", "s.st", "s.ig"} {
-			f.must(changelog.Delete, tbl, r(1, "a"), changelog.Row{})
-			f.must(changelog.Delete, tbl, r(3, "c"), changelog.Row{})
-			f.must(changelog.Insert, tbl, changelog.Row{}, r(3, "c2")) // revived in the delete's flush
-		}
-		f.flush()
-		for _, tbl := range []string{"s.sb", "s.st"} {
-			f.must(changelog.Insert, tbl, changelog.Row{}, r(4, "d"))
-			f.must(changelog.Delete, tbl, r(4, "d"), changelog.Row{})
-		}
-		f.flush()
-		for _, tbl := range []string{"s.sb", "s.st"} {
-			f.must(changelog.Insert, tbl, changelog.Row{}, r(4, "d2")) // revived in a later flush
-		}
-		f.flush()
-		if got, want := query(t, db, "SELECT id, val, CASE WHEN deleted THEN 'del' ELSE 'live' END FROM sb ORDER BY id"), "1|a|del\n2|b|del\n3|c2|live\n4|d2|live"; got != want {
-			t.Errorf("sb:\n%s\nwant:\n%s", got, want)
-		}
-		first, second := "2026-12-03 10:20:30.123", "2026-12-03 10:21:30.123"
-		got := query(t, db, "SELECT id, val, COALESCE("+castText(db.Dialect, "deleted_at")+", 'live') FROM st ORDER BY id")
-		if want := "1|a|" + second + "\n2|b|" + first + "\n3|c2|live\n4|d2|live"; !sameTimes(got, want) {
-			t.Errorf("st:\n%s\nwant:\n%s", got, want)
-		}
-		if got, want := query(t, db, "SELECT id, val FROM ig ORDER BY id"), "1|a\n2|b\n3|c2"; got != want {
-			t.Errorf("ig:\n%s\nwant:\n%s", got, want)
-		}
-		if got := e.Stats().DeletesIgnored; got != 3 {
-			t.Errorf("DeletesIgnored = %d, want 3", got)
-		}
+		deleteRules(t, db, "2026-12-03 10:20:30.123", "2026-12-03 10:21:30.123")
 	})
+}
+
+// deleteRules runs TestDeleteRules' changes into db's tables sb (soft, a
+// boolean), st (soft, a timestamp column, whose deletes' times read back
+// as first and second) and ig (deletes ignored).
+func deleteRules(t *testing.T, db *testdb.DB, first, second string) {
+	t.Helper()
+	cfg := pipeline(db, config.Table{Source: "s.sb", Delete: "soft:deleted"}, config.Table{Source: "s.st", Delete: "soft:deleted_at"},
+		config.Table{Source: "s.ig", Delete: "ignore"})
+	at := time.Date(2026, 12, 3, 10, 20, 30, 123456789, time.UTC)
+	clk := clocktest.New(at)
+	e := newEngine(t, cfg, engine.WithClock(clk))
+	f := &feeder{t: t, e: e}
+	r := func(id int, val string) changelog.Row {
+		return row("id", changelog.Number(strconv.Itoa(id)), "val", val)
+	}
+	for _, tbl := range []string{"s.sb", "s.st", "s.ig"} {
+		f.must(changelog.Insert, tbl, changelog.Row{}, r(1, "a"))
+		f.must(changelog.Insert, tbl, changelog.Row{}, r(2, "b"))
+		f.must(changelog.Delete, tbl, r(2, "b"), changelog.Row{}) // in the insert's flush: the row stays, marked
+		f.must(changelog.Insert, tbl, changelog.Row{}, r(3, "c"))
+	}
+	f.flush()
+	clk.Advance(time.Minute)
+	for _, tbl := range []string{"s.sb", "s.st", "s.ig"} {
+		f.must(changelog.Delete, tbl, r(1, "a"), changelog.Row{})
+		f.must(changelog.Delete, tbl, r(3, "c"), changelog.Row{})
+		f.must(changelog.Insert, tbl, changelog.Row{}, r(3, "c2")) // revived in the delete's flush
+	}
+	f.flush()
+	for _, tbl := range []string{"s.sb", "s.st"} {
+		f.must(changelog.Insert, tbl, changelog.Row{}, r(4, "d"))
+		f.must(changelog.Delete, tbl, r(4, "d"), changelog.Row{})
+	}
+	f.flush()
+	for _, tbl := range []string{"s.sb", "s.st"} {
+		f.must(changelog.Insert, tbl, changelog.Row{}, r(4, "d2")) // revived in a later flush
+	}
+	f.flush()
+	if got, want := query(t, db, "SELECT id, val, CASE WHEN deleted THEN 'del' ELSE 'live' END FROM sb ORDER BY id"), "1|a|del\n2|b|del\n3|c2|live\n4|d2|live"; got != want {
+		t.Errorf("sb:\n%s\nwant:\n%s", got, want)
+	}
+	got := query(t, db, "SELECT id, val, COALESCE("+castText(db.Dialect, "deleted_at")+", 'live') FROM st ORDER BY id")
+	if want := "1|a|" + second + "\n2|b|" + first + "\n3|c2|live\n4|d2|live"; !sameTimes(got, want) {
+		t.Errorf("st:\n%s\nwant:\n%s", got, want)
+	}
+	if got, want := query(t, db, "SELECT id, val FROM ig ORDER BY id"), "1|a\n2|b\n3|c2"; got != want {
+		t.Errorf("ig:\n%s\nwant:\n%s", got, want)
+	}
+	if got := e.Stats().DeletesIgnored; got != 3 {
+		t.Errorf("DeletesIgnored = %d, want 3", got)
+	}
 }
 
 // castText renders column c as text in dialect.

@@ -239,8 +239,8 @@ func TestStarRocksDeadLetterServerRefusals(t *testing.T) {
 // out, one as old or newer lands, a new key is inserted and a stored NULL
 // is older than any version. StarRocks does not say which rows it kept:
 // nothing is counted as refused. A NULL version is refused, naming the
-// row, and so is a delete (StarRocks does not condition deletes), the
-// pipeline stopping with nothing of the unit written.
+// row, and so is a hard delete (StarRocks does not condition deletes),
+// the pipeline stopping with nothing of the unit written.
 func TestStarRocksVersionColumn(t *testing.T) {
 	fake, db := starrocksFake(t, `CREATE TABLE vg (id INT NOT NULL, v BIGINT NULL, val VARCHAR(10) NOT NULL) PRIMARY KEY (id) DISTRIBUTED BY HASH(id)`,
 		`INSERT INTO vg VALUES (1, 10, 'a'), (2, 10, 'b'), (3, 10, 'c'), (7, NULL, 'g')`)
@@ -304,36 +304,27 @@ func TestStarRocksVersionColumn(t *testing.T) {
 // StarRocks fake: the changelog applied, then replayed from its start
 // while a second writer moves rows ahead, small flushes, plain and
 // transaction mode: a reader never sees a row's version go down, and the
-// end state is each row's newest. Deletes are ignored (StarRocks cannot
-// condition a hard delete).
+// end state is each row's newest. Deletes are soft (a partial update of
+// the soft-delete column and the version, which merge_condition guards),
+// so a replay cannot resurrect a deleted row either.
 func TestStarRocksVersionGuardReplay(t *testing.T) {
 	const n = 60
 	for _, txn := range []bool{false, true} {
 		t.Run(map[bool]string{false: "plain", true: "txn"}[txn], func(t *testing.T) {
-			_, db := starrocksFake(t, `CREATE TABLE vs (id INT NOT NULL, v BIGINT NOT NULL, val VARCHAR(10) NOT NULL) PRIMARY KEY (id) DISTRIBUTED BY HASH(id)`)
+			_, db := starrocksFake(t, `CREATE TABLE vs (id INT NOT NULL, v BIGINT NOT NULL, val VARCHAR(10) NOT NULL, deleted BOOLEAN NOT NULL DEFAULT "false") PRIMARY KEY (id) DISTRIBUTED BY HASH(id)`)
 			path := writeLines(t, t.TempDir(), "in.jsonl", guardLines(n, txn))
-			run := replayRunner(t, db, config.Table{Source: "s.vs", VersionColumn: "v", Delete: "ignore"}, txn, path)
+			run := replayRunner(t, db, config.Table{Source: "s.vs", VersionColumn: "v", Delete: "soft:deleted"}, txn, path)
 			run("first")
 			want := map[int]string{}
 			for id := 1; id <= n; id++ {
-				want[id] = "4|v4"
+				want[id] = fmt.Sprintf("4|v4|%v", id%10 == 0)
 			}
-			check := func() {
-				t.Helper()
-				var b []string
-				for id := 1; id <= n; id++ {
-					b = append(b, fmt.Sprintf("%d|%s", id, want[id]))
-				}
-				if got := query(t, db, "SELECT id, v, val FROM vs ORDER BY id"); got != strings.Join(b, "\n") {
-					t.Errorf("rows:\n%s\nwant:\n%s", got, strings.Join(b, "\n"))
-				}
-			}
-			check()
+			checkRows(t, db, want)
 			reader := startVersionReader(t, db)
 			w := &aheadWriter{t: t, db: db, every: 1}
 			for id := 3; id <= n; id += 3 {
 				w.ids = append(w.ids, id)
-				want[id] = "1004|w2"
+				want[id] = fmt.Sprintf("1004|w2|%v", id%10 == 0)
 			}
 			run("replay", w)
 			polls, violations := reader.finish(t)
@@ -343,7 +334,7 @@ func TestStarRocksVersionGuardReplay(t *testing.T) {
 			if len(w.ids) > 0 {
 				t.Fatalf("the replay committed too few units for the writer: %d ids left", len(w.ids))
 			}
-			check()
+			checkRows(t, db, want)
 		})
 	}
 }
@@ -368,5 +359,38 @@ func TestStarRocksPartialImages(t *testing.T) {
 	}
 	if partial == 0 {
 		t.Error("no load into w had partial_update: true")
+	}
+}
+
+// TestStarRocksDeleteRules is TestDeleteRules against the StarRocks fake:
+// soft deletes (a boolean and a DATETIME column) are partial updates of
+// the column, of stored rows only; a delete in its insert's flush leaves
+// the row marked, an insert revives it, in the delete's flush or a later
+// one; ignored deletes are counted.
+func TestStarRocksDeleteRules(t *testing.T) {
+	_, db := starrocksFake(t, `CREATE TABLE sb (id INT NOT NULL, val VARCHAR(10) NOT NULL, deleted BOOLEAN NOT NULL DEFAULT "false") PRIMARY KEY (id) DISTRIBUTED BY HASH(id)`,
+		`CREATE TABLE st (id INT NOT NULL, val VARCHAR(10) NOT NULL, deleted_at DATETIME NULL) PRIMARY KEY (id) DISTRIBUTED BY HASH(id)`,
+		`CREATE TABLE ig (id INT NOT NULL, val VARCHAR(10) NOT NULL) PRIMARY KEY (id) DISTRIBUTED BY HASH(id)`)
+	deleteRules(t, db, "2026-12-03 10:20:30.123", "2026-12-03 10:21:30.123")
+}
+
+// TestStarRocksSoftDeleteOfAMissingRow: a soft delete of a key the target
+// does not store changes nothing, as the SQL targets' UPDATE does
+// (partial_update would insert a marked row of defaults).
+func TestStarRocksSoftDeleteOfAMissingRow(t *testing.T) {
+	_, db := starrocksFake(t, `CREATE TABLE sb (id INT NOT NULL, val VARCHAR(10) NOT NULL, deleted BOOLEAN NOT NULL DEFAULT "false") PRIMARY KEY (id) DISTRIBUTED BY HASH(id)`,
+		`INSERT INTO sb VALUES (1, 'a', 0)`)
+	cfg := pipeline(db, config.Table{Source: "s.sb", Delete: "soft:deleted"})
+	cfg.Name = "starrocks-soft-missing"
+	e := newEngine(t, cfg)
+	f := &feeder{t: t, e: e}
+	r := func(id int, val string) changelog.Row {
+		return row("id", changelog.Number(strconv.Itoa(id)), "val", val)
+	}
+	f.must(changelog.Delete, "s.sb", r(1, "a"), changelog.Row{})
+	f.must(changelog.Delete, "s.sb", r(9, "z"), changelog.Row{})
+	f.flush()
+	if got, want := query(t, db, "SELECT id, val, deleted FROM sb ORDER BY id"), "1|a|1"; got != want {
+		t.Errorf("sb = %q, want %q", got, want)
 	}
 }

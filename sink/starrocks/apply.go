@@ -136,6 +136,11 @@ func (t *Target) loadBatch(ctx context.Context, x *Txn, b *commit.Batch) error {
 	if err != nil {
 		return err
 	}
+	if b.Rules.SoftDelete != "" && len(b.Deletes) > 0 {
+		if b, err = t.softDeletes(ctx, tbl, b); err != nil {
+			return err
+		}
+	}
 	for _, part := range split(tbl, b) {
 		view := part.table
 		ld, err := EncodeBatch(view, part.batch)

@@ -80,13 +80,15 @@ type Load struct {
 // would reset it: a load replaces the whole row), a string
 // longer in bytes than its column, a version column on another table than
 // a Primary Key one, a delete of a table with a version column and a NULL
-// version (see versioned), and soft deletes.
+// version (see versioned), and soft deletes not yet made partial updates
+// (Target.softDeletes).
 func EncodeBatch(t *Table, b *commit.Batch) (Load, error) {
 	if err := t.RefuseChanges(len(b.Deletes) > 0); err != nil {
 		return Load{}, err
 	}
-	if b.Rules.SoftDelete != "" {
-		return Load{}, &DescribeError{Table: t.String(), Msg: "delete: soft is not supported on StarRocks yet; use delete: hard or ignore"}
+	if b.Rules.SoftDelete != "" && len(b.Deletes) > 0 {
+		// Target.softDeletes makes them upserts first.
+		return Load{}, &DescribeError{Table: t.String(), Msg: "soft deletes are loaded as partial updates of the soft-delete column: convert them first"}
 	}
 	var opt LoadOptions
 	if ver := b.Rules.Version; ver != "" {
@@ -210,7 +212,7 @@ func (t *Table) versioned(b *commit.Batch) error {
 	if len(b.Deletes) > 0 {
 		e := &RowError{Table: t.String(), Key: renderKey(b.Deletes[0]), Column: b.Rules.Version,
 			Msg: "a delete of a table with version-column: StarRocks does not condition deletes on merge_condition, so a delete could remove a row a newer change wrote; " +
-				"set the table's delete: ignore (an audit copy), or remove version-column"}
+				"set the table's delete: soft:COLUMN (a conditioned update) or ignore (an audit copy), or remove version-column"}
 		if len(b.DeletePos) > 0 {
 			e.Pos = b.DeletePos[0]
 		}

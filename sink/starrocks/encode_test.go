@@ -104,7 +104,7 @@ func TestEncodeRefusals(t *testing.T) {
 			errkind.Permanent, errkind.Where{Pos: pos(4), Table: "db.t", Key: "(3)", Column: "name"}},
 		{"a NULL version", kinds, commit.Batch{Rules: commit.Rules{Version: "name"}, Upserts: []commit.Group{{Columns: []string{"id", "name"}, Rows: [][]any{{int64(7), nil}}, Pos: []changelog.Position{pos(5)}}}},
 			errkind.BadInput, errkind.Where{Pos: pos(5), Table: "db.t", Key: "(7)", Column: "name"}},
-		{"soft deletes", kinds, commit.Batch{Rules: commit.Rules{SoftDelete: "name"}}, errkind.Permanent, errkind.Where{Table: "db.t"}},
+		{"soft deletes not made updates", kinds, commit.Batch{Rules: commit.Rules{SoftDelete: "name"}, Deletes: [][]any{{int64(1)}}, SoftValues: []any{true}}, errkind.Permanent, errkind.Where{Table: "db.t"}},
 		{"a partial image into a Unique Key table", uniq, commit.Batch{Upserts: []commit.Group{{Columns: []string{"id", "name"}, Rows: [][]any{{int64(1), "a"}}, Partial: true}}}, errkind.Permanent, errkind.Where{Table: "db.u"}},
 		{"a partial image beside deletes", kinds, commit.Batch{Deletes: [][]any{{int64(2)}}, Upserts: []commit.Group{{Columns: []string{"id", "name"}, Rows: [][]any{{int64(1), "a"}}, Partial: true}}}, errkind.Permanent, errkind.Where{Table: "db.t"}},
 		{"a row without all columns", kinds, commit.Batch{Upserts: []commit.Group{{Columns: []string{"id"}, Rows: [][]any{{int64(1)}}}}}, errkind.Permanent, errkind.Where{Table: "db.t"}},

@@ -9,6 +9,7 @@ package starrocks
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/txsink/txsink/commit"
@@ -28,11 +29,29 @@ const maxKeysPerLookup = 256
 // another writer between the look-up and the commit is inserted with the
 // image's columns and the others' defaults: the window of the check.
 func (t *Target) requireRows(ctx context.Context, tbl *Table, g commit.Group) error {
+	missing, err := t.absent(ctx, tbl, g, true)
+	if err != nil || len(missing) == 0 {
+		return err
+	}
+	i := missing[0]
+	e := &sink.Error{Op: "update", Table: tbl.String(), Key: keyOf(&tbl.Table, g.Columns, g.Rows[i]), Err: sink.ErrMissingRow,
+		Hint: "the source sent an update whose image lacks columns (a compressed or minimal row image, or Debezium's unavailable-value placeholder) for a row the target does not have, " +
+			"and StarRocks' partial_update would insert it with those columns at their defaults; load the row first (a snapshot), or capture full row images; nothing of this commit was written"}
+	if i < len(g.Pos) {
+		e.Pos, e.At, e.Refused = g.Pos[i].String(), g.Pos[i], true
+	}
+	return e
+}
+
+// absent returns the indexes of g's rows whose key tbl does not store
+// (committed, read over the MySQL protocol): the first one only, when
+// first is set. A group's rows have distinct keys.
+func (t *Target) absent(ctx context.Context, tbl *Table, g commit.Group, first bool) ([]int, error) {
 	keyIdx := make([]int, len(tbl.PrimaryKey))
 	for i, k := range tbl.PrimaryKey {
 		keyIdx[i] = indexOf(g.Columns, k)
 		if keyIdx[i] < 0 {
-			return &sink.Error{Op: "update", Table: tbl.String(), Err: fmt.Errorf("a partial row image lacks key column %s", k)}
+			return nil, &sink.Error{Op: "update", Table: tbl.String(), Err: fmt.Errorf("a partial row image lacks key column %s", k)}
 		}
 	}
 	count := func(rows [][]any) (int, error) {
@@ -54,42 +73,85 @@ func (t *Target) requireRows(ctx context.Context, tbl *Table, g commit.Group) er
 			sb.WriteByte(')')
 		}
 		var n int
-		err := t.db.QueryRowContext(ctx, sb.String(), args...).Scan(&n)
-		return n, err
-	}
-	key := func(row []any) string {
-		kv := make([]any, len(keyIdx))
-		for i, ci := range keyIdx {
-			kv[i] = row[ci]
+		if err := t.db.QueryRowContext(ctx, sb.String(), args...).Scan(&n); err != nil {
+			return 0, &sink.Error{Op: "read the rows partial updates change in", Table: tbl.String(), Key: keyOf(&tbl.Table, g.Columns, rows[0]), Err: err, Transient: isTransientSQL(err)}
 		}
-		return renderKey(kv)
+		return n, nil
 	}
+	var out []int
 	for start := 0; start < len(g.Rows); start += maxKeysPerLookup {
 		end := min(start+maxKeysPerLookup, len(g.Rows))
 		n, err := count(g.Rows[start:end])
 		if err != nil {
-			return &sink.Error{Op: "read the rows partial updates change in", Table: tbl.String(), Key: key(g.Rows[start]), Err: err, Transient: isTransientSQL(err)}
+			return nil, err
 		}
-		if n == end-start {
-			continue
-		}
-		// A group's rows have distinct keys: one is missing. Find it.
-		for i := start; i < end; i++ {
-			n, err := count(g.Rows[i : i+1])
+		for i := start; i < end && n < end-start; i++ {
+			m, err := count(g.Rows[i : i+1])
 			if err != nil {
-				return &sink.Error{Op: "read the rows partial updates change in", Table: tbl.String(), Key: key(g.Rows[i]), Err: err, Transient: isTransientSQL(err)}
+				return nil, err
 			}
-			if n > 0 {
-				continue
+			if m == 0 {
+				out = append(out, i)
+				if first {
+					return out, nil
+				}
 			}
-			e := &sink.Error{Op: "update", Table: tbl.String(), Key: key(g.Rows[i]), Err: sink.ErrMissingRow,
-				Hint: "the source sent an update whose image lacks columns (a compressed or minimal row image, or Debezium's unavailable-value placeholder) for a row the target does not have, " +
-					"and StarRocks' partial_update would insert it with those columns at their defaults; load the row first (a snapshot), or capture full row images; nothing of this commit was written"}
-			if i < len(g.Pos) {
-				e.Pos, e.At, e.Refused = g.Pos[i].String(), g.Pos[i], true
-			}
-			return e
 		}
 	}
-	return nil
+	return out, nil
+}
+
+// softDeletes returns b with its deletes (delete: soft:COLUMN) made a
+// partial update of each stored key: the soft-delete column set to the
+// delete's value (Batch.SoftValues) and, with a version column, the
+// version to the delete's, which merge_condition then guards as any
+// upsert. A key not stored is left out, as the SQL targets' UPDATE
+// changes no row (partial_update would insert a marked row of defaults).
+// A key the unit also writes is not among the deletes: the buffer makes a
+// delete after an upsert of its key an upsert with the column set.
+func (t *Target) softDeletes(ctx context.Context, tbl *Table, b *commit.Batch) (*commit.Batch, error) {
+	soft, ver := b.Rules.SoftDelete, b.Rules.Version
+	var cols []string
+	for _, c := range tbl.Columns {
+		if slices.Contains(tbl.PrimaryKey, c.Name) || c.Name == soft || c.Name == ver {
+			cols = append(cols, c.Name)
+		}
+	}
+	g := commit.Group{Columns: cols, Partial: true, Pos: b.DeletePos}
+	for i, key := range b.Deletes {
+		row := make([]any, len(cols))
+		for j, c := range cols {
+			switch {
+			case c == soft:
+				row[j] = b.SoftValues[i]
+			case c == ver:
+				row[j] = b.DeleteVersions[i]
+			default:
+				row[j] = key[slices.Index(tbl.PrimaryKey, c)]
+			}
+		}
+		g.Rows = append(g.Rows, row)
+	}
+	missing, err := t.absent(ctx, tbl, g, false)
+	if err != nil {
+		return nil, err
+	}
+	if len(missing) > 0 {
+		kept := commit.Group{Columns: cols, Partial: true}
+		for i, row := range g.Rows {
+			if !slices.Contains(missing, i) {
+				kept.Rows = append(kept.Rows, row)
+				if i < len(g.Pos) {
+					kept.Pos = append(kept.Pos, g.Pos[i])
+				}
+			}
+		}
+		g = kept
+	}
+	out := *b
+	out.Deletes, out.DeletePos, out.DeleteVersions, out.SoftValues = nil, nil, nil, nil
+	if len(g.Rows) > 0 {
+		out.Upserts = append(slices.Clone(b.Upserts), g)
+	}
+	return &out, nil
 }
