@@ -38,6 +38,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -82,9 +83,10 @@ type Schema struct {
 	// Create is `schema.create`; see docs/config.md. One of
 	// SchemaCreateNone ("" too) and SchemaCreateMissing.
 	Create string
-	// Evolve is `schema.evolve`; see docs/config.md. One of
-	// SchemaEvolveNone ("" too) and SchemaEvolveAddColumns.
-	Evolve string
+	// Evolve is `schema.evolve`; see docs/config.md. Empty, or
+	// SchemaEvolveNone alone, or SchemaEvolveAddColumns and
+	// SchemaEvolveWiden, each at most once.
+	Evolve []string
 }
 
 // The values of schema.create.
@@ -97,11 +99,17 @@ const (
 const (
 	SchemaEvolveNone       = "none"
 	SchemaEvolveAddColumns = "add-columns"
+	SchemaEvolveWiden      = "widen"
 )
 
 // AddsColumns reports whether a column the source adds is added to the
-// target table (schema.evolve: add-columns).
-func (c *Config) AddsColumns() bool { return c.Schema.Evolve == SchemaEvolveAddColumns }
+// target table (schema.evolve lists add-columns).
+func (c *Config) AddsColumns() bool { return slices.Contains(c.Schema.Evolve, SchemaEvolveAddColumns) }
+
+// Widens reports whether a column the source widens (a longer VARCHAR,
+// a DECIMAL with more digits, a wider integer, more fractional-second
+// digits) is widened on the target (schema.evolve lists widen).
+func (c *Config) Widens() bool { return slices.Contains(c.Schema.Evolve, SchemaEvolveWiden) }
 
 // CreatesTables reports whether a missing target table is created
 // (schema.create: missing).

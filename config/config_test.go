@@ -102,7 +102,7 @@ func TestLoadGood(t *testing.T) {
 					TxnMinSwitchBytes:     0,
 					TxnMaxTxnBytes:        2 << 30,
 				},
-				Schema: Schema{Create: SchemaCreateMissing, Evolve: SchemaEvolveAddColumns},
+				Schema: Schema{Create: SchemaCreateMissing, Evolve: []string{SchemaEvolveAddColumns, SchemaEvolveWiden}},
 			}
 		},
 	}, {

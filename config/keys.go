@@ -394,18 +394,26 @@ var schemaSection = sectionDef{
 		field: func(s any) any { return &s.(*Schema).Create },
 		check: oneOf(schemaCreateValues),
 	}, {
-		name: "evolve", typ: typeString, defaultDoc: SchemaEvolveNone,
-		want: "one of: " + strings.Join(schemaEvolveValues, ", "),
-		doc: "`none` (the default): a change carrying a column the target table lacks stops the pipeline, " +
-			"naming the table, the column and the position. `add-columns`: the column is added to the target " +
+		name: "evolve", typ: typeStrings, defaultDoc: SchemaEvolveNone,
+		want: "one of " + strings.Join(schemaEvolveValues, ", ") + ", or a list of " + SchemaEvolveAddColumns + " and " + SchemaEvolveWiden,
+		doc: "What txsink changes on an existing target table when the source's table changes: `none` (the default), " +
+			"or `add-columns`, `widen` or both (`[add-columns, widen]`). Without `add-columns`, a change carrying a " +
+			"column the target table lacks stops the pipeline, naming the table, the column and the position. " +
+			"`add-columns`: the column is added to the target " +
 			"table (NULL-able, with the type the change's record declares: Debezium's schema envelope, Canal's " +
-			"`mysqlType`), by `ALTER TABLE ... ADD COLUMN` in a step of its own before the change is applied; " +
+			"`mysqlType`, and the source's default when the record declares one), by `ALTER TABLE ... ADD COLUMN` in a step of its own before the change is applied; " +
 			"the pipeline then starts again from its last commit with the table's new shape. A crash between " +
 			"the two is harmless: the column is there, and the run resumes. A second instance adding the same " +
-			"column goes on. A column the record does not declare is refused. Narrowing, type changes, drops " +
-			"and key changes are never made.",
+			"column goes on. A column the record does not declare is refused. " +
+			"`widen`: when a value does not fit its column and the change's record declares the column wider " +
+			"(a longer `VARCHAR`, `CHAR` or `VARBINARY`, a `DECIMAL` with more digits and the same scale, a wider " +
+			"integer, more fractional-second digits), the column is widened (MySQL/MariaDB `MODIFY COLUMN` keeping " +
+			"its NULL-ability, default, character set and collation; PostgreSQL `ALTER COLUMN ... TYPE`; SQLite " +
+			"changes no DDL, see [schema](schema.md)) and the pipeline starts again the same way; without it the " +
+			"value is refused, naming the option and the statement. Narrowing, type changes, drops and key changes " +
+			"are never made: the refusal names the change and the statement to run by hand.",
 		field: func(s any) any { return &s.(*Schema).Evolve },
-		check: oneOf(schemaEvolveValues),
+		check: checkEvolve,
 	}},
 }
 
@@ -413,8 +421,25 @@ var schemaSection = sectionDef{
 // schema.create and schema.evolve.
 var (
 	schemaCreateValues = []string{SchemaCreateNone, SchemaCreateMissing}
-	schemaEvolveValues = []string{SchemaEvolveNone, SchemaEvolveAddColumns}
+	schemaEvolveValues = []string{SchemaEvolveNone, SchemaEvolveAddColumns, SchemaEvolveWiden}
 )
+
+// checkEvolve checks schema.evolve: known values, each once, and none
+// only alone.
+func checkEvolve(p any) string {
+	l := *p.(*[]string)
+	for i, v := range l {
+		switch {
+		case !slices.Contains(schemaEvolveValues, v):
+			return fmt.Sprintf("unknown value %q", v)
+		case v == SchemaEvolveNone && len(l) > 1:
+			return SchemaEvolveNone + " cannot be listed with other values"
+		case slices.Contains(l[:i], v):
+			return fmt.Sprintf("%q is listed twice", v)
+		}
+	}
+	return ""
+}
 
 // oneOf returns a check that a string field is "" or one of values.
 func oneOf(values []string) func(any) string {

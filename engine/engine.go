@@ -398,6 +398,8 @@ func (e *Engine) add(ctx context.Context, c *changelog.Change) error {
 //
 // Under schema.evolve: add-columns a column of change c the table lacks
 // is added (see addColumns), and the pipeline starts again the same way.
+// Under schema.evolve: widen a column c's record declares wider than the
+// table's is widened (see widen), and the pipeline starts again too.
 func (e *Engine) stale(ctx context.Context, t *reduce.Table, c *changelog.Change, err error) error {
 	var re *reduce.Error
 	if err == nil || !errors.As(err, &re) || re.Column == "" {
@@ -420,6 +422,9 @@ func (e *Engine) stale(ctx context.Context, t *reduce.Table, c *changelog.Change
 	case changed:
 		return &sink.Error{Op: "convert", Table: t.Schema.String(), Err: fmt.Errorf("%w: %s", sink.ErrShapeChanged, re.Reason),
 			Hint: "txsink reads the definition again and converts the change anew"}
+	}
+	if werr := e.widen(ctx, t, c, re); werr != nil {
+		return werr
 	}
 	return err
 }

@@ -61,7 +61,7 @@ func TestAddColumns(t *testing.T) {
 				forEachDialect(t, func(t *testing.T, db *testdb.DB) {
 					cfg := creatingPipeline(t, db, f.format, f.key, f.lines)
 					if evolve {
-						cfg.Schema.Evolve = config.SchemaEvolveAddColumns
+						cfg.Schema.Evolve = []string{config.SchemaEvolveAddColumns}
 					}
 					err := runOnce(t, cfg)
 					if !evolve {

@@ -132,6 +132,9 @@ type DB struct {
 	lockMu sync.Mutex
 	locks  Locks
 	held   map[string]bool
+	// widened are the columns widened without DDL on a DeclaredTypes
+	// target (see Widen), described wider for the rest of the run.
+	widened widened
 }
 
 // New returns a target that applies units to db in dialect d.
@@ -170,6 +173,7 @@ func (t *DB) DescribeOn(ctx context.Context, q Querier, name schema.Name) (*sche
 	if err := t.readKeys(ctx, q, tbl); err != nil {
 		return nil, err
 	}
+	t.widened.apply(tbl)
 	return tbl, nil
 }
 
@@ -209,6 +213,7 @@ func (t *DB) Describe(ctx context.Context, name schema.Name) (*schema.Table, err
 		}
 	}
 	tbl.Version = version
+	t.widened.apply(tbl)
 	return tbl, nil
 }
 
