@@ -1,6 +1,7 @@
 package debezium
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -18,6 +19,7 @@ type connectSchema struct {
 	Name       string                     `json:"name"`
 	Field      string                     `json:"field"`
 	Optional   bool                       `json:"optional"`
+	Default    json.RawMessage            `json:"default"`
 	Fields     []connectSchema            `json:"fields"`
 	Parameters map[string]json.RawMessage `json:"parameters"`
 }
@@ -63,6 +65,7 @@ func parseSchema(raw []byte) (*rowSchema, error) {
 		}
 		if rs.types == nil || f.Field == "after" {
 			rs.types = tableTypes(f.Fields)
+			declareDefaults(rs.types, f.Fields)
 		}
 		for _, c := range f.Fields {
 			col := column{name: c.Field, conv: convFor(c.Type, c.Name), logical: c.Name}
@@ -226,4 +229,53 @@ func (c *schemaCache) lookup(raw []byte) (*rowSchema, error) {
 	}
 	c.last.Store(&cachedSchema{raw: key, rs: rs})
 	return rs, nil
+}
+
+// declareDefaults sets the Default of each of t's columns whose field
+// declares one (Connect's "default"), converted as the field's values
+// are: a Decimal's base64 bytes to its text, a Timestamp's milliseconds
+// to a date-time. A default that does not read as the field's values do
+// makes the declaration Invalid: no table is created with a default
+// txsink cannot give exactly.
+func declareDefaults(t *coltype.Table, fields []connectSchema) {
+	for i, f := range fields {
+		if len(f.Default) == 0 || string(f.Default) == "null" {
+			continue
+		}
+		v, err := defaultValue(f)
+		if err != nil {
+			t.Invalid = fmt.Sprintf("field %q: its default %s: %v", f.Field, f.Default, err)
+			return
+		}
+		t.Columns[i].Default = v
+	}
+}
+
+// defaultValue decodes field f's default as a value of f.
+func defaultValue(f connectSchema) (changelog.Value, error) {
+	dec := json.NewDecoder(bytes.NewReader(f.Default))
+	dec.UseNumber()
+	var raw any
+	if err := dec.Decode(&raw); err != nil {
+		return nil, err
+	}
+	var v changelog.Value
+	switch x := raw.(type) {
+	case json.Number, string, bool:
+		v = x
+	default:
+		v = changelog.JSON(f.Default)
+	}
+	col := column{name: f.Field, conv: convFor(f.Type, f.Name), logical: f.Name}
+	if col.conv == convDecimal {
+		scale, err := decimalScale(f.Parameters)
+		if err != nil {
+			return nil, err
+		}
+		col.scale = scale
+	}
+	if col.conv == convNone {
+		return v, nil
+	}
+	return col.convert(v)
 }

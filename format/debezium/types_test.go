@@ -2,6 +2,7 @@ package debezium
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -107,5 +108,46 @@ func TestColumnType(t *testing.T) {
 		if got.String() != tc.want.String() || got.Why != tc.want.Why {
 			t.Errorf("%s %s %v: got %s (%s), want %s (%s)", tc.typ, tc.name, tc.params, got, got.Why, tc.want, tc.want.Why)
 		}
+	}
+}
+
+// TestDefaultsFromConnectSchema reads each field's "default" as its
+// values are read: a Decimal's base64 bytes as its text, a Timestamp's
+// milliseconds and a Date's days as text, bytes as bytes; a default that
+// does not read so makes the declaration Invalid, naming the field.
+func TestDefaultsFromConnectSchema(t *testing.T) {
+	cases := []struct {
+		field string
+		want  changelog.Value // nil: Invalid
+	}{
+		{`{"type":"int32","optional":true,"default":7,"field":"v"}`, changelog.Number("7")},
+		{`{"type":"bytes","name":"org.apache.kafka.connect.data.Decimal","parameters":{"scale":"2"},"default":"BOI=","field":"v"}`, changelog.Number("12.50")},
+		{`{"type":"int64","name":"io.debezium.time.Timestamp","default":1589355606123,"field":"v"}`, "2020-05-13 07:40:06.123"},
+		{`{"type":"int32","name":"io.debezium.time.Date","default":18395,"field":"v"}`, "2020-05-13"},
+		{`{"type":"bytes","default":"AAH/","field":"v"}`, []byte{0, 1, 0xff}},
+		{`{"type":"string","default":"a\"b","field":"v"}`, `a"b`},
+		{`{"type":"boolean","default":false,"field":"v"}`, false},
+		{`{"type":"string","default":null,"field":"v"}`, nil},
+		{`{"type":"bytes","name":"org.apache.kafka.connect.data.Decimal","parameters":{"scale":"2"},"default":"not base64!","field":"v"}`, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.field, func(t *testing.T) {
+			var f connectSchema
+			if err := json.Unmarshal([]byte(tc.field), &f); err != nil {
+				t.Fatal(err)
+			}
+			tbl := tableTypes([]connectSchema{f})
+			declareDefaults(tbl, []connectSchema{f})
+			got := tbl.Columns[0].Default
+			invalid := tc.want == nil && strings.Contains(tc.field, "base64")
+			switch {
+			case invalid && (tbl.Invalid == "" || !strings.Contains(tbl.Invalid, `field "v"`)):
+				t.Errorf("Invalid = %q, want it to name the field", tbl.Invalid)
+			case !invalid && tbl.Invalid != "":
+				t.Errorf("Invalid = %q", tbl.Invalid)
+			case fmt.Sprintf("%#v", got) != fmt.Sprintf("%#v", tc.want):
+				t.Errorf("Default = %#v, want %#v", got, tc.want)
+			}
+		})
 	}
 }

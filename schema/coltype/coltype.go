@@ -156,6 +156,13 @@ type Column struct {
 	Type Type
 	// Nullable reports that the source declares it optional (NULL-able).
 	Nullable bool
+	// Default is the value the source gives the column when a row
+	// leaves it out (Debezium's schema field "default"), decoded as the
+	// column's values are: a decimal's or an integer's exact text (a
+	// json.Number), a date or time as text, bytes as []byte; nil when the
+	// source declares none. A created table's column, and an added one,
+	// get it as their DEFAULT.
+	Default any
 }
 
 // String renders the column for messages: "name type", and "not null"

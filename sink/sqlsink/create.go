@@ -102,8 +102,8 @@ func (t *DB) AddColumn(ctx context.Context, name schema.Name, col coltype.Column
 	return nil
 }
 
-// columnType declares col in d, refusing first what no dialect has a
-// column for.
+// columnType declares col in d, with its source default, refusing first
+// what no dialect has a column for.
 func columnType(d Dialect, tm TypeMapper, c coltype.Column, key bool) (string, error) {
 	switch {
 	case c.Type.Kind == coltype.Unsupported && c.Type.Why != "":
@@ -111,7 +111,12 @@ func columnType(d Dialect, tm TypeMapper, c coltype.Column, key bool) (string, e
 	case c.Type.Kind == coltype.Enum && len(c.Type.Values) == 0:
 		return "", errors.New("the source names no values for the enum")
 	}
-	return tm.ColumnType(c, d.Quote(c.Name), key)
+	typ, err := tm.ColumnType(c, d.Quote(c.Name), key)
+	if err != nil {
+		return "", err
+	}
+	def, err := defaultClause(d, c, typ)
+	return typ + def, err
 }
 
 // CreateTable writes CREATE TABLE IF NOT EXISTS for tbl in d: one column

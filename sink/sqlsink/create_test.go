@@ -2,6 +2,8 @@ package sqlsink_test
 
 import (
 	"context"
+	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -68,85 +70,101 @@ var roundTrips = []roundTrip{
 // TestCreateRoundTrip creates a table of every source type on each real
 // server (sink.Creator), writes a row of boundary values and a row of
 // NULLs through the sink, and reads them back: what the source declared
-// holds what the source sends, exactly.
+// holds what the source sends, exactly. With defaults, every column
+// declares the boundary value as its source default too, and a third
+// row carrying only its key (a partial image) reads back that value in
+// every column: each default is rendered type-correct on each server.
 func TestCreateRoundTrip(t *testing.T) {
 	for _, d := range testdb.Dialects {
-		t.Run(d, func(t *testing.T) {
-			t.Parallel()
-			db := testdb.Open(t, d)
-			s, err := sink.Open(context.Background(), db.URL, "")
-			if err != nil {
-				t.Fatal(err)
+		for _, defaults := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/defaults=%v", d, defaults), func(t *testing.T) {
+				t.Parallel()
+				createRoundTrip(t, d, defaults)
+			})
+		}
+	}
+}
+
+func createRoundTrip(t *testing.T, d string, defaults bool) {
+	db := testdb.Open(t, d)
+	s, err := sink.Open(context.Background(), db.URL, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	ctx := context.Background()
+	decl := &coltype.Table{From: "the test", Columns: []coltype.Column{{Name: "id", Type: coltype.Type{Kind: coltype.Int, Bits: 64}}}}
+	for _, rt := range roundTrips {
+		c := coltype.Column{Name: rt.col, Type: rt.typ, Nullable: true}
+		if defaults {
+			c.Default = rt.value
+		}
+		decl.Columns = append(decl.Columns, c)
+	}
+	decl, err = decl.WithKey([]string{"id"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := schema.Name{Name: "rt"}
+	cr := s.(sink.Creator)
+	if err := cr.Create(ctx, name, decl); err != nil {
+		t.Fatal(err)
+	}
+	if err := cr.Create(ctx, name, decl); err != nil {
+		t.Fatalf("a second Create of an existing table: %v", err)
+	}
+	st, err := s.Describe(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := reduce.NewTable(st, nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, nulls := changelog.RowOf("id", changelog.Number("1")), changelog.RowOf("id", changelog.Number("2"))
+	for _, rt := range roundTrips {
+		full.Set(rt.col, rt.value)
+		nulls.Set(rt.col, nil)
+	}
+	rows := []changelog.Row{full, nulls}
+	if defaults {
+		rows = append(rows, changelog.RowOf("id", changelog.Number("3")))
+	}
+	buf := reduce.NewBuffer("create-test")
+	for i, row := range rows {
+		c := changelog.Change{Kind: changelog.Insert, Table: changelog.Table{Name: "rt"}, After: row,
+			Pos: changelog.Position{Partition: "p0", Offset: int64(i + 1), Seq: int64(i + 1)}, Size: 100}
+		if err := buf.Add(tbl, &c, time.Unix(0, 0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Setup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Apply(ctx, buf.Take()); err != nil {
+		t.Fatal(err)
+	}
+	for _, rt := range roundTrips {
+		want := rt.want
+		if w, ok := rt.wantBy[d]; ok {
+			want = w
+		}
+		q := "SELECT " + asText(d, db.Quote(rt.col), rt.typ) + " FROM " + db.Quote("rt") + " WHERE id = "
+		for i := range rows {
+			var got *string
+			if err := db.SQL.QueryRow(q + strconv.Itoa(i+1)).Scan(&got); err != nil {
+				t.Fatalf("%s: %v", rt.col, err)
 			}
-			t.Cleanup(func() { s.Close() })
-			ctx := context.Background()
-			decl := &coltype.Table{From: "the test", Columns: []coltype.Column{{Name: "id", Type: coltype.Type{Kind: coltype.Int, Bits: 64}}}}
-			for _, rt := range roundTrips {
-				decl.Columns = append(decl.Columns, coltype.Column{Name: rt.col, Type: rt.typ, Nullable: true})
+			switch {
+			case i == 1 && got != nil:
+				t.Errorf("%s: got %q for NULL", rt.col, *got)
+			case i == 1:
+			case got == nil:
+				t.Errorf("%s (%s, %s) row %d: got NULL, want %q", rt.col, rt.typ, columnSQL(st, rt.col), i+1, want)
+			case *got != want:
+				t.Errorf("%s (%s, %s) row %d: got %q, want %q", rt.col, rt.typ, columnSQL(st, rt.col), i+1, *got, want)
 			}
-			decl, err = decl.WithKey([]string{"id"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			name := schema.Name{Name: "rt"}
-			cr := s.(sink.Creator)
-			if err := cr.Create(ctx, name, decl); err != nil {
-				t.Fatal(err)
-			}
-			if err := cr.Create(ctx, name, decl); err != nil {
-				t.Fatalf("a second Create of an existing table: %v", err)
-			}
-			st, err := s.Describe(ctx, name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tbl, err := reduce.NewTable(st, nil, false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			full, nulls := changelog.RowOf("id", changelog.Number("1")), changelog.RowOf("id", changelog.Number("2"))
-			for _, rt := range roundTrips {
-				full.Set(rt.col, rt.value)
-				nulls.Set(rt.col, nil)
-			}
-			buf := reduce.NewBuffer("create-test")
-			for i, row := range []changelog.Row{full, nulls} {
-				c := changelog.Change{Kind: changelog.Insert, Table: changelog.Table{Name: "rt"}, After: row,
-					Pos: changelog.Position{Partition: "p0", Offset: int64(i + 1), Seq: int64(i + 1)}, Size: 100}
-				if err := buf.Add(tbl, &c, time.Unix(0, 0)); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if err := s.Setup(ctx); err != nil {
-				t.Fatal(err)
-			}
-			if err := s.Apply(ctx, buf.Take()); err != nil {
-				t.Fatal(err)
-			}
-			for _, rt := range roundTrips {
-				want := rt.want
-				if w, ok := rt.wantBy[d]; ok {
-					want = w
-				}
-				var got, null *string
-				q := "SELECT " + asText(d, db.Quote(rt.col), rt.typ) + " FROM " + db.Quote("rt") + " WHERE id = "
-				if err := db.SQL.QueryRow(q + "1").Scan(&got); err != nil {
-					t.Fatalf("%s: %v", rt.col, err)
-				}
-				if err := db.SQL.QueryRow(q + "2").Scan(&null); err != nil {
-					t.Fatalf("%s: %v", rt.col, err)
-				}
-				switch {
-				case got == nil:
-					t.Errorf("%s (%s, %s): got NULL, want %q", rt.col, rt.typ, columnSQL(st, rt.col), want)
-				case *got != want:
-					t.Errorf("%s (%s, %s): got %q, want %q", rt.col, rt.typ, columnSQL(st, rt.col), *got, want)
-				}
-				if null != nil {
-					t.Errorf("%s: got %q for NULL", rt.col, *null)
-				}
-			}
-		})
+		}
 	}
 }
 

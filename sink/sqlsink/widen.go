@@ -139,7 +139,7 @@ func Widening(cur schema.Column, decl coltype.Type) (to schema.Column, wider boo
 		to.Length = decl.Length
 		return to, true, ""
 	case coltype.Time, coltype.DateTime, coltype.Timestamp:
-		class := map[coltype.Kind]schema.Class{coltype.Time: schema.Time, coltype.DateTime: schema.DateTime, coltype.Timestamp: schema.Timestamp}[decl.Kind]
+		class := kindClass[decl.Kind]
 		switch {
 		case cur.Class != class:
 			if cur.Class == schema.Time || cur.Class == schema.DateTime || cur.Class == schema.Timestamp || cur.Class == schema.Date {
@@ -188,6 +188,7 @@ func (t *DB) PlanWiden(ctx context.Context, name schema.Name, cur schema.Column,
 	if change == "" {
 		typ, err = cm.WidenedType(cur, to)
 	} else {
+		decl.Default = nil // MODIFY keeps the column's own
 		typ, err = columnType(t.dialect, cm, decl, false)
 	}
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/txsink/txsink/schema"
 	"github.com/txsink/txsink/schema/coltype"
 	"github.com/txsink/txsink/sink/sqlsink"
 )
@@ -113,4 +114,26 @@ func stringType(t coltype.Type, key bool) string {
 // table's engine) with utf8mb4 text.
 func (d *Dialect) TableOptions() string {
 	return "ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin"
+}
+
+var _ sqlsink.Literals = (*Dialect)(nil)
+
+// Literal writes a string with its backslashes doubled: sessions run
+// without NO_BACKSLASH_ESCAPES (sqlsink.Literals).
+func (d *Dialect) Literal(_ *schema.Column, v any) (string, bool) {
+	if s, ok := v.(string); ok {
+		return sqlsink.QuoteLiteral(strings.ReplaceAll(s, `\`, `\\`)), true
+	}
+	return "", false
+}
+
+// DefaultClause puts a default of a TEXT, BLOB or JSON column in
+// parentheses, as an expression: MySQL 8 takes no literal default there
+// (MariaDB takes both).
+func (d *Dialect) DefaultClause(typ, literal string) string {
+	u := strings.ToUpper(typ)
+	if strings.Contains(u, "TEXT") || strings.Contains(u, "BLOB") || strings.HasPrefix(u, "JSON") {
+		return "DEFAULT (" + literal + ")"
+	}
+	return "DEFAULT " + literal
 }

@@ -1,9 +1,12 @@
 package postgres
 
 import (
+	"encoding/hex"
 	"fmt"
 	"strconv"
+	"time"
 
+	"github.com/txsink/txsink/schema"
 	"github.com/txsink/txsink/schema/coltype"
 	"github.com/txsink/txsink/sink/sqlsink"
 )
@@ -81,3 +84,21 @@ func (Dialect) ColumnType(col coltype.Column, quoted string, key bool) (string, 
 
 // TableOptions is nothing: PostgreSQL's defaults serve.
 func (Dialect) TableOptions() string { return "" }
+
+var _ sqlsink.Literals = Dialect{}
+
+// Literal writes bytes as bytea's hex form and an instant in UTC with
+// its zone, so the server reads it as that instant whatever its own
+// TimeZone (sqlsink.Literals).
+func (Dialect) Literal(_ *schema.Column, v any) (string, bool) {
+	switch x := v.(type) {
+	case []byte:
+		return `'\x` + hex.EncodeToString(x) + `'::bytea`, true
+	case time.Time:
+		return sqlsink.QuoteLiteral(x.UTC().Format("2006-01-02 15:04:05.999999") + "+00"), true
+	}
+	return "", false
+}
+
+// DefaultClause is the standard one.
+func (Dialect) DefaultClause(_, literal string) string { return "DEFAULT " + literal }
