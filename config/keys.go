@@ -384,8 +384,9 @@ var schemaSection = sectionDef{
 		doc: "`none` (the default): every target table must exist, and a missing one stops the pipeline. " +
 			"`missing`: a routed table the target lacks is created, when its first change comes, from the " +
 			"changelog's own declaration of it (Debezium's schema envelope, Canal's `mysqlType` and `pkNames`), " +
-			"with its primary key (the entry's `primary-key`, else the one the records declare; Debezium's " +
-			"records declare none, so set `primary-key` or `append-only`), by `CREATE TABLE IF NOT EXISTS` " +
+			"with its primary key (the entry's `primary-key`, else the one the records declare: Canal's `pkNames`, " +
+			"the schema of a Debezium record's Kafka key; Debezium from files or NATS declares none, so set " +
+			"`primary-key` or `append-only` there), by `CREATE TABLE IF NOT EXISTS` " +
 			"before the unit that needs it; [schema](schema.md) lists the type each source type gets per server. " +
 			"Formats that carry no types (maxwell-json, ogg-json, flink-changelog-json, txsink-json) are " +
 			"refused with it, and so is a Debezium record without the schema envelope, when its table is " +

@@ -134,6 +134,7 @@ func (c *checker) sampleRecord(ctx context.Context, dec format.Decoder, rec sour
 	part := rec.Pos.Partition
 	c.report.Records++
 	changes, err := dec.Decode(rec.Data, rec.Pos)
+	format.KeyTypes(dec, changes, rec.Key)
 	if err != nil {
 		sev := c.badInput()
 		if c.cfg.Sink.TxnEnabled {

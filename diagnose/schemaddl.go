@@ -75,6 +75,7 @@ func Schema(ctx context.Context, cfg *config.Config, opts Options) ([]TableDDL, 
 		if err != nil {
 			return nil // check reports it; a run stops at it
 		}
+		format.KeyTypes(dec, changes, r.Key)
 		for i := range changes {
 			ch := &changes[i]
 			if !ch.Kind.Writes() {

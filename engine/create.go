@@ -65,7 +65,7 @@ func TypedFormat(cfg *config.Config) error {
 // Declaration returns the table txsink creates at name for change c of
 // tables entry tc: the columns c's record declares, keyed by the entry's
 // primary-key, else by the key the record declares (Canal's pkNames;
-// Debezium's value schema declares none), with no key for an append-only
+// Debezium's record key schema, format.KeyTyper), with no key for an append-only
 // table. A record without types, or whose types cannot be read, or a
 // table without a key, is a *SchemaError saying what to do.
 func Declaration(tc *config.Table, name schema.Name, c *changelog.Change) (*coltype.Table, error) {

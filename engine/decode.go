@@ -102,6 +102,7 @@ func (p *decodePool) work() {
 // rawRecord is one record of a job, before decoding.
 type rawRecord struct {
 	data []byte
+	key  []byte // the record's key (Kafka's), nil for none
 	pos  changelog.Position
 	end  int64 // the partition's end as the reader knew it, or -1
 }
@@ -136,6 +137,9 @@ func (j *decodeJob) decode(p *decodePool) {
 			changes, err = p.arenaDec.DecodeIn(j.mem, r.data, r.pos)
 		} else {
 			changes, err = p.dec.Decode(r.data, r.pos)
+		}
+		if r.key != nil {
+			format.KeyTypes(p.dec, changes, r.key)
 		}
 		held = held || len(changes) > 0
 		d := decoded{pos: r.pos, size: len(r.data), changes: changes, err: err, end: r.end, inArena: j.mem != nil}
@@ -291,10 +295,10 @@ func getArena() *[]byte {
 	return a
 }
 
-// addOwned adds a record whose bytes stay valid.
-func (s *decodeStream) addOwned(data []byte, pos changelog.Position, end int64) {
+// addOwned adds a record whose bytes, and its key's, stay valid.
+func (s *decodeStream) addOwned(data, key []byte, pos changelog.Position, end int64) {
 	j := s.job()
-	j.recs = append(j.recs, rawRecord{data: data, pos: pos, end: end})
+	j.recs = append(j.recs, rawRecord{data: data, key: key, pos: pos, end: end})
 	j.bytes += len(data)
 }
 

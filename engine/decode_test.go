@@ -124,7 +124,7 @@ func TestDecodeStreamStopsAtTheFailedRecord(t *testing.T) {
 			}
 			ok := true
 			for i, r := range recs {
-				s.addOwned([]byte(r), changelog.Position{Partition: "p", Offset: int64(i + 1)}, -1)
+				s.addOwned([]byte(r), nil, changelog.Position{Partition: "p", Offset: int64(i + 1)}, -1)
 				if s.full() && !s.submit(context.Background()) {
 					ok = false
 					break
@@ -158,7 +158,7 @@ func TestDecodeStreamStopsOnCancel(t *testing.T) {
 	out := make(chan []decoded) // nobody reads
 	s := newDecodeStream(pool, out, false, false, true)
 	ctx, cancel := context.WithCancel(context.Background())
-	s.addOwned([]byte("a"), changelog.Position{Partition: "p", Offset: 1}, -1)
+	s.addOwned([]byte("a"), nil, changelog.Position{Partition: "p", Offset: 1}, -1)
 	done := make(chan bool)
 	go func() { done <- s.drain(ctx) }()
 	cancel()
@@ -218,7 +218,7 @@ func TestDecodeArenas(t *testing.T) {
 			s := newDecodeStream(pool, out, false, false, tc.onePartition)
 			n := 3*jobRecords + 5
 			for i := range n {
-				s.addOwned([]byte(strconv.Itoa(i)), changelog.Position{Partition: "p", Offset: int64(i + 1)}, 0)
+				s.addOwned([]byte(strconv.Itoa(i)), nil, changelog.Position{Partition: "p", Offset: int64(i + 1)}, 0)
 				if s.full() && !s.submit(context.Background()) {
 					t.Fatal("submit refused")
 				}

@@ -374,7 +374,7 @@ func readBatches(ctx context.Context, r source.BatchReader, pool *decodePool, ou
 			return nil
 		}
 		for _, rec := range b.Records {
-			s.addOwned(rec.Data, rec.Pos, b.Ends[rec.Pos.Partition])
+			s.addOwned(rec.Data, rec.Key, rec.Pos, b.Ends[rec.Pos.Partition])
 			if s.full() && !s.submit(ctx) {
 				r.Release()
 				return s.stop(ctx)

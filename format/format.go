@@ -27,6 +27,7 @@ import (
 
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/errkind"
+	"github.com/txsink/txsink/schema/coltype"
 )
 
 // Decoder turns one source record (one message, one line) into changes.
@@ -82,6 +83,35 @@ type TypeDeclarer interface {
 	// DeclaresTypes reports that the format's records can carry types
 	// (a record may still lack them: Debezium without the envelope).
 	DeclaresTypes() bool
+}
+
+// KeyTyper is a TypeDeclarer that reads a table's primary key from a
+// record's key (source.Record.Key: a Kafka message's), as Debezium's key
+// schema declares it. The engine hands it each record's key.
+type KeyTyper interface {
+	TypeDeclarer
+	// KeyedTypes returns t, the types a change of the record declares,
+	// with the primary key the record's key declares: one value per
+	// distinct pair, shared by the changes that carry it; t itself when
+	// the key declares none (no schema, not a struct, a column t lacks).
+	// It is safe for concurrent use and allocates nothing for a key
+	// schema and table it has seen.
+	KeyedTypes(t *coltype.Table, key []byte) *coltype.Table
+}
+
+// KeyTypes keys the Types of changes, which dec decoded from a record
+// whose key is key, by the key's schema, when dec is a KeyTyper and the
+// record has a key; it changes nothing otherwise.
+func KeyTypes(dec Decoder, changes []changelog.Change, key []byte) {
+	kt, ok := dec.(KeyTyper)
+	if !ok || len(key) == 0 {
+		return
+	}
+	for i := range changes {
+		if changes[i].Types != nil {
+			changes[i].Types = kt.KeyedTypes(changes[i].Types, key)
+		}
+	}
 }
 
 // Options are per-format settings, from the pipeline config's

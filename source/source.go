@@ -57,6 +57,11 @@ type Record struct {
 	// document for the JSON formats), without framing such as a line
 	// terminator. Each implementation documents how long Data stays valid.
 	Data []byte
+	// Key is the record's key, as the partition holds it (a Kafka
+	// message's key), nil when it has none; valid as long as Data. The
+	// formats that read it (format.KeyTyper) take a table's primary key
+	// from its schema.
+	Key []byte
 	// Pos is the record's position: its partition, the offset to resume
 	// from once the record is applied, and its ordinal for messages.
 	Pos changelog.Position

@@ -91,6 +91,8 @@ type Decoder struct {
 	// detection is off.
 	unavailable *placeholder
 	schemas     schemaCache
+	// keys caches record key schemas (see KeyedTypes).
+	keys keyCache
 	// env interns the tables records name, the transaction id the events
 	// of a transaction repeat, and the column lists of row images.
 	env envreader.Reader

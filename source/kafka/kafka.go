@@ -269,7 +269,7 @@ func (c *Consumer) Poll(ctx context.Context) (*Batch, error) {
 			if int64(len(r.Value)) > c.maxRecord && tooLarge == nil {
 				tooLarge = fmt.Errorf("kafka source: %s: %d bytes: %w; raise it if such records are expected", pos, len(r.Value), ErrRecordTooLarge)
 			}
-			b.Records = append(b.Records, source.Record{Data: r.Value, Pos: pos})
+			b.Records = append(b.Records, source.Record{Data: r.Value, Key: r.Key, Pos: pos})
 		}
 	})
 	if tooLarge != nil {

@@ -113,7 +113,7 @@ func Sample(ctx context.Context, src *Config, from map[string]int64, n int, fn f
 				return
 			}
 			got[name]++
-			cbErr = fn(source.Record{Data: r.Value, Pos: changelog.Position{Partition: name, Offset: r.Offset + 1, Seq: r.Offset}})
+			cbErr = fn(source.Record{Data: r.Value, Key: r.Key, Pos: changelog.Position{Partition: name, Offset: r.Offset + 1, Seq: r.Offset}})
 			if got[name] >= n || r.Offset+1 >= want[name] {
 				delete(want, name)
 			}
