@@ -31,6 +31,9 @@ type keyCache struct {
 	// last is the key schema used most recently: a key that starts with
 	// keyPrefix and its text has it, and is not parsed.
 	last atomic.Pointer[cachedKey]
+	// lastTable is the keyed table made most recently: a record of the
+	// same table and key takes it without the lock.
+	lastTable atomic.Pointer[lastKeyed]
 
 	mu     sync.Mutex
 	tables map[keyedTable]*coltype.Table
@@ -46,6 +49,11 @@ type keyedTable struct {
 	cols string
 }
 
+type lastKeyed struct {
+	k  keyedTable
+	kt *coltype.Table
+}
+
 // KeyedTypes returns t keyed by the columns the record's key schema
 // declares (format.KeyTyper).
 func (d *Decoder) KeyedTypes(t *coltype.Table, key []byte) *coltype.Table {
@@ -54,10 +62,14 @@ func (d *Decoder) KeyedTypes(t *coltype.Table, key []byte) *coltype.Table {
 		return t
 	}
 	c := &d.keys
+	k := keyedTable{t, cols}
+	if last := c.lastTable.Load(); last != nil && last.k == k {
+		return last.kt
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	k := keyedTable{t, cols}
 	if kt, ok := c.tables[k]; ok {
+		c.lastTable.Store(&lastKeyed{k, kt})
 		return kt
 	}
 	kt, err := t.WithKey(strings.Split(cols, "\x00"))
@@ -68,6 +80,7 @@ func (d *Decoder) KeyedTypes(t *coltype.Table, key []byte) *coltype.Table {
 		c.tables = map[keyedTable]*coltype.Table{}
 	}
 	c.tables[k] = kt
+	c.lastTable.Store(&lastKeyed{k, kt})
 	return kt
 }
 
@@ -78,7 +91,8 @@ func (c *keyCache) columns(key []byte) (string, bool) {
 	if !bytes.HasPrefix(key, []byte(keyPrefix)) {
 		return "", false
 	}
-	if last := c.last.Load(); last != nil && bytes.HasPrefix(key[len(keyPrefix):], []byte(last.raw)) {
+	if last := c.last.Load(); last != nil && len(key) >= len(keyPrefix)+len(last.raw) &&
+		string(key[len(keyPrefix):len(keyPrefix)+len(last.raw)]) == last.raw {
 		return last.cols, true
 	}
 	var wrapper struct {
