@@ -63,11 +63,33 @@ func (e *Engine) widen(ctx context.Context, t *reduce.Table, c *changelog.Change
 		re.Hint = hint
 		return nil
 	}
-	if err := w.Widen(ctx, name, plan); err != nil {
-		return errors.Join(re, err)
+	// Every column the record declares wider is widened now, not only
+	// the one refused: each widening starts the pipeline again, and a
+	// unit whose columns all widened at once would otherwise need a
+	// start again per column.
+	plans := []*sink.Widening{plan}
+	for _, col := range c.Types.Columns {
+		other, ok := t.Schema.Column(col.Name)
+		if !ok || other.Name == cur.Name {
+			continue
+		}
+		p, err := w.PlanWiden(ctx, name, *other, col)
+		if err != nil {
+			return errors.Join(re, err)
+		}
+		if p != nil && p.Refused == "" {
+			plans = append(plans, p)
+		}
 	}
-	e.log.Info("widened a column the source widened on the target table", "table", name.String(), "column", plan.Column,
-		"from", plan.From, "to", plan.To, "pos", c.Pos.String(), "ddl", stmts)
-	return &sink.Error{Op: "convert", Table: name.String(), Err: fmt.Errorf("%w: column %s widened (schema.evolve: widen)", sink.ErrShapeChanged, plan.Column),
+	var cols []string
+	for _, p := range plans {
+		if err := w.Widen(ctx, name, p); err != nil {
+			return errors.Join(re, err)
+		}
+		cols = append(cols, p.Column)
+		e.log.Info("widened a column the source widened on the target table", "table", name.String(), "column", p.Column,
+			"from", p.From, "to", p.To, "pos", c.Pos.String(), "ddl", strings.Join(p.Statements, "; "))
+	}
+	return &sink.Error{Op: "convert", Table: name.String(), Err: fmt.Errorf("%w: column %s widened (schema.evolve: widen)", sink.ErrShapeChanged, strings.Join(cols, ", ")),
 		Hint: "txsink reads the definition again and converts the change anew"}
 }

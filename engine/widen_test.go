@@ -1,11 +1,14 @@
 package engine_test
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 
 	"github.com/txsink/txsink/config"
+	"github.com/txsink/txsink/engine"
 	"github.com/txsink/txsink/internal/testdb"
 	"github.com/txsink/txsink/schema"
 )
@@ -185,6 +188,41 @@ func TestWidenKeepsColumn(t *testing.T) {
 		}
 		if got := query(t, db, "SELECT id, v FROM orders ORDER BY id"); got != "1|abcde\n2|abcdefghij" {
 			t.Errorf("got %q", got)
+		}
+	})
+}
+
+// canalTwo is a Canal message of inventory.orders whose columns a and b
+// have MySQL types ta and tb.
+func canalTwo(ta, tb string, id int, a, b string) string {
+	return fmt.Sprintf(`{"data":[{"id":"%d","a":%q,"b":%q}],"old":null,"database":"inventory","table":"orders","type":"INSERT","isDdl":false,`+
+		`"pkNames":["id"],"mysqlType":{"id":"bigint(20)","a":%q,"b":%q}}`, id, a, b, ta, tb)
+}
+
+// TestWidenAllAtOnce streams a change whose record widens two columns:
+// both are widened when the first refuses its value, so the pipeline
+// starts again once, on every server.
+func TestWidenAllAtOnce(t *testing.T) {
+	lines := []string{
+		canalTwo("decimal(5,2)", "datetime(3)", 1, "1.00", "2020-05-13 07:40:06.123"),
+		canalTwo("decimal(8,2)", "datetime(6)", 2, "123456.78", "2020-05-13 07:40:06.123456"),
+	}
+	forEachDialect(t, func(t *testing.T, db *testdb.DB) {
+		cfg := creatingPipeline(t, db, "canal-json", nil, lines)
+		cfg.Schema.Evolve = []string{config.SchemaEvolveWiden}
+		logs := &records{}
+		e := newEngine(t, cfg, engine.WithLogger(slog.New(logs)))
+		if err := e.Run(context.Background(), engine.RunOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if got := len(logs.find("widened a column the source widened on the target table")); got != 2 {
+			t.Errorf("%d columns widened, want 2", got)
+		}
+		if got := len(logs.find("a target table was altered while txsink ran; starting again from the last commit with its new definition")); got != 1 {
+			t.Errorf("%d starts again, want 1", got)
+		}
+		if got := query(t, db, "SELECT id FROM "+db.Quote("orders")+" ORDER BY id"); got != "1\n2" {
+			t.Errorf("ids %q, want 1 and 2", got)
 		}
 	})
 }
