@@ -396,10 +396,11 @@ func (e *Engine) add(ctx context.Context, c *changelog.Change) error {
 // the value bad input. Only refusals of a value or a column ask the
 // target; the others are returned as they are.
 //
-// Under schema.evolve: add-columns a column of change c the table lacks
-// is added (see addColumns), and the pipeline starts again the same way.
 // Under schema.evolve: widen a column c's record declares wider than the
 // table's is widened (see widen), and the pipeline starts again too.
+//
+// Under schema.evolve: add-columns a column of change c the table lacks
+// is added (see addColumns), and the pipeline starts again the same way.
 func (e *Engine) stale(ctx context.Context, t *reduce.Table, c *changelog.Change, err error) error {
 	var re *reduce.Error
 	if err == nil || !errors.As(err, &re) || re.Column == "" {

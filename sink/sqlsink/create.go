@@ -102,8 +102,8 @@ func (t *DB) AddColumn(ctx context.Context, name schema.Name, col coltype.Column
 	return nil
 }
 
-// columnType declares col in d, with its source default, refusing first
-// what no dialect has a column for.
+// columnType declares col in d, refusing first what no dialect has a
+// column for.
 func columnType(d Dialect, tm TypeMapper, c coltype.Column, key bool) (string, error) {
 	switch {
 	case c.Type.Kind == coltype.Unsupported && c.Type.Why != "":
@@ -115,6 +115,8 @@ func columnType(d Dialect, tm TypeMapper, c coltype.Column, key bool) (string, e
 	if err != nil {
 		return "", err
 	}
+	// The source default, when it declares one (a created or added
+	// column's DEFAULT).
 	def, err := defaultClause(d, c, typ)
 	return typ + def, err
 }

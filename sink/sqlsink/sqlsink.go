@@ -127,14 +127,14 @@ type DB struct {
 	// epochs holds the epoch this instance claimed, per pipeline and
 	// partition (claimKey). Only the goroutine applying units uses it.
 	epochs map[string]int64
+	// widened are the columns widened without DDL on a DeclaredTypes
+	// target (see Widen), described wider for the rest of the run.
+	widened widened
 	// lockMu guards locks and held: the session holding the partitions'
 	// locks (see Hold), opened at the first Hold, and the keys it holds.
 	lockMu sync.Mutex
 	locks  Locks
 	held   map[string]bool
-	// widened are the columns widened without DDL on a DeclaredTypes
-	// target (see Widen), described wider for the rest of the run.
-	widened widened
 }
 
 // New returns a target that applies units to db in dialect d.
