@@ -16,6 +16,7 @@ package commit
 import (
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/schema"
+	"github.com/txsink/txsink/schema/coltype"
 )
 
 // Unit is one target transaction's worth of work.
@@ -103,6 +104,13 @@ type Batch struct {
 	Upserts []Group
 	// Inserts lists rows to append to a table without a primary key.
 	Inserts []Group
+	// AddColumns lists columns the source added that the target adds in
+	// the unit's own transaction, before any row of the unit, where its
+	// DDL is transactional (sink.UnitEvolver): Table is the table as it
+	// is with them. A target adds each one NULL-able unless the table has
+	// it already (a unit committed before, or another instance, added
+	// it), so the unit may be applied again.
+	AddColumns []coltype.Column
 }
 
 // Rules are a table's apply rules beyond last-writer-wins by key. They

@@ -62,6 +62,7 @@ import (
 	"github.com/txsink/txsink/reduce"
 	"github.com/txsink/txsink/route"
 	"github.com/txsink/txsink/schema"
+	"github.com/txsink/txsink/schema/coltype"
 	"github.com/txsink/txsink/sink"
 	"github.com/txsink/txsink/source"
 )
@@ -166,6 +167,12 @@ type Engine struct {
 	// (see noteSkipped); guarded by mu.
 	noted    map[noteKey]bool
 	byTarget map[schema.Name]*reduce.Table
+	// evolving holds, by target table, the columns the source added that
+	// the table is to get in the unit's own transaction (see
+	// addColumns); it outlives a start again of Run, which is what
+	// brings the table's planned shape in. Only the loop's goroutine
+	// touches it.
+	evolving map[schema.Name][]coltype.Column
 	// router routes each table's changes once (see tables and unknown).
 	router *route.Router
 	buf    *reduce.Buffer
@@ -221,6 +228,7 @@ func New(ctx context.Context, cfg *config.Config, opts ...Option) (*Engine, erro
 		tables:    map[changelog.Table]*reduce.Table{},
 		unknown:   map[changelog.Table]bool{},
 		byTarget:  map[schema.Name]*reduce.Table{},
+		evolving:  map[schema.Name][]coltype.Column{},
 		router:    route.New(cfg),
 		buf:       reduce.NewBuffer(cfg.Name),
 		policy: reduce.Policy{
@@ -400,7 +408,8 @@ func (e *Engine) add(ctx context.Context, c *changelog.Change) error {
 // table's is widened (see widen), and the pipeline starts again too.
 //
 // Under schema.evolve: add-columns a column of change c the table lacks
-// is added (see addColumns), and the pipeline starts again the same way.
+// is added, or planned to be added in the unit's transaction (see
+// addColumns), and the pipeline starts again the same way.
 func (e *Engine) stale(ctx context.Context, t *reduce.Table, c *changelog.Change, err error) error {
 	var re *reduce.Error
 	if err == nil || !errors.As(err, &re) || re.Column == "" {

@@ -2,8 +2,19 @@ package engine
 
 // Adding a column the source adds (schema: {evolve: add-columns}): the
 // columns a change carries that its target table lacks are added from the
-// change's declaration, in a step of their own, and the pipeline starts
-// again from its last commit with the table's new shape.
+// change's declaration, and the pipeline starts again from its last
+// commit with the table's new shape: what it had buffered was converted
+// for the old one.
+//
+// Where the target's DDL is transactional (sink.UnitEvolver: PostgreSQL,
+// SQLite) nothing is run then: the start again describes the table as
+// it will be (PlanColumns), and every unit of the table carries the
+// columns (commit.Batch.AddColumns), which the first one adds in its own
+// transaction before its rows: the column and those rows commit
+// together or not at all, and the units after it go on with the table
+// as planned, with no start again. Elsewhere (MySQL, MariaDB: DDL
+// commits implicitly) the ALTER runs in a step of its own, idempotent,
+// so a crash between it and the unit leaves a column the next run finds.
 
 import (
 	"context"
@@ -58,6 +69,16 @@ func (e *Engine) addColumns(ctx context.Context, t *reduce.Table, c *changelog.C
 		cols[i] = *col
 	}
 	name := schema.Name{Namespace: t.Schema.Namespace, Name: t.Schema.Name}
+	if ue, ok := ev.(sink.UnitEvolver); ok && ue.EvolvesInUnit() {
+		for _, col := range cols {
+			if !hasColumn(e.evolving[name], col.Name) {
+				e.evolving[name] = append(e.evolving[name], col)
+			}
+			e.log.Info("a column the source added is to be added to the target table in the transaction of the unit that needs it", "table", table,
+				"column", col.Name, "type", col.Type.String(), "pos", c.Pos.String())
+		}
+		return true, nil
+	}
 	for _, col := range cols {
 		if err := ev.AddColumn(ctx, name, col); err != nil {
 			return false, err
@@ -65,6 +86,43 @@ func (e *Engine) addColumns(ctx context.Context, t *reduce.Table, c *changelog.C
 		e.log.Info("added a column the source added to the target table", "table", table, "column", col.Name, "type", col.Type.String(), "pos", c.Pos.String())
 	}
 	return true, nil
+}
+
+// planned returns st, a target table as described, as it will be
+// once it has the columns the source added that addColumns planned to add
+// in the unit's transaction, and those of them it lacks; st and nil when
+// it has them all (a unit committed them), and the plan is dropped.
+func (e *Engine) planned(ctx context.Context, st *schema.Table) (*schema.Table, []coltype.Column, error) {
+	// Keyed by the name the catalog gives, as addColumns keys it.
+	name := schema.Name{Namespace: st.Namespace, Name: st.Name}
+	var lacks []coltype.Column
+	for _, col := range e.evolving[name] {
+		if _, ok := st.Column(col.Name); !ok {
+			lacks = append(lacks, col)
+		}
+	}
+	if len(lacks) == 0 {
+		delete(e.evolving, name)
+		return st, nil, nil
+	}
+	ue, ok := e.target.(sink.UnitEvolver)
+	if !ok {
+		return st, nil, nil
+	}
+	planned, err := ue.PlanColumns(ctx, name, lacks)
+	if err != nil {
+		return nil, nil, err
+	}
+	return planned, lacks, nil
+}
+
+func hasColumn(cols []coltype.Column, n string) bool {
+	for _, c := range cols {
+		if c.Name == n {
+			return true
+		}
+	}
+	return false
 }
 
 func contains(names []string, n string) bool {

@@ -1,12 +1,18 @@
 package engine_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 
+	"github.com/txsink/txsink/commit"
 	"github.com/txsink/txsink/config"
+	"github.com/txsink/txsink/engine"
 	"github.com/txsink/txsink/internal/testdb"
+	"github.com/txsink/txsink/sink"
 )
 
 // dbzVersioned is a Debezium record of inventory.orders with the schema
@@ -96,4 +102,134 @@ func TestAddColumns(t *testing.T) {
 			})
 		}
 	}
+}
+
+// addsInUnit reports whether u adds a column in its own transaction.
+func addsInUnit(u *commit.Unit) bool {
+	for _, b := range u.Batches {
+		if len(b.AddColumns) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// hasExtra reports whether db's orders has column extra.
+func hasExtra(t *testing.T, db *testdb.DB) bool {
+	t.Helper()
+	st, err := tableOf(t, db, "orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ok := st.Column("extra")
+	return ok
+}
+
+// evolvingLines is a Debezium changelog of inventory.orders in which the
+// source adds column extra at the second record.
+func evolvingLines() []string {
+	return []string{
+		dbzVersioned(false, "c", "null", `{"id":1,"name":"a"}`),
+		dbzVersioned(true, "c", "null", `{"id":2,"name":"b","extra":"x"}`),
+		dbzVersioned(true, "u", `{"id":1,"name":"a","extra":null}`, `{"id":1,"name":"a","extra":"y"}`),
+	}
+}
+
+// TestAddColumnsInUnit proves where the ADD COLUMN runs on each server.
+// On PostgreSQL and SQLite it runs in the unit's own transaction: a unit
+// that fails before COMMIT leaves neither the column nor its rows, and a
+// retry of the unit adds the column again. On MariaDB the ALTER commits
+// in a step of its own before the unit: the failed unit leaves the
+// column, which the next run takes as added. Either way the next run
+// lands exact.
+func TestAddColumnsInUnit(t *testing.T) {
+	const want = "1|a|y\n2|b|x"
+	forEachDialect(t, func(t *testing.T, db *testdb.DB) {
+		inUnit := db.Dialect != "mysql"
+		cfg := creatingPipeline(t, db, "debezium-json", []string{"id"}, evolvingLines())
+		cfg.Schema.Evolve = config.SchemaEvolveAddColumns
+
+		// A unit that fails for good before its COMMIT.
+		fail := errors.New("the unit is refused before COMMIT (injected)")
+		var carried bool
+		e := newEngine(t, cfg, engine.WithBeforeCommitHook(func(u *commit.Unit) error {
+			carried = carried || addsInUnit(u)
+			if _, ups, _ := u.Rows(); ups > 0 {
+				return fail
+			}
+			return nil
+		}))
+		if err := e.Run(context.Background(), engine.RunOptions{}); !errors.Is(err, fail) {
+			t.Fatalf("got %v, want the injected failure", err)
+		}
+		e.Close()
+		if carried != inUnit {
+			t.Errorf("a unit carried the ADD COLUMN: %v, want %v", carried, inUnit)
+		}
+		if got := hasExtra(t, db); got != !inUnit {
+			t.Errorf("after the failed unit, orders has column extra: %v, want %v", got, !inUnit)
+		}
+		if got := query(t, db, "SELECT id FROM "+db.Quote("orders")); got != "" {
+			t.Errorf("after the failed unit: rows %q, want none", got)
+		}
+
+		// A unit whose first attempt fails for a transient reason: the
+		// retry runs the ALTER again.
+		attempts := 0
+		e = newEngine(t, cfg, engine.WithBeforeCommitHook(func(u *commit.Unit) error {
+			attempts++
+			if attempts == 1 {
+				return &sink.Error{Op: "commit", Transient: true, Err: errors.New("connection lost (injected)")}
+			}
+			return nil
+		}))
+		if err := e.Run(context.Background(), engine.RunOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		e.Close()
+		if attempts < 2 {
+			t.Errorf("%d attempts, want the unit retried", attempts)
+		}
+		if got := query(t, db, "SELECT id, name, extra FROM "+db.Quote("orders")+" ORDER BY id"); got != want {
+			t.Errorf("got\n%s\nwant\n%s", got, want)
+		}
+		if err := runOnce(t, cfg); err != nil {
+			t.Fatalf("a third run: %v", err)
+		}
+	})
+}
+
+// TestAddColumnsGoesOn streams a changelog whose source adds a column
+// and then goes on writing it, one change per unit: the run starts again
+// from its last commit once, when it meets the column (what it had
+// buffered was converted for the table's old shape), and never after
+// the column is added, on every server: on PostgreSQL and SQLite the
+// units after the one that added the column go on with the table as
+// planned.
+func TestAddColumnsGoesOn(t *testing.T) {
+	lines := evolvingLines()
+	for i := 3; i <= 8; i++ {
+		lines = append(lines, dbzVersioned(true, "c", "null", fmt.Sprintf(`{"id":%d,"name":"n","extra":"e%d"}`, i, i)))
+	}
+	forEachDialect(t, func(t *testing.T, db *testdb.DB) {
+		cfg := creatingPipeline(t, db, "debezium-json", []string{"id"}, lines)
+		cfg.Schema.Evolve = config.SchemaEvolveAddColumns
+		cfg.Sink.FlushMaxRows, cfg.Sink.FlushCoalesce = 1, false
+		logs := &records{}
+		var commits int
+		e := newEngine(t, cfg, engine.WithLogger(slog.New(logs)), engine.WithCommitHook(func(*commit.Unit) { commits++ }))
+		if err := e.Run(context.Background(), engine.RunOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if got := len(logs.find("a target table was altered while txsink ran")); got != 1 {
+			t.Errorf("%d starts again, want 1 (when the column appears)", got)
+		}
+		if commits < len(lines)-1 {
+			t.Errorf("%d commits, want one per change after the first", commits)
+		}
+		want := "1|a|y\n2|b|x\n3|n|e3\n4|n|e4\n5|n|e5\n6|n|e6\n7|n|e7\n8|n|e8"
+		if got := query(t, db, "SELECT id, name, extra FROM "+db.Quote("orders")+" ORDER BY id"); got != want {
+			t.Errorf("got\n%s\nwant\n%s", got, want)
+		}
+	})
 }

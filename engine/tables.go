@@ -92,10 +92,15 @@ func (e *Engine) resolve(ctx context.Context, tc *config.Table, name schema.Name
 	if err != nil {
 		return nil, err
 	}
+	st, adds, err := e.planned(ctx, st)
+	if err != nil {
+		return nil, err
+	}
 	t, err := TableOf(st, tc)
 	if err != nil {
 		return nil, err
 	}
+	t.AddColumns = adds
 	e.byTarget[name] = t
 	return t, nil
 }

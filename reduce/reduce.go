@@ -58,6 +58,7 @@ import (
 	"github.com/txsink/txsink/errkind"
 	"github.com/txsink/txsink/internal/box"
 	"github.com/txsink/txsink/schema"
+	"github.com/txsink/txsink/schema/coltype"
 )
 
 // Table is what the buffer knows of one target table: its schema and how
@@ -74,6 +75,11 @@ type Table struct {
 	// Rules are the table's apply rules, set by SetRules; every unit's
 	// batch of the table carries them.
 	Rules commit.Rules
+	// AddColumns are the columns of Schema the target table is still to
+	// get, in the unit's own transaction (schema.evolve: add-columns on
+	// a target whose DDL is transactional): every unit's batch of the
+	// table carries them (commit.Batch.AddColumns).
+	AddColumns []coltype.Column
 
 	// ignoreDeletes drops the table's deletes (delete: ignore); verCol
 	// and softCol are Rules' columns (see SetRules).
@@ -1322,7 +1328,7 @@ func (b *Buffer) Take() *commit.Unit {
 	}
 	u := &commit.Unit{Pipeline: b.pipeline, Changes: b.changes, DeadLetters: b.dead, IgnoredDeletes: b.ignored}
 	for _, ts := range b.tables {
-		batch := &commit.Batch{Table: ts.t.Schema, Rules: ts.t.Rules}
+		batch := &commit.Batch{Table: ts.t.Schema, Rules: ts.t.Rules, AddColumns: ts.t.AddColumns}
 		var ups groupSet
 		for i := range ts.entries {
 			e := &ts.entries[i]

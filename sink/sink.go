@@ -40,7 +40,8 @@
 //   - Creator: a missing table is created from the source's declaration
 //     of it (schema: {create: missing});
 //   - Evolver: a column the source adds is added (schema: {evolve:
-//     add-columns}).
+//     add-columns}); UnitEvolver: inside the unit that needs it, where
+//     the target's DDL is transactional.
 //
 // Sinks register themselves (Register) from their package's init; the
 // command imports package sink/sinks, which imports them all. To add a
@@ -417,4 +418,22 @@ type Evolver interface {
 	// a column of that name already (another instance added it): then
 	// it does nothing. DDL of its own, committed before it returns.
 	AddColumn(ctx context.Context, name schema.Name, col coltype.Column) error
+}
+
+// UnitEvolver is an Evolver whose target can add a column inside a
+// unit's own transaction (transactional DDL: PostgreSQL, SQLite), so the
+// column and the rows that need it commit together: a crash or a
+// rollback leaves neither, and a retry of the unit adds it again.
+type UnitEvolver interface {
+	Evolver
+	// EvolvesInUnit reports whether this target adds columns in the unit
+	// (false: AddColumn, in a step of its own).
+	EvolvesInUnit() bool
+	// PlanColumns returns table name as the target will describe it
+	// once cols are added (NULL-able), writing nothing: the ALTER runs
+	// in a transaction that is rolled back. A unit whose batch of the
+	// table carries cols (commit.Batch.AddColumns) and this table adds
+	// them in its transaction before its rows, and fails with
+	// ErrShapeChanged if the table it then finds is not this one.
+	PlanColumns(ctx context.Context, name schema.Name, cols []coltype.Column) (*schema.Table, error)
 }

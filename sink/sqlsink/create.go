@@ -67,16 +67,15 @@ func (t *DB) Create(ctx context.Context, name schema.Name, tbl *coltype.Table) e
 }
 
 // AddColumn adds col to table name, NULL-able (its existing rows have no
-// value for it), unless the table has it already (sink.Evolver): the
-// catalog is read first, since neither MySQL nor SQLite has ADD COLUMN IF
-// NOT EXISTS, and again after a failure, which another instance adding
-// the same column at once causes.
+// value for it), unless the table has it already (sink.Evolver), in a
+// step of its own. The catalog is read first, and again after a failure,
+// which another instance adding the same column at once causes; the
+// statement is ADD COLUMN IF NOT EXISTS where the server has it
+// (ColumnAdder: MariaDB, PostgreSQL), so a crash between it and the unit
+// that needs the column leaves a column the next run takes as added.
+// MySQL 8 has no IF NOT EXISTS there: the catalog check is all it gets
+// (untested here, where no MySQL server runs).
 func (t *DB) AddColumn(ctx context.Context, name schema.Name, col coltype.Column) error {
-	tm, ok := t.dialect.(TypeMapper)
-	if !ok {
-		return &sink.Error{Op: "add column", Table: name.String(), Err: fmt.Errorf("the %s dialect cannot add columns", t.dialect.Name()),
-			Hint: "add the column yourself"}
-	}
 	has := func() bool {
 		tbl, err := t.dialect.Describe(ctx, t.db, name)
 		if err != nil {
@@ -88,18 +87,54 @@ func (t *DB) AddColumn(ctx context.Context, name schema.Name, col coltype.Column
 	if has() {
 		return nil
 	}
-	col.Nullable = true
-	typ, err := columnType(t.dialect, tm, col, false)
+	stmt, err := t.addColumnStatement(name, col)
 	if err != nil {
-		return &sink.Error{Op: "add column", Table: name.String(), Err: fmt.Errorf("column %s (%s): %w", col.Name, col.Type, err),
-			Hint: "add the column yourself, then run again"}
+		return err
 	}
-	stmt := "ALTER TABLE " + QuotedTable(t.dialect, &schema.Table{Namespace: name.Namespace, Name: name.Name}) +
-		" ADD COLUMN " + t.dialect.Quote(col.Name) + " " + typ
 	if _, err := t.db.ExecContext(ctx, stmt); err != nil && !has() {
 		return t.wrap("add column", name.String(), "", err)
 	}
 	return nil
+}
+
+// ColumnAdder is a Dialect whose server has ALTER TABLE … ADD COLUMN IF
+// NOT EXISTS (MariaDB, PostgreSQL; MySQL and SQLite have not).
+type ColumnAdder interface {
+	// AddsColumnIfNotExists reports whether the server has it.
+	AddsColumnIfNotExists() bool
+}
+
+// TransactionalDDL is a Dialect whose ALTER TABLE is transactional
+// (PostgreSQL, SQLite): a column the source adds is added inside the
+// unit's own transaction (commit.Batch.AddColumns), so the column and
+// the rows that need it commit together or not at all. On MySQL and
+// MariaDB DDL commits implicitly, and AddColumn runs in a step of its
+// own.
+type TransactionalDDL interface {
+	// TransactionalDDL reports whether DDL runs inside a transaction.
+	TransactionalDDL() bool
+}
+
+// addColumnStatement is the ALTER TABLE that adds col to table name,
+// NULL-able, with IF NOT EXISTS where the server has it.
+func (t *DB) addColumnStatement(name schema.Name, col coltype.Column) (string, error) {
+	tm, ok := t.dialect.(TypeMapper)
+	if !ok {
+		return "", &sink.Error{Op: "add column", Table: name.String(), Err: fmt.Errorf("the %s dialect cannot add columns", t.dialect.Name()),
+			Hint: "add the column yourself"}
+	}
+	col.Nullable = true
+	typ, err := columnType(t.dialect, tm, col, false)
+	if err != nil {
+		return "", &sink.Error{Op: "add column", Table: name.String(), Err: fmt.Errorf("column %s (%s): %w", col.Name, col.Type, err),
+			Hint: "add the column yourself, then run again"}
+	}
+	add := " ADD COLUMN "
+	if ca, ok := t.dialect.(ColumnAdder); ok && ca.AddsColumnIfNotExists() {
+		add = " ADD COLUMN IF NOT EXISTS "
+	}
+	return "ALTER TABLE " + QuotedTable(t.dialect, &schema.Table{Namespace: name.Namespace, Name: name.Name}) +
+		add + t.dialect.Quote(col.Name) + " " + typ, nil
 }
 
 // columnType declares col in d, refusing first what no dialect has a

@@ -135,6 +135,11 @@ type DB struct {
 	lockMu sync.Mutex
 	locks  Locks
 	held   map[string]bool
+	// plannedMu guards planned: the tables PlanColumns described, by
+	// plannedKey (see expectedVersion). The applying goroutine writes
+	// it; ShapeChanged reads it from the engine's.
+	plannedMu sync.Mutex
+	planned   map[string]plannedShape
 }
 
 // New returns a target that applies units to db in dialect d.
@@ -378,6 +383,12 @@ func (t *DB) apply(ctx context.Context, u *commit.Unit) (failed *failure, err er
 	if err := t.deadLetters(ctx, tx, u); err != nil {
 		return nil, err
 	}
+	// Columns the source added, where DDL is transactional: before the
+	// rows that need them, committed with them.
+	planned, err := t.addUnitColumns(ctx, tx, u)
+	if err != nil {
+		return nil, err
+	}
 	u.Refused = 0
 	refused := 0
 	counter, counts := t.dialect.(RefusalCounter)
@@ -392,7 +403,7 @@ func (t *DB) apply(ctx context.Context, u *commit.Unit) (failed *failure, err er
 	if f, err := t.applyRows(ctx, conn, tx, u, exec, counts, &refused); err != nil {
 		return f, err
 	}
-	if err := t.checkShapes(ctx, tx, u); err != nil {
+	if err := t.checkShapes(ctx, tx, u, planned); err != nil {
 		return nil, err
 	}
 	if counts {
@@ -412,6 +423,7 @@ func (t *DB) apply(ctx context.Context, u *commit.Unit) (failed *failure, err er
 	if err := tx.Commit(); err != nil {
 		return nil, t.wrap("commit", "", "", err)
 	}
+	t.notePlanned(planned)
 	u.Refused = refused
 	if faults != nil && faults.AfterCommit != nil {
 		if err := faults.AfterCommit(u); err != nil {

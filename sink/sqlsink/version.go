@@ -29,8 +29,8 @@ type Versioner interface {
 // the locks the unit's writes hold (a metadata lock on MySQL and MariaDB,
 // a table lock on PostgreSQL, the database's write lock on SQLite), and
 // one that came before the writes is seen.
-func (t *DB) checkShapes(ctx context.Context, tx Querier, u *commit.Unit) error {
-	b, err := t.alteredBatch(ctx, tx, u)
+func (t *DB) checkShapes(ctx context.Context, tx Querier, u *commit.Unit, planned map[string]string) error {
+	b, err := t.alteredBatch(ctx, tx, u, planned)
 	if err != nil {
 		return t.wrap("check the definition of", b.Table.String(), "", err)
 	}
@@ -44,7 +44,9 @@ func (t *DB) checkShapes(ctx context.Context, tx Querier, u *commit.Unit) error 
 // alteredBatch returns the first batch of u whose table is no longer the
 // shape its values were converted for (nil when none is, or the dialect
 // cannot tell). On an error it returns the batch whose check failed.
-func (t *DB) alteredBatch(ctx context.Context, q Querier, u *commit.Unit) (*commit.Batch, error) {
+// planned holds the versions the unit's in-unit ALTERs left (see
+// expectedVersion).
+func (t *DB) alteredBatch(ctx context.Context, q Querier, u *commit.Unit, planned map[string]string) (*commit.Batch, error) {
 	v, ok := t.dialect.(Versioner)
 	if !ok {
 		return nil, nil
@@ -57,7 +59,7 @@ func (t *DB) alteredBatch(ctx context.Context, q Querier, u *commit.Unit) (*comm
 		if err != nil {
 			return b, err
 		}
-		if now != b.Table.Version {
+		if now != t.expectedVersion(b.Table, planned) {
 			return b, nil
 		}
 	}
@@ -73,7 +75,7 @@ func (t *DB) alteredBatch(ctx context.Context, q Querier, u *commit.Unit) (*comm
 // when no table changed, or when the catalog cannot be read (the refusal
 // is then reported as it is).
 func (t *DB) staleRefusal(ctx context.Context, u *commit.Unit, refusal error) error {
-	b, err := t.alteredBatch(ctx, t.db, u)
+	b, err := t.alteredBatch(ctx, t.db, u, nil)
 	if err != nil || b == nil {
 		return nil
 	}
@@ -100,5 +102,5 @@ func (t *DB) ShapeChanged(ctx context.Context, tbl *schema.Table) (bool, error) 
 	if err != nil {
 		return false, t.wrap("check the definition of", tbl.String(), "", err)
 	}
-	return now != tbl.Version, nil
+	return now != t.expectedVersion(tbl, nil), nil
 }

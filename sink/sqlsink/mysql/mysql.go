@@ -363,6 +363,11 @@ func (d *Dialect) Name() string {
 	return "mysql"
 }
 
+// AddsColumnIfNotExists reports whether the server is MariaDB, which has
+// ADD COLUMN IF NOT EXISTS (sqlsink.ColumnAdder); MySQL 8 has not, and
+// the catalog is read instead.
+func (d *Dialect) AddsColumnIfNotExists() bool { return d.MariaDB }
+
 // Quote quotes an identifier with backticks.
 func (d *Dialect) Quote(s string) string {
 	return "`" + strings.ReplaceAll(s, "`", "``") + "`"

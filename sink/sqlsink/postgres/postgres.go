@@ -54,6 +54,15 @@ func Open(ctx context.Context, rawURL string) (*sqlsink.DB, error) {
 // Name returns "postgres".
 func (Dialect) Name() string { return "postgres" }
 
+// AddsColumnIfNotExists is true: PostgreSQL has ADD COLUMN IF NOT EXISTS
+// (sqlsink.ColumnAdder), which, run after another transaction added the
+// column and committed, waits for its lock and then does nothing.
+func (Dialect) AddsColumnIfNotExists() bool { return true }
+
+// TransactionalDDL is true: an ALTER TABLE commits with the unit that
+// runs it (sqlsink.TransactionalDDL).
+func (Dialect) TransactionalDDL() bool { return true }
+
 // Quote quotes an identifier with double quotes.
 func (Dialect) Quote(s string) string {
 	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`

@@ -135,6 +135,13 @@ func open(ctx context.Context, path, dsn string) (*sqlsink.DB, error) {
 // Name returns "sqlite".
 func (Dialect) Name() string { return "sqlite" }
 
+// TransactionalDDL is true: an ALTER TABLE commits with the unit that
+// runs it (sqlsink.TransactionalDDL). SQLite has no ADD COLUMN IF NOT
+// EXISTS; the unit reads the catalog under the database's write lock,
+// which it holds from BEGIN IMMEDIATE on, so no other writer adds the
+// column between.
+func (Dialect) TransactionalDDL() bool { return true }
+
 // Quote quotes an identifier with double quotes.
 func (Dialect) Quote(s string) string {
 	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
