@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/txsink/txsink/commit"
@@ -230,6 +231,115 @@ func TestAddColumnsGoesOn(t *testing.T) {
 		want := "1|a|y\n2|b|x\n3|n|e3\n4|n|e4\n5|n|e5\n6|n|e6\n7|n|e7\n8|n|e8"
 		if got := query(t, db, "SELECT id, name, extra FROM "+db.Quote("orders")+" ORDER BY id"); got != want {
 			t.Errorf("got\n%s\nwant\n%s", got, want)
+		}
+	})
+}
+
+// dbzTxnRecord is a Debezium record with the schema envelope of
+// inventory.<table> (id, name, and extra when the source has added it),
+// in source transaction txn at total_order n.
+func dbzTxnRecord(table string, extra bool, op, before, after, txn string, n int) string {
+	fields := `[{"type":"int64","optional":false,"field":"id"},{"type":"string","optional":true,"field":"name"}`
+	if extra {
+		fields += `,{"type":"string","optional":true,"field":"extra","parameters":{"__debezium.source.column.type":"VARCHAR","__debezium.source.column.length":"5"}}`
+	}
+	fields += `]`
+	return `{"schema":` + fmt.Sprintf(dbzSchema, fields) + `,"payload":{"before":` + before + `,"after":` + after +
+		`,"source":{"db":"inventory","table":"` + table + `"},"op":"` + op + `","transaction":{"id":"` + txn + `","total_order":` + fmt.Sprint(n) + `,"data_collection_order":1}}}`
+}
+
+// TestAddColumnsTransactionMode runs transaction mode (multi-table units
+// of whole source transactions) with schema.evolve: add-columns on every
+// server: each source transaction writes the same key and name into
+// orders and items, and from the third one on, both tables' records carry
+// column extra. The column is added to both tables, every row lands
+// exact, and a reader polling throughout, as every commit, never sees a
+// source transaction half applied (a key in one table and not the other,
+// or the two names apart).
+func TestAddColumnsTransactionMode(t *testing.T) {
+	const txns = 12
+	var lines []string
+	for k := 1; k <= txns; k++ {
+		id := fmt.Sprintf("%d:1", k)
+		lines = append(lines, `{"status":"BEGIN","id":"`+id+`","event_count":null}`)
+		extra := k >= 3
+		n := 0
+		for _, tbl := range []string{"orders", "items"} {
+			row := fmt.Sprintf(`{"id":%d,"name":"t%d"}`, k, k)
+			if extra {
+				row = fmt.Sprintf(`{"id":%d,"name":"t%d","extra":"%s%d"}`, k, k, tbl[:1], k)
+			}
+			n++
+			lines = append(lines, dbzTxnRecord(tbl, extra, "c", "null", row, id, n))
+			if k > 1 {
+				// Key 1 takes each transaction's name, in both tables.
+				n++
+				lines = append(lines, dbzTxnRecord(tbl, extra, "u", `{"id":1,"name":"x"}`, fmt.Sprintf(`{"id":1,"name":"t%d"}`, k), id, n))
+			}
+		}
+		lines = append(lines, `{"status":"END","id":"`+id+`","event_count":`+fmt.Sprint(n)+`,"data_collections":[]}`)
+	}
+	forEachDialect(t, func(t *testing.T, db *testdb.DB) {
+		for _, tbl := range []string{"orders", "items"} {
+			db.Exec(t, "CREATE TABLE "+db.Quote(tbl)+" (id BIGINT NOT NULL PRIMARY KEY, name VARCHAR(20))")
+		}
+		cfg := txnPipeline(creatingPipeline(t, db, "debezium-json", []string{"id"}, lines))
+		cfg.Schema.Evolve = config.SchemaEvolveAddColumns
+		// Every source transaction its own commit (see
+		// TestSeed000Section19).
+		cfg.Sink.FlushMaxRows, cfg.Sink.FlushCoalesce = 1, false
+		cfg.Sink.TxnMiniSwitchInterval, cfg.Sink.TxnBufferSize = 0, 1
+		broken := `SELECT (SELECT COUNT(*) FROM orders o LEFT JOIN items i ON i.id = o.id WHERE i.id IS NULL OR i.name <> o.name)` +
+			` + (SELECT COUNT(*) FROM items i LEFT JOIN orders o ON o.id = i.id WHERE o.id IS NULL)`
+		var commits, bothInUnit atomic.Int64
+		e := newEngine(t, cfg, engine.WithCommitHook(func(u *commit.Unit) {
+			commits.Add(1)
+			added := 0
+			for _, b := range u.Batches {
+				if len(b.AddColumns) > 0 {
+					added++
+				}
+			}
+			if added == 2 {
+				bothInUnit.Add(1)
+			}
+			if got := query(t, db, broken); got != "0" {
+				t.Errorf("after a commit: %s rows of a source transaction half applied", got)
+			}
+		}))
+		p := startPoller(t, db, broken)
+		if err := e.Run(context.Background(), engine.RunOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		polls, violations := p.finish(t)
+		t.Logf("%d commits; the reader polled %d times", commits.Load(), polls)
+		// On PostgreSQL and SQLite the unit of the third source
+		// transaction adds the column to both tables.
+		if inUnit := db.Dialect != "mysql"; (bothInUnit.Load() > 0) != inUnit {
+			t.Errorf("%d units added the column to both tables, want some: %v", bothInUnit.Load(), inUnit)
+		}
+		if commits.Load() < txns-2 {
+			t.Errorf("%d commits, want about one per source transaction", commits.Load())
+		}
+		if violations != 0 {
+			t.Errorf("the reader saw %d rows of a source transaction half applied", violations)
+		}
+		if st := e.Stats(); st.Txns != txns {
+			t.Errorf("%d source transactions committed, want %d", st.Txns, txns)
+		}
+		for _, tbl := range []string{"orders", "items"} {
+			var want strings.Builder
+			fmt.Fprintf(&want, "1|t%d|NULL", txns)
+			for k := 2; k <= txns; k++ {
+				x := "NULL"
+				if k >= 3 {
+					x = fmt.Sprintf("%s%d", tbl[:1], k)
+				}
+				fmt.Fprintf(&want, "\n%d|t%d|%s", k, k, x)
+			}
+			if got := query(t, db, "SELECT id, name, extra FROM "+db.Quote(tbl)+" ORDER BY id"); got != want.String() {
+				t.Errorf("%s: got\n%s\nwant\n%s", tbl, got, want.String())
+			}
 		}
 	})
 }
