@@ -161,7 +161,7 @@ func waitBlocked(t *testing.T, p *proc, db *testdb.DB, holder *sql.Conn) []int64
 	tick := time.NewTicker(pollEvery)
 	defer tick.Stop()
 	for {
-		if ids := int64s(t, db.SQL, q); len(ids) > 0 {
+		if ids := int64s(t, db, q); len(ids) > 0 {
 			return ids
 		}
 		select {
@@ -187,7 +187,7 @@ func waitGone(t *testing.T, db *testdb.DB, ids []int64) {
 	defer tick.Stop()
 	for {
 		alive := 0
-		for _, id := range int64s(t, db.SQL, q) {
+		for _, id := range int64s(t, db, q) {
 			for _, w := range ids {
 				if id == w {
 					alive++
@@ -205,26 +205,16 @@ func waitGone(t *testing.T, db *testdb.DB, ids []int64) {
 	}
 }
 
-// int64s runs q on c and returns its one column.
-func int64s(t *testing.T, c interface {
-	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
-}, q string) []int64 {
+// int64s runs q on db and returns its one column of integers.
+func int64s(t *testing.T, db *testdb.DB, q string) []int64 {
 	t.Helper()
-	rows, err := c.QueryContext(context.Background(), q)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
 	var out []int64
-	for rows.Next() {
-		var n int64
-		if err := rows.Scan(&n); err != nil {
-			t.Fatal(err)
+	for _, f := range strings.Fields(sinktest.Rows(t, db.SQL, q)) {
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
 		}
 		out = append(out, n)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
 	}
 	return out
 }
