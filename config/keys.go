@@ -402,15 +402,18 @@ var schemaSection = sectionDef{
 			"column the target table lacks stops the pipeline, naming the table, the column and the position. " +
 			"`add-columns`: the column is added to the target " +
 			"table (NULL-able, with the type the change's record declares: Debezium's schema envelope, Canal's " +
-			"`mysqlType`, and the source's default when the record declares one), by `ALTER TABLE ... ADD COLUMN` in a step of its own before the change is applied; " +
-			"the pipeline then starts again from its last commit with the table's new shape. A crash between " +
-			"the two is harmless: the column is there, and the run resumes. A second instance adding the same " +
-			"column goes on. A column the record does not declare is refused. " +
+			"`mysqlType`, and the source's default when the record declares one), before the change is applied. " +
+			"On PostgreSQL and SQLite the `ALTER TABLE ... ADD COLUMN` runs in the transaction of the unit that needs " +
+			"the column: the column and its rows commit together or not at all. On MariaDB (`ADD COLUMN IF NOT EXISTS`) " +
+			"and MySQL it runs in a step of its own before the unit, and a crash between the two is harmless: the " +
+			"column is there, and the run resumes. The pipeline starts again from its last commit once, when it meets " +
+			"the column. A second instance adding the same column goes on (docs/schema.md says what is atomic where). " +
+			"A column the record does not declare is refused. " +
 			"`widen`: when a value does not fit its column and the change's record declares the column wider " +
 			"(a longer `VARCHAR`, `CHAR` or `VARBINARY`, a `DECIMAL` with more digits and the same scale, a wider " +
 			"integer, more fractional-second digits), the column is widened (MySQL/MariaDB `MODIFY COLUMN` keeping " +
 			"its NULL-ability, default, character set and collation; PostgreSQL `ALTER COLUMN ... TYPE`; SQLite " +
-			"changes no DDL, see [schema](schema.md)) and the pipeline starts again the same way; without it the " +
+			"changes no DDL, see [schema](schema.md)) and the pipeline starts again from its last commit; without it the " +
 			"value is refused, naming the option and the statement. Narrowing, type changes, drops and key changes " +
 			"are never made: the refusal names the change and the statement to run by hand.",
 		field: func(s any) any { return &s.(*Schema).Evolve },
