@@ -200,39 +200,58 @@ func TestAddColumnsInUnit(t *testing.T) {
 	})
 }
 
-// TestAddColumnsGoesOn streams a changelog whose source adds a column
-// and then goes on writing it, one change per unit: the run starts again
+// TestAddColumnsGoesOn streams a changelog (Debezium with the schema
+// envelope, and Canal) whose source adds a column and then goes on
+// writing it, one change per unit, from an empty database: the run starts again
 // from its last commit once, when it meets the column (what it had
 // buffered was converted for the table's old shape), and never after
 // the column is added, on every server: on PostgreSQL and SQLite the
 // units after the one that added the column go on with the table as
 // planned.
 func TestAddColumnsGoesOn(t *testing.T) {
-	lines := evolvingLines()
-	for i := 3; i <= 8; i++ {
-		lines = append(lines, dbzVersioned(true, "c", "null", fmt.Sprintf(`{"id":%d,"name":"n","extra":"e%d"}`, i, i)))
+	dbz := evolvingLines()
+	canal := []string{
+		canalVersioned(false, "INSERT", `{"id":"1","name":"a"}`, "null"),
+		canalVersioned(true, "INSERT", `{"id":"2","name":"b","extra":"x"}`, "null"),
+		canalVersioned(true, "UPDATE", `{"id":"1","name":"a","extra":"y"}`, `[{"extra":null}]`),
 	}
-	forEachDialect(t, func(t *testing.T, db *testdb.DB) {
-		cfg := creatingPipeline(t, db, "debezium-json", []string{"id"}, lines)
-		cfg.Schema.Evolve = config.SchemaEvolveAddColumns
-		cfg.Sink.FlushMaxRows, cfg.Sink.FlushCoalesce = 1, false
-		logs := &records{}
-		var commits int
-		e := newEngine(t, cfg, engine.WithLogger(slog.New(logs)), engine.WithCommitHook(func(*commit.Unit) { commits++ }))
-		if err := e.Run(context.Background(), engine.RunOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		if got := len(logs.find("a target table was altered while txsink ran")); got != 1 {
-			t.Errorf("%d starts again, want 1 (when the column appears)", got)
-		}
-		if commits < len(lines)-1 {
-			t.Errorf("%d commits, want one per change after the first", commits)
-		}
-		want := "1|a|y\n2|b|x\n3|n|e3\n4|n|e4\n5|n|e5\n6|n|e6\n7|n|e7\n8|n|e8"
-		if got := query(t, db, "SELECT id, name, extra FROM "+db.Quote("orders")+" ORDER BY id"); got != want {
-			t.Errorf("got\n%s\nwant\n%s", got, want)
-		}
-	})
+	for i := 3; i <= 8; i++ {
+		dbz = append(dbz, dbzVersioned(true, "c", "null", fmt.Sprintf(`{"id":%d,"name":"n","extra":"e%d"}`, i, i)))
+		canal = append(canal, canalVersioned(true, "INSERT", fmt.Sprintf(`{"id":"%d","name":"n","extra":"e%d"}`, i, i), "null"))
+	}
+	formats := []struct {
+		format string
+		key    []string
+		lines  []string
+	}{
+		{"debezium-json", []string{"id"}, dbz},
+		{"canal-json", nil, canal},
+	}
+	for _, f := range formats {
+		t.Run(f.format, func(t *testing.T) {
+			forEachDialect(t, func(t *testing.T, db *testdb.DB) {
+				cfg := creatingPipeline(t, db, f.format, f.key, f.lines)
+				cfg.Schema.Evolve = config.SchemaEvolveAddColumns
+				cfg.Sink.FlushMaxRows, cfg.Sink.FlushCoalesce = 1, false
+				logs := &records{}
+				var commits int
+				e := newEngine(t, cfg, engine.WithLogger(slog.New(logs)), engine.WithCommitHook(func(*commit.Unit) { commits++ }))
+				if err := e.Run(context.Background(), engine.RunOptions{}); err != nil {
+					t.Fatal(err)
+				}
+				if got := len(logs.find("a target table was altered while txsink ran")); got != 1 {
+					t.Errorf("%d starts again, want 1 (when the column appears)", got)
+				}
+				if commits < len(f.lines)-1 {
+					t.Errorf("%d commits, want one per change after the first", commits)
+				}
+				want := "1|a|y\n2|b|x\n3|n|e3\n4|n|e4\n5|n|e5\n6|n|e6\n7|n|e7\n8|n|e8"
+				if got := query(t, db, "SELECT id, name, extra FROM "+db.Quote("orders")+" ORDER BY id"); got != want {
+					t.Errorf("got\n%s\nwant\n%s", got, want)
+				}
+			})
+		})
+	}
 }
 
 // dbzTxnRecord is a Debezium record with the schema envelope of
