@@ -148,7 +148,7 @@ func TestAddColumnsInUnit(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, db *testdb.DB) {
 		inUnit := db.Dialect != "mysql"
 		cfg := creatingPipeline(t, db, "debezium-json", []string{"id"}, evolvingLines())
-		cfg.Schema.Evolve = config.SchemaEvolveAddColumns
+		cfg.Schema.Evolve = []string{config.SchemaEvolveAddColumns}
 
 		// A unit that fails for good before its COMMIT.
 		fail := errors.New("the unit is refused before COMMIT (injected)")
@@ -231,7 +231,7 @@ func TestAddColumnsGoesOn(t *testing.T) {
 		t.Run(f.format, func(t *testing.T) {
 			forEachDialect(t, func(t *testing.T, db *testdb.DB) {
 				cfg := creatingPipeline(t, db, f.format, f.key, f.lines)
-				cfg.Schema.Evolve = config.SchemaEvolveAddColumns
+				cfg.Schema.Evolve = []string{config.SchemaEvolveAddColumns}
 				cfg.Sink.FlushMaxRows, cfg.Sink.FlushCoalesce = 1, false
 				logs := &records{}
 				var commits int
@@ -303,7 +303,7 @@ func TestAddColumnsTransactionMode(t *testing.T) {
 			db.Exec(t, "CREATE TABLE "+db.Quote(tbl)+" (id BIGINT NOT NULL PRIMARY KEY, name VARCHAR(20))")
 		}
 		cfg := txnPipeline(creatingPipeline(t, db, "debezium-json", []string{"id"}, lines))
-		cfg.Schema.Evolve = config.SchemaEvolveAddColumns
+		cfg.Schema.Evolve = []string{config.SchemaEvolveAddColumns}
 		// Every source transaction its own commit (see
 		// TestSeed000Section19).
 		cfg.Sink.FlushMaxRows, cfg.Sink.FlushCoalesce = 1, false
