@@ -20,8 +20,8 @@ func TestSteadyStateAllocations(t *testing.T) {
 		// (BEGIN and END records included) and of Buffer.Add.
 		decode, add float64
 	}{
-		{"insert-only", 0.25, 2.05},
-		{"update-heavy", 1, 2.1},
+		{"insert-only", 0.25, 1.05},
+		{"update-heavy", 1, 1.1},
 	} {
 		t.Run(tc.workload, func(t *testing.T) {
 			recs := benchWorkload(tc.workload, 6000)

@@ -28,7 +28,40 @@ import (
 // collector must follow is hidden from it. One allocation per row instead
 // of one for the headers, one for the bytes and one per integer above 255
 // and per time.
-func detach(row []any) int {
+func detach(row []any) int { return detachIn(nil, row) }
+
+// rowChunk is the size of the blocks rowMem carves rows' memory from.
+const rowChunk = 8192
+
+// rowMem hands out the memory of a buffer's rows from shared blocks of
+// rowChunk bytes: one allocation per block instead of one per row (a
+// bench row takes 100 to 200 bytes: about one allocation per 50 rows). A
+// block stays alive while any row carved from it does; a buffer's rows
+// all live until their unit is committed, so that keeps at most the
+// unused end of one block, and the rows of two units sharing a block.
+// Rows of more than rowChunk/8 bytes get a block of their own, so that
+// no large row is kept alive by, or keeps alive, many small ones.
+type rowMem struct{ free []byte }
+
+// alloc returns n bytes, 8-byte aligned (as detach's headers, integers
+// and times must be), from m's current block, or from a new one; with m
+// nil, from an allocation of their own.
+func (m *rowMem) alloc(n int) []byte {
+	if m == nil || n > rowChunk/8 {
+		return make([]byte, n)
+	}
+	n8 := (n + 7) &^ 7
+	if len(m.free) < n8 {
+		m.free = make([]byte, rowChunk)
+	}
+	block := m.free[:n:n]
+	m.free = m.free[n8:]
+	return block
+}
+
+// detachIn is detach with the row's memory from mem (see rowMem): for the
+// rows a buffer keeps until their unit's commit.
+func detachIn(mem *rowMem, row []any) int {
 	n, size, ints, times := 0, 0, 0, 0
 	for _, v := range row {
 		switch x := v.(type) {
@@ -54,7 +87,7 @@ func detach(row []any) int {
 	// []byte of 16 bytes or more is at least 8-byte aligned, as a header,
 	// an int64 and a time.Time must be; the headers, then the integers,
 	// then the times keep that alignment, and the text follows them.
-	block := make([]byte, headerBytes*n+8*ints+timeBytes*times+size)
+	block := mem.alloc(headerBytes*n + 8*ints + timeBytes*times + size)
 	hdrs := slab[string](block, 0, n)
 	is := slab[int64](block, headerBytes*n, ints)
 	ts := slab[time.Time](block, headerBytes*n+8*ints, times)

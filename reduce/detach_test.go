@@ -108,3 +108,38 @@ func TestBufferedRowsOwnTheirValues(t *testing.T) {
 		t.Fatal("no string or number value was checked")
 	}
 }
+
+// TestRowMemBlocks: rows' memory from a rowMem is 8-byte aligned, never
+// overlaps another row's (each is capped at its length), and a row of more
+// than rowChunk/8 bytes has a block of its own.
+func TestRowMemBlocks(t *testing.T) {
+	var m rowMem
+	var got [][]byte
+	for _, n := range []int{1, 7, 8, 9, 100, rowChunk / 8, rowChunk/8 + 1, 3000, 5, rowChunk} {
+		b := m.alloc(n)
+		if len(b) != n || cap(b) != n {
+			t.Fatalf("alloc(%d): len %d cap %d", n, len(b), cap(b))
+		}
+		if p := uintptr(unsafe.Pointer(&b[0])); p%8 != 0 {
+			t.Fatalf("alloc(%d) at %#x, not 8-byte aligned", n, p)
+		}
+		for i := range b {
+			b[i] = byte(len(got) + 1)
+		}
+		got = append(got, b)
+	}
+	for i, b := range got {
+		for _, c := range b {
+			if c != byte(i+1) {
+				t.Fatalf("row %d (%d bytes) overwritten by row %d", i, len(b), c)
+			}
+		}
+	}
+	if free := len(m.free); free >= rowChunk {
+		t.Fatalf("rows larger than rowChunk/8 were carved from the shared block (%d bytes left)", free)
+	}
+	var nilMem *rowMem
+	if b := nilMem.alloc(16); len(b) != 16 {
+		t.Fatalf("nil rowMem: %d bytes", len(b))
+	}
+}

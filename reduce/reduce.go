@@ -431,6 +431,8 @@ type Buffer struct {
 	// Add): its key, and the progress the partition had before it, which
 	// Take commits instead of the -U's own until it is paired or lone.
 	retracting map[string]*retraction
+	// rowMem holds the buffered rows' values (see detachIn).
+	rowMem rowMem
 }
 
 // retraction is a -U waiting for the +U that follows it.
@@ -703,7 +705,7 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 			if err != nil {
 				return err
 			}
-			size := entryBytes + detach(row)
+			size := entryBytes + detachIn(&b.rowMem, row)
 			ts := b.state(t)
 			ts.inserts = append(ts.inserts, entry{pos: c.Pos, cols: p.out, row: row, size: size})
 			b.rows++
@@ -735,7 +737,7 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 		if err != nil {
 			return err
 		}
-		size := keyedEntryBytes + detach(key) + detach(extra)
+		size := keyedEntryBytes + detachIn(&b.rowMem, key) + detachIn(&b.rowMem, extra)
 		b.key = appendKey(b.key[:0], t, func(i int) any { return key[i] })
 		if err := b.put(b.state(t), b.key, entry{pos: c.Pos, del: true, key: key, row: extra, size: size + len(b.key)}, keyOf{vals: key}); err != nil {
 			return err
@@ -800,13 +802,13 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 				if err != nil {
 					return err
 				}
-				size := keyedEntryBytes + detach(oldKey) + detach(extra) + len(b.oldKey)
+				size := keyedEntryBytes + detachIn(&b.rowMem, oldKey) + detachIn(&b.rowMem, extra) + len(b.oldKey)
 				if err := b.put(ts, b.oldKey, entry{pos: c.Pos, del: true, key: oldKey, row: extra, size: size}, keyOf{vals: oldKey}); err != nil {
 					return err
 				}
 			}
 		}
-		size := keyedEntryBytes + detach(row) + len(b.key)
+		size := keyedEntryBytes + detachIn(&b.rowMem, row) + len(b.key)
 		e := entry{pos: c.Pos, cols: cols, row: row, size: size, partial: partial}
 		if origin != nil {
 			e = t.mergeImages(origin, e)
