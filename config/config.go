@@ -163,6 +163,32 @@ type Table struct {
 	// Delete is `tables[].delete`; see docs/config.md. Read it with
 	// DeleteRule.
 	Delete string
+	// Columns is `tables[].columns`; see docs/config.md. Empty when the
+	// entry declares none.
+	Columns []Column
+}
+
+// Column is one entry of `tables[].columns`: a column of the target table
+// the entry declares. Parse and Validate refuse an unknown type, a name
+// declared twice and a key column not declared, naming the entry.
+type Column struct {
+	// Name is the column's name, as the target table spells it.
+	Name string
+	// Type is its type in MySQL's spelling ("bigint", "varchar(255)"),
+	// read by coltype.ParseMySQL.
+	Type string
+	// Null is `null:`; nil when the entry leaves it out: the column is
+	// then NULL-able, unless it is a primary-key column.
+	Null *bool
+	// Default is `default:`, the column's DEFAULT as text, converted for
+	// the column as a value is; nil for none.
+	Default *string
+}
+
+// Nullable reports whether the column takes NULL: unless `null: false`,
+// or it is one of key's columns.
+func (c *Column) Nullable(key []string) bool {
+	return !isKeyColumn(key, c.Name) && (c.Null == nil || *c.Null)
 }
 
 // The values of Table.Delete: DeleteHard, DeleteIgnore, and

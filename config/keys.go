@@ -32,6 +32,7 @@ const (
 	typeStrings               // list of strings, or one string
 	typeStringMap             // mapping of string keys to string values
 	typeStringLists           // list whose entries are a string or a list of strings
+	typeColumns               // list of column mappings (tables[].columns)
 )
 
 // String returns the type's name as the reference documentation shows it.
@@ -53,6 +54,8 @@ func (t valueType) String() string {
 		return "map of strings"
 	case typeStringLists:
 		return "list of lists of strings"
+	case typeColumns:
+		return "list of columns"
 	}
 	return fmt.Sprintf("valueType(%d)", t)
 }
@@ -372,6 +375,11 @@ var tableSection = sectionDef{
 			}
 			return fmt.Sprintf("%q is not a delete rule", v)
 		},
+	}, {
+		name: "columns", typ: typeColumns, defaultDoc: "none",
+		want:  "a list of columns, such as [{name: id, type: bigint}, {name: email, type: varchar(255), null: false}]",
+		doc:   columnsDoc,
+		field: func(s any) any { return &s.(*Table).Columns },
 	}},
 }
 

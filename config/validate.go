@@ -205,6 +205,8 @@ func isZero(p any) bool {
 		return len(*p) == 0
 	case *[][]string:
 		return len(*p) == 0
+	case *[]Column:
+		return len(*p) == 0
 	}
 	panic(fmt.Sprintf("config: isZero on %T", p))
 }
@@ -225,6 +227,7 @@ func (v *validator) tables(tables []Table) {
 		v.tableSource(path+".source", t.Source)
 		v.tableTarget(path+".target", t.Target)
 		v.fixedRoute(path+".source", t)
+		v.columns(path, t)
 		seen := map[string]int{}
 		for j, col := range t.PrimaryKey {
 			key := fmt.Sprintf("%s.primary-key[%d]", path, j)
