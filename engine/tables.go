@@ -24,8 +24,9 @@ import (
 // *TableError, joined (errors.Join).
 func (e *Engine) CheckTables(ctx context.Context) error {
 	var errs []error
-	if err := TypedFormat(e.cfg); err != nil {
-		errs = append(errs, err)
+	typed := TypedFormat(e.cfg)
+	if typed != nil {
+		errs = append(errs, typed)
 	}
 	for i := range e.cfg.Tables {
 		tc := &e.cfg.Tables[i]
@@ -38,7 +39,12 @@ func (e *Engine) CheckTables(ctx context.Context) error {
 		}
 		var missing *sink.MissingTableError
 		if e.cfg.CreatesTables() && errors.As(err, &missing) {
-			continue // created from the declaration of its first change
+			// Created from its declaration when its first change comes,
+			// unless nothing can declare it.
+			if cerr := Creatable(e.cfg, tc, name); cerr != nil && typed == nil {
+				errs = append(errs, &TableError{Index: i, Source: tc.Source, Err: cerr})
+			}
+			continue
 		}
 		if err != nil {
 			errs = append(errs, &TableError{Index: i, Source: tc.Source, Err: err})
