@@ -23,8 +23,9 @@ type TableDDL struct {
 	Source string
 	// Target is the target table.
 	Target schema.Name
-	// At is that change's position; From says what declared the table
-	// ("the Kafka Connect schema", "mysqlType").
+	// At is that change's position, zero when the tables entry declares
+	// the columns; From says what declared the table ("the Kafka Connect
+	// schema", "mysqlType", "the columns of tables entry inventory.*").
 	At   changelog.Position
 	From string
 	// Exists says the target has the table already.
@@ -90,10 +91,7 @@ func Schema(ctx context.Context, cfg *config.Config, opts Options) ([]TableDDL, 
 			if ch.Types != nil {
 				td.From = ch.Types.From
 			}
-			_, derr := target.Describe(ctx, rt.Target)
-			td.Exists = derr == nil
-			td.Statements, td.Err = CreateStatements(target, rt.Entry, rt.Target, ch)
-			out = append(out, td)
+			out = append(out, tableDDL(ctx, target, rt.Entry, td, ch))
 		}
 		return nil
 	})
@@ -107,9 +105,24 @@ func Schema(ctx context.Context, cfg *config.Config, opts Options) ([]TableDDL, 
 		}
 		if _, name, err := route.Entry(tc); err == nil && !seen[name] {
 			seen[name] = true
-			_, derr := target.Describe(ctx, name)
-			out = append(out, TableDDL{Source: tc.Source, Target: name, Exists: derr == nil, Err: ErrNotSampled})
+			out = append(out, tableDDL(ctx, target, tc, TableDDL{Source: tc.Source, Target: name, Err: ErrNotSampled}, nil))
 		}
 	}
 	return out, nil
+}
+
+// tableDDL completes td, the table of entry tc reached by sampled change
+// ch (nil when none does): whether it exists, and its statements, from
+// the entry's declared columns when it has them, else from ch's.
+func tableDDL(ctx context.Context, target sink.Sink, tc *config.Table, td TableDDL, ch *changelog.Change) TableDDL {
+	_, derr := target.Describe(ctx, td.Target)
+	td.Exists = derr == nil
+	if len(tc.Columns) > 0 {
+		td.At = changelog.Position{}
+		td.From = "the columns of tables entry " + tc.Source
+	} else if ch == nil {
+		return td // td.Err says no sampled change reaches it
+	}
+	td.Statements, td.Err = CreateStatements(target, tc, td.Target, ch)
+	return td
 }
