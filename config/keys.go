@@ -396,10 +396,15 @@ var schemaSection = sectionDef{
 			"the schema of a Debezium record's Kafka key; Debezium from files or NATS declares none, so set " +
 			"`primary-key` or `append-only` there), by `CREATE TABLE IF NOT EXISTS` " +
 			"before the unit that needs it; [schema](schema.md) lists the type each source type gets per server. " +
-			"Formats that carry no types (maxwell-json, ogg-json, flink-changelog-json, txsink-json) are " +
-			"refused with it, and so is a Debezium record without the schema envelope, when its table is " +
-			"missing. `txsink check` prints the statement it would run, and `txsink schema` the statement of " +
-			"every routed table it sees in the source. An existing table is never altered but by `schema.evolve`.",
+			"A table whose entry declares `columns` is created from them instead, whatever the format: they " +
+			"win over the records' types. Formats that carry no types (maxwell-json, ogg-json, flink-changelog-json, " +
+			"txsink-json) need them: with no entry declaring `columns` they are refused at start; a missing table " +
+			"whose entry declares none is refused, at start for an entry naming one table, at its first change for " +
+			"a pattern, and so is a Debezium record without the schema envelope. Each refusal names the ways out: " +
+			"declare the entry's `columns` (`txsink schema` prints the statement), have the records carry types " +
+			"(Debezium's schema envelope, or canal-json), or create the table yourself. `txsink check` prints the " +
+			"statement it would run, and `txsink schema` the statement of every routed table it sees in the source " +
+			"and of every entry without a wildcard that declares `columns`. An existing table is never altered but by `schema.evolve`.",
 		field: func(s any) any { return &s.(*Schema).Create },
 		check: oneOf(schemaCreateValues),
 	}, {
