@@ -115,16 +115,13 @@ func (c *checker) emitPendingCreates() {
 
 // CreateStatements returns the statements target would create the
 // missing table name with, for change ch of entry tc (see
-// engine.Declaration: ch may be nil when tc declares its columns),
+// engine.Statements: ch may be nil when tc declares its columns),
 // running nothing.
 func CreateStatements(target sink.Sink, tc *config.Table, name schema.Name, ch *changelog.Change) ([]string, error) {
 	cr, ok := target.(sink.Creator)
 	if !ok {
 		return nil, fmt.Errorf("the target (%T) cannot create tables", target)
 	}
-	decl, err := engine.Declaration(tc, name, ch)
-	if err != nil {
-		return nil, err
-	}
-	return cr.CreateStatements(name, decl)
+	stmts, _, err := engine.Statements(cr, tc, name, ch)
+	return stmts, err
 }

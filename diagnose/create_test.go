@@ -79,7 +79,8 @@ var createCases = []tcase{
 		format: "maxwell-json",
 		top:    "schema: {create: missing}\n",
 		tables: "  - source: shop.t\n    primary-key: [id]\n    columns: [{name: id, type: bigint}, {name: n, type: tinyint, default: 300}]\n",
-		want:   []want{{sev: diagnose.Error, check: "schema", contains: []string{"shop.t", "cannot create the missing target table", "column n", "its default", "300"}}},
+		want: []want{{sev: diagnose.Error, check: "schema", contains: []string{"shop.t", "cannot create the missing target table", "column n", "its default", "300",
+			"correct the column in the columns of tables entry shop.t, or create the table yourself"}}},
 	},
 	{
 		name:   "maxwell with an entry that declares no columns",

@@ -6,6 +6,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	"github.com/txsink/txsink/changelog"
@@ -171,17 +172,31 @@ func Declaration(tc *config.Table, name schema.Name, c *changelog.Change) (*colt
 	return keyed, nil
 }
 
+// Statements returns the statements cr would create the missing table
+// name of entry tc with, for change c (nil will do when tc declares its
+// columns), and the declaration they make, running nothing. When the
+// target refuses a declared column (a type it has no column for, a
+// default the column cannot hold), the hint says to correct the entry.
+func Statements(cr sink.Creator, tc *config.Table, name schema.Name, c *changelog.Change) ([]string, *coltype.Table, error) {
+	decl, err := Declaration(tc, name, c)
+	if err != nil {
+		return nil, nil, err
+	}
+	stmts, err := cr.CreateStatements(name, decl)
+	var se *sink.Error
+	if err != nil && len(tc.Columns) > 0 && errors.As(err, &se) && se.Hint != "" {
+		se.Hint = "correct the column in the columns of tables entry " + tc.Source + ", or " + se.Hint
+	}
+	return stmts, decl, err
+}
+
 // createTable creates the missing table name for change c of entry tc.
 func (e *Engine) createTable(ctx context.Context, tc *config.Table, name schema.Name, c *changelog.Change) error {
 	cr, ok := e.target.(sink.Creator)
 	if !ok {
 		return &SchemaError{Table: name.String(), Reason: "schema.create: missing: the target cannot create tables", Hint: hintCreate}
 	}
-	decl, err := Declaration(tc, name, c)
-	if err != nil {
-		return err
-	}
-	stmts, err := cr.CreateStatements(name, decl)
+	stmts, decl, err := Statements(cr, tc, name, c)
 	if err != nil {
 		return err
 	}
