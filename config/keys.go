@@ -397,10 +397,10 @@ var schemaSection = sectionDef{
 			"`primary-key` or `append-only` there), by `CREATE TABLE IF NOT EXISTS` " +
 			"before the unit that needs it; [schema](schema.md) lists the type each source type gets per server. " +
 			"A table whose entry declares `columns` is created from them instead, whatever the format: they " +
-			"win over the records' types. Formats that carry no types (maxwell-json, ogg-json, flink-changelog-json, " +
-			"txsink-json) need them: with no entry declaring `columns` they are refused at start; a missing table " +
+			"win over the records' types. Formats that carry no types (maxwell-json, ogg-json, flink-changelog-json) " +
+			"need them: with no entry declaring `columns` they are refused at start; a missing table " +
 			"whose entry declares none is refused, at start for an entry naming one table, at its first change for " +
-			"a pattern, and so is a Debezium record without the schema envelope. Each refusal names the ways out: " +
+			"a pattern, and so is a Debezium record without the schema envelope (or a txsink-json line without `types`). Each refusal names the ways out: " +
 			"declare the entry's `columns` (`txsink schema` prints the statement), have the records carry types " +
 			"(Debezium's schema envelope, or canal-json), or create the table yourself. `txsink check` prints the " +
 			"statement it would run, and `txsink schema` the statement of every routed table it sees in the source " +

@@ -46,7 +46,7 @@ const hintCreate = "create the table yourself"
 func hintUntyped(entry string) string {
 	return "declare its columns in the tables entry for " + entry + " (columns: [{name: id, type: bigint}, ...]; " +
 		"txsink schema --config F prints the statement), or have the records carry types (Debezium's schema envelope: " +
-		"value.converter.schemas.enable=true in the connector; or read canal-json), or " + hintCreate
+		"value.converter.schemas.enable=true in the connector; txsink-json: a \"types\" member; or read canal-json), or " + hintCreate
 }
 
 // TypedFormat returns nil when cfg's format can declare the types a table
@@ -149,8 +149,8 @@ func Declaration(tc *config.Table, name schema.Name, c *changelog.Change) (*colt
 	}
 	switch {
 	case t == nil:
-		return nil, fail("the record carries no column types (maxwell-json, ogg-json, flink-changelog-json and txsink-json records never do, "+
-			"nor does a Debezium record without the schema envelope or a Canal message without mysqlType), and its tables entry declares no columns",
+		return nil, fail("the record carries no column types (maxwell-json, ogg-json and flink-changelog-json records never do, "+
+			"nor does a Debezium record without the schema envelope, a Canal message without mysqlType or a txsink-json line without \"types\"), and its tables entry declares no columns",
 			hintUntyped(tc.Source))
 	case t.Invalid != "":
 		return nil, fail(t.From+" cannot be read: "+t.Invalid, hintCreate)

@@ -29,14 +29,20 @@ import (
 // that are not valid UTF-8. Before is written only for +U (as "before"), and
 // only when it has columns.
 func Append(dst []byte, c *changelog.Change) ([]byte, error) {
-	out, err := appendChange(dst, c)
+	return AppendTyped(dst, c, nil)
+}
+
+// AppendTyped is Append with a "types" member, types being its JSON text
+// as AppendTypes wrote it (nil: none). The text is written as it is.
+func AppendTyped(dst []byte, c *changelog.Change, types []byte) ([]byte, error) {
+	out, err := appendChange(dst, c, types)
 	if err != nil {
 		return dst, fmt.Errorf("txsink-json: encode %s change of table %s: %w", c.Kind, c.Table, err)
 	}
 	return out, nil
 }
 
-func appendChange(b []byte, c *changelog.Change) ([]byte, error) {
+func appendChange(b []byte, c *changelog.Change, types []byte) ([]byte, error) {
 	switch c.Kind {
 	case changelog.Insert, changelog.UpdateAfter, changelog.UpdateBefore, changelog.Delete:
 	default:
@@ -77,6 +83,10 @@ func appendChange(b []byte, c *changelog.Change) ([]byte, error) {
 	}
 	if c.TxnEnd {
 		b = append(b, `,"txn_end":true`...)
+	}
+	if types != nil {
+		b = append(b, `,"types":`...)
+		b = append(b, types...)
 	}
 	return append(b, '}', '\n'), nil
 }
