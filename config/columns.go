@@ -25,7 +25,7 @@ const columnsDoc = "The target table's columns, in order, from which `schema.cre
 	"`primary-key` (or `append-only: true`), and its key columns, its `version-column` and its soft-delete " +
 	"column are among the declared ones. A missing table is created from it whatever the format: it wins " +
 	"over the types the records declare (Debezium's schema envelope, Canal's `mysqlType`), and it is how " +
-	"formats that carry no types (maxwell-json, ogg-json, flink-changelog-json, txsink-json, Debezium " +
+	"formats that carry no types (maxwell-json, ogg-json, flink-changelog-json, txsink-json without `types`, Debezium " +
 	"without the envelope) get a table created. With a pattern (`inventory.*`) every table the entry " +
 	"routes is created with the same columns. A type txsink does not know, a column declared twice and a " +
 	"key column not declared are refused when the file is loaded. An existing table is not compared with " +

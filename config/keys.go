@@ -391,7 +391,8 @@ var schemaSection = sectionDef{
 		want: "one of: " + strings.Join(schemaCreateValues, ", "),
 		doc: "`none` (the default): every target table must exist, and a missing one stops the pipeline. " +
 			"`missing`: a routed table the target lacks is created, when its first change comes, from the " +
-			"changelog's own declaration of it (Debezium's schema envelope, Canal's `mysqlType` and `pkNames`), " +
+			"changelog's own declaration of it (Debezium's schema envelope, Canal's `mysqlType` and `pkNames`, " +
+			"txsink-json's `types`, which the postgres source writes from its catalog), " +
 			"with its primary key (the entry's `primary-key`, else the one the records declare: Canal's `pkNames`, " +
 			"the schema of a Debezium record's Kafka key; Debezium from files or NATS declares none, so set " +
 			"`primary-key` or `append-only` there), by `CREATE TABLE IF NOT EXISTS` " +

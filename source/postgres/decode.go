@@ -21,6 +21,8 @@ type relation struct {
 	names []string
 	oids  []uint32
 	key   []bool
+	// types is the "types" text of the table's records (types.go).
+	types []byte
 }
 
 // decoder turns pgoutput messages into txsink-json records. Only the pump
@@ -28,6 +30,9 @@ type relation struct {
 type decoder struct {
 	part string
 	rels map[uint32]*relation
+	// cat is what the catalog said of the published tables at start:
+	// their primary keys, NOT NULL columns and types' names.
+	cat map[string]*tableCatalog
 
 	// inTxn is set between BEGIN and COMMIT; xid and pos are the open
 	// transaction's id and position (its commit LSN plus one).
@@ -37,8 +42,9 @@ type decoder struct {
 	// held is the transaction's latest change, held back until the next
 	// one or COMMIT says whether it is the last (txn_end); heldSeq is its
 	// LSN.
-	held    *changelog.Change
-	heldSeq int64
+	held      *changelog.Change
+	heldSeq   int64
+	heldTypes []byte
 
 	// win, when set, filters the changes of the transactions committed
 	// inside the windows of a resumed snapshot; ctx is for its queries.
@@ -77,10 +83,15 @@ func (d *decoder) decode(at pglogrepl.LSN, data []byte) ([]source.Record, error)
 	switch m := msg.(type) {
 	case *pglogrepl.RelationMessage:
 		r := &relation{table: changelog.Table{Namespace: m.Namespace, Name: m.RelationName}}
+		typmods := make([]int32, 0, len(m.Columns))
 		for _, c := range m.Columns {
 			r.names = append(r.names, c.Name)
 			r.oids = append(r.oids, c.DataType)
 			r.key = append(r.key, c.Flags&1 != 0)
+			typmods = append(typmods, c.TypeModifier)
+		}
+		if r.types, err = relationTypes(r, m.ReplicaIdentity, typmods, d.cat[r.table.String()]); err != nil {
+			return nil, fmt.Errorf("postgres source: partition %s at %s: table %s: %w", d.part, at, r.table, err)
 		}
 		d.rels[m.RelationID] = r
 	case *pglogrepl.BeginMessage:
@@ -114,7 +125,7 @@ func (d *decoder) decode(at pglogrepl.LSN, data []byte) ([]source.Record, error)
 		if err != nil {
 			return nil, err
 		}
-		return d.change(&changelog.Change{Kind: changelog.Insert, Table: r.table, After: row}, at)
+		return d.change(&changelog.Change{Kind: changelog.Insert, Table: r.table, After: row}, r, at)
 	case *pglogrepl.UpdateMessage:
 		r, err := d.relation(m.RelationID, at)
 		if err != nil {
@@ -152,7 +163,7 @@ func (d *decoder) decode(at pglogrepl.LSN, data []byte) ([]source.Record, error)
 				c.Before = changelog.Row{}
 			}
 		}
-		return d.change(c, at)
+		return d.change(c, r, at)
 	case *pglogrepl.DeleteMessage:
 		r, err := d.relation(m.RelationID, at)
 		if err != nil {
@@ -171,7 +182,7 @@ func (d *decoder) decode(at pglogrepl.LSN, data []byte) ([]source.Record, error)
 		if err != nil {
 			return nil, err
 		}
-		return d.change(&changelog.Change{Kind: changelog.Delete, Table: r.table, Before: row}, at)
+		return d.change(&changelog.Change{Kind: changelog.Delete, Table: r.table, Before: row}, r, at)
 	case *pglogrepl.TruncateMessage:
 		names := ""
 		for i, id := range m.RelationIDs {
@@ -240,7 +251,7 @@ func (d *decoder) row(r *relation, t *pglogrepl.TupleData, keyOnly bool, at pglo
 }
 
 // change holds c back and releases the change held before it.
-func (d *decoder) change(c *changelog.Change, at pglogrepl.LSN) ([]source.Record, error) {
+func (d *decoder) change(c *changelog.Change, r *relation, at pglogrepl.LSN) ([]source.Record, error) {
 	if c.Image().IsZero() {
 		// Every column of the image was an unchanged TOASTed value: there
 		// is nothing to write, and the key cannot be known.
@@ -256,7 +267,7 @@ func (d *decoder) change(c *changelog.Change, at pglogrepl.LSN) ([]source.Record
 		}
 		out = append(out, rec)
 	}
-	d.held, d.heldSeq = c, int64(at)
+	d.held, d.heldSeq, d.heldTypes = c, int64(at), r.types
 	return out, nil
 }
 
@@ -265,7 +276,7 @@ func (d *decoder) change(c *changelog.Change, at pglogrepl.LSN) ([]source.Record
 func (d *decoder) release() (source.Record, error) {
 	c := d.held
 	d.held = nil
-	data, err := native.Append(nil, c)
+	data, err := native.AppendTyped(nil, c, d.heldTypes)
 	if err != nil {
 		return source.Record{}, fmt.Errorf("postgres source: partition %s at %s: %w", d.part, pglogrepl.LSN(d.heldSeq), err)
 	}

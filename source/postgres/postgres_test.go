@@ -204,6 +204,13 @@ func render(v any) string {
 		return x.UTC().Format("2006-01-02 15:04:05.999999")
 	case []byte:
 		return workload.Normalize(string(x))
+	case string:
+		// SQLite's driver gives the text of a column whose declared type
+		// it does not read as a time (TIMESTAMP(6), as txsink creates
+		// it); Normalize would keep milliseconds only.
+		if tm, err := time.Parse(time.RFC3339Nano, x); err == nil {
+			return tm.UTC().Format("2006-01-02 15:04:05.999999")
+		}
 	}
 	return workload.Normalize(workload.Render(v))
 }
