@@ -217,14 +217,17 @@ func (c *checker) checkChange(ctx context.Context, ch *changelog.Change, declare
 		return nil
 	}
 	if ch.Kind.Skipped() {
-		// A schema change or a logical decoding message: run skips it.
-		what := "schema change (DDL) records"
+		// A schema change or a logical decoding message: run skips it. It
+		// is a note of the source, named by its position alone, as a
+		// decode error is ("p.jsonl:7: ...", not ": p.jsonl:7: ...").
+		what, fix := "schema change (DDL) records", "none needed; alter a target table yourself when its source table's change must reach it"
 		if ch.Kind == changelog.Message {
-			what = "logical decoding messages"
+			what, fix = "logical decoding messages", "none needed: they carry no row"
 		}
-		c.note("note\x00"+ch.Kind.String(), ch.Pos, Finding{Severity: Info, Check: "source",
+		p := c.note("note\x00"+ch.Kind.String(), ch.Pos, Finding{Severity: Info, Check: "source", Table: ch.Pos.Partition,
 			Message: fmt.Sprintf("the source holds %s; txsink run skips them, counted, and never applies them as data.", what),
-			Fix:     "none needed; alter a target table yourself when its source table's change must reach it"})
+			Fix:     fix})
+		p.unit = "record"
 		return nil
 	}
 	c.report.Changes++
