@@ -58,6 +58,7 @@ import (
 	"github.com/txsink/txsink/commit"
 	"github.com/txsink/txsink/config"
 	"github.com/txsink/txsink/errkind"
+	"github.com/txsink/txsink/format"
 	"github.com/txsink/txsink/internal/fault"
 	"github.com/txsink/txsink/reduce"
 	"github.com/txsink/txsink/route"
@@ -175,8 +176,11 @@ type Engine struct {
 	evolving map[schema.Name][]coltype.Column
 	// router routes each table's changes once (see tables and unknown).
 	router *route.Router
-	buf    *reduce.Buffer
-	policy reduce.Policy
+	// narrower is the session's decoder when it can read an update's
+	// before image for its key alone (see narrowBefore), else nil.
+	narrower format.BeforeNarrower
+	buf      *reduce.Buffer
+	policy   reduce.Policy
 	// keys remembers recent keys' partitions across units (see
 	// keyMemory); nil when the source has one partition or the memory is
 	// off.

@@ -13,6 +13,7 @@ import (
 	"github.com/txsink/txsink/commit"
 	"github.com/txsink/txsink/config"
 	"github.com/txsink/txsink/errkind"
+	"github.com/txsink/txsink/format"
 	"github.com/txsink/txsink/reduce"
 	"github.com/txsink/txsink/route"
 	"github.com/txsink/txsink/schema"
@@ -154,5 +155,47 @@ func (e *Engine) tableFor(ctx context.Context, c *changelog.Change) (*reduce.Tab
 		return nil, fmt.Errorf("%s: table %s: %w", c.Pos, c.Table, err)
 	}
 	e.tables[c.Table] = t
+	e.narrowBefore(c.Table, t)
 	return t, nil
+}
+
+// narrowKnown makes dec the session's decoder and, when it can read an
+// update's before image for the key alone (format.BeforeNarrower), tells
+// it the key of every table known before any change is read: those
+// resolved already, and the tables entries that name one source table and
+// whose target New described. A table first known from its changes is
+// told when it is (tableFor); until then its before images are read whole.
+func (e *Engine) narrowKnown(dec format.Decoder) {
+	e.narrower, _ = dec.(format.BeforeNarrower)
+	if e.narrower == nil {
+		return
+	}
+	for src, t := range e.tables {
+		e.narrowBefore(src, t)
+	}
+	for i := range e.cfg.Tables {
+		tc := &e.cfg.Tables[i]
+		if !route.Known(tc) {
+			continue
+		}
+		// A source pattern with a wildcard reads as a table no change
+		// names: telling it is harmless.
+		if src, name, err := route.Entry(tc); err == nil {
+			if t, ok := e.byTarget[name]; ok {
+				e.narrowBefore(src, t)
+			}
+		}
+	}
+}
+
+// narrowBefore tells the session's decoder that of an update of source
+// table src only the before image's key columns are read: by them alone
+// the buffer tells whether the update moved the row (reduce's movedFrom).
+// An update's old key is deleted at the after image's version, so the
+// version column is not among them; an append-only table takes no
+// updates.
+func (e *Engine) narrowBefore(src changelog.Table, t *reduce.Table) {
+	if e.narrower != nil && !t.AppendOnly && len(t.Key) > 0 {
+		e.narrower.NarrowBefore(src, t.Key)
+	}
 }
