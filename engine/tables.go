@@ -162,10 +162,13 @@ func (e *Engine) tableFor(ctx context.Context, c *changelog.Change) (*reduce.Tab
 // narrowKnown makes dec the session's decoder and, when it can read an
 // update's before image for the key alone (format.BeforeNarrower), tells
 // it the key of every table known before any change is read: those
-// resolved already, and the tables entries that name one source table and
-// whose target New described. A table first known from its changes is
-// told when it is (tableFor); until then its before images are read whole.
-func (e *Engine) narrowKnown(dec format.Decoder) {
+// resolved already, and those of the tables entries whose route is known
+// (route.Known), resolved now as CheckTables resolves them (after a start
+// again that forgot them: an altered table). A table first known from its
+// changes is told when it is (tableFor); until then its before images are
+// read whole. An entry that does not resolve is left to its first change,
+// which reports why.
+func (e *Engine) narrowKnown(ctx context.Context, dec format.Decoder) {
 	e.narrower, _ = dec.(format.BeforeNarrower)
 	if e.narrower == nil {
 		return
@@ -180,10 +183,12 @@ func (e *Engine) narrowKnown(dec format.Decoder) {
 		}
 		// A source pattern with a wildcard reads as a table no change
 		// names: telling it is harmless.
-		if src, name, err := route.Entry(tc); err == nil {
-			if t, ok := e.byTarget[name]; ok {
-				e.narrowBefore(src, t)
-			}
+		src, name, err := route.Entry(tc)
+		if err != nil {
+			continue
+		}
+		if t, err := e.resolve(ctx, tc, name, nil); err == nil {
+			e.narrowBefore(src, t)
 		}
 	}
 }

@@ -114,3 +114,61 @@ func TestNarrowBeforeBadInput(t *testing.T) {
 		})
 	}
 }
+
+// FuzzNarrowBefore: a decoder told the key of a table refuses only what
+// one not told refuses, and gives the same changes but for an update's
+// Before, which holds the told key with the same values (or is whole). It
+// may accept an update the other refuses, for a column named twice or a
+// value against the Connect schema outside the key (the rule
+// TestNarrowBeforeBadInput shows).
+func FuzzNarrowBefore(f *testing.F) {
+	for _, s := range fuzzSeeds(f) {
+		f.Add(s)
+	}
+	for _, before := range []string{`{"id":7,"status":"NEW","status":"x"}`, `{"status":"NEW","id":7}`, `{"ID":7,"id":8}`, `{}`, `{ "id" : 7 }`, `{"\u0069d":7,"s":[1,{"a":true}]}`} {
+		f.Add(bare("u", before, `{"id":7,"status":"PAID"}`))
+		f.Add(bare("d", before, "null"))
+	}
+	whole, told := newDecoder(f, nil), newDecoder(f, nil)
+	for _, t := range []changelog.Table{{Namespace: "inventory", Name: "orders"}, {Namespace: "inventory", Name: "accounts"}} {
+		told.NarrowBefore(t, []string{"id"})
+	}
+	pos := changelog.Position{Partition: "fuzz", Offset: 7, Seq: 3}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		cw, errW := whole.Decode(data, pos)
+		cn, errN := told.Decode(data, pos)
+		switch {
+		case errN != nil && errW == nil:
+			t.Fatalf("told decoder refuses what the other takes: %v", errN)
+		case errN == nil && errW != nil:
+			if len(cn) != 1 || cn[0].Kind != changelog.UpdateAfter {
+				t.Fatalf("told decoder takes %v, which the other refuses (%v), and it is not an update", cn, errW)
+			}
+			return
+		case errN != nil:
+			return
+		}
+		if len(cw) != len(cn) {
+			t.Fatalf("%d changes, want %d", len(cn), len(cw))
+		}
+		for i := range cw {
+			w, n := cw[i], cn[i]
+			if n.Kind == changelog.UpdateAfter && !w.Before.IsZero() {
+				if _, ok := w.Before.Get("id"); ok {
+					if _, ok := n.Before.Get("id"); !ok {
+						t.Fatalf("Before %v lacks the key of %v", n.Before, w.Before)
+					}
+				}
+				for j, name := range n.Before.Names {
+					if v, ok := w.Before.Get(name); !ok || !reflect.DeepEqual(v, n.Before.Values[j]) {
+						t.Fatalf("Before %v is not part of %v", n.Before, w.Before)
+					}
+				}
+				n.Before = w.Before
+			}
+			if !reflect.DeepEqual(w, n) {
+				t.Fatalf("change\n%#v\nwant\n%#v", n, w)
+			}
+		}
+	})
+}
