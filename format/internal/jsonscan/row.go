@@ -174,11 +174,24 @@ func (rs *Rows) next() *member {
 	return &rs.more[len(rs.more)-1]
 }
 
-// foundKey returns the key of the member NextKeyOf last stopped at, a
-// string it read whole (see Scanner.keyAt).
-func (s *Scanner) foundKey() Token {
-	end, plain, _ := scanString(s.data, s.keyAt)
-	return Token{Kind: String, Start: s.keyAt, End: end, Plain: plain}
+// foundKey returns the key of the member NextKeyOf just stopped at, whose
+// decoded text is name: the plain "name": right before the scanner's
+// position, else the key at keyAt (see Scanner.keyAt). Bytes equal to
+// name between quotes are the key itself: a quote escaped before them
+// would make a decoded key longer than name.
+func (s *Scanner) foundKey(name string) Token {
+	d, e := s.data, s.pos-2
+	if b := e - len(name); b >= 1 && d[e] == '"' && d[e+1] == ':' && d[b-1] == '"' && string(d[b:e]) == name {
+		return Token{Kind: String, Start: b, End: e, Plain: true}
+	}
+	return s.keyToken(s.keyAt)
+}
+
+// keyToken returns the key whose text starts at at, a string read whole
+// before.
+func (s *Scanner) keyToken(at int) Token {
+	end, plain, _ := scanString(s.data, at)
+	return Token{Kind: String, Start: at, End: end, Plain: plain}
 }
 
 // set makes m the member whose key and value the scanner read, as
@@ -275,10 +288,10 @@ func (s *Scanner) ScanRowOf(rs *Rows, p *Pending, keys *Keys) error {
 	start := s.pos - 1
 	p.start, p.lo, p.names = start, rs.n, nil
 	for first := true; ; first = false {
-		_, ok, err := s.NextKeyOf(first, keys)
+		k, ok, err := s.NextKeyOf(first, keys)
 		if err != nil {
 			if s.keyAt >= 0 {
-				return s.inColumn(err, s.foundKey())
+				return s.inColumn(err, s.keyToken(s.keyAt))
 			}
 			return err
 		}
@@ -286,7 +299,7 @@ func (s *Scanner) ScanRowOf(rs *Rows, p *Pending, keys *Keys) error {
 			break
 		}
 		// The few wanted members take the general way.
-		key := s.foundKey()
+		key := s.foundKey(keys.names[k])
 		val, err := s.value(0)
 		if err != nil {
 			return s.inColumn(err, key)

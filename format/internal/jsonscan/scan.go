@@ -106,11 +106,12 @@ type Scanner struct {
 	mem   *changelog.Arena
 	// tolerant passes over bad text (see TolerateBadText).
 	tolerant bool
-	// keyAt is where the key text (past its opening quote) of the member
-	// NextKeyOf last stopped at, or whose value it refused, starts; -1
-	// when the member's key itself was refused. ScanRowOf names the row's
-	// columns by it. One offset, not the key's Token: NextKeyOf's other
-	// callers pay for the store.
+	// keyAt is where the key text (past its opening quote) starts of the
+	// member NextKeyOf last read the general way (white space, an escaped
+	// key) or whose value it refused; -1 when the member's key itself was
+	// refused. ScanRowOf names the row's columns by it. NextKeyOf's loop
+	// for compact members does not set it: its other callers would pay
+	// for the store, and ScanRowOf finds such a key before the ':'.
 	keyAt int
 }
 
@@ -574,7 +575,7 @@ func (s *Scanner) NextKeyOf(first bool, keys *Keys) (k int, ok bool, err error) 
 					k = keys.Find(d[j+1 : end])
 				}
 				if k >= 0 {
-					s.pos, s.keyAt = end+2, j+1
+					s.pos = end + 2
 					return k, true, nil
 				}
 			}
