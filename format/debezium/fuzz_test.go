@@ -209,6 +209,10 @@ func BenchmarkDecode(b *testing.B) {
 	b.Run("bench-update-narrowed", func(b *testing.B) {
 		benchmarkNarrowed(b, changelog.Table{Namespace: "shop", Name: "orders"}, []string{"id"}, benchUpdate)
 	})
+	// Told a key the image lacks: read for it, then again whole.
+	b.Run("bench-update-narrowed-miss", func(b *testing.B) {
+		benchmarkNarrowed(b, changelog.Table{Namespace: "shop", Name: "orders"}, []string{"order_no"}, benchUpdate)
+	})
 }
 
 // benchUpdate is an update of the bench's orders, with its before image.
