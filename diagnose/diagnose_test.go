@@ -521,6 +521,27 @@ var cases = []tcase{
 		},
 	},
 	{
+		// Run reads an update's before image for its key alone (README,
+		// "Values"): check takes what run takes.
+		name:   "a column named twice outside the key of an update's before image",
+		schema: plainTable,
+		tables: "  - source: shop.t\n",
+		format: "debezium-json",
+		records: []string{
+			`{"before":{"id":1,"name":"a","name":"b"},"after":{"id":1,"name":"c"},"source":{"db":"shop","table":"t"},"op":"u"}`,
+		},
+	},
+	{
+		name:   "a column named twice in a delete's before image",
+		schema: plainTable,
+		tables: "  - source: shop.t\n",
+		format: "debezium-json",
+		records: []string{
+			`{"before":{"id":1,"name":"a","name":"b"},"after":null,"source":{"db":"shop","table":"t"},"op":"d"}`,
+		},
+		want: []want{{sev: diagnose.Error, check: "source", contains: []string{"p0.jsonl:1", `duplicate column "name"`}}},
+	},
+	{
 		name:   "missing source file",
 		schema: plainTable,
 		tables: "  - source: shop.t\n",

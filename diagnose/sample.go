@@ -88,6 +88,7 @@ func (c *checker) sample(ctx context.Context) error {
 			Fix: "correct source.format or source.format-options"})
 		return nil
 	}
+	c.narrowKnown(dec)
 	sourceKeyed := c.sourceKeyed()
 	req := source.SampleRequest{N: c.opts.Sample, From: c.progress, Skip: c.refusedParts}
 	rep, err := sm.Sample(ctx, req, func(r source.Record) error {
@@ -257,6 +258,7 @@ func (c *checker) checkChange(ctx context.Context, ch *changelog.Change, declare
 	if !ti.ok {
 		return nil // the table's problem is reported already
 	}
+	c.narrowBefore(ch.Table, ti)
 	ti.noteColumns(ch, cols)
 	if tc.AppendOnly {
 		switch ch.Kind {

@@ -1,8 +1,10 @@
 package debezium
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/txsink/txsink/changelog"
@@ -112,6 +114,40 @@ func TestNarrowBeforeBadInput(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestNarrowBeforeConcurrent: decoders read the narrowing while the
+// engine names tables (and a spelling is learnt); every update's Before
+// is its key alone or its whole image, never anything between.
+func TestNarrowBeforeConcurrent(t *testing.T) {
+	d := narrowed(t)
+	recs := [][]byte{
+		bare("u", `{"id":7,"status":"NEW"}`, `{"id":7,"status":"PAID"}`),
+		bare("u", `{"ID":7,"status":"NEW"}`, `{"ID":7,"status":"PAID"}`),
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 9)
+	wg.Go(func() {
+		for i := range 200 {
+			d.NarrowBefore(changelog.Table{Namespace: "inventory", Name: fmt.Sprint("t", i%7)}, []string{"k", "id"})
+		}
+	})
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 300 {
+				cs, err := d.Decode(recs[(g+i)%2], testPos)
+				if err != nil || len(cs) != 1 || (cs[0].Before.Len() != 1 && cs[0].Before.Len() != 2) {
+					errs <- fmt.Errorf("%v, %v", cs, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }
 
