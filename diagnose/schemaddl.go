@@ -82,18 +82,27 @@ func Schema(ctx context.Context, cfg *config.Config, opts Options) ([]TableDDL, 
 				continue
 			}
 			rt, err := router.Route(ch.Table)
-			if err != nil || rt.Skipped() || seen[rt.Target] {
+			if err != nil || rt.Skipped() {
 				continue
 			}
-			seen[rt.Target] = true
-			td := TableDDL{Source: ch.Table.String(), Target: rt.Target, At: ch.Pos}
-			if ch.Types != nil {
-				td.From = ch.Types.From
+			hops := rt.History
+			if rt.Entry != nil {
+				hops = append([]route.Hop{{Entry: rt.Entry, Target: rt.Target}}, hops...)
 			}
-			_, derr := target.Describe(ctx, rt.Target)
-			td.Exists = derr == nil
-			td.Statements, td.Err = CreateStatements(target, rt.Entry, rt.Target, ch)
-			out = append(out, td)
+			for _, h := range hops {
+				if seen[h.Target] {
+					continue
+				}
+				seen[h.Target] = true
+				td := TableDDL{Source: ch.Table.String(), Target: h.Target, At: ch.Pos}
+				if ch.Types != nil {
+					td.From = ch.Types.From
+				}
+				_, derr := target.Describe(ctx, h.Target)
+				td.Exists = derr == nil
+				td.Statements, td.Err = CreateStatements(target, h.Entry, h.Target, ch)
+				out = append(out, td)
+			}
 		}
 		return nil
 	})

@@ -79,6 +79,9 @@ func (e *TableError) Where() errkind.Where { return errkind.Where{Table: e.Sourc
 // of change c (nil at start: the table stays missing).
 func (e *Engine) resolve(ctx context.Context, tc *config.Table, name schema.Name, c *changelog.Change) (*reduce.Table, error) {
 	if t, ok := e.byTarget[name]; ok {
+		if t.History() != tc.IsHistory() {
+			return nil, fmt.Errorf("target table %s is both applied by key and a history table (mode: history) of tables entries; give the history entry a target of its own", name)
+		}
 		return t, nil
 	}
 	st, err := e.describe(ctx, name)
@@ -109,6 +112,9 @@ func (e *Engine) resolve(ctx context.Context, tc *config.Table, name schema.Name
 // its key, and its apply rules (version-column, delete). It refuses what
 // a run refuses, so txsink check calls it too.
 func TableOf(st *schema.Table, tc *config.Table) (*reduce.Table, error) {
+	if tc.IsHistory() {
+		return reduce.NewHistoryTable(st)
+	}
 	t, err := reduce.NewTable(st, tc.PrimaryKey, tc.AppendOnly)
 	if err != nil {
 		return nil, err
@@ -143,10 +149,19 @@ func (e *Engine) tableFor(ctx context.Context, c *changelog.Change) (*reduce.Tab
 		e.log.Info("skipping changes of a table no tables entry matches", "table", c.Table.String(), "pos", c.Pos.String())
 		return nil, nil
 	}
-	t, err := e.resolve(ctx, rt.Entry, rt.Target, c)
-	if err != nil {
-		return nil, fmt.Errorf("%s: table %s: %w", c.Pos, c.Table, err)
+	var main *reduce.Table
+	if rt.Entry != nil {
+		if main, err = e.resolve(ctx, rt.Entry, rt.Target, c); err != nil {
+			return nil, fmt.Errorf("%s: table %s: %w", c.Pos, c.Table, err)
+		}
 	}
+	history := make([]*reduce.Table, len(rt.History))
+	for i, h := range rt.History {
+		if history[i], err = e.resolve(ctx, h.Entry, h.Target, c); err != nil {
+			return nil, fmt.Errorf("%s: table %s: history table %s: %w", c.Pos, c.Table, h.Target, err)
+		}
+	}
+	t := reduce.Fan(main, history...)
 	e.tables[c.Table] = t
 	return t, nil
 }
