@@ -244,3 +244,45 @@ func TestHistoryRefusals(t *testing.T) {
 		t.Errorf("mode: history on StarRocks: %v, want it refused", err)
 	}
 }
+
+// TestHistoryCreate creates a missing history table under schema.create:
+// missing, on every server, from Debezium's declaration: no key, every
+// source column NULL-able, txsink's five columns; a second run adds no
+// row.
+func TestHistoryCreate(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, db *testdb.DB) {
+		cfg := creatingPipeline(t, db, "debezium-json", []string{"id"}, []string{
+			dbzEnvelope(true, "orders", "c", "null", dbzRow(1, "ab", 1250)),
+			dbzEnvelope(true, "orders", "c", "null", dbzRow(2, "cd", 99)),
+			dbzEnvelope(true, "orders", "u", dbzRow(1, "ab", 1250), dbzRow(1, "ef", 1300)),
+			dbzEnvelope(true, "orders", "d", dbzRow(2, "cd", 99), "null"),
+		})
+		cfg.Tables = append(cfg.Tables, config.Table{Source: "inventory.orders", Target: "orders_hist", Mode: config.ModeHistory})
+		for run := 1; run <= 2; run++ {
+			if err := runOnce(t, cfg); err != nil {
+				t.Fatalf("run %d: %v", run, err)
+			}
+			got := query(t, db, "SELECT id, name, price, __op FROM orders_hist ORDER BY __source_offset")
+			if want := "1|ab|12.5|I\n2|cd|0.99|I\n1|ef|13|U\n2|cd|0.99|D"; got != want {
+				t.Errorf("run %d: orders_hist:\n%s\nwant:\n%s", run, got, want)
+			}
+		}
+		st, err := tableOf(t, db, "orders_hist")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(st.PrimaryKey) != 0 {
+			t.Errorf("primary key %v, want none", st.PrimaryKey)
+		}
+		var names []string
+		for _, c := range st.Columns {
+			names = append(names, c.Name)
+			if c.Nullable != (c.Name == "__txn_id" || !strings.HasPrefix(c.Name, "__")) {
+				t.Errorf("column %s: nullable %v", c.Name, c.Nullable)
+			}
+		}
+		if got, want := strings.Join(names, ","), "id,name,price,seen,doc,__op,__source_partition,__source_offset,__txn_id,__read_at"; got != want {
+			t.Errorf("columns %s, want %s", got, want)
+		}
+	})
+}
