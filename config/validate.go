@@ -40,15 +40,24 @@ func (c *Config) validate(file string, lines map[string]int, skip map[string]boo
 		}
 	}
 	v.tables(c.Tables)
-	if c.Target.Kind() == "starrocks" {
-		for i := range c.Tables {
-			if c.Tables[i].IsHistory() {
-				v.add(fmt.Sprintf("tables[%d].mode", i), "history tables are not written to StarRocks: a history table is a Duplicate Key table load txsink does not make; "+
-					"write the history to a MySQL/MariaDB, PostgreSQL or SQLite target, or remove mode: history")
-			}
+	for i := range c.Tables {
+		if msg := c.HistoryRefused(&c.Tables[i]); msg != "" {
+			v.add(fmt.Sprintf("tables[%d].mode", i), msg)
 		}
 	}
 	return v.errs
+}
+
+// HistoryRefused returns why entry t, a history entry (Table.IsHistory),
+// cannot be written to c's target, "" when it can or t is none. A
+// StarRocks target refuses it: its history would be a Duplicate Key
+// table load, which txsink does not make.
+func (c *Config) HistoryRefused(t *Table) string {
+	if !t.IsHistory() || c.Target.Kind() != "starrocks" {
+		return ""
+	}
+	return "history tables (mode: history) are not written to StarRocks: a history table would be a Duplicate Key table load, which txsink does not make; " +
+		"write the history to a MySQL/MariaDB, PostgreSQL or SQLite target, or remove mode: history"
 }
 
 // checkedType is the source type whose keys apply: source.type, or, when

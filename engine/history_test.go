@@ -245,6 +245,21 @@ func TestHistoryRefusals(t *testing.T) {
 	}
 }
 
+// TestStarRocksRefusesHistory: a history entry is refused at start on
+// StarRocks, even for a Duplicate Key table that has the columns, and
+// for a configuration built in Go that was never validated.
+func TestStarRocksRefusesHistory(t *testing.T) {
+	_, db := starrocksFake(t, `CREATE TABLE events_hist (id BIGINT, __op VARCHAR(1), __source_partition VARCHAR(255), __source_offset BIGINT, `+
+		`__txn_id VARCHAR(255), __read_at DATETIME) DUPLICATE KEY (id) DISTRIBUTED BY HASH(id)`)
+	cfg := pipeline(db, config.Table{Source: "shop.events", Target: "events_hist", Mode: config.ModeHistory})
+	cfg.Name = "starrocks-history"
+	cfg.Source.Set("paths", []string{writeLines(t, t.TempDir(), "e.jsonl", nil)})
+	_, err := engine.New(context.Background(), cfg)
+	if err == nil || !strings.Contains(err.Error(), "tables[0] (shop.events)") || !strings.Contains(err.Error(), "not written to StarRocks") {
+		t.Fatalf("engine.New: %v, want the history entry refused", err)
+	}
+}
+
 // TestHistoryCreate creates a missing history table under schema.create:
 // missing, on every server, from Debezium's declaration: no key, every
 // source column NULL-able, txsink's five columns; a second run adds no

@@ -29,6 +29,10 @@ func (e *Engine) CheckTables(ctx context.Context) error {
 	}
 	for i := range e.cfg.Tables {
 		tc := &e.cfg.Tables[i]
+		if msg := e.cfg.HistoryRefused(tc); msg != "" {
+			errs = append(errs, &TableError{Index: i, Source: tc.Source, Err: errors.New(msg)})
+			continue
+		}
 		if !route.Known(tc) {
 			continue // resolved when the first change of a matching table comes
 		}
