@@ -301,3 +301,28 @@ func TestHistoryCreate(t *testing.T) {
 		}
 	})
 }
+
+// TestHistoryAddColumns: a column the source adds reaches the upsert
+// table and the history table, both created by schema.create: missing
+// and altered by schema.evolve: add-columns, on every server; the rows
+// before it hold NULL there.
+func TestHistoryAddColumns(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, db *testdb.DB) {
+		cfg := creatingPipeline(t, db, "debezium-json", []string{"id"}, []string{
+			dbzVersioned(false, "c", "null", `{"id":1,"name":"a"}`),
+			dbzVersioned(true, "c", "null", `{"id":2,"name":"b","extra":"x"}`),
+			dbzVersioned(true, "u", `{"id":1,"name":"a","extra":null}`, `{"id":1,"name":"a","extra":"y"}`),
+		})
+		cfg.Tables = append(cfg.Tables, config.Table{Source: "inventory.orders", Target: "orders_hist", Mode: config.ModeHistory})
+		cfg.Schema.Evolve = []string{config.SchemaEvolveAddColumns}
+		if err := runOnce(t, cfg); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := query(t, db, "SELECT id, name, extra FROM orders ORDER BY id"), "1|a|y\n2|b|x"; got != want {
+			t.Errorf("orders:\n%s\nwant:\n%s", got, want)
+		}
+		if got, want := query(t, db, "SELECT id, name, extra, __op FROM orders_hist ORDER BY __source_offset"), "1|a|NULL|I\n2|b|x|I\n1|a|y|U"; got != want {
+			t.Errorf("orders_hist:\n%s\nwant:\n%s", got, want)
+		}
+	})
+}

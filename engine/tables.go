@@ -143,7 +143,7 @@ func (e *Engine) tableFor(ctx context.Context, c *changelog.Change) (*reduce.Tab
 		// position (or dead-lettered) and the pipeline may go on past
 		// it.
 		var re *route.Error
-		if !errors.As(err, &re) {
+		if !errors.As(err, &re) || re.Conflict {
 			return nil, fmt.Errorf("%s: table %s: %w", c.Pos, c.Table, err)
 		}
 		return nil, &reduce.Error{Pos: c.Pos, Table: re.Table, Reason: re.Reason, Hint: re.Hint, Err: err}

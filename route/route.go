@@ -10,7 +10,9 @@
 // nothing else. txsink run (package engine) and txsink check (package
 // diagnose) route through it alike, so check reports what a run does.
 // What a route refuses is an *Error, bad input (errkind.BadInput): the
-// name came from the changelog, and the same name is refused again.
+// name came from the changelog, and the same name is refused again. A
+// table the entries route to one target table twice is a Conflict, a
+// permanent error: the configuration is wrong.
 //
 // route imports only changelog, config, errkind and schema.
 package route
@@ -112,7 +114,7 @@ func sameTarget(hops []Hop, name schema.Name) *Hop {
 // twice refuses a route that would write src's changes to one target
 // table twice (what, naming the entries), saying what to do (hint).
 func twice(src changelog.Table, what, hint string) *Error {
-	return &Error{Source: src, Table: src.Printable(), Reason: what + ", which would get each change twice", Hint: hint}
+	return &Error{Source: src, Table: src.Printable(), Conflict: true, Reason: what + ", which would get each change twice", Hint: hint}
 }
 
 // Known reports whether entry tc's route is known before any change is
@@ -155,9 +157,9 @@ func resolve(tc *config.Table, src changelog.Table) (schema.Name, error) {
 	return name, nil
 }
 
-// Error is a source table the Router refuses to route. It is bad input:
-// the engine refuses the change at its position (or dead-letters it under
-// bad-input: dead-letter), and check reports it.
+// Error is a source table the Router refuses to route. It is bad input
+// (but for a Conflict): the engine refuses the change at its position (or
+// dead-letters it under bad-input: dead-letter), and check reports it.
 type Error struct {
 	// Source is the source table as the changelog named it.
 	Source changelog.Table
@@ -166,6 +168,11 @@ type Error struct {
 	// Unknown says no tables entry matches the table; otherwise its
 	// entry's route is refused, and Err is the *config.RouteError.
 	Unknown bool
+	// Conflict says the tables entries route the table to one target
+	// table twice (a history entry's target is another entry's): the
+	// configuration is wrong, whichever change comes, so the error is
+	// permanent, not bad input.
+	Conflict bool
 	// Reason says what is wrong, naming the refused name; Hint what to
 	// do.
 	Reason, Hint string
@@ -180,8 +187,13 @@ func (e *Error) Error() string { return e.Reason + "; " + e.Hint }
 // Unwrap returns Err.
 func (e *Error) Unwrap() error { return e.Err }
 
-// Kind reports errkind.BadInput.
-func (e *Error) Kind() errkind.Kind { return errkind.BadInput }
+// Kind reports errkind.BadInput, or errkind.Permanent for a Conflict.
+func (e *Error) Kind() errkind.Kind {
+	if e.Conflict {
+		return errkind.Permanent
+	}
+	return errkind.BadInput
+}
 
 // Where names the source table.
 func (e *Error) Where() errkind.Where { return errkind.Where{Table: e.Table} }

@@ -171,6 +171,9 @@ func TestRouteHistory(t *testing.T) {
 				if !errors.As(err, &re) || !strings.Contains(re.Reason, tt.refused) {
 					t.Fatalf("Route = %v, want a refusal saying %q", err, tt.refused)
 				}
+				if errkind.IsBadInput(err) {
+					t.Error("a table routed to one target twice is bad input; want a permanent error (the configuration is wrong)")
+				}
 				return
 			}
 			if err != nil {
