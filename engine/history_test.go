@@ -19,10 +19,16 @@ import (
 )
 
 // historyDDL is a history table's definition on dialect: the source's
-// columns, NULL-able (a delete carries only the key), and txsink's five.
-func historyDDL(dialect, name string) string {
+// columns, NULL-able (a delete carries only the key), and txsink's five;
+// with surrogate, first a key of its own the database fills.
+func historyDDL(dialect, name string, surrogate ...bool) string {
 	readAt := map[string]string{"mysql": "DATETIME(6)", "postgres": "TIMESTAMP(6)", "sqlite": "TIMESTAMP"}[dialect]
-	return `CREATE TABLE ` + name + ` (id INT NULL, val VARCHAR(10) NULL, __op VARCHAR(1) NOT NULL,
+	key := ""
+	if len(surrogate) > 0 && surrogate[0] {
+		key = map[string]string{"mysql": "hid BIGINT AUTO_INCREMENT PRIMARY KEY, ", "postgres": "hid BIGSERIAL PRIMARY KEY, ",
+			"sqlite": "hid INTEGER PRIMARY KEY, "}[dialect]
+	}
+	return `CREATE TABLE ` + name + ` (` + key + `id INT NULL, val VARCHAR(10) NULL, __op VARCHAR(1) NOT NULL,
 		__source_partition VARCHAR(255) NOT NULL, __source_offset BIGINT NOT NULL, __txn_id VARCHAR(255) NULL,
 		__read_at ` + readAt + ` NOT NULL)`
 }
@@ -71,8 +77,9 @@ func wantHistory(lines []string, path string, txn bool) string {
 }
 
 // TestHistoryRows is issue 27's test of mode: history: a source table
-// routed to an upsert table and two history tables, plain and
-// transaction mode, on every server. The upsert table holds the final
+// routed to an upsert table and two history tables (one with a key of
+// its own the database fills), plain and transaction mode, on every
+// server. The upsert table holds the final
 // state; each history table holds one row per change, in order, with
 // its kind, position and transaction. A run that crashes before a
 // commit, one stopped after a commit and one whose COMMIT answer is lost
@@ -93,7 +100,7 @@ func TestHistoryRows(t *testing.T) {
 					t.Run(stop, func(t *testing.T) {
 						db.Exec(t, `DROP TABLE IF EXISTS h_up`, `DROP TABLE IF EXISTS h_hist`, `DROP TABLE IF EXISTS h_audit`,
 							`CREATE TABLE h_up (id INT NOT NULL PRIMARY KEY, val VARCHAR(10) NOT NULL)`,
-							historyDDL(db.Dialect, "h_hist"), historyDDL(db.Dialect, "h_audit"))
+							historyDDL(db.Dialect, "h_hist"), historyDDL(db.Dialect, "h_audit", true))
 						cfg := pipeline(db, config.Table{Source: "s.h", Target: "h_hist", Mode: config.ModeHistory},
 							config.Table{Source: "s.h", Target: "h_up"},
 							config.Table{Source: "s.*", Target: "h_audit", Mode: config.ModeHistory})
