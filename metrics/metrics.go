@@ -290,8 +290,9 @@ func (m *Metrics) OnChange(c *changelog.Change) {
 }
 
 // tableLabel returns the tables entry that routes t, as written in the
-// config: a wildcard entry is one label value however many tables it
-// matches. Only OnChange calls it.
+// config (its upsert entry, else its first history entry): a wildcard
+// entry is one label value however many tables it matches. Only OnChange
+// calls it.
 func (m *Metrics) tableLabel(t changelog.Table) string {
 	if l, ok := m.entry[t]; ok {
 		return l
@@ -299,6 +300,8 @@ func (m *Metrics) tableLabel(t changelog.Table) string {
 	l := unmatched
 	if tc, ok := m.cfg.Match(t); ok {
 		l = tc.Source
+	} else if h := m.cfg.History(t); len(h) > 0 {
+		l = h[0].Source // only history entries route it
 	}
 	m.entry[t] = l
 	return l
