@@ -27,6 +27,9 @@ func TestHistoryEntries(t *testing.T) {
 		{"one target twice", `  - {source: "x.*", target: h, mode: history}
   - {source: x.a, target: h, mode: history}
 `, []string{"tables[1].target"}},
+		{"history and upsert both unnamed", `  - {source: x.a}
+  - {source: x.a, mode: history}
+`, []string{"tables[1].target"}},
 		{"history and upsert one target", `  - {source: x.a, target: h, mode: history}
   - {source: x.b, target: h}
 `, []string{"tables[1].target"}},

@@ -261,6 +261,7 @@ func (v *validator) tables(tables []Table) {
 			v.add(path+".append-only", "append-only tables are written with plain INSERTs and take no key; remove primary-key, or remove append-only to apply updates and deletes by that key")
 		}
 		v.historyEntry(path, t)
+		v.historyUnnamed(path, t, tables)
 		if t.Source == "" {
 			continue
 		}
@@ -306,6 +307,22 @@ func (v *validator) historyEntry(path string, t *Table) {
 	}
 	if t.Delete != "" {
 		v.add(path+".delete", why+"a delete is a row of its own (__op D); remove delete, or remove mode: history")
+	}
+}
+
+// historyUnnamed refuses a history entry without target whose tables
+// an upsert entry without target matches too: both would write the
+// table of the source table's name.
+func (v *validator) historyUnnamed(path string, t *Table, tables []Table) {
+	if !t.IsHistory() || t.Target != "" || t.Source == "" {
+		return
+	}
+	for j := range tables {
+		o := &tables[j]
+		if !o.IsHistory() && o.Target == "" && o.Source != "" && (covers(o.Source, t.Source) || covers(t.Source, o.Source)) {
+			v.add(path+".target", fmt.Sprintf("missing, and tables[%d] (%q) applies the same tables by key to the tables of their own names; name the history table with target:", j, o.Source))
+			return
+		}
 	}
 }
 
