@@ -60,10 +60,14 @@ func HistoryDeclaration(decl *coltype.Table) *coltype.Table {
 	}
 	out.Columns = append(out.Columns,
 		coltype.Column{Name: OpColumn, Type: text(1)},
-		coltype.Column{Name: PartitionColumn, Type: text(255)},
+		// A partition (a file's path, a list of files) and a
+		// transaction id have no bound txsink could promise: unbounded
+		// text. The read time is a date-time in UTC, which MariaDB's
+		// TIMESTAMP would end in 2038.
+		coltype.Column{Name: PartitionColumn, Type: text(0)},
 		coltype.Column{Name: OffsetColumn, Type: coltype.Type{Kind: coltype.Int, Bits: 64, Source: "txsink"}},
-		coltype.Column{Name: TxnColumn, Type: text(255), Nullable: true},
-		coltype.Column{Name: ReadAtColumn, Type: coltype.Type{Kind: coltype.Timestamp, Frac: coltype.MaxFrac, Source: "txsink"}})
+		coltype.Column{Name: TxnColumn, Type: text(0), Nullable: true},
+		coltype.Column{Name: ReadAtColumn, Type: coltype.Type{Kind: coltype.DateTime, Frac: coltype.MaxFrac, Source: "txsink"}})
 	return out
 }
 
@@ -88,10 +92,10 @@ func NewHistoryTable(st *schema.Table) (*Table, error) {
 		ddl     string
 	}{
 		OpColumn:        {[]schema.Class{schema.String, schema.Unknown}, "VARCHAR(1) NOT NULL"},
-		PartitionColumn: {[]schema.Class{schema.String, schema.Unknown}, "VARCHAR(255) NOT NULL"},
+		PartitionColumn: {[]schema.Class{schema.String, schema.Unknown}, "TEXT NOT NULL"},
 		OffsetColumn:    {[]schema.Class{schema.Int, schema.Uint, schema.Decimal}, "BIGINT NOT NULL"},
-		TxnColumn:       {[]schema.Class{schema.String, schema.Unknown}, "VARCHAR(255) NULL"},
-		ReadAtColumn:    {[]schema.Class{schema.DateTime, schema.Timestamp}, "TIMESTAMP(6) NOT NULL (PostgreSQL: timestamptz)"},
+		TxnColumn:       {[]schema.Class{schema.String, schema.Unknown}, "TEXT NULL"},
+		ReadAtColumn:    {[]schema.Class{schema.DateTime, schema.Timestamp}, "DATETIME(6) NOT NULL (PostgreSQL: TIMESTAMP(6))"},
 	}
 	var problems []string
 	for _, name := range HistoryColumns {
