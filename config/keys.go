@@ -285,7 +285,9 @@ var targetSection = sectionDef{
 var tableSection = sectionDef{
 	path: "tables[]",
 	intro: "Routes source tables to target tables. Each change goes to the first entry whose `source` " +
-		"pattern matches its table; at least one entry is required.",
+		"pattern matches its table, leaving out `mode: history` entries, and also to every `mode: history` entry " +
+		"whose pattern matches it, in the list's order; at least one entry is required. A table that only " +
+		"history entries match gets only their rows.",
 	keys: []keyDef{{
 		name: "source", typ: typeString, required: true,
 		want: `a "database.table" pattern such as inventory.orders or inventory.*`,
@@ -380,7 +382,29 @@ var tableSection = sectionDef{
 		want:  "a list of columns, such as [{name: id, type: bigint}, {name: email, type: varchar(255), null: false}]",
 		doc:   columnsDoc,
 		field: func(s any) any { return &s.(*Table).Columns },
-	}},
+	}, {
+		name: "mode", typ: typeString,
+		want:       "upsert or history",
+		defaultDoc: ModeUpsert,
+		doc: "`upsert` applies the table's changes by key (or appends them, with `append-only`). `history` appends " +
+			"a row for every change, before any per-key reduction, to a table without a key (an SCD-2 or audit " +
+			"table): an insert's and an update's row are its after image, a delete's its before image (the columns " +
+			"that image lacks are NULL: a delete may carry only the key), each with five columns of txsink's: `__op` " +
+			"(`I`, `U` or `D`), `__source_partition` and `__source_offset` (the change's position, as the progress " +
+			"table stores it: a file's byte offset past the record, a Kafka offset + 1; the changes of one record " +
+			"share it), `__txn_id` (the source transaction's id, NULL where the format carries none) and `__read_at` " +
+			"(when txsink read the change, UTC, cut to the column's fractional digits). A `-U` adds no row; the columns " +
+			"an image lacks (a delete's before image of only the key, a compressed update image) are left to the " +
+			"table (NULL or their default). The rows are written in the " +
+			"transaction of the progress they precede, so a replay after a crash adds none twice. The same source " +
+			"table can feed one upsert entry and any number of history entries (see `tables[]` above), each with a " +
+			"target of its own. The target table must have every column of the changes and the five (a missing one is " +
+			"named at start and by `txsink check`), and no key but one of its own the database fills (an " +
+			"auto-increment or identity column); with `schema.create: missing` it is created with no key, every " +
+			"source column NULL-able. A column of the source named like one of the five is refused at its change. " +
+			"Cannot be combined with `primary-key`, `append-only`, `version-column` or `delete`; refused on StarRocks.",
+		field: func(s any) any { return &s.(*Table).Mode },
+		check: oneOf([]string{ModeUpsert, ModeHistory})}},
 }
 
 var schemaSection = sectionDef{

@@ -250,7 +250,25 @@ func (c *checker) checkChange(ctx context.Context, ch *changelog.Change, declare
 			Fix:     "add a tables entry if they should be applied"})
 		return nil
 	}
+	for _, h := range rt.History {
+		ti, err := c.table(ctx, h.Entry, ch.Table, h.Target, ch)
+		if err != nil {
+			return err
+		}
+		if !ti.ok {
+			continue // the table's problem is reported already
+		}
+		switch ch.Kind {
+		case changelog.Insert, changelog.UpdateAfter:
+			c.checkValues(ti, ch, ch.After)
+		case changelog.Delete:
+			c.checkValues(ti, ch, ch.Before)
+		}
+	}
 	tc := rt.Entry
+	if tc == nil {
+		return nil // only history entries route the table
+	}
 	ti, err := c.table(ctx, tc, ch.Table, rt.Target, ch)
 	if err != nil {
 		return err

@@ -83,15 +83,24 @@ func Schema(ctx context.Context, cfg *config.Config, opts Options) ([]TableDDL, 
 				continue
 			}
 			rt, err := router.Route(ch.Table)
-			if err != nil || rt.Skipped() || seen[rt.Target] {
+			if err != nil || rt.Skipped() {
 				continue
 			}
-			seen[rt.Target] = true
-			td := TableDDL{Source: ch.Table.String(), Target: rt.Target, At: ch.Pos}
-			if ch.Types != nil {
-				td.From = ch.Types.From
+			hops := rt.History
+			if rt.Entry != nil {
+				hops = append([]route.Hop{{Entry: rt.Entry, Target: rt.Target}}, hops...)
 			}
-			out = append(out, tableDDL(ctx, target, rt.Entry, td, ch))
+			for _, h := range hops {
+				if seen[h.Target] {
+					continue
+				}
+				seen[h.Target] = true
+				td := TableDDL{Source: ch.Table.String(), Target: h.Target, At: ch.Pos}
+				if ch.Types != nil {
+					td.From = ch.Types.From
+				}
+				out = append(out, tableDDL(ctx, target, h.Entry, td, ch))
+			}
 		}
 		return nil
 	})

@@ -14,6 +14,7 @@ import (
 	"github.com/txsink/txsink/errkind"
 	"github.com/txsink/txsink/format"
 	"github.com/txsink/txsink/format/formats"
+	"github.com/txsink/txsink/reduce"
 	"github.com/txsink/txsink/schema"
 	"github.com/txsink/txsink/schema/coltype"
 	"github.com/txsink/txsink/sink"
@@ -127,7 +128,9 @@ func Declared(tc *config.Table) (*coltype.Table, error) {
 // which win over any the record declares; else the columns c's record
 // declares, keyed by the entry's primary-key, else by the key the record
 // declares (Canal's pkNames; Debezium's record key schema,
-// format.KeyTyper), with no key for an append-only table. c may be nil
+// format.KeyTyper), with no key for an append-only table, and for a
+// history table (mode: history) with no key, every column NULL-able and
+// the columns txsink fills (reduce.HistoryDeclaration). c may be nil
 // when tc declares its columns. A record without types, or whose types
 // cannot be read, or a table without a key, is a *SchemaError saying what
 // to do.
@@ -157,6 +160,8 @@ func Declaration(tc *config.Table, name schema.Name, c *changelog.Change) (*colt
 	}
 	key := tc.PrimaryKey
 	switch {
+	case tc.IsHistory():
+		return reduce.HistoryDeclaration(t), nil
 	case tc.AppendOnly:
 		key = nil
 	case len(key) == 0 && len(t.Key) == 0:

@@ -419,6 +419,7 @@ func (e *Engine) stale(ctx context.Context, t *reduce.Table, c *changelog.Change
 	if err == nil || !errors.As(err, &re) || re.Column == "" {
 		return err
 	}
+	t = t.Member(re.Table)
 	if _, has := t.Schema.Column(re.Column); !has {
 		added, aerr := e.addColumns(ctx, t, c)
 		if aerr != nil {

@@ -26,7 +26,7 @@ type Stats struct {
 	SchemaChanges, Messages int64
 	Upserted                int64 // rows upserted after reduction
 	Deleted                 int64 // keys deleted after reduction
-	Inserted                int64 // rows appended to append-only tables
+	Inserted                int64 // rows appended to append-only and history tables
 	Commits                 int64 // target transactions committed
 	Txns                    int64 // source transactions committed (transaction mode)
 	Retries                 int64 // transient errors retried

@@ -31,6 +31,10 @@ func (e *Engine) CheckTables(ctx context.Context) error {
 	}
 	for i := range e.cfg.Tables {
 		tc := &e.cfg.Tables[i]
+		if msg := e.cfg.HistoryRefused(tc); msg != "" {
+			errs = append(errs, &TableError{Index: i, Source: tc.Source, Err: errors.New(msg)})
+			continue
+		}
 		if !route.Known(tc) {
 			continue // resolved when the first change of a matching table comes
 		}
@@ -86,6 +90,9 @@ func (e *TableError) Where() errkind.Where { return errkind.Where{Table: e.Sourc
 // of change c (nil at start: the table stays missing).
 func (e *Engine) resolve(ctx context.Context, tc *config.Table, name schema.Name, c *changelog.Change) (*reduce.Table, error) {
 	if t, ok := e.byTarget[name]; ok {
+		if t.History() != tc.IsHistory() {
+			return nil, fmt.Errorf("target table %s is both applied by key and a history table (mode: history) of tables entries; give the history entry a target of its own", name)
+		}
 		return t, nil
 	}
 	st, err := e.describe(ctx, name)
@@ -116,6 +123,9 @@ func (e *Engine) resolve(ctx context.Context, tc *config.Table, name schema.Name
 // its key, and its apply rules (version-column, delete). It refuses what
 // a run refuses, so txsink check calls it too.
 func TableOf(st *schema.Table, tc *config.Table) (*reduce.Table, error) {
+	if tc.IsHistory() {
+		return reduce.NewHistoryTable(st)
+	}
 	t, err := reduce.NewTable(st, tc.PrimaryKey, tc.AppendOnly)
 	if err != nil {
 		return nil, err
@@ -140,7 +150,7 @@ func (e *Engine) tableFor(ctx context.Context, c *changelog.Change) (*reduce.Tab
 		// position (or dead-lettered) and the pipeline may go on past
 		// it.
 		var re *route.Error
-		if !errors.As(err, &re) {
+		if !errors.As(err, &re) || re.Conflict {
 			return nil, fmt.Errorf("%s: table %s: %w", c.Pos, c.Table, err)
 		}
 		return nil, &reduce.Error{Pos: c.Pos, Table: re.Table, Reason: re.Reason, Hint: re.Hint, Err: err}
@@ -150,10 +160,19 @@ func (e *Engine) tableFor(ctx context.Context, c *changelog.Change) (*reduce.Tab
 		e.log.Info("skipping changes of a table no tables entry matches", "table", c.Table.String(), "pos", c.Pos.String())
 		return nil, nil
 	}
-	t, err := e.resolve(ctx, rt.Entry, rt.Target, c)
-	if err != nil {
-		return nil, fmt.Errorf("%s: table %s: %w", c.Pos, c.Table, err)
+	var main *reduce.Table
+	if rt.Entry != nil {
+		if main, err = e.resolve(ctx, rt.Entry, rt.Target, c); err != nil {
+			return nil, fmt.Errorf("%s: table %s: %w", c.Pos, c.Table, err)
+		}
 	}
+	history := make([]*reduce.Table, len(rt.History))
+	for i, h := range rt.History {
+		if history[i], err = e.resolve(ctx, h.Entry, h.Target, c); err != nil {
+			return nil, fmt.Errorf("%s: table %s: history table %s: %w", c.Pos, c.Table, h.Target, err)
+		}
+	}
+	t := reduce.Fan(main, history...)
 	e.tables[c.Table] = t
 	e.narrowBefore(c.Table, t)
 	return t, nil

@@ -81,6 +81,11 @@ type Table struct {
 	// table carries them (commit.Batch.AddColumns).
 	AddColumns []coltype.Column
 
+	// history is set on a history table (NewHistoryTable), fan on a
+	// Table made by Fan: Add and Check go to its tables.
+	history *historyCols
+	fan     *fan
+
 	// ignoreDeletes drops the table's deletes (delete: ignore); verCol
 	// and softCol are Rules' columns (see SetRules).
 	ignoreDeletes   bool
@@ -616,6 +621,10 @@ func (b *Buffer) DeadLetter(d commit.DeadLetter, now time.Time) {
 // record's changes all or none check them first.
 func (b *Buffer) Check(t *Table, c *changelog.Change) error {
 	switch {
+	case t.fan != nil:
+		return b.checkRouted(t.fan.main, t.fan.history, c)
+	case t.history != nil:
+		return b.checkRouted(nil, []*Table{t}, c)
 	case !c.Kind.Writes():
 		return nil
 	case t.AppendOnly:
@@ -682,6 +691,12 @@ func (b *Buffer) moveTo(pos changelog.Position) {
 // (a value its column cannot hold, a missing key column, an update on an
 // append-only table) returns an *Error and leaves the buffer as it was.
 func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
+	switch {
+	case t.fan != nil:
+		return b.addRouted(t.fan.main, t.fan.history, c, now)
+	case t.history != nil:
+		return b.addRouted(nil, []*Table{t}, c, now)
+	}
 	// A -U waits for the next change of its partition: its +U pairs with
 	// it; anything else leaves it lone.
 	var paired *retraction
@@ -1182,6 +1197,12 @@ func RenderKey(vals []any) string {
 // img has no such identity: an append-only table (every insert is a row
 // of its own), a key column missing, NULL or of a type not hashed here.
 func (t *Table) RowKey(img changelog.Row, seed maphash.Seed) (key uint64, ok bool) {
+	if t.fan != nil {
+		if t.fan.main == nil {
+			return 0, false
+		}
+		return t.fan.main.RowKey(img, seed)
+	}
 	if t.AppendOnly || len(t.keyCols) == 0 || img.IsZero() {
 		return 0, false
 	}

@@ -345,7 +345,7 @@ func summaryTable(name string, st engine.Stats, took time.Duration, runErr error
 	row("rows written", written, "after per-key reduction")
 	row("  upserted", st.Upserted, "")
 	row("  deleted", st.Deleted, "")
-	row("  inserted", st.Inserted, "into append-only tables")
+	row("  inserted", st.Inserted, "into append-only and history tables")
 	if len(st.Tables) > 0 {
 		row("rows by table", "", "upserted / deleted / inserted")
 		names := slices.Sorted(maps.Keys(st.Tables))

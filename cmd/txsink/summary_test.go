@@ -44,7 +44,7 @@ func TestSummaryTable(t *testing.T) {
 				`^    -D +100  deletes$`,
 				`^  rows written +500  after per-key reduction$`,
 				`^    upserted +300$`,
-				`^    inserted +150  into append-only tables$`,
+				`^    inserted +150  into append-only and history tables$`,
 				`^  rows by table +upserted / deleted / inserted$`,
 				`^    order_events +150  0 / 0 / 150$`,
 				`^    order_items +120  100 / 20 / 0$`,
