@@ -84,6 +84,13 @@ func (u *Unit) Rows() (deletes, upserts, inserts int) {
 type Batch struct {
 	// Table is the target table.
 	Table *schema.Table
+	// Truncate says the source emptied the table (a TRUNCATE) before the
+	// batch's rows, and after every row an earlier unit wrote: a target
+	// deletes every row of the table first, in the unit's transaction,
+	// before any of the batch's deletes and writes (and before the
+	// writes of tables referencing it), or refuses the unit. Deletes,
+	// Upserts and Inserts are the changes after the TRUNCATE.
+	Truncate bool
 	// Deletes lists the keys to delete, each in Table.PrimaryKey order.
 	Deletes [][]any
 	// DeletePos holds, for each of Deletes, where the change that asked for

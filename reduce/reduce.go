@@ -375,6 +375,10 @@ type tableState struct {
 	index   map[string]int32
 	entries []entry
 	inserts []entry
+	// truncated is set once a TRUNCATE of the table was added: the
+	// entries are the changes after the last one, and the unit empties
+	// the table before them (see truncate.go).
+	truncated bool
 }
 
 // reset empties ts for reuse. The entries are cleared, not only truncated,
@@ -384,6 +388,7 @@ func (ts *tableState) reset() {
 	clear(ts.entries)
 	clear(ts.inserts)
 	ts.entries, ts.inserts = ts.entries[:0], ts.inserts[:0]
+	ts.truncated = false
 }
 
 // Buffer is the per-key reduction buffer for one pipeline. It is not safe
@@ -616,6 +621,8 @@ func (b *Buffer) DeadLetter(d commit.DeadLetter, now time.Time) {
 // record's changes all or none check them first.
 func (b *Buffer) Check(t *Table, c *changelog.Change) error {
 	switch {
+	case c.Kind == changelog.Truncate:
+		return checkTruncate(t, c)
 	case !c.Kind.Writes():
 		return nil
 	case t.AppendOnly:
@@ -695,6 +702,13 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 	}
 	if c.Kind == changelog.EndTxn {
 		// A transaction boundary holds no row; only progress moves.
+		b.touch(c.Pos, now)
+		return nil
+	}
+	if c.Kind == changelog.Truncate {
+		if err := b.truncate(t, c); err != nil {
+			return err
+		}
 		b.touch(c.Pos, now)
 		return nil
 	}
@@ -1005,8 +1019,13 @@ func (b *Buffer) Merge(o *Buffer) error {
 		b.since = o.since
 	}
 	for _, ots := range o.tables {
-		if len(ots.entries)+len(ots.inserts) > 0 {
+		if len(ots.entries)+len(ots.inserts) > 0 || ots.truncated {
 			ts := b.state(ots.t)
+			if ots.truncated {
+				// o's TRUNCATE came after everything b holds of the
+				// table, and before o's own rows of it.
+				b.dropRows(ts)
+			}
 			for i := range ots.entries {
 				e := &ots.entries[i]
 				if j, ok := ts.index[e.k]; ok {
@@ -1353,7 +1372,8 @@ func (b *Buffer) Take() *commit.Unit {
 			ins.add(ts.inserts[i].cols, false, ts.inserts[i].row, ts.inserts[i].pos, len(ts.inserts)-i)
 		}
 		batch.Inserts = ins.groups
-		if len(batch.Deletes)+len(batch.Upserts)+len(batch.Inserts) > 0 {
+		batch.Truncate = ts.truncated
+		if len(batch.Deletes)+len(batch.Upserts)+len(batch.Inserts) > 0 || batch.Truncate {
 			u.Batches = append(u.Batches, batch)
 		}
 		// The unit holds the rows, not the state: the state goes back to
