@@ -91,6 +91,9 @@ type Batch struct {
 	// writes of tables referencing it), or refuses the unit. Deletes,
 	// Upserts and Inserts are the changes after the TRUNCATE.
 	Truncate bool
+	// TruncatePos is, with Truncate, where the last TRUNCATE of the
+	// table was read; error messages name it.
+	TruncatePos changelog.Position
 	// Deletes lists the keys to delete, each in Table.PrimaryKey order.
 	Deletes [][]any
 	// DeletePos holds, for each of Deletes, where the change that asked for

@@ -379,6 +379,8 @@ type tableState struct {
 	// entries are the changes after the last one, and the unit empties
 	// the table before them (see truncate.go).
 	truncated bool
+	// truncPos is where the last TRUNCATE was read.
+	truncPos changelog.Position
 }
 
 // reset empties ts for reuse. The entries are cleared, not only truncated,
@@ -388,7 +390,7 @@ func (ts *tableState) reset() {
 	clear(ts.entries)
 	clear(ts.inserts)
 	ts.entries, ts.inserts = ts.entries[:0], ts.inserts[:0]
-	ts.truncated = false
+	ts.truncated, ts.truncPos = false, changelog.Position{}
 }
 
 // Buffer is the per-key reduction buffer for one pipeline. It is not safe
@@ -1024,7 +1026,7 @@ func (b *Buffer) Merge(o *Buffer) error {
 			if ots.truncated {
 				// o's TRUNCATE came after everything b holds of the
 				// table, and before o's own rows of it.
-				b.dropRows(ts)
+				b.dropRows(ts, ots.truncPos)
 			}
 			for i := range ots.entries {
 				e := &ots.entries[i]
@@ -1372,7 +1374,7 @@ func (b *Buffer) Take() *commit.Unit {
 			ins.add(ts.inserts[i].cols, false, ts.inserts[i].row, ts.inserts[i].pos, len(ts.inserts)-i)
 		}
 		batch.Inserts = ins.groups
-		batch.Truncate = ts.truncated
+		batch.Truncate, batch.TruncatePos = ts.truncated, ts.truncPos
 		if len(batch.Deletes)+len(batch.Upserts)+len(batch.Inserts) > 0 || batch.Truncate {
 			u.Batches = append(u.Batches, batch)
 		}

@@ -45,13 +45,13 @@ func (b *Buffer) truncate(t *Table, c *changelog.Change) error {
 		b.ignored++
 		return nil
 	}
-	b.dropRows(b.state(t))
+	b.dropRows(b.state(t), c.Pos)
 	return nil
 }
 
-// dropRows forgets every row ts holds, as a TRUNCATE of its table does,
-// and marks it truncated.
-func (b *Buffer) dropRows(ts *tableState) {
+// dropRows forgets every row ts holds, as a TRUNCATE of its table at pos
+// does, and marks it truncated.
+func (b *Buffer) dropRows(ts *tableState, pos changelog.Position) {
 	for i := range ts.entries {
 		b.bytes -= int64(ts.entries[i].size)
 	}
@@ -60,5 +60,5 @@ func (b *Buffer) dropRows(ts *tableState) {
 	}
 	b.rows -= len(ts.entries) + len(ts.inserts)
 	ts.reset()
-	ts.truncated = true
+	ts.truncated, ts.truncPos = true, pos
 }

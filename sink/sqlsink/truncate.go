@@ -1,0 +1,93 @@
+package sqlsink
+
+// A source's TRUNCATE (commit.Batch.Truncate) is applied as DELETE FROM
+// the table, never as TRUNCATE: MariaDB and MySQL commit a TRUNCATE
+// implicitly, and PostgreSQL's takes an ACCESS EXCLUSIVE lock and ignores
+// ON DELETE actions; a DELETE is a statement of the unit's own
+// transaction on every server, so the empty table and the rows after it
+// commit together or not at all.
+//
+// The unit's truncates run before any other of its statements: the rows
+// a truncated batch holds are the changes after the TRUNCATE, and a
+// table referencing a truncated one was truncated by the same source
+// statement (PostgreSQL refuses to truncate a table other tables
+// reference unless they are truncated too, or named by CASCADE), so its
+// rows in the unit come after the TRUNCATE as well. Among themselves the
+// truncates go children first, as Order places deletes: a parent is not
+// emptied while a child still references it. A target table that
+// references a truncated one and is not truncated itself (one the
+// pipeline does not read, or a foreign key the source lacks) is the
+// server's to refuse, or to clear by its ON DELETE action.
+
+import (
+	"database/sql"
+	"strings"
+
+	"github.com/txsink/txsink/changelog"
+	"github.com/txsink/txsink/commit"
+	"github.com/txsink/txsink/schema"
+	"github.com/txsink/txsink/sink"
+)
+
+// TruncatesInUnit reports that the target applies commit.Batch.Truncate
+// inside the unit's transaction (sink.Truncater).
+func (t *DB) TruncatesInUnit() bool { return true }
+
+var _ sink.Truncater = (*DB)(nil)
+
+// truncateWork is the statement that empties b's table.
+func (t *DB) truncateWork(b *commit.Batch) *work {
+	// One tuple of no values: the statement runs once, binding nothing.
+	w := &work{op: "truncate", table: b.Table, tuples: [][]any{{}}, pos: []changelog.Position{b.TruncatePos}}
+	w.build = func(sb *strings.Builder, _ int) {
+		sb.WriteString("DELETE FROM ")
+		sb.WriteString(QuotedTable(t.dialect, b.Table))
+	}
+	return w
+}
+
+// applyTruncates empties the unit's truncated tables, children first,
+// through exec, deferring DEFERRABLE constraints first (deferNow) when only
+// that orders a cycle of them.
+func (t *DB) applyTruncates(batches []*commit.Batch, exec func(*sql.Conn, *work) (*failure, error), canDefer bool, deferNow func() error) error {
+	tables := make([]*schema.Table, len(batches))
+	truncated := make([]bool, len(batches))
+	some := false
+	for i, b := range batches {
+		tables[i], truncated[i] = b.Table, b.Truncate
+		some = some || b.Truncate
+	}
+	if !some {
+		return nil
+	}
+	steps, deferAll, err := Order(tables, truncated, make([]bool, len(batches)), canDefer)
+	if err != nil {
+		return err
+	}
+	if deferAll {
+		if err := deferNow(); err != nil {
+			return err
+		}
+	}
+	for _, s := range steps {
+		b := batches[s.Table]
+		if _, err := exec(nil, t.truncateWork(b)); err != nil {
+			return truncateError(b, err)
+		}
+	}
+	return nil
+}
+
+// truncateError is the error of a DELETE FROM a truncated table that
+// failed: transient as the server said, else the table and the
+// TRUNCATE's position, and what to do.
+func truncateError(b *commit.Batch, err error) error {
+	se, ok := err.(*sink.Error)
+	if !ok || se.Transient {
+		return err
+	}
+	se.Key, se.Pos, se.At = "", b.TruncatePos.String(), b.TruncatePos
+	se.Hint = "the source truncated this table and the target refused to delete its rows (a table that references it still holds rows: add that table to the pipeline and the publication, or make its foreign key ON DELETE CASCADE); " +
+		"or set source.truncate: refuse and empty the tables yourself; nothing of this flush was committed"
+	return se
+}

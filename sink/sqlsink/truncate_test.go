@@ -1,0 +1,98 @@
+package sqlsink_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/txsink/txsink/changelog"
+	"github.com/txsink/txsink/commit"
+	"github.com/txsink/txsink/errkind"
+	"github.com/txsink/txsink/internal/testdb"
+	"github.com/txsink/txsink/schema"
+)
+
+// TestTruncate applies units with truncated batches (commit.Batch.Truncate)
+// on every server, to a parent and a child table joined by a foreign key:
+// both emptied and written again in one unit, the child's DELETE first
+// whatever the batches' order; a unit whose later row the server refuses
+// leaves every row in place (the DELETE is the unit's, never an
+// implicitly committed TRUNCATE); and a parent truncated while the
+// target's child still references it is refused, naming the table, the
+// TRUNCATE's position and what to do.
+func TestTruncate(t *testing.T) {
+	for _, d := range testdb.Dialects {
+		t.Run(d, func(t *testing.T) {
+			db := testdb.Open(t, d)
+			db.Exec(t,
+				"CREATE TABLE parent (id BIGINT NOT NULL PRIMARY KEY, name VARCHAR(20) NULL)",
+				"CREATE TABLE child (id BIGINT NOT NULL PRIMARY KEY, parent_id BIGINT NOT NULL, CONSTRAINT child_parent FOREIGN KEY (parent_id) REFERENCES parent (id))",
+				"INSERT INTO parent VALUES (1, 'a'), (2, 'b')",
+				"INSERT INTO child VALUES (10, 1), (11, 2)")
+			tdb, describe := setupTarget(t, db)
+			ctx := context.Background()
+			parent, child := describe("parent"), describe("child")
+			seq := int64(0)
+			apply := func(batches ...*commit.Batch) error {
+				seq++
+				pos := changelog.Position{Partition: "p0", Offset: seq, Seq: seq}
+				return tdb.Apply(ctx, &commit.Unit{Pipeline: "trunc", Batches: batches, Progress: []changelog.Position{pos}})
+			}
+			batch := func(tbl *schema.Table, truncate bool, cols []string, rows ...[]any) *commit.Batch {
+				b := &commit.Batch{Table: tbl, Truncate: truncate, TruncatePos: changelog.Position{Partition: "p0", Offset: 7, Seq: 7}}
+				if len(rows) > 0 {
+					b.Upserts = []commit.Group{group(cols, changelog.Position{Partition: "p0", Offset: 8, Seq: 8}, rows...)}
+				}
+				return b
+			}
+			state := func() string {
+				return rows(t, db, "SELECT id, name FROM parent ORDER BY id") + " / " + rows(t, db, "SELECT id, parent_id FROM child ORDER BY id")
+			}
+
+			// A refused row after the truncates: nothing moves.
+			err := apply(batch(parent, true, []string{"id", "name"}, []any{int64(3), "c"}),
+				batch(child, true, []string{"id", "parent_id"}, []any{int64(12), int64(99)}))
+			if err == nil {
+				t.Fatal("a child row of a missing parent was taken")
+			}
+			if got, want := state(), "1|a\n2|b / 10|1\n11|2"; got != want {
+				t.Fatalf("after a refused unit the tables hold %q, want %q", got, want)
+			}
+
+			// Both truncated and written again, parent's batch first.
+			if err := apply(batch(parent, true, []string{"id", "name"}, []any{int64(3), "c"}),
+				batch(child, true, []string{"id", "parent_id"}, []any{int64(12), int64(3)})); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := state(), "3|c / 12|3"; got != want {
+				t.Fatalf("after the truncating unit the tables hold %q, want %q", got, want)
+			}
+
+			// The parent alone, the child's row referencing it.
+			err = apply(batch(parent, true, nil))
+			if err == nil {
+				t.Fatal("the parent was emptied under its child's row")
+			}
+			msg := err.Error()
+			for _, want := range []string{"p0:7: truncate", "parent", "source.truncate: refuse", "nothing of this flush was committed"} {
+				if !strings.Contains(msg, want) {
+					t.Errorf("error %q does not contain %q", msg, want)
+				}
+			}
+			if errkind.Of(err) != errkind.Permanent {
+				t.Errorf("%v is %v, want Permanent", err, errkind.Of(err))
+			}
+			if got, want := state(), "3|c / 12|3"; got != want {
+				t.Fatalf("after the refused truncate the tables hold %q, want %q", got, want)
+			}
+
+			// A truncate and nothing else empties the table.
+			if err := apply(batch(child, true, nil)); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := state(), "3|c / "; got != want {
+				t.Fatalf("after the child's truncate the tables hold %q, want %q", got, want)
+			}
+		})
+	}
+}
