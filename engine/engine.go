@@ -287,6 +287,9 @@ func New(ctx context.Context, cfg *config.Config, opts ...Option) (*Engine, erro
 	if err := e.target.Setup(ctx); err != nil {
 		return fail(err)
 	}
+	if err := e.checkTruncates(); err != nil {
+		return fail(err)
+	}
 	if e.deadLettering() {
 		if err := e.setupDeadLetters(ctx); err != nil {
 			return fail(err)
@@ -393,6 +396,11 @@ func (e *Engine) add(ctx context.Context, c *changelog.Change) error {
 		e.mu.Unlock()
 		e.buf.Skip(c.Pos, now)
 		return nil
+	}
+	if c.Kind == changelog.Truncate {
+		if err := e.truncatable(c, t); err != nil {
+			return err
+		}
 	}
 	return e.stale(ctx, t, c, e.buf.Add(t, c, now))
 }

@@ -234,7 +234,7 @@ func open(ctx context.Context, cfg *Config, part string, at source.Stored, env s
 	pctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
 	d := newDecoder(part)
-	d.win, d.ctx = win, pctx
+	d.win, d.ctx, d.truncate = win, pctx, cfg.Truncate == TruncateDeleteAll
 	go s.pump(pctx, d)
 	return s, nil
 }
