@@ -18,9 +18,18 @@ package sqlsink
 // references a truncated one and is not truncated itself (one the
 // pipeline does not read, or a foreign key the source lacks) is the
 // server's to refuse, or to clear by its ON DELETE action.
+//
+// A table whose rows reference each other (a foreign key to itself) has
+// those references cleared first, by an UPDATE setting the referencing
+// columns NULL where they are NULL-able: MariaDB and MySQL check a
+// foreign key row by row, so a DELETE of every row fails on the first
+// parent it meets before its children (and an ON DELETE CASCADE stops
+// at 15 levels), where PostgreSQL and SQLite check at the statement's
+// end. A NOT NULL self-reference is left to the server.
 
 import (
 	"database/sql"
+	"slices"
 	"strings"
 
 	"github.com/txsink/txsink/changelog"
@@ -35,15 +44,54 @@ func (t *DB) TruncatesInUnit() bool { return true }
 
 var _ sink.Truncater = (*DB)(nil)
 
-// truncateWork is the statement that empties b's table.
-func (t *DB) truncateWork(b *commit.Batch) *work {
-	// One tuple of no values: the statement runs once, binding nothing.
-	w := &work{op: "truncate", table: b.Table, tuples: [][]any{{}}, pos: []changelog.Position{b.TruncatePos}}
-	w.build = func(sb *strings.Builder, _ int) {
-		sb.WriteString("DELETE FROM ")
-		sb.WriteString(QuotedTable(t.dialect, b.Table))
+// truncateWorks are the statements that empty b's table: the self
+// references cleared, when it has NULL-able ones, then the DELETE.
+func (t *DB) truncateWorks(b *commit.Batch) []*work {
+	stmt := func(text string) *work {
+		// One tuple of no values: the statement runs once, binding
+		// nothing.
+		w := &work{op: "truncate", table: b.Table, tuples: [][]any{{}}, pos: []changelog.Position{b.TruncatePos}}
+		w.build = func(sb *strings.Builder, _ int) { sb.WriteString(text) }
+		return w
 	}
-	return w
+	table := QuotedTable(t.dialect, b.Table)
+	var works []*work
+	if cols := selfNullable(b.Table); len(cols) > 0 {
+		var set, where strings.Builder
+		for i, c := range cols {
+			if i > 0 {
+				set.WriteString(", ")
+				where.WriteString(" OR ")
+			}
+			set.WriteString(t.dialect.Quote(c) + " = NULL")
+			where.WriteString(t.dialect.Quote(c) + " IS NOT NULL")
+		}
+		works = append(works, stmt("UPDATE "+table+" SET "+set.String()+" WHERE "+where.String()))
+	}
+	return append(works, stmt("DELETE FROM "+table))
+}
+
+// selfNullable returns the referencing columns of tbl's foreign keys to
+// itself that are checked by statement order (not INITIALLY DEFERRED),
+// when every one of them is NULL-able; none otherwise.
+func selfNullable(tbl *schema.Table) []string {
+	var cols []string
+	for i := range tbl.ForeignKeys {
+		fk := &tbl.ForeignKeys[i]
+		if !fk.References(tbl) || fk.Deferred {
+			continue
+		}
+		for _, name := range fk.Columns {
+			c, ok := tbl.Column(name)
+			if !ok || !c.Nullable {
+				return nil
+			}
+			if !slices.Contains(cols, c.Name) {
+				cols = append(cols, c.Name)
+			}
+		}
+	}
+	return cols
 }
 
 // applyTruncates empties the unit's truncated tables, children first,
@@ -71,8 +119,10 @@ func (t *DB) applyTruncates(batches []*commit.Batch, exec func(*sql.Conn, *work)
 	}
 	for _, s := range steps {
 		b := batches[s.Table]
-		if _, err := exec(nil, t.truncateWork(b)); err != nil {
-			return truncateError(b, err)
+		for _, w := range t.truncateWorks(b) {
+			if _, err := exec(nil, w); err != nil {
+				return truncateError(b, err)
+			}
 		}
 	}
 	return nil
@@ -87,7 +137,7 @@ func truncateError(b *commit.Batch, err error) error {
 		return err
 	}
 	se.Key, se.Pos, se.At = "", b.TruncatePos.String(), b.TruncatePos
-	se.Hint = "the source truncated this table and the target refused to delete its rows (a table that references it still holds rows: add that table to the pipeline and the publication, or make its foreign key ON DELETE CASCADE); " +
+	se.Hint = "the source truncated this table and the target refused to delete its rows (a foreign key: a table that references it still holds rows, add that table to the pipeline and the publication or make its foreign key ON DELETE CASCADE; or a NOT NULL reference of the table to itself, which MariaDB/MySQL check row by row); " +
 		"or set source.truncate: refuse and empty the tables yourself; nothing of this flush was committed"
 	return se
 }
