@@ -344,7 +344,7 @@ func Check(ctx context.Context, cfg *config.Config, opts ...Option) error {
 		return err
 	}
 	defer e.Close()
-	return e.CheckTables(ctx)
+	return errors.Join(e.checkTruncates(), e.CheckTables(ctx))
 }
 
 // Target returns the engine's target.

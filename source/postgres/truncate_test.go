@@ -91,8 +91,8 @@ type hiddenTruncates struct{ sink.Sink }
 
 // TestTruncateTargetRefusedAtStart: source.truncate: delete-all with a
 // target that cannot empty a table inside a unit is refused when the
-// pipeline starts, naming the setting and what to do, before anything is
-// read.
+// pipeline starts, and by txsink check's engine.Check, naming the setting
+// and what to do, before anything is read.
 func TestTruncateTargetRefusedAtStart(t *testing.T) {
 	dst := testdb.SQLite(t)
 	cfg := pipeline("truncate_refused", &testdb.DB{URL: "postgres://postgres@127.0.0.1:1/test?sslmode=disable"}, dst)
@@ -103,13 +103,20 @@ func TestTruncateTargetRefusedAtStart(t *testing.T) {
 	}
 	t.Cleanup(func() { target.Close() })
 	_, err = engine.New(context.Background(), cfg, engine.WithTarget(hiddenTruncates{target}))
+	checkTruncateError(t, "engine.New", err)
+	err = engine.Check(context.Background(), cfg, engine.WithTarget(hiddenTruncates{target}))
+	checkTruncateError(t, "engine.Check", err)
+}
+
+func checkTruncateError(t *testing.T, what string, err error) {
+	t.Helper()
 	var te *engine.TruncateError
 	if !errors.As(err, &te) {
-		t.Fatalf("engine.New = %v, want a *engine.TruncateError", err)
+		t.Fatalf("%s = %v, want a *engine.TruncateError", what, err)
 	}
 	for _, want := range []string{"source.truncate: delete-all", "cannot empty a table inside a unit's transaction", "set source.truncate: refuse"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("error %q does not contain %q", err, want)
+		if !strings.Contains(te.Error(), want) {
+			t.Errorf("%s: error %q does not contain %q", what, te, want)
 		}
 	}
 }
