@@ -192,7 +192,7 @@ type Engine struct {
 	// events counts changes read by kind since they were last folded into
 	// stats (see foldEvents): only the loop's goroutine touches it, so
 	// counting needs no lock per change.
-	events [changelog.EndTxn + 1]int64
+	events [changelog.Truncate + 1]int64
 
 	// mu guards stats and the status fields below, which Stats and Status
 	// read from other goroutines.

@@ -18,7 +18,7 @@ import (
 // TestTruncatePlainMode feeds TRUNCATEs in plain mode on every server:
 // the rows before one are gone, in the flush of the TRUNCATE and in
 // earlier ones, and the changes after it in its flush are applied after
-// it.
+// it; Stats counts them.
 func TestTruncatePlainMode(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, db *testdb.DB) {
 		db.Exec(t, `CREATE TABLE kv (id INT NOT NULL PRIMARY KEY, v VARCHAR(16) NULL)`)
@@ -39,6 +39,9 @@ func TestTruncatePlainMode(t *testing.T) {
 		f.flush()
 		if got := query(t, db, "SELECT count(*) FROM kv"); got != "0" {
 			t.Errorf("kv holds %s rows after a TRUNCATE alone", got)
+		}
+		if n := f.e.Stats().Events[changelog.Truncate]; n != 2 {
+			t.Errorf("Stats counts %d TRUNCATEs, want 2", n)
 		}
 	})
 }
