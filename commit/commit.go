@@ -7,6 +7,10 @@
 //     upsert needs — except where the target's foreign keys need another
 //     order (a child's writes before its parent's deletes), which a target
 //     that checks them row by row must follow (see package sqlsink).
+//   - A Batch's Truncate (a source's TRUNCATE) MUST empty its table before
+//     any other statement of the unit, in the unit's own transaction (never
+//     by a statement that commits by itself); a target that cannot refuses
+//     the unit.
 //   - Progress MUST be written in the same target transaction as the rows, so
 //     after any crash the target says exactly how far it has applied.
 //   - A target MUST apply a unit whole or not at all: a reader never sees
