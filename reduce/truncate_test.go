@@ -2,6 +2,10 @@ package reduce
 
 import (
 	"errors"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -162,4 +166,140 @@ func TestTruncateRules(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestTruncateProperty plays random changelogs of a keyed and an
+// append-only table with TRUNCATEs among their changes, cut into
+// transactions and units at random, two ways: every change added to one
+// buffer, and each transaction reduced in a buffer of its own and merged
+// into the unit's (as transaction mode does). Each unit is applied to a
+// model target as a target applies it (a truncated batch's table emptied
+// first, then its deletes, upserts and inserts); both ways end where
+// replaying the changelog in order ends.
+func TestTruncateProperty(t *testing.T) {
+	tabs := newTables(t)
+	for seed := uint64(0); seed < 500; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 29))
+		var ops []op
+		var ends []bool // ends[i]: a transaction ends after ops[i]
+		var takes []bool
+		for range 5 + rng.IntN(40) {
+			o := op{part: "a", id: 1 + rng.IntN(6)}
+			switch rng.IntN(8) {
+			case 0, 1:
+				o.kind = ins
+			case 2:
+				o.kind = upd
+			case 3:
+				o.kind = del
+			case 4, 5:
+				o.kind, o.events = ins, true
+			case 6:
+				o.kind = trunc
+			case 7:
+				o.kind, o.events = trunc, true
+			}
+			ops = append(ops, o)
+			ends = append(ends, rng.IntN(3) == 0)
+			takes = append(takes, rng.IntN(4) == 0)
+		}
+		ends[len(ends)-1], takes[len(takes)-1] = true, true
+
+		// The replay: each key's last image, the events in order.
+		want := newModel()
+		for i, o := range ops {
+			want.play(o, i)
+		}
+
+		one, byOne := NewBuffer("p"), newModel()
+		merged, byMerge := NewBuffer("p"), newModel()
+		txn, from := NewBuffer("p"), 0
+		for i := range ops {
+			if _, err := playFrom(t, one, tabs, ops, i, i+1); err != nil {
+				t.Fatal(err)
+			}
+			if ends[i] {
+				if _, err := playFrom(t, txn, tabs, ops, from, i+1); err != nil {
+					t.Fatal(err)
+				}
+				if err := merged.Merge(txn); err != nil {
+					t.Fatal(err)
+				}
+				from = i + 1
+				if takes[i] {
+					byMerge.apply(merged.Take())
+				}
+			}
+			if takes[i] {
+				byOne.apply(one.Take())
+			}
+		}
+		if got := byOne.String(); got != want.String() {
+			t.Fatalf("seed %d, one buffer:\ngot  %s\nwant %s", seed, got, want)
+		}
+		if got := byMerge.String(); got != want.String() {
+			t.Fatalf("seed %d, merged transactions:\ngot  %s\nwant %s", seed, got, want)
+		}
+	}
+}
+
+// model is a target of the tables orders (status by id) and events.
+type model struct {
+	orders map[int64]string
+	events []string
+}
+
+func newModel() *model { return &model{orders: map[int64]string{}} }
+
+// play applies op i as the source did (see playFrom for its values).
+func (m *model) play(o op, i int) {
+	switch {
+	case o.kind == trunc && o.events:
+		m.events = nil
+	case o.kind == trunc:
+		clear(m.orders)
+	case o.events:
+		m.events = append(m.events, fmt.Sprint(o.id, " x", i))
+	case o.kind == del:
+		delete(m.orders, int64(o.id))
+	default:
+		m.orders[int64(o.id)] = fmt.Sprint("s", i)
+	}
+}
+
+// apply applies a unit as a target does.
+func (m *model) apply(u *commit.Unit) {
+	if u == nil {
+		return
+	}
+	for _, b := range u.Batches {
+		events := b.Table.Name == "events"
+		if b.Truncate && events {
+			m.events = nil
+		} else if b.Truncate {
+			clear(m.orders)
+		}
+		for _, k := range b.Deletes {
+			delete(m.orders, k[0].(int64))
+		}
+		for _, g := range b.Upserts {
+			for _, r := range g.Rows {
+				m.orders[r[0].(int64)] = r[2].(string)
+			}
+		}
+		for _, g := range b.Inserts {
+			for _, r := range g.Rows {
+				m.events = append(m.events, fmt.Sprint(r[0], " ", r[1]))
+			}
+		}
+	}
+}
+
+func (m *model) String() string {
+	keys := slices.Sorted(maps.Keys(m.orders))
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%d=%s ", k, m.orders[k])
+	}
+	return b.String() + "| " + strings.Join(m.events, ", ")
 }
