@@ -268,8 +268,9 @@ func (d *decoder) release() (source.Record, error) {
 // truncated decodes a TRUNCATE: under source.truncate: delete-all one
 // changelog.Truncate change per table it names, in its order (a CASCADE's
 // tables are among them: PostgreSQL lists every table it empties that
-// the publication has); otherwise, and inside the window of a resumed
-// snapshot, a refusal naming the tables.
+// the publication has; its RESTART IDENTITY option needs nothing of the
+// target, which gets the source's key values); otherwise, and inside the
+// window of a resumed snapshot, a refusal naming the tables.
 func (d *decoder) truncated(m *pglogrepl.TruncateMessage, at pglogrepl.LSN) ([]source.Record, error) {
 	names := ""
 	for i, id := range m.RelationIDs {
