@@ -7,6 +7,10 @@
 //     upsert needs — except where the target's foreign keys need another
 //     order (a child's writes before its parent's deletes), which a target
 //     that checks them row by row must follow (see package sqlsink).
+//   - A Batch's Truncate (a source's TRUNCATE) MUST empty its table before
+//     any other statement of the unit, in the unit's own transaction (never
+//     by a statement that commits by itself); a target that cannot refuses
+//     the unit.
 //   - Progress MUST be written in the same target transaction as the rows, so
 //     after any crash the target says exactly how far it has applied.
 //   - A target MUST apply a unit whole or not at all: a reader never sees
@@ -84,6 +88,16 @@ func (u *Unit) Rows() (deletes, upserts, inserts int) {
 type Batch struct {
 	// Table is the target table.
 	Table *schema.Table
+	// Truncate says the source emptied the table (a TRUNCATE) before the
+	// batch's rows, and after every row an earlier unit wrote: a target
+	// deletes every row of the table first, in the unit's transaction,
+	// before any of the batch's deletes and writes (and before the
+	// writes of tables referencing it), or refuses the unit. Deletes,
+	// Upserts and Inserts are the changes after the TRUNCATE.
+	Truncate bool
+	// TruncatePos is, with Truncate, where the last TRUNCATE of the
+	// table was read; error messages name it.
+	TruncatePos changelog.Position
 	// Deletes lists the keys to delete, each in Table.PrimaryKey order.
 	Deletes [][]any
 	// DeletePos holds, for each of Deletes, where the change that asked for

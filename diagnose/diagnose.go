@@ -367,6 +367,11 @@ func (c *checker) checkAsRun(ctx context.Context) error {
 			c.add(Finding{Severity: Error, Check: "schema", Table: "source", Message: se.Reason + ".", Fix: se.Hint})
 			continue
 		}
+		var tre *engine.TruncateError
+		if errors.As(err, &tre) {
+			c.add(Finding{Severity: Error, Check: "source", Table: "source", Message: "txsink run refuses to start: " + tre.Reason + ".", Fix: tre.Hint})
+			continue
+		}
 		if !errors.As(err, &te) {
 			return fmt.Errorf("resolve the tables entries: %w", err)
 		}

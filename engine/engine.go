@@ -196,7 +196,7 @@ type Engine struct {
 	// events counts changes read by kind since they were last folded into
 	// stats (see foldEvents): only the loop's goroutine touches it, so
 	// counting needs no lock per change.
-	events [changelog.EndTxn + 1]int64
+	events [changelog.Truncate + 1]int64
 
 	// mu guards stats and the status fields below, which Stats and Status
 	// read from other goroutines.
@@ -291,6 +291,9 @@ func New(ctx context.Context, cfg *config.Config, opts ...Option) (*Engine, erro
 	if err := e.target.Setup(ctx); err != nil {
 		return fail(err)
 	}
+	if err := e.checkTruncates(); err != nil {
+		return fail(err)
+	}
 	if e.deadLettering() {
 		if err := e.setupDeadLetters(ctx); err != nil {
 			return fail(err)
@@ -345,7 +348,7 @@ func Check(ctx context.Context, cfg *config.Config, opts ...Option) error {
 		return err
 	}
 	defer e.Close()
-	return e.CheckTables(ctx)
+	return errors.Join(e.checkTruncates(), e.CheckTables(ctx))
 }
 
 // Target returns the engine's target.
@@ -397,6 +400,11 @@ func (e *Engine) add(ctx context.Context, c *changelog.Change) error {
 		e.mu.Unlock()
 		e.buf.Skip(c.Pos, now)
 		return nil
+	}
+	if c.Kind == changelog.Truncate {
+		if err := e.truncatable(c, t); err != nil {
+			return err
+		}
 	}
 	return e.stale(ctx, t, c, e.buf.Add(t, c, now))
 }

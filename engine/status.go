@@ -70,9 +70,11 @@ func (e *Engine) Stats() Stats {
 	return s
 }
 
-// countEvent counts one change read; foldEvents publishes the counts.
+// countEvent counts one change read, a row change or a TRUNCATE (the
+// records about the source are counted apart, see notes.go);
+// foldEvents publishes the counts.
 func (e *Engine) countEvent(k changelog.Kind) {
-	if int(k) < len(e.events) {
+	if int(k) < len(e.events) && !k.Skipped() {
 		e.events[k]++
 	}
 }

@@ -623,6 +623,11 @@ func (l *txnLoop) add(ctx context.Context, r *reduced, changes []*changelog.Chan
 			r.buf.Skip(c.Pos, now)
 			continue
 		}
+		if c.Kind == changelog.Truncate {
+			if err := l.e.truncatable(c, t); err != nil {
+				return err
+			}
+		}
 		if err := l.e.stale(ctx, t, c, r.buf.Add(t, c, now)); err != nil {
 			return err
 		}

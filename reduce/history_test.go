@@ -102,3 +102,23 @@ func renderRow(cols []string, row []any) string {
 	}
 	return strings.Join(parts, " ")
 }
+
+// TestTruncateOfHistoryRefused: a TRUNCATE of a table history entries
+// record is refused, by Check and by Add, and leaves the buffer as it was.
+func TestTruncateOfHistoryRefused(t *testing.T) {
+	u, h := historyTables(t)
+	for name, tbl := range map[string]*Table{"fan": Fan(u, h), "history": h} {
+		b := NewBuffer("p")
+		c := &changelog.Change{Kind: changelog.Truncate, Table: changelog.Table{Name: "s"}, Pos: changelog.Position{Partition: "p0", Offset: 10, Seq: 1}}
+		const want = "history entries (tables[].mode: history) record"
+		if err := b.Check(tbl, c); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: Check = %v, want the refusal", name, err)
+		}
+		if err := b.Add(tbl, c, time.Now()); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: Add = %v, want the refusal", name, err)
+		}
+		if !b.Empty() {
+			t.Errorf("%s: the refused TRUNCATE left the buffer not empty", name)
+		}
+	}
+}

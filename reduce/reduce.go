@@ -380,6 +380,12 @@ type tableState struct {
 	index   map[string]int32
 	entries []entry
 	inserts []entry
+	// truncated is set once a TRUNCATE of the table was added: the
+	// entries are the changes after the last one, and the unit empties
+	// the table before them (see truncate.go).
+	truncated bool
+	// truncPos is where the last TRUNCATE was read.
+	truncPos changelog.Position
 }
 
 // reset empties ts for reuse. The entries are cleared, not only truncated,
@@ -389,6 +395,7 @@ func (ts *tableState) reset() {
 	clear(ts.entries)
 	clear(ts.inserts)
 	ts.entries, ts.inserts = ts.entries[:0], ts.inserts[:0]
+	ts.truncated, ts.truncPos = false, changelog.Position{}
 }
 
 // Buffer is the per-key reduction buffer for one pipeline. It is not safe
@@ -621,6 +628,8 @@ func (b *Buffer) DeadLetter(d commit.DeadLetter, now time.Time) {
 // record's changes all or none check them first.
 func (b *Buffer) Check(t *Table, c *changelog.Change) error {
 	switch {
+	case c.Kind == changelog.Truncate:
+		return checkTruncate(t, c)
 	case t.fan != nil:
 		return b.checkRouted(t.fan.main, t.fan.history, c)
 	case t.history != nil:
@@ -692,6 +701,8 @@ func (b *Buffer) moveTo(pos changelog.Position) {
 // append-only table) returns an *Error and leaves the buffer as it was.
 func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 	switch {
+	case c.Kind == changelog.Truncate && (t.fan != nil || t.history != nil):
+		return checkTruncate(t, c)
 	case t.fan != nil:
 		return b.addRouted(t.fan.main, t.fan.history, c, now)
 	case t.history != nil:
@@ -710,6 +721,13 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 	}
 	if c.Kind == changelog.EndTxn {
 		// A transaction boundary holds no row; only progress moves.
+		b.touch(c.Pos, now)
+		return nil
+	}
+	if c.Kind == changelog.Truncate {
+		if err := b.truncate(t, c); err != nil {
+			return err
+		}
 		b.touch(c.Pos, now)
 		return nil
 	}
@@ -1020,8 +1038,13 @@ func (b *Buffer) Merge(o *Buffer) error {
 		b.since = o.since
 	}
 	for _, ots := range o.tables {
-		if len(ots.entries)+len(ots.inserts) > 0 {
+		if len(ots.entries)+len(ots.inserts) > 0 || ots.truncated {
 			ts := b.state(ots.t)
+			if ots.truncated {
+				// o's TRUNCATE came after everything b holds of the
+				// table, and before o's own rows of it.
+				b.dropRows(ts, ots.truncPos)
+			}
 			for i := range ots.entries {
 				e := &ots.entries[i]
 				if j, ok := ts.index[e.k]; ok {
@@ -1374,7 +1397,8 @@ func (b *Buffer) Take() *commit.Unit {
 			ins.add(ts.inserts[i].cols, false, ts.inserts[i].row, ts.inserts[i].pos, len(ts.inserts)-i)
 		}
 		batch.Inserts = ins.groups
-		if len(batch.Deletes)+len(batch.Upserts)+len(batch.Inserts) > 0 {
+		batch.Truncate, batch.TruncatePos = ts.truncated, ts.truncPos
+		if len(batch.Deletes)+len(batch.Upserts)+len(batch.Inserts) > 0 || batch.Truncate {
 			u.Batches = append(u.Batches, batch)
 		}
 		// The unit holds the rows, not the state: the state goes back to

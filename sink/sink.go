@@ -42,6 +42,8 @@
 //   - Evolver: a column the source adds is added (schema: {evolve:
 //     add-columns}); UnitEvolver: inside the unit that needs it, where
 //     the target's DDL is transactional.
+//   - Truncater: a source's TRUNCATE is applied (commit.Batch.Truncate:
+//     every row of the table deleted inside the unit's transaction).
 //
 // Sinks register themselves (Register) from their package's init; the
 // command imports package sink/sinks, which imports them all. To add a
@@ -436,4 +438,16 @@ type UnitEvolver interface {
 	// them in its transaction before its rows, and fails with
 	// ErrShapeChanged if the table it then finds is not this one.
 	PlanColumns(ctx context.Context, name schema.Name, cols []coltype.Column) (*schema.Table, error)
+}
+
+// Truncater is a Sink that applies a batch's commit.Batch.Truncate: it
+// deletes every row of the table inside the unit's own transaction,
+// before the batch's deletes and writes and before the writes of the
+// tables referencing it, so the unit commits the empty table and the rows
+// after the TRUNCATE together or not at all. A Sink that is not one
+// refuses a unit with such a batch.
+type Truncater interface {
+	// TruncatesInUnit reports whether the target empties a table inside
+	// a unit (false: it refuses such a unit).
+	TruncatesInUnit() bool
 }

@@ -69,7 +69,13 @@ func TestSummaryTable(t *testing.T) {
 			st:   engine.Stats{Events: map[changelog.Kind]int64{changelog.Insert: 1}},
 			took: time.Second, err: errors.New("bad input"),
 			want:   []string{`^p: stopped by an error \(below\) in 1s$`, `^  reduction ratio +-  `, `^  rows written +0 `},
-			absent: []string{"source txns", "retries", "skipped", "rows by table", "dead-lettered", "left open", "schema changes", "messages"},
+			absent: []string{"source txns", "retries", "skipped", "rows by table", "dead-lettered", "left open", "schema changes", "messages", "TRUNCATE"},
+		},
+		{
+			name: "truncates",
+			st:   engine.Stats{Events: map[changelog.Kind]int64{changelog.Insert: 4, changelog.Truncate: 2}, Upserted: 1, Commits: 1},
+			took: time.Second,
+			want: []string{`^  events read +6$`, `^    TRUNCATE +2  tables emptied \(source.truncate: delete-all\)$`},
 		},
 		{
 			name: "interrupted by a signal",

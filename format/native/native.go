@@ -8,10 +8,11 @@
 //
 // Fields:
 //
-//	op       required. "+I" insert, "+U" update (new image), "-U" update-before, "-D" delete.
+//	op       required. "+I" insert, "+U" update (new image), "-U" update-before, "-D" delete,
+//	         "TRUNCATE" every row of the table is gone (changelog.Truncate).
 //	table    required. "namespace.name", split at the first '.', or just "name".
-//	row      required, a non-empty object. The After image for +I and +U; the Before
-//	         image (at least the key columns) for -D and -U.
+//	row      required, a non-empty object, but for TRUNCATE, which has none. The After
+//	         image for +I and +U; the Before image (at least the key columns) for -D and -U.
 //	before   optional, +U only: the old image, or at least its key columns. When its
 //	         key differs from row's, the update moved the row to a new key.
 //	txn      optional: the source transaction the change belongs to (Change.TxnID).
@@ -158,9 +159,12 @@ func (d *Decoder) decode(a *changelog.Arena, data []byte, r *record) ([]changelo
 		return nil, err
 	}
 	for _, f := range [...]int{fOp, fTable, fRow} {
-		if !seen.Has(f) {
+		if !seen.Has(f) && (f != fRow || c.Kind != changelog.Truncate) {
 			return nil, &recordError{Reason: "record has no " + strconv.Quote(fields.Names()[f]) + " field", Hint: hintFields}
 		}
+	}
+	if c.Kind == changelog.Truncate && seen.Has(fRow) {
+		return nil, &recordError{Reason: `a "TRUNCATE" record has a "row"`, Hint: `a TRUNCATE names its table only: {"op":"TRUNCATE","table":"db.orders"}`}
 	}
 	if c.Kind.Upserts() {
 		c.After = r.row
@@ -200,13 +204,16 @@ func readOp(s *jsonscan.Scanner, c *changelog.Change) error {
 		case s.Equal(tok, "-D"):
 			c.Kind = changelog.Delete
 			return nil
+		case s.Equal(tok, "TRUNCATE"):
+			c.Kind = changelog.Truncate
+			return nil
 		}
 	}
 	got := s.Text(tok)
 	if tok.Kind == jsonscan.String {
 		got = strconv.Quote(got)
 	}
-	return &recordError{Reason: `"op" must be "+I", "+U", "-U" or "-D", not ` + got, Hint: hintFields}
+	return &recordError{Reason: `"op" must be "+I", "+U", "-U", "-D" or "TRUNCATE", not ` + got, Hint: hintFields}
 }
 
 func readTable(s *jsonscan.Scanner, c *changelog.Change, env *envelope.Reader) error {

@@ -27,6 +27,15 @@ import (
 // — except when the commit's outcome stayed unknown, which Committed
 // resolves.
 func (t *Target) Apply(ctx context.Context, u *commit.Unit) error {
+	for _, b := range u.Batches {
+		if b.Truncate {
+			// A stream load cannot empty a table in its transaction (not
+			// a sink.Truncater): refused before anything is sent.
+			return &sink.Error{Op: "truncate", Table: b.Table.String(), Pos: b.TruncatePos.String(), At: b.TruncatePos,
+				Err:  errors.New("a StarRocks target cannot empty a table inside a unit's transaction"),
+				Hint: "set source.truncate: refuse (and empty the target table yourself when the source truncates it), or use a target that applies TRUNCATE (MariaDB/MySQL, PostgreSQL, SQLite)"}
+		}
+	}
 	var unclaimed []string
 	for _, p := range u.Progress {
 		if _, ok := t.epochs[claimKey(u.Pipeline, p.Partition)]; !ok {

@@ -46,6 +46,10 @@ type decoder struct {
 	heldSeq   int64
 	heldTypes []byte
 
+	// truncate applies TRUNCATEs (source.truncate: delete-all) rather
+	// than refusing them.
+	truncate bool
+
 	// win, when set, filters the changes of the transactions committed
 	// inside the windows of a resumed snapshot; ctx is for its queries.
 	win *window
@@ -184,20 +188,7 @@ func (d *decoder) decode(at pglogrepl.LSN, data []byte) ([]source.Record, error)
 		}
 		return d.change(&changelog.Change{Kind: changelog.Delete, Table: r.table, Before: row}, r, at)
 	case *pglogrepl.TruncateMessage:
-		names := ""
-		for i, id := range m.RelationIDs {
-			if i > 0 {
-				names += ", "
-			}
-			if r, ok := d.rels[id]; ok {
-				names += r.table.String()
-			} else {
-				names += "relation " + strconv.FormatUint(uint64(id), 10)
-			}
-		}
-		return nil, fmt.Errorf("postgres source: partition %s at %s: TRUNCATE of %s: txsink does not apply TRUNCATE (it would empty the target table). "+
-			"Empty the target table yourself, then forget the progress of the partition and drop the slot to take the data over, "+
-			"or remove the table from the publication before truncating it", d.part, at, names)
+		return d.truncated(m, at)
 	}
 	// Origin, Type and logical decoding messages carry no rows.
 	return nil, nil
@@ -251,8 +242,10 @@ func (d *decoder) row(r *relation, t *pglogrepl.TupleData, keyOnly bool, at pglo
 }
 
 // change holds c back and releases the change held before it.
+// r is the change's relation, whose "types" its record carries; nil for
+// a TRUNCATE, which has no row to declare.
 func (d *decoder) change(c *changelog.Change, r *relation, at pglogrepl.LSN) ([]source.Record, error) {
-	if c.Image().IsZero() {
+	if c.Image().IsZero() && c.Kind != changelog.Truncate {
 		// Every column of the image was an unchanged TOASTed value: there
 		// is nothing to write, and the key cannot be known.
 		return nil, fmt.Errorf("postgres source: partition %s at %s: a %s of table %s has no column to write (its values are all unchanged TOASTed ones); "+
@@ -267,7 +260,10 @@ func (d *decoder) change(c *changelog.Change, r *relation, at pglogrepl.LSN) ([]
 		}
 		out = append(out, rec)
 	}
-	d.held, d.heldSeq, d.heldTypes = c, int64(at), r.types
+	d.held, d.heldSeq, d.heldTypes = c, int64(at), nil
+	if r != nil {
+		d.heldTypes = r.types
+	}
 	return out, nil
 }
 
@@ -283,4 +279,48 @@ func (d *decoder) release() (source.Record, error) {
 	// Without the line terminator, as records of the other sources.
 	data = data[:len(data)-1]
 	return source.Record{Data: data, Pos: changelog.Position{Partition: d.part, Offset: d.pos, Seq: d.heldSeq}}, nil
+}
+
+// truncated decodes a TRUNCATE: under source.truncate: delete-all one
+// changelog.Truncate change per table it names, in its order (a CASCADE's
+// tables are among them: PostgreSQL lists every table it empties that
+// the publication has; its RESTART IDENTITY option needs nothing of the
+// target, which gets the source's key values); otherwise, and inside the
+// window of a resumed snapshot, a refusal naming the tables.
+func (d *decoder) truncated(m *pglogrepl.TruncateMessage, at pglogrepl.LSN) ([]source.Record, error) {
+	names := ""
+	for i, id := range m.RelationIDs {
+		if i > 0 {
+			names += ", "
+		}
+		if r, ok := d.rels[id]; ok {
+			names += r.table.String()
+		} else {
+			names += "relation " + strconv.FormatUint(uint64(id), 10)
+		}
+	}
+	if !d.truncate {
+		return nil, fmt.Errorf("postgres source: partition %s at %s: TRUNCATE of %s: txsink does not apply TRUNCATE under source.truncate: refuse (the default). "+
+			"Set source.truncate: delete-all to apply it as a delete of every row in its transaction; or empty the target table yourself, "+
+			"then forget the progress of the partition and drop the slot to take the data over, "+
+			"or remove the table from the publication before truncating it", d.part, at, names)
+	}
+	if d.inWindow() {
+		return nil, fmt.Errorf("postgres source: partition %s at %s: TRUNCATE of %s committed while a resumed initial snapshot was copying: "+
+			"the copy already holds what the table had after it, and the rows copied before the stop cannot be told from them. "+
+			"Take the data over: drop the slot (txsink drop-slot), empty the target tables, forget the progress of the partition, and run again", d.part, at, names)
+	}
+	var out []source.Record
+	for _, id := range m.RelationIDs {
+		r, err := d.relation(id, at)
+		if err != nil {
+			return nil, err
+		}
+		recs, err := d.change(&changelog.Change{Kind: changelog.Truncate, Table: r.table}, nil, at)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, recs...)
+	}
+	return out, nil
 }

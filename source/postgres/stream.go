@@ -238,7 +238,7 @@ func open(ctx context.Context, cfg *Config, part string, at source.Stored, env s
 	pctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
 	d := newDecoder(part)
-	d.win, d.ctx, d.cat = win, pctx, cat
+	d.win, d.ctx, d.cat, d.truncate = win, pctx, cat, cfg.Truncate == TruncateDeleteAll
 	go s.pump(pctx, d)
 	return s, nil
 }
