@@ -1,13 +1,18 @@
 package engine_test
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/txsink/txsink/commit"
 	"github.com/txsink/txsink/config"
 	"github.com/txsink/txsink/engine"
 	"github.com/txsink/txsink/internal/testdb"
+	"github.com/txsink/txsink/internal/workload"
 	"github.com/txsink/txsink/sink/starrocks"
 	"github.com/txsink/txsink/sink/starrocks/starrocksfake"
 )
@@ -130,5 +135,87 @@ func TestStarRocksAutonomousFlush(t *testing.T) {
 				t.Errorf("%d commits of %d transactions, want 1 of 3", st.Commits, st.Txns)
 			}
 		})
+	}
+}
+
+// TestStarRocksAutonomousFlushInvariant is the transaction-mode invariant
+// test with the autonomous flush at work: the workload's files are
+// followed and grow a piece at a time, the next piece once a commit
+// landed, so that between commits chunks freeze and are loaded into the
+// open transaction while a reader polling the cross-table invariant over
+// the MySQL protocol runs. It never sees a source transaction in part,
+// the commits carry parts, and the final state is exact, append-only
+// rows once.
+func TestStarRocksAutonomousFlushInvariant(t *testing.T) {
+	res := workload.Generate(workload.Spec{Orders: 400, Partitions: 4, Seed: 11, Events: true})
+	f, db := starrocksFake(t, starrocksWorkload...)
+	const pieces = 8
+	dir := t.TempDir()
+	var paths []string
+	var files [][]string // each followed file's lines, to append
+	for _, full := range writeWorkload(t, res) {
+		b, err := os.ReadFile(full)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, strings.SplitAfter(string(b), "\n"))
+		paths = append(paths, writeLines(t, dir, filepath.Base(full)+".follow", nil))
+	}
+	cfg := workloadPipeline(db, paths)
+	cfg.Name = "starrocks-autoflush"
+	cfg.Source.Set("follow", true)
+	txnPipeline(cfg)
+	cfg.Sink.FlushInterval = 100 * time.Millisecond
+	cfg.Sink.TxnMiniSwitchInterval = time.Millisecond
+	commits := make(chan *commit.Unit, 1024)
+	e := newEngine(t, cfg, engine.WithCommitHook(func(u *commit.Unit) { commits <- u }))
+	p := startPoller(t, db, workload.Invariant)
+	ctx, cancel := context.WithCancel(context.Background())
+	runErr := make(chan error, 1)
+	go func() { runErr <- e.Run(ctx, engine.RunOptions{}) }()
+	var units, parts int
+	take := func() {
+		t.Helper()
+		select {
+		case u := <-commits:
+			units++
+			parts += len(u.Parts)
+		case err := <-runErr:
+			t.Fatalf("Run ended: %v", err)
+		}
+	}
+	for piece := range pieces {
+		for i, lines := range files {
+			from, to := piece*len(lines)/pieces, (piece+1)*len(lines)/pieces
+			fh, err := os.OpenFile(paths[i], os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := fh.WriteString(strings.Join(lines[from:to], "")); err != nil {
+				t.Fatal(err)
+			}
+			fh.Close()
+		}
+		take()
+	}
+	for e.Stats().Txns < int64(res.Txns) {
+		take()
+	}
+	cancel()
+	if err := <-runErr; err != nil {
+		t.Fatal(err)
+	}
+	polls, violations := p.finish(t)
+	t.Logf("%d source transactions in %d commits carrying %d parts (%.1f loads per commit); reader polled %d times, saw %d invariant violations",
+		res.Txns, units, parts, float64(loads(f))/float64(max(units, 1)), polls, violations)
+	checkFinal(t, db, res)
+	if violations != 0 {
+		t.Errorf("the reader saw %d violations of the cross-table invariant", violations)
+	}
+	if polls < 2 || units < pieces {
+		t.Errorf("too little overlap to mean anything: %d polls, %d commits", polls, units)
+	}
+	if parts <= units {
+		t.Errorf("%d parts in %d commits: the autonomous flush loaded too little ahead of the commits", parts, units)
 	}
 }

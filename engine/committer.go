@@ -62,10 +62,16 @@ func (c *committer) loop() {
 			if c.failed() == nil {
 				c.e.streamPart(c.ctx, p)
 			}
+			// Idle before done wakes the loop, so that it finds the
+			// committer free for the next part.
+			c.pending.Add(-1)
+			c.idle.Done()
 			if p.done != nil {
 				p.done()
 			}
-		} else if c.failed() == nil {
+			continue
+		}
+		if c.failed() == nil {
 			if err := c.e.commitUnit(c.ctx, p.u, p.reason, p.txns); err != nil {
 				c.mu.Lock()
 				c.err = err
