@@ -32,6 +32,10 @@ type streaming struct {
 	// parts are the chunks' reductions handed to the target for the next
 	// plan, in the order they were handed over: the next unit's Parts.
 	parts []*commit.Unit
+	// taken counts the frozen chunks whose reductions were taken since
+	// the last plan was cut: while it is the machine's count of frozen
+	// chunks, none is left to hand over.
+	taken int
 	// since is when the first of parts was handed over: the target's
 	// open transaction began no earlier.
 	since time.Time
@@ -67,7 +71,7 @@ func (l *txnLoop) streamNext() error {
 	if st == nil || l.e.async == nil || st.failed.Load() {
 		return nil
 	}
-	for !l.e.async.Busy() {
+	for !l.e.async.Busy() && st.taken < l.m.Frozen() {
 		var next *reduced
 		l.m.EachFrozen(func(r *reduced) bool {
 			if r == nil || r.part != nil {
@@ -83,6 +87,7 @@ func (l *txnLoop) streamNext() error {
 		if next == nil {
 			return nil
 		}
+		st.taken++
 		part := next.buf.Take()
 		if part == nil {
 			part = &commit.Unit{Pipeline: l.e.cfg.Name}

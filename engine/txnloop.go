@@ -516,6 +516,10 @@ func (l *txnLoop) unit(plan *txn.Plan[*reduced]) (*commit.Unit, int, error) {
 		// Each chunk's keys met the memory as they were reduced.
 		l.merged.ConfinePartitions(nil)
 	}
+	if l.st != nil {
+		// The plan takes every frozen chunk.
+		l.st.taken = 0
+	}
 	skipped := 0
 	var streamed []*commit.Unit
 	var streamedAt [][]changelog.Position

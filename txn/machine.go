@@ -451,6 +451,10 @@ func (m *Machine[T]) unplanned(p *partition[T]) []chunk[T] {
 	return p.frozen
 }
 
+// Frozen returns how many frozen chunks are not in the plan in flight:
+// what EachFrozen would visit.
+func (m *Machine[T]) Frozen() int { return m.frozen }
+
 // EachFrozen calls f with the value of every frozen chunk that is not in
 // the plan in flight — what the next plan will take — partition by
 // partition in the order plans list them, each partition's in source
