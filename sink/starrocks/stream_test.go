@@ -259,3 +259,37 @@ func TestStreamPartialImageAfterPart(t *testing.T) {
 		t.Errorf("row 2: %d rows after the refused unit, want it still there", n)
 	}
 }
+
+// TestStreamSoftDeleteAfterPart: a soft delete (a partial update of the
+// key's delete column, left out for a key not stored) of a key an earlier
+// part of the open transaction inserted marks that row: the look-up
+// counts what the earlier parts loaded.
+func TestStreamSoftDeleteAfterPart(t *testing.T) {
+	ctx := context.Background()
+	c := realOrFake(t, starrocksfake.Options{}).withTables(t)
+	c.ddl(t, `CREATE TABLE sb (id BIGINT NOT NULL, val VARCHAR(10) NOT NULL, deleted BOOLEAN NOT NULL DEFAULT "false") PRIMARY KEY (id) DISTRIBUTED BY HASH(id)`)
+	tg := c.target(t, 0)
+	st, err := tg.Describe(ctx, schema.Name{Name: "sb"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := commit.Rules{SoftDelete: "deleted"}
+	pos := changelog.Position{Partition: "p0", Offset: 5, Seq: 5}
+	p1 := &commit.Unit{Pipeline: "pipe", Batches: []*commit.Batch{{Table: st, Rules: rules,
+		Upserts: []commit.Group{{Columns: []string{"id", "val", "deleted"}, Rows: [][]any{{int64(1), "a", false}}, Pos: []changelog.Position{pos}}}}}}
+	if err := tg.Stream(ctx, p1); err != nil {
+		t.Fatal(err)
+	}
+	u := &commit.Unit{Pipeline: "pipe", Parts: []*commit.Unit{p1}, Progress: []changelog.Position{{Partition: "p0", Offset: 6, Seq: 6}},
+		Batches: []*commit.Batch{{Table: st, Rules: rules, Deletes: [][]any{{int64(1)}, {int64(2)}},
+			DeletePos: []changelog.Position{pos, pos}, SoftValues: []any{true, true}}}}
+	if err := tg.Apply(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.count(t, "SELECT COUNT(*) FROM sb WHERE id = 1 AND deleted"); got != 1 {
+		t.Errorf("row 1 marked deleted: %d, want 1 (the soft delete of a row an earlier part inserted)", got)
+	}
+	if got := c.count(t, "SELECT COUNT(*) FROM sb"); got != 1 {
+		t.Errorf("%d rows, want 1 (the soft delete of key 2, stored nowhere, is left out)", got)
+	}
+}
