@@ -219,3 +219,49 @@ func TestStarRocksAutonomousFlushInvariant(t *testing.T) {
 		t.Errorf("%d parts in %d commits: the autonomous flush loaded too little ahead of the commits", parts, units)
 	}
 }
+
+// TestStarRocksAutonomousFlushFailedPart: a part whose load the fake
+// answers 500 is only advice — no more parts are loaded ahead of that
+// commit, and the commit loads the failed part again, with the rest, in a
+// new transaction: the commit is whole, and nothing is applied twice.
+func TestStarRocksAutonomousFlushFailedPart(t *testing.T) {
+	f, db := starrocksFake(t, "CREATE TABLE t (id INT NOT NULL, v VARCHAR(10) NOT NULL) PRIMARY KEY (id) DISTRIBUTED BY HASH(id)")
+	cfg := pipeline(db, config.Table{Source: "s.t"})
+	cfg.Name = "autoflush-fail"
+	cfg.Source.Set("follow", true)
+	cfg.Sink.TxnEnabled = true
+	cfg.Sink.FlushInterval = 10 * time.Second
+	cfg.Sink.TxnMiniSwitchInterval = time.Second
+	cfg.Sink.TxnMinSwitchBytes = 0
+	r := newClockRun(t, cfg, []string{
+		`{"op":"+I","table":"s.t","row":{"id":1,"v":"a"},"txn":"t1","txn_end":true}`,
+		`{"op":"+I","table":"s.t","row":{"id":2,"v":"b"},"txn":"t2","txn_end":true}`,
+	})
+	// The claim at New is past: the next load is t1's part.
+	f.Inject(starrocksfake.OpLoad, starrocksfake.HTTP500)
+	r.start()
+	r.awaitRead()
+	r.awaitDeadline(clockStart.Add(time.Second))
+	r.clock.Advance(time.Second)
+	r.awaitDeadline(clockStart.Add(10 * time.Second))
+	r.clock.Set(clockStart.Add(10 * time.Second))
+	u := r.nextCommit()
+	if len(u.Parts) != 1 || u.Changes != 2 {
+		t.Errorf("the unit has %d parts and %d changes, want t1's failed part and 2 changes", len(u.Parts), u.Changes)
+	}
+	if got := query(t, db, "SELECT id FROM t ORDER BY id"); got != "1\n2" {
+		t.Errorf("rows after the commit = %q, want 1 and 2", got)
+	}
+	intoT := 0
+	for _, q := range f.Requests() {
+		if q.Role == "BE" && strings.HasPrefix(q.Path, "/api/transaction/load") && q.Header.Get("table") == "t" {
+			intoT++
+		}
+	}
+	if intoT != 3 {
+		t.Errorf("%d loads into t, want 3: t1's part answered 500, then at the commit t1's part again and t2's rows", intoT)
+	}
+	if st := r.stop(); st.Commits != 1 || st.Txns != 2 || st.Retries != 0 {
+		t.Errorf("%d commits of %d transactions, %d retries; want 1 of 2, none (a part's failure is not the unit's)", st.Commits, st.Txns, st.Retries)
+	}
+}
