@@ -453,7 +453,9 @@ type UnitEvolver interface {
 //
 // Stream's error is advice, never the unit's outcome: after one, the open
 // transaction is rolled back and the unit's Apply loads every part again
-// in a new one, and fails as Apply does if the target still refuses.
+// in a new one, and fails as Apply does if the target still refuses. The
+// engine runs Stream beside none of Claim, Apply and Committed, and
+// streams nothing while a unit is applied.
 type Streamer interface {
 	// Stream loads part (its Batches and DeadLetters; it has no
 	// Progress) into the transaction open for part.Pipeline's next unit,

@@ -65,7 +65,9 @@ func (Driver) Open(ctx context.Context, raw string, env sink.Env) (sink.Sink, er
 
 // Target is the StarRocks sink.Sink: one commit unit is one multi-table
 // Stream Load transaction (see the package doc of sink for what every
-// sink guarantees, and docs/starrocks.md for how this one keeps them).
+// sink guarantees, and docs/starrocks.md for how this one keeps them); in
+// transaction mode the unit's parts are loaded into it ahead of its
+// commit (sink.Streamer, stream.go).
 //
 // Exactly once: every unit's transaction carries, besides its tables'
 // loads, the load of its partitions' rows into the Primary Key table
