@@ -54,6 +54,14 @@ type Unit struct {
 	// They MUST be written in the same transaction as Progress, which moves
 	// past them.
 	DeadLetters []DeadLetter
+	// Parts are pieces of the unit a target that streams them
+	// (sink.Streamer) was handed ahead of the unit, in order, each with
+	// its own Batches and DeadLetters and no Progress: the unit is its
+	// Parts, in that order, then its own Batches. Later pieces come after
+	// earlier ones as changes do, so a key a later piece writes replaces
+	// what an earlier one wrote; each piece is reduced per key within
+	// itself only. Only a sink.Streamer is given a unit with Parts.
+	Parts []*Unit
 }
 
 // DeadLetter is one quarantined source transaction or record.
@@ -69,8 +77,13 @@ type DeadLetter struct {
 	Reason string
 }
 
-// Rows returns the number of rows the unit writes or deletes.
+// Rows returns the number of rows the unit writes or deletes, its Parts'
+// included.
 func (u *Unit) Rows() (deletes, upserts, inserts int) {
+	for _, p := range u.Parts {
+		d, up, in := p.Rows()
+		deletes, upserts, inserts = deletes+d, upserts+up, inserts+in
+	}
 	for _, b := range u.Batches {
 		deletes += len(b.Deletes)
 		for _, g := range b.Upserts {
@@ -81,6 +94,32 @@ func (u *Unit) Rows() (deletes, upserts, inserts int) {
 		}
 	}
 	return
+}
+
+// AllBatches returns the batches of u's Parts, in order, then u's own:
+// every table's rows the unit applies, in the order it applies them.
+func (u *Unit) AllBatches() []*Batch {
+	if len(u.Parts) == 0 {
+		return u.Batches
+	}
+	var out []*Batch
+	for _, p := range u.Parts {
+		out = append(out, p.AllBatches()...)
+	}
+	return append(out, u.Batches...)
+}
+
+// AllDeadLetters returns the dead letters of u's Parts, in order, then
+// u's own.
+func (u *Unit) AllDeadLetters() []DeadLetter {
+	if len(u.Parts) == 0 {
+		return u.DeadLetters
+	}
+	var out []DeadLetter
+	for _, p := range u.Parts {
+		out = append(out, p.AllDeadLetters()...)
+	}
+	return append(out, u.DeadLetters...)
 }
 
 // Batch is one table's part of a unit. Values are already converted for

@@ -579,7 +579,7 @@ func (e *Engine) commitUnit(ctx context.Context, u *commit.Unit, reason string, 
 	e.stats.Txns += int64(txns)
 	e.stats.GuardRefused += int64(u.Refused)
 	e.stats.DeletesIgnored += int64(u.IgnoredDeletes)
-	for _, b := range u.Batches {
+	for _, b := range u.AllBatches() {
 		ts := e.stats.Tables[b.Table.Name]
 		ts.Deleted += int64(len(b.Deletes))
 		for _, g := range b.Upserts {
