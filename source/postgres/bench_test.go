@@ -20,33 +20,35 @@ import (
 // exists) and streaming's events/s (as many rows inserted by COPY in
 // transactions of 1,000 while the pipeline runs), into a PostgreSQL
 // target, and the slot's largest lag (WAL bytes not yet confirmed) seen
-// while streaming. Run it once: go test -run - -bench SnapshotAndStream
+// while streaming; then it loads the same rows by COPY into an empty
+// table of the target, the database's own bulk path, and reports each
+// rate as a ratio of that one (snapshot÷copy, stream÷copy). Run it once: go test -run - -bench SnapshotAndStream
 // -benchtime 1x ./source/postgres/
 func BenchmarkSnapshotAndStream(b *testing.B) {
 	const rows, perTxn = 200_000, 1_000
 	for b.Loop() {
 		src := testdb.PrivatePostgres(b)
 		src.Exec(b, "CREATE TABLE bench (id int PRIMARY KEY, v text NOT NULL, n numeric(12,2) NOT NULL)")
-		load := func(from, n int) {
+		load := func(db *testdb.DB, table string, from, n int) {
 			b.Helper()
 			var text strings.Builder
 			for id := from; id < from+n; id++ {
 				fmt.Fprintf(&text, "%d\tvalue %d\t%d.%02d\n", id, id, id/100, id%100)
 			}
-			conn, err := src.SQL.Conn(context.Background())
+			conn, err := db.SQL.Conn(context.Background())
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer conn.Close()
 			err = conn.Raw(func(dc any) error {
-				_, err := dc.(*stdlib.Conn).Conn().PgConn().CopyFrom(context.Background(), strings.NewReader(text.String()), "COPY bench FROM STDIN")
+				_, err := dc.(*stdlib.Conn).Conn().PgConn().CopyFrom(context.Background(), strings.NewReader(text.String()), "COPY "+table+" FROM STDIN")
 				return err
 			})
 			if err != nil {
 				b.Fatal(err)
 			}
 		}
-		load(1, rows)
+		load(src, "bench", 1, rows)
 		dst := testdb.Open(b, "postgres")
 		dst.Exec(b, "CREATE TABLE bench (id int PRIMARY KEY, v text NOT NULL, n numeric(12,2) NOT NULL)")
 		cfg := pipeline("bench", src, dst)
@@ -80,7 +82,7 @@ func BenchmarkSnapshotAndStream(b *testing.B) {
 		lag := int64(0)
 		t1 := time.Now()
 		for i := range rows / perTxn {
-			load(rows+1+i*perTxn, perTxn)
+			load(src, "bench", rows+1+i*perTxn, perTxn)
 			var l int64
 			if err := src.SQL.QueryRow("SELECT pg_current_wal_lsn() - confirmed_flush_lsn FROM pg_replication_slots WHERE slot_name = $1", slot).Scan(&l); err == nil {
 				lag = max(lag, l)
@@ -89,8 +91,19 @@ func BenchmarkSnapshotAndStream(b *testing.B) {
 		waitRows(2 * rows)
 		stream := time.Since(t1)
 		r.Stop(b)
-		b.ReportMetric(float64(rows)/snap.Seconds(), "snapshot-rows/s")
-		b.ReportMetric(float64(rows)/stream.Seconds(), "stream-events/s")
+
+		// The same rows by COPY, in one statement, into an empty table
+		// of the target.
+		dst.Exec(b, "CREATE TABLE bench_copy (id int PRIMARY KEY, v text NOT NULL, n numeric(12,2) NOT NULL)")
+		t2 := time.Now()
+		load(dst, "bench_copy", 1, rows)
+		copyRate := float64(rows) / time.Since(t2).Seconds()
+		snapRate, streamRate := float64(rows)/snap.Seconds(), float64(rows)/stream.Seconds()
+		b.ReportMetric(snapRate, "snapshot-rows/s")
+		b.ReportMetric(streamRate, "stream-events/s")
+		b.ReportMetric(copyRate, "copy-rows/s")
+		b.ReportMetric(snapRate/copyRate, "snapshot÷copy")
+		b.ReportMetric(streamRate/copyRate, "stream÷copy")
 		b.ReportMetric(float64(lag), "max-slot-lag-bytes")
 	}
 }
