@@ -3,10 +3,15 @@ package starrocks
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/go-sql-driver/mysql"
 
 	"github.com/txsink/txsink/errkind"
 	"github.com/txsink/txsink/sink/starrocks/starrocksfake"
@@ -93,6 +98,7 @@ func TestTLSRefused(t *testing.T) {
 	secure.ddl(t, kvDDL)
 	plain := fakeCluster(t, starrocksfake.Options{})
 	untrusting := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{}}}
+	misnaming := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: secure.fake.TLS().Pool, ServerName: "fe.elsewhere.invalid"}}}
 	for _, tc := range []struct {
 		name string
 		url  string
@@ -103,6 +109,8 @@ func TestTLSRefused(t *testing.T) {
 			[]string{"MySQL side", "tls-ca=FILE", "not signed by a CA this host trusts"}},
 		{"HTTP side: a client without the CA", secure.url, untrusting,
 			[]string{"TLS with https://", "tls-ca=FILE"}},
+		{"HTTP side: a certificate for another name", secure.url, misnaming,
+			[]string{"TLS with https://", "does not name the host"}},
 		{"MySQL side: tls=true, no TLS offered", withQuery(t, plain.url, "tls", "true"), nil,
 			[]string{"query-port", "does not offer TLS"}},
 	} {
@@ -141,5 +149,30 @@ func checkRefusal(t *testing.T, err error, says ...string) {
 	t.Logf("refused: %v", err)
 	if k := errkind.Of(err); k != errkind.Permanent {
 		t.Errorf("error kind %v, want permanent: %v", k, err)
+	}
+}
+
+// TestTLSHint: each way a TLS handshake fails on the server's side says
+// what to do; other errors, none.
+func TestTLSHint(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+		says string
+	}{
+		{"unknown authority", &tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}, "tls-ca=FILE"},
+		{"another host", x509.HostnameError{Host: "fe1"}, "does not name the host"},
+		{"expired", fmt.Errorf("dial: %w", x509.CertificateInvalidError{Reason: x509.Expired}), "renew"},
+		{"not TLS", tls.RecordHeaderError{Msg: "first record does not look like a TLS handshake"}, "does not speak TLS"},
+		{"no TLS on the query port", mysql.ErrNoTLS, "query-port"},
+		{"a refused connection", errors.New("connect: connection refused"), ""},
+		{"none", nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := tlsHint(tc.err)
+			if tc.says == "" && got != "" || !strings.Contains(got, tc.says) {
+				t.Errorf("tlsHint(%v) = %q, want one saying %q", tc.err, got, tc.says)
+			}
+		})
 	}
 }

@@ -266,6 +266,10 @@ func NewWithTables(t testing.TB, opt Options, ddl ...string) *Fake {
 // https:// with Options.TLS).
 func (f *Fake) URL() string { return f.fe.URL }
 
+// TLS is the CA the fake's certificate is signed by (Options.TLS); nil
+// when it serves plain HTTP.
+func (f *Fake) TLS() *CA { return f.opt.TLS }
+
 // BEURL is the BE's base URL, where the FE redirects loads.
 func (f *Fake) BEURL() string { return f.be.URL }
 
