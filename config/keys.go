@@ -272,7 +272,7 @@ var targetSection = sectionDef{
 			"`sqlite://rel/path.db` (relative to the config file's directory), `\"sqlite::memory:\"` (quoted, " +
 			"because YAML reads a trailing colon as a key) " +
 			"or `starrocks://user:pass@fe-host:8030[,fe2:8030]/db?query-port=9030` (StarRocks 4.0 or later: the FEs' HTTP " +
-			"addresses, tried in turn, and their MySQL port; `tls=true`, `tls-ca=FILE`; `txn-timeout=600s`, each transaction's timeout; tested against a fake only, see README). " +
+			"addresses, tried in turn, and their MySQL port; `tls=true`, `tls-ca=FILE`, `tls=skip-verify`; `txn-timeout=600s`, each transaction's timeout; tested against a fake only, see README). " +
 			"A parameter that would change how values are written or read (a time zone, an SQL mode, " +
 			"a character set, a date style) is refused when the target is opened: see README's Values. " +
 			"`${NAME}` is replaced by the environment variable NAME (percent-encoded inside " +

@@ -18,14 +18,28 @@ import (
 	"github.com/txsink/txsink/sink"
 	"github.com/txsink/txsink/sink/starrocks"
 	"github.com/txsink/txsink/sink/starrocks/starrocksfake"
+	"github.com/txsink/txsink/sink/starrocks/starrockstest"
 )
 
 // starrocksWorkload is workload.Schema in StarRocks' DDL.
 var starrocksWorkload = workload.Schema("starrocks")
 
-// starrocksFake starts a StarRocks fake with txsink's tables and ddl
-// made, and returns it with a testdb.DB whose URL is the fake's target
+// starrocksCluster returns the test's StarRocks cluster (starrockstest:
+// the fake, or the real cluster TXSINK_TEST_STARROCKS_URL names) with
+// txsink's tables and ddl made, and a testdb.DB whose URL is its target
 // URL and whose SQL reads its committed rows over the MySQL protocol.
+// The tests below are told against "the fake"; all but those injecting
+// faults run unchanged against a real cluster, leaving out (and logging)
+// only their checks of the requests the fake received.
+func starrocksCluster(t *testing.T, ddl ...string) (*starrockstest.Cluster, *testdb.DB) {
+	t.Helper()
+	c := starrockstest.New(t, starrocksfake.Options{}, append([]string{starrocks.ProgressDDL, starrocks.ClaimsDDL}, ddl...)...)
+	return c, c.TestDB()
+}
+
+// starrocksFake starts the fake itself, for a test that needs it whatever
+// TXSINK_TEST_STARROCKS_URL says (its request log, its fake clock): the
+// autonomous flush's tests count the loads of each commit.
 func starrocksFake(t *testing.T, ddl ...string) (*starrocksfake.Fake, *testdb.DB) {
 	t.Helper()
 	f := starrocksfake.NewWithTables(t, starrocksfake.Options{}, append([]string{starrocks.ProgressDDL, starrocks.ClaimsDDL}, ddl...)...)
@@ -43,6 +57,28 @@ func loads(f *starrocksfake.Fake) int {
 	return n
 }
 
+// loadsPerCommit says how many Stream Load transaction loads the fake
+// received per commit, for the log; a real cluster's are not seen.
+func loadsPerCommit(c *starrockstest.Cluster, commits int64) string {
+	if c.Fake == nil {
+		return "loads not counted on a real cluster"
+	}
+	return fmt.Sprintf("%.1f loads per commit", float64(loads(c.Fake))/float64(max(commits, 1)))
+}
+
+// fakeRequests is the requests the fake received, for a test checking
+// what was sent besides what landed; against a real cluster, whose
+// requests are not seen, it logs that the check is left out and returns
+// false.
+func fakeRequests(t *testing.T, c *starrockstest.Cluster, check string) ([]starrocksfake.Request, bool) {
+	t.Helper()
+	if c.Fake == nil {
+		t.Logf("not checked on a real cluster (only the fake logs requests): %s", check)
+		return nil, false
+	}
+	return c.Fake.Requests(), true
+}
+
 // TestStarRocksEndToEnd runs a pipeline from files (4 partitions of a
 // multi-table workload) into the StarRocks fake, as `txsink run` would,
 // through lost commit answers, a publish timeout, a commit and a load
@@ -50,7 +86,8 @@ func loads(f *starrocksfake.Fake) int {
 // append-only event is there once, and a second run applies nothing again.
 func TestStarRocksEndToEnd(t *testing.T) {
 	res := workload.Generate(workload.Spec{Orders: 600, Partitions: 4, Seed: 3, Events: true})
-	f, db := starrocksFake(t, starrocksWorkload...)
+	c, db := starrocksCluster(t, starrocksWorkload...)
+	f := c.NeedFake(t, "injects lost commit answers, 5xx answers and a leader change")
 	paths := writeWorkload(t, res)
 	cfg := workloadPipeline(db, paths)
 	cfg.Name = "starrocks-e2e"
@@ -70,8 +107,8 @@ func TestStarRocksEndToEnd(t *testing.T) {
 	checkFinal(t, db, res)
 	// Progress and claims are loads too: each commit carries its
 	// tables' loads and one of txsink_progress.
-	t.Logf("%d changes in %d commits, %.1f loads per commit, %.0f changes/s through the fake (a loaded machine; the fake is MariaDB underneath, not StarRocks)",
-		res.Changes(), commits.Load(), float64(loads(f))/float64(max(commits.Load(), 1)), float64(res.Changes())/elapsed.Seconds())
+	t.Logf("%d changes in %d commits, %s, %.0f changes/s through the fake (a loaded machine; the fake is MariaDB underneath, not StarRocks)",
+		res.Changes(), commits.Load(), loadsPerCommit(c, commits.Load()), float64(res.Changes())/elapsed.Seconds())
 	if commits.Load() < 2 || st.Commits != commits.Load() {
 		t.Errorf("%d commits (stats %d), want several", commits.Load(), st.Commits)
 	}
@@ -97,14 +134,14 @@ func TestStarRocksEndToEnd(t *testing.T) {
 // transaction in part.
 func TestStarRocksTransactionModeInvariant(t *testing.T) {
 	res := workload.Generate(workload.Spec{Orders: 800, Partitions: 4, Seed: 9, Events: true})
-	f, db := starrocksFake(t, starrocksWorkload...)
+	c, db := starrocksCluster(t, starrocksWorkload...)
 	cfg := workloadPipeline(db, writeWorkload(t, res))
 	cfg.Name = "starrocks-invariant"
 	txnPipeline(cfg)
 	cfg.Sink.TxnBufferSize = 64 << 10
 	r := runPolled(t, cfg, db)
-	t.Logf("%d source transactions in %d commits (%.1f loads per commit); reader polled %d times, saw %d invariant violations",
-		r.stats.Txns, r.commits, float64(loads(f))/float64(max(r.commits, 1)), r.polls, r.violations)
+	t.Logf("%d source transactions in %d commits (%s); reader polled %d times, saw %d invariant violations",
+		r.stats.Txns, r.commits, loadsPerCommit(c, int64(r.commits)), r.polls, r.violations)
 	checkFinal(t, db, res)
 	r.checkInvariant(t)
 	if r.stats.Txns != int64(res.Txns) {
@@ -117,7 +154,7 @@ func TestStarRocksTransactionModeInvariant(t *testing.T) {
 // of Primary Key tables only) is refused at start, before anything is
 // read; declared append-only, it starts.
 func TestStarRocksRefusesChangesIntoDuplicateKey(t *testing.T) {
-	_, db := starrocksFake(t, `CREATE TABLE events (id BIGINT NOT NULL, what VARCHAR(20)) DUPLICATE KEY (id) DISTRIBUTED BY HASH(id)`)
+	_, db := starrocksCluster(t, `CREATE TABLE events (id BIGINT NOT NULL, what VARCHAR(20)) DUPLICATE KEY (id) DISTRIBUTED BY HASH(id)`)
 	cfg := pipeline(db, config.Table{Source: "shop.events"})
 	cfg.Name = "starrocks-dup"
 	cfg.Source.Set("paths", []string{writeLines(t, t.TempDir(), "e.jsonl", nil)})
@@ -145,7 +182,7 @@ func TestStarRocksDeadLetterPlain(t *testing.T) {
 		`{"op":"+I","table":"s.items","row":{"id":5,"name":"far too long for the column"},"txn":"` + long + `"}`,
 		`{"op":"+U","table":"s.items","row":{"id":1,"name":"ok-1b"}}`,
 	}
-	_, db := starrocksFake(t, starrocks.DeadLetterDDL,
+	_, db := starrocksCluster(t, starrocks.DeadLetterDDL,
 		`CREATE TABLE items (id INT NOT NULL, name VARCHAR(10) NOT NULL) PRIMARY KEY (id) DISTRIBUTED BY HASH(id)`)
 	cfg := pipeline(db, config.Table{Source: "s.items"})
 	cfg.Name = "starrocks-dead-letters"
@@ -220,7 +257,7 @@ var starrocksRefusalCases = []refusalCase{
 func TestStarRocksDeadLetterServerRefusals(t *testing.T) {
 	for _, tc := range starrocksRefusalCases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, db := starrocksFake(t, starrocks.DeadLetterDDL, tc.table)
+			_, db := starrocksCluster(t, starrocks.DeadLetterDDL, tc.table)
 			lines := refusalLines(tc.op, tc.bad)
 			path := writeLines(t, t.TempDir(), "in.jsonl", lines)
 			for _, txn := range []bool{false, true} {
@@ -242,7 +279,7 @@ func TestStarRocksDeadLetterServerRefusals(t *testing.T) {
 // row, and so is a hard delete (StarRocks does not condition deletes),
 // the pipeline stopping with nothing of the unit written.
 func TestStarRocksVersionColumn(t *testing.T) {
-	fake, db := starrocksFake(t, `CREATE TABLE vg (id INT NOT NULL, v BIGINT NULL, val VARCHAR(10) NOT NULL) PRIMARY KEY (id) DISTRIBUTED BY HASH(id)`,
+	sr, db := starrocksCluster(t, `CREATE TABLE vg (id INT NOT NULL, v BIGINT NULL, val VARCHAR(10) NOT NULL) PRIMARY KEY (id) DISTRIBUTED BY HASH(id)`,
 		`INSERT INTO vg VALUES (1, 10, 'a'), (2, 10, 'b'), (3, 10, 'c'), (7, NULL, 'g')`)
 	cfg := pipeline(db, config.Table{Source: "s.vg", VersionColumn: "v"})
 	cfg.Name = "starrocks-version"
@@ -261,14 +298,16 @@ func TestStarRocksVersionColumn(t *testing.T) {
 	if got, want := query(t, db, "SELECT id, v, val FROM vg ORDER BY id"), "1|10|a\n2|10|same\n3|11|newer\n6|1|new\n7|1|fromnull"; got != want {
 		t.Errorf("rows:\n%s\nwant:\n%s", got, want)
 	}
-	conditioned := 0
-	for _, r := range fake.Requests() {
-		if r.Role == "BE" && r.Header.Get("table") == "vg" && r.Header.Get("merge_condition") == "v" {
-			conditioned++
+	if reqs, ok := fakeRequests(t, sr, "one load into vg with merge_condition: v"); ok {
+		conditioned := 0
+		for _, r := range reqs {
+			if r.Role == "BE" && r.Header.Get("table") == "vg" && r.Header.Get("merge_condition") == "v" {
+				conditioned++
+			}
 		}
-	}
-	if conditioned != 1 {
-		t.Errorf("%d loads into vg with merge_condition: v, want 1", conditioned)
+		if conditioned != 1 {
+			t.Errorf("%d loads into vg with merge_condition: v, want 1", conditioned)
+		}
 	}
 	if got := e.Stats().GuardRefused; got != 0 {
 		t.Errorf("GuardRefused = %d, want 0: StarRocks does not tell which rows merge_condition kept out", got)
@@ -311,7 +350,7 @@ func TestStarRocksVersionGuardReplay(t *testing.T) {
 	const n = 60
 	for _, txn := range []bool{false, true} {
 		t.Run(map[bool]string{false: "plain", true: "txn"}[txn], func(t *testing.T) {
-			_, db := starrocksFake(t, `CREATE TABLE vs (id INT NOT NULL, v BIGINT NOT NULL, val VARCHAR(10) NOT NULL, deleted BOOLEAN NOT NULL DEFAULT "false") PRIMARY KEY (id) DISTRIBUTED BY HASH(id)`)
+			_, db := starrocksCluster(t, `CREATE TABLE vs (id INT NOT NULL, v BIGINT NOT NULL, val VARCHAR(10) NOT NULL, deleted BOOLEAN NOT NULL DEFAULT "false") PRIMARY KEY (id) DISTRIBUTED BY HASH(id)`)
 			path := writeLines(t, t.TempDir(), "in.jsonl", guardLines(n, txn))
 			run := replayRunner(t, db, config.Table{Source: "s.vs", VersionColumn: "v", Delete: "soft:deleted"}, txn, path)
 			run("first")
@@ -346,10 +385,14 @@ func TestStarRocksVersionGuardReplay(t *testing.T) {
 // target lacks (which partial_update would insert with defaults) is
 // refused naming its key.
 func TestStarRocksPartialImages(t *testing.T) {
-	fake, db := starrocksFake(t, `CREATE TABLE w (id INT NOT NULL, a VARCHAR(20), b VARCHAR(20), c INT) PRIMARY KEY (id) DISTRIBUTED BY HASH(id)`)
+	sr, db := starrocksCluster(t, `CREATE TABLE w (id INT NOT NULL, a VARCHAR(20), b VARCHAR(20), c INT) PRIMARY KEY (id) DISTRIBUTED BY HASH(id)`)
 	partialImages(t, db)
+	reqs, ok := fakeRequests(t, sr, "the partial loads' columns headers")
+	if !ok {
+		return
+	}
 	partial := 0
-	for _, r := range fake.Requests() {
+	for _, r := range reqs {
 		if r.Role == "BE" && r.Header.Get("table") == "w" && r.Header.Get("partial_update") == "true" {
 			partial++
 			if cols := r.Header.Get("columns"); cols != "id,a,__op" && cols != "id,b,__op" && cols != "id,a,b,__op" {
@@ -368,7 +411,7 @@ func TestStarRocksPartialImages(t *testing.T) {
 // the row marked, an insert revives it, in the delete's flush or a later
 // one; ignored deletes are counted.
 func TestStarRocksDeleteRules(t *testing.T) {
-	_, db := starrocksFake(t, `CREATE TABLE sb (id INT NOT NULL, val VARCHAR(10) NOT NULL, deleted BOOLEAN NOT NULL DEFAULT "false") PRIMARY KEY (id) DISTRIBUTED BY HASH(id)`,
+	_, db := starrocksCluster(t, `CREATE TABLE sb (id INT NOT NULL, val VARCHAR(10) NOT NULL, deleted BOOLEAN NOT NULL DEFAULT "false") PRIMARY KEY (id) DISTRIBUTED BY HASH(id)`,
 		`CREATE TABLE st (id INT NOT NULL, val VARCHAR(10) NOT NULL, deleted_at DATETIME NULL) PRIMARY KEY (id) DISTRIBUTED BY HASH(id)`,
 		`CREATE TABLE ig (id INT NOT NULL, val VARCHAR(10) NOT NULL) PRIMARY KEY (id) DISTRIBUTED BY HASH(id)`)
 	deleteRules(t, db, "2026-12-03 10:20:30.123", "2026-12-03 10:21:30.123")
@@ -378,7 +421,7 @@ func TestStarRocksDeleteRules(t *testing.T) {
 // does not store changes nothing, as the SQL targets' UPDATE does
 // (partial_update would insert a marked row of defaults).
 func TestStarRocksSoftDeleteOfAMissingRow(t *testing.T) {
-	_, db := starrocksFake(t, `CREATE TABLE sb (id INT NOT NULL, val VARCHAR(10) NOT NULL, deleted BOOLEAN NOT NULL DEFAULT "false") PRIMARY KEY (id) DISTRIBUTED BY HASH(id)`,
+	_, db := starrocksCluster(t, `CREATE TABLE sb (id INT NOT NULL, val VARCHAR(10) NOT NULL, deleted BOOLEAN NOT NULL DEFAULT "false") PRIMARY KEY (id) DISTRIBUTED BY HASH(id)`,
 		`INSERT INTO sb VALUES (1, 'a', 0)`)
 	cfg := pipeline(db, config.Table{Source: "s.sb", Delete: "soft:deleted"})
 	cfg.Name = "starrocks-soft-missing"

@@ -6,10 +6,10 @@ import (
 	"testing"
 
 	"github.com/txsink/txsink/engine"
-	"github.com/txsink/txsink/internal/testdb"
 	"github.com/txsink/txsink/internal/workload"
 	"github.com/txsink/txsink/sink/starrocks"
 	"github.com/txsink/txsink/sink/starrocks/starrocksfake"
+	"github.com/txsink/txsink/sink/starrocks/starrockstest"
 )
 
 // TestStarRocksMetrics runs the workload into the StarRocks fake, two
@@ -20,9 +20,10 @@ import (
 // label states read for the lost answers (the fake publishes at once, so
 // visible); and the server's version.
 func TestStarRocksMetrics(t *testing.T) {
-	f := starrocksfake.NewWithTables(t, starrocksfake.Options{Version: "4.0.2 metrics"}, append([]string{starrocks.ProgressDDL, starrocks.ClaimsDDL}, workload.Schema("starrocks")...)...)
+	c := starrockstest.New(t, starrocksfake.Options{Version: "4.0.2 metrics"}, append([]string{starrocks.ProgressDDL, starrocks.ClaimsDDL}, workload.Schema("starrocks")...)...)
+	f := c.NeedFake(t, "injects lost commit answers and counts the requests the fake received")
 	res := workload.Generate(workload.Spec{Orders: 300, Partitions: 2, Seed: 5, Events: true})
-	cfg := pipeline(&testdb.DB{URL: f.SinkURL()}, writeFiles(t, res))
+	cfg := pipeline(c.TestDB(), writeFiles(t, res))
 	e, reg := meteredEngine(t, cfg)
 	f.Inject(starrocksfake.OpCommit, starrocksfake.DropAnswer, starrocksfake.PublishTimeout)
 	if err := e.Run(context.Background(), engine.RunOptions{}); err != nil {

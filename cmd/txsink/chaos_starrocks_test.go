@@ -5,10 +5,10 @@ package main
 import (
 	"testing"
 
-	"github.com/txsink/txsink/internal/testdb"
 	"github.com/txsink/txsink/internal/workload"
 	"github.com/txsink/txsink/sink/starrocks"
 	"github.com/txsink/txsink/sink/starrocks/starrocksfake"
+	"github.com/txsink/txsink/sink/starrocks/starrockstest"
 )
 
 // TestChaosStarRocks is TestChaos against the StarRocks fake: the txsink
@@ -25,7 +25,9 @@ import (
 // table, append-only) holds every insert once, compared event by event;
 // and a reader polling the cross-table invariant over the MySQL protocol
 // never sees a source transaction in part. The same environment variables
-// as TestChaos set the kills, the orders and the seed.
+// as TestChaos set the kills, the orders and the seed. With
+// TXSINK_TEST_STARROCKS_URL set it runs, unchanged, against that cluster
+// (starrockstest), which outlives the kills as the fake does.
 func TestChaosStarRocks(t *testing.T) {
 	txsinkBinary(t)
 	kills := chaosEnvInt(t, "TXSINK_CHAOS_KILLS", 3)
@@ -34,9 +36,12 @@ func TestChaosStarRocks(t *testing.T) {
 	t.Logf("chaos starrocks: %d kills, %d orders, seed %d (TXSINK_CHAOS_SEED=%d reproduces the workload and the schedule)", kills, orders, seed, seed)
 	res := workload.Generate(workload.Spec{Orders: orders, Partitions: 4, Seed: seed, Events: true})
 
-	f := starrocksfake.NewWithTables(t, starrocksfake.Options{}, append([]string{starrocks.ProgressDDL, starrocks.ClaimsDDL}, workload.Schema("starrocks")...)...)
-	db := &testdb.DB{Dialect: "mysql", URL: f.SinkURL(), SQL: f.SQL()}
-	r := chaosRun(t, db, "starrocks (fake)", res, itemHistories(res), kills, seed, false)
+	c := starrockstest.New(t, starrocksfake.Options{}, append([]string{starrocks.ProgressDDL, starrocks.ClaimsDDL}, workload.Schema("starrocks")...)...)
+	name := "starrocks (fake)"
+	if c.Fake == nil {
+		name = "starrocks (" + starrockstest.EnvURL + ")"
+	}
+	r := chaosRun(t, c.TestDB(), name, res, itemHistories(res), kills, seed, false)
 	if r.kills != kills {
 		t.Errorf("%d kills sent, want %d", r.kills, kills)
 	}

@@ -15,7 +15,7 @@ import (
 func BenchmarkTransaction(b *testing.B) {
 	cl := newCluster(b)
 	cl.ddl(b, ordersDDL, itemsDDL)
-	c, err := New(Config{LoadURLs: []string{cl.loadURL}, User: cl.user, Password: cl.password, Database: cl.db})
+	c, err := New(Config{LoadURLs: []string{cl.loadURL}, User: cl.user, Password: cl.password, Database: cl.db, HTTPClient: cl.http})
 	if err != nil {
 		b.Fatal(err)
 	}

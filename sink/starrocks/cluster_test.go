@@ -3,24 +3,21 @@ package starrocks
 import (
 	"context"
 	"database/sql"
-	"fmt"
-	"math/rand/v2"
-	"net/url"
-	"os"
+	"net/http"
 	"testing"
 	"time"
 
-	_ "github.com/go-sql-driver/mysql"
-
 	"github.com/txsink/txsink/clock/clocktest"
 	"github.com/txsink/txsink/sink/starrocks/starrocksfake"
+	"github.com/txsink/txsink/sink/starrocks/starrockstest"
 )
 
 // cluster is what a test needs of StarRocks: the FE's load URL, the
 // credentials, a private database, DDL and a MySQL-protocol reader. It is
 // the fake unless TXSINK_TEST_STARROCKS_URL names a real cluster, as
 // starrocks://user:pass@fe-host:8030/db?query-port=9030 (db is unused:
-// each test makes a database of its own and drops it).
+// each test makes a database of its own and drops it); starrockstest,
+// which the other packages' StarRocks tests use too, makes it.
 type cluster struct {
 	loadURL, user, password, db string
 	// url is the starrocks:// target URL of the database.
@@ -30,6 +27,8 @@ type cluster struct {
 	// catalog is the schema Describe reads: information_schema on a real
 	// cluster, the fake's CatalogSchema on the fake.
 	catalog string
+	// http speaks the URL's TLS; nil: the client's default.
+	http *http.Client
 	// fake is nil against a real cluster.
 	fake  *starrocksfake.Fake
 	clock *clocktest.Clock
@@ -45,58 +44,24 @@ func newCluster(t testing.TB) *cluster {
 // started with opt.
 func realOrFake(t testing.TB, opt starrocksfake.Options) *cluster {
 	t.Helper()
-	if raw := os.Getenv("TXSINK_TEST_STARROCKS_URL"); raw != "" {
-		return realCluster(t, raw)
-	}
-	return fakeCluster(t, opt)
+	return fromShared(starrockstest.New(t, opt), opt)
 }
 
 // fakeCluster starts a fake with the MariaDB test user's credentials, so
-// that its target URL reaches both its sides.
+// that its target URL reaches both its sides, whatever
+// TXSINK_TEST_STARROCKS_URL says.
 func fakeCluster(t testing.TB, opt starrocksfake.Options) *cluster {
 	t.Helper()
-	opt.User, opt.Password = starrocksfake.MySQLCredentials(t)
-	f := starrocksfake.New(t, opt)
-	clk, _ := opt.Clock.(*clocktest.Clock)
-	return &cluster{loadURL: f.URL(), url: f.SinkURL(), user: opt.User, password: opt.Password, db: f.Database(), SQL: f.SQL(), fake: f, catalog: f.CatalogSchema(), clock: clk, exec: f.Exec}
+	return fromShared(starrockstest.NewFake(t, opt), opt)
 }
 
-func realCluster(t testing.TB, raw string) *cluster {
-	t.Helper()
-	u, err := url.Parse(raw)
-	if err != nil || u.Scheme != "starrocks" {
-		t.Fatalf("TXSINK_TEST_STARROCKS_URL %q is not starrocks://user:pass@fe-host:8030/db?query-port=9030", raw)
+func fromShared(c *starrockstest.Cluster, opt starrocksfake.Options) *cluster {
+	clk, _ := opt.Clock.(*clocktest.Clock)
+	if c.Fake == nil {
+		clk = nil // a real cluster keeps its own time
 	}
-	pass, _ := u.User.Password()
-	qport := u.Query().Get("query-port")
-	if qport == "" {
-		qport = "9030"
-	}
-	dsn := fmt.Sprintf("%s:%s@tcp(%s:%s)/", u.User.Username(), pass, u.Hostname(), qport)
-	admin, err := sql.Open("mysql", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := fmt.Sprintf("txsink_t_%d_%06d", time.Now().Unix()%1000000, rand.IntN(1000000))
-	if _, err := admin.Exec("CREATE DATABASE " + db); err != nil {
-		t.Fatalf("create database %s on %s: %v", db, u.Host, err)
-	}
-	conn, err := sql.Open("mysql", dsn+db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		conn.Close()
-		admin.Exec("DROP DATABASE IF EXISTS " + db + " FORCE")
-		admin.Close()
-	})
-	scheme := "http"
-	if u.Query().Get("tls") == "true" {
-		scheme = "https"
-	}
-	exec := func(ctx context.Context, ddl string) error { _, err := conn.ExecContext(ctx, ddl); return err }
-	u.Path = "/" + db
-	return &cluster{url: u.String(), loadURL: scheme + "://" + u.Host, user: u.User.Username(), password: pass, db: db, SQL: conn, exec: exec, catalog: "information_schema"}
+	return &cluster{loadURL: c.LoadURL, url: c.URL, user: c.User, password: c.Password, db: c.Database, SQL: c.SQL,
+		catalog: c.Catalog, http: c.HTTPClient, fake: c.Fake, clock: clk, exec: c.Exec}
 }
 
 // needFake skips a test that injects faults or moves the server's clock,
@@ -111,7 +76,7 @@ func (c *cluster) needFake(t testing.TB) *starrocksfake.Fake {
 
 func (c *cluster) client(t testing.TB, mod ...func(*Config)) *Client {
 	t.Helper()
-	cfg := Config{LoadURLs: []string{c.loadURL}, User: c.user, Password: c.password, Database: c.db}
+	cfg := Config{LoadURLs: []string{c.loadURL}, User: c.user, Password: c.password, Database: c.db, HTTPClient: c.http}
 	if c.clock != nil {
 		cfg.Clock = c.clock
 	}

@@ -62,6 +62,8 @@ func (e *Error) Reason() string {
 		fmt.Fprintf(&b, " (label %s)", e.Label)
 	}
 	switch {
+	case tlsHint(e.Err) != "":
+		fmt.Fprintf(&b, ": TLS with %s failed: %v: %s", e.URL, e.Err, tlsHint(e.Err))
 	case e.Err != nil:
 		fmt.Fprintf(&b, ": no answer from %s: %v", e.URL, e.Err)
 	case e.HTTPStatus != 0 && e.HTTPStatus != 200:
@@ -170,6 +172,10 @@ func Code(status, message string) string {
 func (e *Error) classify() *Error {
 	m := strings.ToLower(e.Message)
 	switch {
+	case tlsHint(e.Err) != "":
+		// A certificate the client cannot trust, or no TLS: the request
+		// was never sent, and every retry meets the same server.
+		e.kind = errkind.Permanent
 	case e.Err != nil:
 		// No answer: a dropped connection, a refused one, a timeout. The
 		// request may or may not have been carried out; a commit is then

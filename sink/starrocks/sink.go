@@ -267,11 +267,10 @@ func openSQL(ctx context.Context, c *urlConfig) (*sql.DB, error) {
 		cfg.User, cfg.Passwd, cfg.Net, cfg.Addr, cfg.DBName = c.user, c.password, "tcp", net.JoinHostPort(host, c.queryPort), c.db
 		cfg.InterpolateParams = true // StarRocks' MySQL side has no server-side prepared statements for every query
 		if c.tls != nil {
-			name := "starrocks-" + host
-			if err := mysql.RegisterTLSConfig(name, c.tls.Clone()); err != nil {
-				return nil, &sink.Error{Op: "open", Err: err}
-			}
-			cfg.TLSConfig = name
+			// Set on the config, not registered by name: the driver's
+			// registry is global, and two targets on one host may trust
+			// different CAs.
+			cfg.TLS = c.tls.Clone()
 		}
 		conn, err := mysql.NewConnector(cfg)
 		if err != nil {
@@ -285,6 +284,9 @@ func openSQL(ctx context.Context, c *urlConfig) (*sql.DB, error) {
 			return db, nil
 		}
 		db.Close()
+		if hint := tlsHint(err); hint != "" {
+			return nil, &sink.Error{Op: "open", Err: fmt.Errorf("TLS with the FE's MySQL side at %s: %w", cfg.Addr, err), Hint: hint}
+		}
 		errs = append(errs, fmt.Errorf("%s: %w", cfg.Addr, err))
 	}
 	return nil, &sink.Error{Op: "open", Transient: true, Err: fmt.Errorf("no FE answered on the MySQL protocol (query-port %s): %w", c.queryPort, errors.Join(errs...))}

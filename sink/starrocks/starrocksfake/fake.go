@@ -14,6 +14,9 @@
 //     (httptest, port 8040) for every load and for single-table
 //     transaction operations, and handles multi-table transaction
 //     operations (transaction_type: multi) itself. Both check Basic auth.
+//   - With Options.TLS, the FE and the BE over HTTPS (the 307 names the
+//     BE's https:// address) and the MySQL side over TLS, all with one
+//     server certificate of a CA made for the test (NewCA).
 //   - The transaction API: POST /api/transaction/begin|prepare|commit|rollback
 //     and PUT /api/transaction/load; the states PREPARE, PREPARED,
 //     VISIBLE (a commit publishes at once) and ABORTED; labels unique per
@@ -160,6 +163,12 @@ type Options struct {
 	User, Password string
 	// Clock measures transaction timeouts; default clock.Real.
 	Clock clock.Clock
+	// TLS, when set, serves the FE and the BE over HTTPS and the MySQL
+	// side over TLS, with the server certificate of this CA (NewCA); the
+	// MySQL side is then a private MariaDB server of the test's own
+	// (testdb.PrivateMariaDB), started with that certificate, and SinkURL
+	// names tls=true and tls-ca.
+	TLS *CA
 	// DefaultTimeout is a transaction's timeout when begin names none
 	// (StarRocks' stream_load_default_timeout_second); default 600s.
 	DefaultTimeout time.Duration
@@ -220,8 +229,12 @@ func New(t testing.TB, opt Options) *Fake {
 		opt.Version = "4.0.0 fake"
 	}
 	f := &Fake{opt: opt, tables: map[string]*Table{}, labels: map[string]*txn{}, faults: map[Op][]Fault{}, errLogs: map[string]string{}, nextTxn: 1000}
-	f.data = testdb.MySQL(t)
-	f.catalog = testdb.MySQL(t)
+	if opt.TLS != nil {
+		f.data, f.catalog = tlsDatabases(t, opt.TLS)
+	} else {
+		f.data = testdb.MySQL(t)
+		f.catalog = testdb.MySQL(t)
+	}
 	// StarRocks' current_version(), as a stored function of the database
 	// readers connect to, so that it is called unqualified as on an FE.
 	f.data.Exec(t, "CREATE FUNCTION current_version() RETURNS VARCHAR(64) DETERMINISTIC RETURN "+sqlString(opt.Version))
@@ -232,8 +245,8 @@ func New(t testing.TB, opt Options) *Fake {
 			"ORDINAL_POSITION BIGINT NOT NULL, IS_NULLABLE VARCHAR(3) NOT NULL, DATA_TYPE VARCHAR(32) NOT NULL, COLUMN_TYPE VARCHAR(64) NOT NULL, "+
 			"CHARACTER_MAXIMUM_LENGTH BIGINT NULL, NUMERIC_PRECISION BIGINT NULL, NUMERIC_SCALE BIGINT NULL, COLUMN_KEY VARCHAR(3) NOT NULL, "+
 			"PRIMARY KEY (TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME))")
-	f.be = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { f.serve("BE", w, r) }))
-	f.fe = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { f.serve("FE", w, r) }))
+	f.be = serveHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { f.serve("BE", w, r) }), opt.TLS)
+	f.fe = serveHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { f.serve("FE", w, r) }), opt.TLS)
 	t.Cleanup(func() { f.fe.Close(); f.be.Close() })
 	return f
 }
@@ -253,8 +266,13 @@ func NewWithTables(t testing.TB, opt Options, ddl ...string) *Fake {
 	return f
 }
 
-// URL is the FE's base URL, the load-url (http://127.0.0.1:port).
+// URL is the FE's base URL, the load-url (http://127.0.0.1:port, or
+// https:// with Options.TLS).
 func (f *Fake) URL() string { return f.fe.URL }
+
+// TLS is the CA the fake's certificate is signed by (Options.TLS); nil
+// when it serves plain HTTP.
+func (f *Fake) TLS() *CA { return f.opt.TLS }
 
 // BEURL is the BE's base URL, where the FE redirects loads.
 func (f *Fake) BEURL() string { return f.be.URL }
@@ -289,7 +307,9 @@ func (f *Fake) CatalogSchema() string {
 // Options.User and Password, for the URL to reach both sides) and catalog
 // naming CatalogSchema, which a real cluster has no need of. The URL's
 // one host serves both sides, so the MariaDB test server must listen on
-// the FE's address, 127.0.0.1 (the default TXSINK_TEST_MYSQL_URL).
+// the FE's address, 127.0.0.1 (the default TXSINK_TEST_MYSQL_URL). A
+// fake started with Options.TLS has tls=true and tls-ca naming its CA's
+// file in its URL.
 func (f *Fake) SinkURL() string {
 	my, err := url.Parse(f.data.URL)
 	if err != nil {
@@ -298,6 +318,10 @@ func (f *Fake) SinkURL() string {
 	fe, _ := url.Parse(f.fe.URL)
 	u := url.URL{Scheme: "starrocks", User: url.UserPassword(f.opt.User, f.opt.Password), Host: fe.Host, Path: "/" + f.dbName()}
 	q := url.Values{"query-port": {my.Port()}, "catalog": {f.CatalogSchema()}}
+	if f.opt.TLS != nil {
+		q.Set("tls", "true")
+		q.Set("tls-ca", f.opt.TLS.File)
+	}
 	u.RawQuery = q.Encode()
 	return u.String()
 }
