@@ -18,7 +18,9 @@
 //     pipeline's rows are left in it, so the database is left as found.
 //   - Every round starts from emptied tables and no progress, so each
 //     round's run is the whole workload and each bulk load finds empty
-//     tables; a bulk load that does not arrive whole is an error.
+//     tables; a bulk load that does not arrive whole is an error. Under
+//     --foreign-keys txsink's tables are made again before every run,
+//     with the run's constraints or without.
 //   - The final-state check compares digests (a row count and an
 //     order-independent hash per table), so a workload too large for
 //     memory is still checked row for row.
