@@ -48,6 +48,13 @@ check that one key's changes stay in one partition costs.
 --version-column both compares runs without and with tables[].version-column
 on the orders table (created_at, which no change moves, so every guarded
 write lands): what the version guard's statements cost.
+--foreign-keys both compares runs into tables without and with FOREIGN KEY
+constraints (txn and insert-only): with --foreign-keys the workload has a
+third level, orders <- order_items <- item_notes, whose changelog deletes
+children before their parents as a source under the constraints does (no
+ON DELETE action), and with them on txsink orders every unit's statements
+for them: what the ordering and the server's checks cost. The bulk load's
+copies never have the constraints, so both variants share its baseline.
 
 Workloads:
   insert-only   orders with 1-5 items, one source transaction each
@@ -76,6 +83,7 @@ Examples:
 	fs.StringVar(&o.Mode, "mode", "", "plain, transaction, or both: each round then runs plain mode and transaction mode, one after the other, plain mode first in odd rounds (default: transaction for txn, plain otherwise)")
 	fs.StringVar(&o.KeyPartitions, "key-partitions", "", "sink key-partitions.remember, or both: each round then runs with the default and with 0, taking turns to go first (default: the config's default)")
 	fs.StringVar(&o.VersionColumn, "version-column", "", "off, on (the orders table's version-column is created_at: its upserts and deletes are guarded), or both: each round then runs without and with it, taking turns to go first (default: off)")
+	fs.StringVar(&o.ForeignKeys, "foreign-keys", "", "off, on (a third table, item_notes, under order_items, and FOREIGN KEY constraints from items to orders and notes to items), or both: each round then runs without and with them, taking turns to go first (default: the two tables without notes; not for update-heavy)")
 	fs.IntVar(&o.FlushRows, "flush-rows", 5000, "sink buffer-flush.max-rows")
 	fs.IntVar(&o.FlushMiB, "flush-mib", 16, "sink buffer-flush.max-bytes, in MiB (txsink run's memory limit follows it)")
 	fs.StringVar(&o.Dir, "dir", "", "folder for the changelog files (default: a temporary folder, removed afterwards)")

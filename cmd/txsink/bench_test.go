@@ -240,3 +240,75 @@ func TestBenchProfiles(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchForeignKeys runs --foreign-keys on each server: with both, the
+// txn and insert-only workloads verify their final state in every round
+// with the constraints and without, the ratio is printed and the database
+// is left as found; with on and --keep, the kept tables hold the two
+// foreign keys (items to orders, notes to items), so txsink's ordering had
+// real constraints to keep.
+func TestBenchForeignKeys(t *testing.T) {
+	for _, dialect := range []string{"mysql", "postgres", "sqlite"} {
+		t.Run(dialect, func(t *testing.T) {
+			db := testdb.Open(t, dialect)
+			before := benchTables(t, db)
+			for _, w := range []string{"txn", "insert-only"} {
+				var out, errOut bytes.Buffer
+				if code := run([]string{"bench", "--workload", w, "--orders", "60", "--foreign-keys", "both", "--rounds", "2", "--target", db.URL, "--dir", t.TempDir()}, &out, &errOut); code != 0 {
+					t.Fatalf("%s: exit %d\n%s%s", w, code, out.String(), errOut.String())
+				}
+				for _, want := range []string{"foreign keys off, flush", "foreign keys on, flush", "into copies without the foreign keys", "foreign keys on ÷ off, "} {
+					if !strings.Contains(out.String(), want) {
+						t.Errorf("%s: output lacks %q:\n%s", w, want, out.String())
+					}
+				}
+				if n := strings.Count(out.String(), "verified: the target equals the workload's final state, every round"); n != 2 {
+					t.Errorf("%s: %d variants verified every round, want 2:\n%s", w, n, out.String())
+				}
+			}
+			if after := benchTables(t, db); !slices.Equal(after, before) {
+				t.Errorf("tables before the benches %v, after %v", before, after)
+			}
+
+			var out, errOut bytes.Buffer
+			if code := run([]string{"bench", "--workload", "txn", "--orders", "30", "--foreign-keys", "on", "--keep", "--target", db.URL, "--dir", t.TempDir()}, &out, &errOut); code != 0 {
+				t.Fatalf("exit %d\n%s%s", code, out.String(), errOut.String())
+			}
+			m := regexp.MustCompile(`kept the tables (txsink_bench_\w+_)\*`).FindStringSubmatch(errOut.String())
+			if m == nil {
+				t.Fatalf("no kept tables named:\n%s", errOut.String())
+			}
+			prefix := m[1]
+			t.Cleanup(func() {
+				for _, tb := range []string{"item_notes", "order_items", "orders"} {
+					for _, p := range []string{prefix, strings.Replace(prefix, "txsink_bench_", "txsink_bulk_", 1)} {
+						db.Exec(t, "DROP TABLE IF EXISTS "+p+tb)
+					}
+				}
+			})
+			if got := foreignKeyCount(t, db, prefix); got != 2 {
+				t.Errorf("the kept tables %s* have %d foreign keys, want 2", prefix, got)
+			}
+		})
+	}
+}
+
+// foreignKeyCount counts the foreign keys of the bench's linked tables of
+// prefix, from db's catalog.
+func foreignKeyCount(t *testing.T, db *testdb.DB, prefix string) int {
+	t.Helper()
+	total := 0
+	for _, tb := range []string{"orders", "order_items", "item_notes"} {
+		q := map[string]string{
+			"mysql":    "SELECT COUNT(*) FROM information_schema.referential_constraints WHERE constraint_schema = DATABASE() AND table_name = ?",
+			"postgres": "SELECT COUNT(*) FROM pg_catalog.pg_constraint WHERE contype = 'f' AND conrelid = to_regclass($1)",
+			"sqlite":   "SELECT COUNT(DISTINCT id) FROM pragma_foreign_key_list(?)",
+		}[db.Dialect]
+		var n int
+		if err := db.SQL.QueryRow(q, prefix+tb).Scan(&n); err != nil {
+			t.Fatalf("count the foreign keys of %s: %v", prefix+tb, err)
+		}
+		total += n
+	}
+	return total
+}

@@ -18,7 +18,9 @@
 //     pipeline's rows are left in it, so the database is left as found.
 //   - Every round starts from emptied tables and no progress, so each
 //     round's run is the whole workload and each bulk load finds empty
-//     tables; a bulk load that does not arrive whole is an error.
+//     tables; a bulk load that does not arrive whole is an error. Under
+//     --foreign-keys txsink's tables are made again before every run,
+//     with the run's constraints or without.
 //   - The final-state check compares digests (a row count and an
 //     order-independent hash per table), so a workload too large for
 //     memory is still checked row for row.
@@ -49,15 +51,6 @@ import (
 	"github.com/txsink/txsink/sink/sqlsink"
 )
 
-// tables are the workload tables the bench writes, each created with a
-// prefix of the run's own in the target (see prefixes), so it never
-// touches tables of the user's, nor those of another bench running against
-// the same database.
-var tables = []struct{ name, order string }{
-	{"orders", "id"},
-	{"order_items", "order_id, line_no"},
-}
-
 // prefixes returns the table prefixes of one run: its tables for txsink,
 // and their copies for the bulk load, both marked with run.
 func prefixes(run string) (bench, bulk string) {
@@ -74,6 +67,7 @@ type Options struct {
 	Mode          string // plain, transaction or both; "" takes the workload's default
 	KeyPartitions string // sink key-partitions.remember, "both", or "" for the config's default
 	VersionColumn string // "off", "on" (the orders' created_at guards its upserts and deletes) or "both"; "" is off
+	ForeignKeys   string // "off", "on" (three levels of tables, with FOREIGN KEY constraints) or "both"; "" is the two tables without notes
 	FlushRows     int    // sink buffer-flush.max-rows
 	FlushMiB      int    // sink buffer-flush.max-bytes, in MiB
 	Dir           string // folder for the changelog files and dumps; Run needs one
@@ -127,6 +121,15 @@ func (o *Options) Resolve() error {
 	default:
 		return &UsageError{fmt.Sprintf("--version-column %q: want off, on or both", o.VersionColumn)}
 	}
+	switch o.ForeignKeys {
+	case "":
+	case "off", "on", "both":
+		if o.Workload == "update-heavy" {
+			return &UsageError{"--foreign-keys: the update-heavy workload writes the orders table alone, which references nothing; use txn or insert-only"}
+		}
+	default:
+		return &UsageError{fmt.Sprintf("--foreign-keys %q: want off, on or both", o.ForeignKeys)}
+	}
 	if o.Orders < 1 || o.Partitions < 1 || o.FlushRows < 1 || o.FlushMiB < 1 || o.Rounds < 1 {
 		return &UsageError{"--orders, --partitions, --flush-rows, --flush-mib and --rounds must be at least 1"}
 	}
@@ -150,6 +153,9 @@ type Result struct {
 	server int
 }
 
+// tables returns the tables of r's bench, parents first.
+func (r *Result) tables() []benchTable { return tablesOf(r.opts) }
+
 // Err returns the first round whose target differed from the workload's
 // final state, as an error, or nil when every checked round verified.
 func (r *Result) Err() error {
@@ -162,16 +168,17 @@ func (r *Result) Err() error {
 }
 
 // variant is one way a round runs txsink: its mode,
-// sink.key-partitions.remember, and whether the orders table has a
-// version column (versionColumn).
+// sink.key-partitions.remember, whether the orders table has a version
+// column (versionColumn), and whether the tables have foreign keys.
 type variant struct {
 	mode  string
 	keys  int
 	guard bool
+	fks   bool
 }
 
 func (v variant) String() string {
-	return fmt.Sprintf("%s mode, key-partitions.remember %d, version-column %s", v.mode, v.keys, onOff(v.guard))
+	return fmt.Sprintf("%s mode, key-partitions.remember %d, version-column %s, foreign keys %s", v.mode, v.keys, onOff(v.guard), onOff(v.fks))
 }
 
 func onOff(b bool) string {
@@ -192,6 +199,9 @@ func (v variant) label(o *Options) string {
 	if o.VersionColumn != "" {
 		s += ", version-column " + onOff(v.guard)
 	}
+	if o.ForeignKeys != "" {
+		s += ", foreign keys " + onOff(v.fks)
+	}
 	return s
 }
 
@@ -207,6 +217,7 @@ type round struct {
 	mode  string // plain or transaction
 	keys  int    // sink.key-partitions.remember
 	guard bool   // the orders table had its version column
+	fks   bool   // the tables had their foreign keys
 	run   time.Duration
 	cpu   time.Duration // CPU time of the run; -1 when unknown
 	// serverCPU and bulkServerCPU are the target server's CPU time during
@@ -262,14 +273,24 @@ func Run(ctx context.Context, o *Options, open Opener, stderr io.Writer) (*Resul
 	} else {
 		defer fmt.Fprintf(stderr, "txsink bench: kept the tables %s* and %s*\n", r.prefix, r.bulkPrefix)
 	}
-	for _, prefix := range []string{r.prefix, r.bulkPrefix} {
-		for _, st := range workload.SchemaPrefixed(schemaDialect, prefix) {
-			if strings.Contains(st, prefix+"order_events") {
-				continue
-			}
+	createTables := func(prefix string, fks bool) error {
+		stmts := workload.LinkedSchema(schemaDialect, prefix, fks)
+		if o.ForeignKeys == "" {
+			stmts = stmts[:len(tables)]
+		}
+		for _, st := range stmts {
 			if _, err := db.ExecContext(ctx, st); err != nil {
-				return nil, fmt.Errorf("create bench table: %w", err)
+				return fmt.Errorf("create bench table: %w", err)
 			}
+		}
+		return nil
+	}
+	// The bulk load's copies never have foreign keys: its chunks are cut
+	// by rows, not by orders, and its rate stays the one baseline of
+	// both variants of --foreign-keys both.
+	for _, prefix := range []string{r.prefix, r.bulkPrefix} {
+		if err := createTables(prefix, false); err != nil {
+			return nil, err
 		}
 	}
 
@@ -318,7 +339,23 @@ func Run(ctx context.Context, o *Options, open Opener, stderr io.Writer) (*Resul
 				if err := deleteProgress(); err != nil {
 					return nil, fmt.Errorf("reset progress: %w", err)
 				}
-				if err := emptyTables(ctx, db, r.dialect, r.prefix, r.bulkPrefix); err != nil {
+				if err := emptyTables(ctx, db, r.dialect, r.tables(), r.bulkPrefix); err != nil {
+					return nil, err
+				}
+				if o.ForeignKeys == "" {
+					if err := emptyTables(ctx, db, r.dialect, r.tables(), r.prefix); err != nil {
+						return nil, err
+					}
+				}
+			}
+			if o.ForeignKeys != "" {
+				// The tables are made again, with the variant's foreign
+				// keys or without: a referenced table cannot be
+				// truncated, and SQLite cannot add a constraint later.
+				if err := dropTables(ctx, db, r.prefix); err != nil {
+					return nil, err
+				}
+				if err := createTables(r.prefix, v.fks); err != nil {
 					return nil, err
 				}
 			}
@@ -332,7 +369,7 @@ func Run(ctx context.Context, o *Options, open Opener, stderr io.Writer) (*Resul
 			if err != nil {
 				return nil, err
 			}
-			rr.round, rr.mode, rr.keys, rr.guard = i, mode, v.keys, v.guard
+			rr.round, rr.mode, rr.keys, rr.guard, rr.fks = i, mode, v.keys, v.guard, v.fks
 			if o.Verify {
 				fmt.Fprintf(stderr, "txsink bench: checking the target against the final state\n")
 				if err := r.check(ctx, db, final, &rr); err != nil {
@@ -350,7 +387,7 @@ func Run(ctx context.Context, o *Options, open Opener, stderr io.Writer) (*Resul
 			}
 			parts := int(max(rr.commits, 1))
 			fmt.Fprintf(stderr, "txsink bench: loading them again in %s, as txsink committed them\n", countOf(parts, "transaction"))
-			if err := emptyTables(ctx, db, r.dialect, r.bulkPrefix); err != nil {
+			if err := emptyTables(ctx, db, r.dialect, r.tables(), r.bulkPrefix); err != nil {
 				return nil, err
 			}
 			if rr.bulkCommitsTook, _, err = r.bulkLoad(ctx, db, dumps, parts); err != nil {
@@ -376,7 +413,7 @@ func pipelineConfig(o *Options, run, prefix string, paths []string) config.Confi
 	}
 	cfg.Source.Set("partitions", parts)
 	cfg.Target = config.Target{URL: o.Target}
-	for _, t := range tables {
+	for _, t := range tablesOf(o) {
 		cfg.Tables = append(cfg.Tables, config.Table{Source: "shop." + t.name, Target: prefix + t.name})
 	}
 	cfg.Sink.FlushMaxRows = o.FlushRows
@@ -414,19 +451,28 @@ func variants(o *Options, defaultKeys int) []variant {
 	if o.Mode == "both" {
 		base = []string{"plain", "transaction"}
 	}
-	guards := []bool{o.VersionColumn == "on" || o.VersionColumn == "both"}
-	if o.VersionColumn == "both" {
-		guards = []bool{false, true}
-	}
+	guards := onOffs(o.VersionColumn)
+	fks := onOffs(o.ForeignKeys)
 	var modes []variant
 	for _, mode := range base {
 		for _, k := range keys {
 			for _, g := range guards {
-				modes = append(modes, variant{mode, k, g})
+				for _, f := range fks {
+					modes = append(modes, variant{mode, k, g, f})
+				}
 			}
 		}
 	}
 	return modes
+}
+
+// onOffs lists the settings an off/on/both flag asks for: "both" is off
+// then on, "" off.
+func onOffs(flag string) []bool {
+	if flag == "both" {
+		return []bool{false, true}
+	}
+	return []bool{flag == "on"}
 }
 
 // roundOrder is the order the variants run in round i (from 1): as
@@ -444,69 +490,6 @@ func roundOrder(modes []variant, i int) []variant {
 	return order
 }
 
-// emptyTables deletes every row of the bench's tables.
-func emptyTables(ctx context.Context, db *sql.DB, dialect string, prefixes ...string) error {
-	stmt := "TRUNCATE TABLE "
-	if dialect == "sqlite" {
-		stmt = "DELETE FROM "
-	}
-	return onTables(ctx, db, "empty", stmt, prefixes)
-}
-
-// dropTables drops the bench's tables of each prefix, those that exist.
-func dropTables(ctx context.Context, db *sql.DB, prefixes ...string) error {
-	return onTables(ctx, db, "drop", "DROP TABLE IF EXISTS ", prefixes)
-}
-
-// onTables runs stmt followed by the name of each bench table of each
-// prefix; what names the work in an error.
-func onTables(ctx context.Context, db *sql.DB, what, stmt string, prefixes []string) error {
-	for _, prefix := range prefixes {
-		for _, t := range tables {
-			if _, err := db.ExecContext(ctx, stmt+prefix+t.name); err != nil {
-				return fmt.Errorf("%s bench table %s: %w", what, prefix+t.name, err)
-			}
-		}
-	}
-	return nil
-}
-
-// tableExists says whether the table name exists where an unqualified
-// statement of db's session finds it.
-func tableExists(ctx context.Context, db *sql.DB, dialect, name string) (bool, error) {
-	var q string
-	switch dialect {
-	case "postgres":
-		q = "SELECT COUNT(*) FROM pg_catalog.pg_class WHERE oid = to_regclass($1)"
-	case "sqlite":
-		q = "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?"
-	default:
-		q = "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?"
-	}
-	var n int
-	if err := db.QueryRowContext(ctx, q, name).Scan(&n); err != nil {
-		return false, fmt.Errorf("look for table %s: %w", name, err)
-	}
-	return n > 0, nil
-}
-
-// dropIfEmpty drops table name if no row is left in it: a bench started
-// beside this one keeps its progress (one that has not committed yet may
-// still lose the table, and then fails its run, not silently).
-func dropIfEmpty(ctx context.Context, db *sql.DB, name string) error {
-	var n int
-	if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+name).Scan(&n); err != nil {
-		return fmt.Errorf("count the rows of %s: %w", name, err)
-	}
-	if n > 0 {
-		return nil
-	}
-	if _, err := db.ExecContext(ctx, "DROP TABLE IF EXISTS "+name); err != nil {
-		return fmt.Errorf("drop %s, which the bench created: %w", name, err)
-	}
-	return nil
-}
-
 func placeholder1(dialect string) string {
 	if dialect == "postgres" {
 		return "$1"
@@ -517,7 +500,7 @@ func placeholder1(dialect string) string {
 // check compares the target's bench tables with the workload's final state.
 func (r *Result) check(ctx context.Context, db *sql.DB, final workload.Digest, rr *round) error {
 	var diffs []string
-	for _, t := range tables {
+	for _, t := range r.tables() {
 		got, err := workload.ReadDigest(ctx, db, r.prefix+t.name)
 		if err != nil {
 			return err

@@ -29,6 +29,10 @@ func TestResolve(t *testing.T) {
 		{"key partitions a number", func(o *Options) { o.KeyPartitions = "0" }, "", 1, "plain"},
 		{"key partitions both", func(o *Options) { o.KeyPartitions = "both" }, "", 1, "plain"},
 		{"version column both", func(o *Options) { o.VersionColumn = "both" }, "", 1, "plain"},
+		{"foreign keys both", func(o *Options) { o.Workload = "txn"; o.ForeignKeys = "both" }, "", 8, "transaction"},
+		{"foreign keys on, insert-only", func(o *Options) { o.ForeignKeys = "on" }, "", 1, "plain"},
+		{"unknown foreign keys", func(o *Options) { o.ForeignKeys = "yes" }, `--foreign-keys "yes": want off, on or both`, 0, ""},
+		{"foreign keys of update-heavy", func(o *Options) { o.Workload = "update-heavy"; o.ForeignKeys = "both" }, "--foreign-keys: the update-heavy workload writes the orders table alone, which references nothing; use txn or insert-only", 0, ""},
 		{"unknown version column", func(o *Options) { o.VersionColumn = "yes" }, `--version-column "yes": want off, on or both`, 0, ""},
 		{"unknown workload", func(o *Options) { o.Workload = "mixed" }, `--workload "mixed": want insert-only, update-heavy or txn`, 0, ""},
 		{"unknown mode", func(o *Options) { o.Mode = "joined" }, `--mode "joined": want plain, transaction or both`, 0, ""},
@@ -65,21 +69,23 @@ func TestResolve(t *testing.T) {
 // the other way round.
 func TestVariants(t *testing.T) {
 	tests := []struct {
-		mode, keys, guard string
-		want              []variant
+		mode, keys, guard, fks string
+		want                   []variant
 	}{
-		{"plain", "", "", []variant{{"plain", 100, false}}},
-		{"transaction", "7", "", []variant{{"transaction", 7, false}}},
-		{"both", "", "", []variant{{"plain", 100, false}, {"transaction", 100, false}}},
-		{"plain", "both", "", []variant{{"plain", 100, false}, {"plain", 0, false}}},
-		{"both", "both", "", []variant{{"plain", 100, false}, {"plain", 0, false}, {"transaction", 100, false}, {"transaction", 0, false}}},
-		{"plain", "", "on", []variant{{"plain", 100, true}}},
-		{"both", "", "both", []variant{{"plain", 100, false}, {"plain", 100, true}, {"transaction", 100, false}, {"transaction", 100, true}}},
+		{"plain", "", "", "", []variant{{"plain", 100, false, false}}},
+		{"transaction", "7", "", "", []variant{{"transaction", 7, false, false}}},
+		{"both", "", "", "", []variant{{"plain", 100, false, false}, {"transaction", 100, false, false}}},
+		{"plain", "both", "", "", []variant{{"plain", 100, false, false}, {"plain", 0, false, false}}},
+		{"both", "both", "", "", []variant{{"plain", 100, false, false}, {"plain", 0, false, false}, {"transaction", 100, false, false}, {"transaction", 0, false, false}}},
+		{"plain", "", "on", "", []variant{{"plain", 100, true, false}}},
+		{"plain", "", "", "on", []variant{{"plain", 100, false, true}}},
+		{"transaction", "", "both", "both", []variant{{"transaction", 100, false, false}, {"transaction", 100, false, true}, {"transaction", 100, true, false}, {"transaction", 100, true, true}}},
+		{"both", "", "both", "", []variant{{"plain", 100, false, false}, {"plain", 100, true, false}, {"transaction", 100, false, false}, {"transaction", 100, true, false}}},
 	}
 	for _, tc := range tests {
-		got := variants(&Options{Mode: tc.mode, KeyPartitions: tc.keys, VersionColumn: tc.guard}, 100)
+		got := variants(&Options{Mode: tc.mode, KeyPartitions: tc.keys, VersionColumn: tc.guard, ForeignKeys: tc.fks}, 100)
 		if !slices.Equal(got, tc.want) {
-			t.Errorf("variants(mode %q, key-partitions %q, version-column %q) = %v, want %v", tc.mode, tc.keys, tc.guard, got, tc.want)
+			t.Errorf("variants(mode %q, key-partitions %q, version-column %q, foreign-keys %q) = %v, want %v", tc.mode, tc.keys, tc.guard, tc.fks, got, tc.want)
 		}
 		if odd := roundOrder(got, 3); !slices.Equal(odd, tc.want) {
 			t.Errorf("round 3 runs %v, want %v", odd, tc.want)
@@ -90,7 +96,7 @@ func TestVariants(t *testing.T) {
 			t.Errorf("round 2 runs %v, want %v", got, even)
 		}
 	}
-	modes := []variant{{"plain", 1, false}, {"transaction", 1, false}}
+	modes := []variant{{"plain", 1, false, false}, {"transaction", 1, false, false}}
 	roundOrder(modes, 2)
 	if modes[0].mode != "plain" {
 		t.Error("roundOrder reversed the caller's list")

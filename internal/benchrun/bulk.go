@@ -22,6 +22,7 @@ import (
 
 // tableDump is one bench table's final rows, written for the bulk load.
 type tableDump struct {
+	name string // without the run's prefix
 	path string
 	cols []string
 	rows int64
@@ -33,8 +34,8 @@ type tableDump struct {
 func (r *Result) dump(ctx context.Context, db *sql.DB) ([]tableDump, error) {
 	var dumps []tableDump
 	r.finalRows = 0
-	for _, t := range tables {
-		d := tableDump{path: filepath.Join(r.opts.Dir, "bulk-"+t.name+".tsv")}
+	for _, t := range r.tables() {
+		d := tableDump{name: t.name, path: filepath.Join(r.opts.Dir, "bulk-"+t.name+".tsv")}
 		var err error
 		if d.cols, d.rows, err = dumpTable(ctx, db, r.prefix+t.name, t.order, d.path); err != nil {
 			return dumps, err
@@ -86,13 +87,13 @@ func (r *Result) bulkLoad(ctx context.Context, db *sql.DB, dumps []tableDump, n 
 	if server1, ok := r.serverCPU(); ok && serverOK {
 		serverCPU = server1 - server0
 	}
-	for i, t := range tables {
+	for _, t := range dumps {
 		var got int64
 		if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+r.bulkPrefix+t.name).Scan(&got); err != nil {
 			return 0, 0, fmt.Errorf("count %s: %w", r.bulkPrefix+t.name, err)
 		}
-		if got != dumps[i].rows {
-			return 0, 0, fmt.Errorf("bulk load of %s in %s loaded %d rows of %d", t.name, countOf(n, "transaction"), got, dumps[i].rows)
+		if got != t.rows {
+			return 0, 0, fmt.Errorf("bulk load of %s in %s loaded %d rows of %d", t.name, countOf(n, "transaction"), got, t.rows)
 		}
 	}
 	return took, serverCPU, nil
@@ -136,7 +137,7 @@ func loadChunks(ctx context.Context, db *sql.DB, dialect, prefix string, dumps [
 			return 0, err
 		}
 		defer tx.Rollback()
-		for i, t := range tables {
+		for i, t := range dumps {
 			if chunks[i][c].Size() == 0 {
 				continue
 			}
@@ -170,7 +171,7 @@ func loadChunks(ctx context.Context, db *sql.DB, dialect, prefix string, dumps [
 			if _, err := pc.Exec(ctx, "BEGIN").ReadAll(); err != nil {
 				return err
 			}
-			for i, t := range tables {
+			for i, t := range dumps {
 				if chunks[i][c].Size() == 0 {
 					continue
 				}
@@ -270,8 +271,8 @@ func appendBulkText(b []byte, v any) []byte {
 // columns' affinities convert them as they would a CSV import's.
 func loadSQLite(ctx context.Context, db *sql.DB, prefix string, dumps []tableDump, chunks [][]*io.SectionReader, c int) (time.Duration, error) {
 	// Parsing the dump is not the database's work: it comes first.
-	records := make([][][]any, len(tables))
-	for i := range tables {
+	records := make([][][]any, len(dumps))
+	for i := range dumps {
 		data, err := io.ReadAll(chunks[i][c])
 		if err != nil {
 			return 0, err
@@ -293,8 +294,8 @@ func loadSQLite(ctx context.Context, db *sql.DB, prefix string, dumps []tableDum
 		return 0, err
 	}
 	defer tx.Rollback()
-	for i, t := range tables {
-		cols := dumps[i].cols
+	for i, t := range dumps {
+		cols := t.cols
 		marks := strings.TrimSuffix(strings.Repeat("?,", len(cols)), ",")
 		st, err := tx.PrepareContext(ctx, "INSERT INTO "+prefix+t.name+" ("+strings.Join(cols, ",")+") VALUES ("+marks+")")
 		if err != nil {

@@ -110,7 +110,7 @@ func TestBulkLoad(t *testing.T) {
 				t.Fatalf("dumped %d rows, want 5", r.finalRows)
 			}
 			for _, n := range []int{1, 3} {
-				if err := emptyTables(t.Context(), tdb.DB(), r.dialect, r.bulkPrefix); err != nil {
+				if err := emptyTables(t.Context(), tdb.DB(), r.dialect, tables, r.bulkPrefix); err != nil {
 					t.Fatal(err)
 				}
 				took, _, err := r.bulkLoad(t.Context(), tdb.DB(), dumps, n)
@@ -136,7 +136,7 @@ func TestBulkLoad(t *testing.T) {
 			}
 			// A copy that does not end with exactly the dump's rows is an
 			// error, not a figure.
-			if err := emptyTables(t.Context(), tdb.DB(), r.dialect, r.bulkPrefix); err != nil {
+			if err := emptyTables(t.Context(), tdb.DB(), r.dialect, tables, r.bulkPrefix); err != nil {
 				t.Fatal(err)
 			}
 			db.Exec(t, "INSERT INTO c_order_items (order_id, line_no, sku, qty, price) VALUES (99, 1, 'x', 1, 1)")

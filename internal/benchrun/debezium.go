@@ -31,7 +31,7 @@ func writeWorkload(o *Options, r *Result) ([]string, workload.Digest, error) {
 	var final workload.Digest
 	switch o.Workload {
 	case "insert-only":
-		s, err := workload.InsertOnly(o.Orders, o.Partitions, 1, w.txn)
+		s, err := workload.InsertOnly(o.Orders, o.Partitions, 1, o.ForeignKeys != "", w.txn)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -43,7 +43,7 @@ func writeWorkload(o *Options, r *Result) ([]string, workload.Digest, error) {
 		}
 		final = s.Final
 	case "txn":
-		res := workload.Generate(workload.Spec{Orders: o.Orders, Partitions: o.Partitions, Seed: 1})
+		res := workload.Generate(workload.Spec{Orders: o.Orders, Partitions: o.Partitions, Seed: 1, Linked: o.ForeignKeys != ""})
 		for p, changes := range res.Partitions {
 			start := 0
 			for i := range changes {

@@ -18,12 +18,13 @@ import (
 // With --key-partitions both it also compares, per mode, the events/s
 // with the memory of keys' partitions on with those with it off; with
 // --version-column both, those with the orders' version column with
-// those without.
+// those without; with --foreign-keys both, those with the tables'
+// foreign keys with those without.
 func (r *Result) Print(w io.Writer) {
 	byMode := map[variant][]round{}
 	var modes []variant
 	for _, rr := range r.rounds {
-		v := variant{rr.mode, rr.keys, rr.guard}
+		v := variant{rr.mode, rr.keys, rr.guard, rr.fks}
 		if byMode[v] == nil {
 			modes = append(modes, v)
 		}
@@ -52,22 +53,25 @@ func (r *Result) Print(w io.Writer) {
 		tw.row(name, "events/s "+spread(v, func(x float64) string { return fmt.Sprintf("%.2f×", x) })+", each round "+strings.Join(each, " "))
 	}
 	first := r.rounds[0]
-	keys, guard := first.keys, first.guard
-	ratio("transaction ÷ plain", byMode[variant{"plain", keys, guard}], byMode[variant{"transaction", keys, guard}])
+	keys, guard, fks := first.keys, first.guard, first.fks
+	ratio("transaction ÷ plain", byMode[variant{"plain", keys, guard, fks}], byMode[variant{"transaction", keys, guard, fks}])
 	for _, mode := range []string{"plain", "transaction"} {
 		if r.opts.KeyPartitions == "both" {
 			var on, off []round
 			for _, v := range modes {
-				if v.mode == mode && v.guard == guard && v.keys > 0 {
+				if v.mode == mode && v.guard == guard && v.fks == fks && v.keys > 0 {
 					on = byMode[v]
-				} else if v.mode == mode && v.guard == guard {
+				} else if v.mode == mode && v.guard == guard && v.fks == fks {
 					off = byMode[v]
 				}
 			}
 			ratio("key memory on ÷ off, "+mode, off, on)
 		}
 		if r.opts.VersionColumn == "both" {
-			ratio("version-column on ÷ off, "+mode, byMode[variant{mode, keys, false}], byMode[variant{mode, keys, true}])
+			ratio("version-column on ÷ off, "+mode, byMode[variant{mode, keys, false, fks}], byMode[variant{mode, keys, true, fks}])
+		}
+		if r.opts.ForeignKeys == "both" {
+			ratio("foreign keys on ÷ off, "+mode, byMode[variant{mode, keys, guard, false}], byMode[variant{mode, keys, guard, true}])
 		}
 	}
 	if len(tw.labels) > 0 {
@@ -139,8 +143,13 @@ func (r *Result) printMode(w io.Writer, v variant, rounds []round) {
 	tw.row("input events/s", spread(eventsPerSec, fixed0))
 	tw.row("rows written/s", spread(rowsPerSec, fixed0))
 	bulkTook := per(func(rr *round) float64 { return rr.bulkTook.Seconds() })
-	tw.row("bulk load", fmt.Sprintf("%s rows/s (%s of %d rows in %s)", spread(bulkPerSec, fixed0), bulkMethods[r.dialect], r.finalRows,
-		spread(bulkTook, fixedSecs)))
+	bulkInto := ""
+	if v.fks {
+		// The same baseline as the runs without: see Run.
+		bulkInto = ", into copies without the foreign keys"
+	}
+	tw.row("bulk load", fmt.Sprintf("%s rows/s (%s of %d rows in %s%s)", spread(bulkPerSec, fixed0), bulkMethods[r.dialect], r.finalRows,
+		spread(bulkTook, fixedSecs), bulkInto))
 	times := func(v float64) string { return fmt.Sprintf("%.2f×", v) }
 	inCommitsPerSec := per(func(rr *round) float64 { return float64(r.finalRows) / rr.bulkCommitsTook.Seconds() })
 	inCommitsTook := per(func(rr *round) float64 { return rr.bulkCommitsTook.Seconds() })

@@ -54,7 +54,7 @@ func TestPrint(t *testing.T) {
 		{"both", func() *Result {
 			r := reportResult(&Options{Target: "postgres://postgres@127.0.0.1:5432/test", Mode: "both", KeyPartitions: "both", Partitions: 8, Rounds: 2}, "postgres")
 			for i := 1; i <= 2; i++ {
-				for j, v := range []variant{{"plain", 100, false}, {"plain", 0, false}, {"transaction", 100, false}, {"transaction", 0, false}} {
+				for j, v := range []variant{{"plain", 100, false, false}, {"plain", 0, false, false}, {"transaction", 100, false, false}, {"transaction", 0, false, false}} {
 					r.rounds = append(r.rounds, reportRound(i, v.mode, v.keys, float64(i+j)))
 				}
 			}
@@ -66,6 +66,17 @@ func TestPrint(t *testing.T) {
 				for j, g := range []bool{false, true} {
 					rr := reportRound(i, "plain", 100, float64(i+j))
 					rr.guard = g
+					r.rounds = append(r.rounds, rr)
+				}
+			}
+			return r
+		}()},
+		{"foreign-keys", func() *Result {
+			r := reportResult(&Options{Target: "postgres://postgres@127.0.0.1:5432/test", Workload: "txn", Mode: "transaction", ForeignKeys: "both", Partitions: 8, Rounds: 2}, "postgres")
+			for i := 1; i <= 2; i++ {
+				for j, f := range []bool{false, true} {
+					rr := reportRound(i, "transaction", 100, float64(i+j))
+					rr.fks = f
 					r.rounds = append(r.rounds, rr)
 				}
 			}

@@ -188,12 +188,15 @@ func (s *streamer) done() *StreamStats {
 // InsertOnly streams orders orders, each with 1 to 5 items, each order and
 // its items one source transaction; order i goes to partition i mod
 // partitions. It makes the same kind of rows as Generate, and nothing but
-// inserts.
-func InsertOnly(orders, partitions int, seed uint64, emit Emit) (*StreamStats, error) {
+// inserts. With linked, each transaction also inserts its items' notes
+// (item_notes, as Spec.Linked makes them), after the items; the orders
+// and items are the same.
+func InsertOnly(orders, partitions int, seed uint64, linked bool, emit Emit) (*StreamStats, error) {
 	partitions = max(partitions, 1)
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	s := newStreamer(emit)
-	ot, it := s.table("orders"), s.table("order_items")
+	ot, it, nt := s.table("orders"), s.table("order_items"), s.table(notesTable)
+	nm := newNoteMaker(seed)
 	base := time.Date(2026, 11, 1, 8, 0, 0, 0, time.UTC)
 	customers := []string{"Ada", "Grace", "Linus", "Margaret", "Zoë", "Søren", "李雷", "Anaïs"}
 	items := make([]changelog.Row, 0, 5)
@@ -219,6 +222,14 @@ func InsertOnly(orders, partitions int, seed uint64, emit Emit) (*StreamStats, e
 			s.add(changelog.Change{Kind: changelog.Insert, Table: it, After: ir})
 			// Line numbers run up to 5: three bits hold them.
 			s.state.put("order_items", uint64(id)<<3|uint64(l+1), ir)
+		}
+		if linked {
+			for _, nr := range nm.notes(id, nItems) {
+				s.add(changelog.Change{Kind: changelog.Insert, Table: nt, After: nr})
+				line, _ := nr.Get("line_no")
+				n, _ := nr.Get("note_no")
+				s.state.put(notesTable, noteDigestKey(id, atoi(line), atoi(n)), nr)
+			}
 		}
 		if err := s.commit(i % partitions); err != nil {
 			return nil, err

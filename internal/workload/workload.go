@@ -48,6 +48,13 @@ type Spec struct {
 	ReinsertRate float64
 	// Events adds one append-only order_events row per change of an order.
 	Events bool
+	// Linked adds a third level, item_notes (0 to 2 notes per item, and a
+	// note on the first item when its quantity changes), and keeps the
+	// changelog valid under LinkedSchema's foreign keys: a cancellation
+	// deletes the notes, then the items, then the order, and a re-inserted
+	// order is deleted and inserted again with its items and notes. The
+	// orders and items are those of the same Spec without it.
+	Linked bool
 }
 
 func (s *Spec) defaults() {
@@ -172,6 +179,9 @@ func Generate(spec Spec) *Result {
 	spec.defaults()
 	parts := make([][]changelog.Change, spec.Partitions)
 	final := map[string]map[string]Row{"orders": {}, "order_items": {}}
+	if spec.Linked {
+		final[notesTable] = map[string]Row{}
+	}
 	res, _ := generate(spec, func(p int, txn []changelog.Change) error {
 		parts[p] = append(parts[p], txn...)
 		return nil
@@ -219,6 +229,8 @@ func generate(spec Spec, emitTo Emit, finalRow func(table, key string, r Row), p
 	events := changelog.Table{Namespace: spec.Namespace, Name: "order_events"}
 	base := time.Date(2026, 11, 1, 8, 0, 0, 0, time.UTC)
 	customers := []string{"Ada", "Grace", "Linus", "Margaret", "Zoë", "Søren", "李雷", "Anaïs"}
+	notes := changelog.Table{Namespace: spec.Namespace, Name: notesTable}
+	nm := newNoteMaker(spec.Seed)
 
 	for i := 0; i < spec.Orders; i++ {
 		if failed != nil {
@@ -276,21 +288,48 @@ func generate(spec Spec, emitTo Emit, finalRow func(table, key string, r Row), p
 		// without its order.
 		order := row("id", num(id), "customer", customers[rng.IntN(len(customers))], "status", "NEW",
 			"amount", money(total), "created_at", created.Format("2006-01-02 15:04:05.000"), "note", nil)
-		begin()
-		emit(changelog.Change{Kind: changelog.Insert, Table: orders, After: order})
-		for _, ir := range itemRows {
-			emit(changelog.Change{Kind: changelog.Insert, Table: items, After: ir})
+		var noteRows []changelog.Row
+		if spec.Linked {
+			noteRows = nm.notes(id, nItems)
 		}
+		// Parents are inserted before their children, and deleted after
+		// them, as a source under foreign keys writes them.
+		insertAll := func() {
+			emit(changelog.Change{Kind: changelog.Insert, Table: orders, After: order})
+			for _, ir := range itemRows {
+				emit(changelog.Change{Kind: changelog.Insert, Table: items, After: ir})
+			}
+			for _, nr := range noteRows {
+				emit(changelog.Change{Kind: changelog.Insert, Table: notes, After: nr})
+			}
+		}
+		deleteChildren := func() {
+			for _, nr := range noteRows {
+				emit(changelog.Change{Kind: changelog.Delete, Table: notes, Before: nr})
+			}
+			for _, ir := range itemRows {
+				emit(changelog.Change{Kind: changelog.Delete, Table: items, Before: ir})
+			}
+		}
+		begin()
+		insertAll()
 		end()
 		switch r := rng.Float64(); {
 		case r < spec.DeleteRate:
 			begin()
-			for _, ir := range itemRows {
-				emit(changelog.Change{Kind: changelog.Delete, Table: items, Before: ir})
-			}
+			deleteChildren()
 			emit(changelog.Change{Kind: changelog.Delete, Table: orders, Before: order})
 			end()
 			continue
+		case r < spec.DeleteRate+spec.ReinsertRate && spec.Linked:
+			// The order is replaced with its items and notes: under
+			// foreign keys it cannot go while they reference it.
+			begin()
+			deleteChildren()
+			emit(changelog.Change{Kind: changelog.Delete, Table: orders, Before: order})
+			order = with(order, "note", "re-inserted")
+			insertAll()
+			end()
 		case r < spec.DeleteRate+spec.ReinsertRate:
 			// A -D/+I pair of one key in one transaction: the order is
 			// replaced, the way some producers write an update.
@@ -319,6 +358,13 @@ func generate(spec Spec, emitTo Emit, finalRow func(table, key string, r Row), p
 				fmt.Sscan(string(q.(changelog.Number)), &qty)
 				itemRows[0] = with(before, "qty", num(9))
 				emit(changelog.Change{Kind: changelog.UpdateAfter, Table: items, Before: before, After: itemRows[0]})
+				if spec.Linked {
+					// A note on the changed line, numbered past the
+					// ones it was made with.
+					nr := noteRow(id, 1, 3, fmt.Sprintf("qty %d -> 9", qty))
+					noteRows = append(noteRows, nr)
+					emit(changelog.Change{Kind: changelog.Insert, Table: notes, After: nr})
+				}
 				total += (9 - qty) * prices[0]
 				prev := order
 				order = with(order, "amount", money(total))
@@ -330,6 +376,9 @@ func generate(spec Spec, emitTo Emit, finalRow func(table, key string, r Row), p
 		for _, ir := range itemRows {
 			ln, _ := ir.Get("line_no")
 			keep("order_items", render(id)+"|"+string(ln.(changelog.Number)), ir)
+		}
+		for _, nr := range noteRows {
+			keep(notesTable, noteKey(nr), nr)
 		}
 	}
 	if failed != nil {
