@@ -275,6 +275,9 @@ type Change struct {
 	// TxnEvents is, on an EndTxn change, the number of row events the
 	// source transaction had (0 when the format does not say).
 	TxnEvents int
+	// Order is the change's place in its source database's log, when the
+	// format tells it (see Order); the zero Order otherwise.
+	Order Order
 	// Types is the table as the change's record declares it (columns,
 	// types, NULL-ability, key when the source says), for formats that
 	// carry types (Debezium with the schema envelope, Canal); nil for the

@@ -33,7 +33,14 @@
 // through TxnKey: PostgreSQL's "txId:LSN" ids differ between BEGIN, the data
 // events and END, so they are grouped by their txId part. Change.TxnOrder
 // is transaction.total_order, the event's place in its transaction, by
-// which transaction mode drops events published twice.
+// which transaction mode drops events published twice. Change.Order is the
+// event's place in its source database's log, by which the engine drops
+// copies published again across restarts (see changelog.Order): for the
+// postgresql connector source.sequence (["last commit LSN", "LSN"]), for
+// mysql and mariadb the number of source.file, source.pos and source.row,
+// each under the log source.connector:source.name (and :server_id for a
+// binlog), with total_order as N. Snapshot records (op "r", or
+// source.snapshot other than false) and other connectors have none.
 //
 // Values keep their exact JSON text: numbers become changelog.Number, nested
 // objects and arrays changelog.JSON; the target column's type decides later
@@ -93,6 +100,9 @@ type Decoder struct {
 	schemas     schemaCache
 	// keys caches record key schemas (see KeyedTypes).
 	keys keyCache
+	// logName shares the name of the source log records name (see
+	// changelog.Order) between the records that repeat it.
+	logName jsonrecord.LastString
 	// env interns the tables records name, the transaction id the events
 	// of a transaction repeat, and the column lists of row images.
 	env envreader.Reader
@@ -185,6 +195,8 @@ type envelope struct {
 	hasAfter      bool
 	table         changelog.Table
 	hasSource     bool
+	// order is what "source" says of the record's place in its log.
+	order sourceOrder
 	// txnID, boundaryID and eventCount are views of the record's text
 	// (or decoded copies of escaped strings), made strings only when the
 	// change needs them: BEGIN's id and most ids repeated by a
@@ -353,6 +365,7 @@ func (d *Decoder) decode(a *changelog.Arena, data []byte, top *envelope) (_ []ch
 	cs := rs.ChangeIn(a, data, before, after)
 	c := &cs[0]
 	c.Kind, c.Table, c.TxnID, c.TxnOrder = kind, e.table, d.txnKey(a, e.txnID), e.txnOrder
+	c.Order = d.order(e)
 	if d.unavailable != nil {
 		// Before the schema's conversions, which would decode the
 		// placeholder's base64 form into bytes like any other.
@@ -449,13 +462,23 @@ func (d *Decoder) readEnvelope(s *jsonscan.Scanner, rs *jsonscan.Rows, e *envelo
 // sourceKeys are the members of the "source" block readSource reads, in
 // the order of the indexes sourceDB, sourceSchema and sourceTable; the
 // others (a dozen on every record) are passed over by NextKeyOf.
-var sourceKeys = jsonscan.NewKeys("db", "schema", "table")
+var sourceKeys = jsonscan.NewKeys("db", "schema", "table",
+	"connector", "name", "server_id", "snapshot", "sequence", "file", "pos", "row")
 
-// Indexes in sourceKeys.
+// Indexes in sourceKeys: the table's, then those of the record's place in
+// its source's log (see sourceOrder).
 const (
 	sourceDB = iota
 	sourceSchema
 	sourceTable
+	sourceConnector
+	sourceName
+	sourceServerID
+	sourceSnapshot
+	sourceSequence
+	sourceFile
+	sourcePos
+	sourceRow
 )
 
 // readSource reads the "source" block's db, schema and table. env, if not
@@ -492,6 +515,8 @@ func readSource(s *jsonscan.Scanner, e *envelope, env *envreader.Reader) error {
 			schema, err = jsonrecord.ReadName(s, "source.schema", hintMalformed)
 		case sourceTable:
 			table, err = jsonrecord.ReadName(s, "source.table", hintMalformed)
+		default:
+			err = e.order.read(s, k)
 		}
 		if err != nil {
 			return err

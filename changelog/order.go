@@ -1,0 +1,64 @@
+package changelog
+
+// Order is a change's place in the log of the source database it was
+// read from, when the format tells it (Debezium's "source" block: a
+// PostgreSQL connector's sequence, a MySQL or MariaDB connector's binlog
+// file, position and row). Within one Log, a change written later has a
+// greater place, whatever stream or topic carried it: a change whose
+// place is not after one already applied from its Log is a copy
+// published again (Debezium Server after its own restart), not news.
+//
+// The zero Order (Log "") tells nothing, and nothing is judged by it.
+type Order struct {
+	// Log names the log the place is in: the connector and its logical
+	// server name (Debezium's source.connector and source.name), and for
+	// a binlog its server_id. Places in two logs are never compared.
+	Log string
+	// At is the place: compared element by element (PostgreSQL: the last
+	// commit's LSN, the change's LSN; a binlog: the file's number, the
+	// event's position).
+	At [2]uint64
+	// Sub orders changes at one At (a binlog event's row number).
+	Sub uint32
+	// N is the change's place in its source transaction, from 1, when the
+	// format says (Debezium's transaction.total_order), else 0. With it
+	// no two changes of a Log share an Order; without it two may (the
+	// rows of one PostgreSQL COPY share their LSN), so an equal Order is
+	// a copy only when N is not 0.
+	N uint32
+}
+
+// IsZero reports whether o tells nothing.
+func (o Order) IsZero() bool { return o.Log == "" }
+
+// Compare compares the places of o and p, which are of one Log: -1 when
+// o is before p, 0 when they are equal, +1 when o is after p.
+func (o Order) Compare(p Order) int {
+	for i := range o.At {
+		if o.At[i] != p.At[i] {
+			return cmp3(o.At[i] < p.At[i])
+		}
+	}
+	switch {
+	case o.Sub != p.Sub:
+		return cmp3(o.Sub < p.Sub)
+	case o.N != p.N:
+		return cmp3(o.N < p.N)
+	}
+	return 0
+}
+
+// NotAfter reports whether a change at o, read after one at p of the
+// same Log was applied, is a copy of one applied already: o is before p,
+// or equal to it with a transaction order (N) telling changes apart.
+func (o Order) NotAfter(p Order) bool {
+	c := o.Compare(p)
+	return c < 0 || c == 0 && o.N != 0
+}
+
+func cmp3(less bool) int {
+	if less {
+		return -1
+	}
+	return 1
+}
