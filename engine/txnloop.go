@@ -620,7 +620,7 @@ func (l *txnLoop) add(ctx context.Context, r *reduced, changes []*changelog.Chan
 		}
 		if t == nil {
 			r.skipped++
-			r.buf.Skip(c.Pos, now)
+			r.buf.SkipChange(c, now)
 			continue
 		}
 		if err := l.e.stale(ctx, t, c, r.buf.Add(t, c, now)); err != nil {

@@ -433,6 +433,10 @@ type Buffer struct {
 	retracting map[string]*retraction
 	// rowMem holds the buffered rows' values (see detachIn).
 	rowMem rowMem
+	// orders holds the latest place of each partition's source logs the
+	// buffer consumed (see noteOrder), lastOrder the index noted last.
+	orders    []commit.Order
+	lastOrder int
 }
 
 // retraction is a -U waiting for the +U that follows it.
@@ -698,6 +702,7 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 		b.touch(c.Pos, now)
 		return nil
 	}
+	b.noteOrder(c.Pos.Partition, c.Order)
 	if t.AppendOnly {
 		switch c.Kind {
 		case changelog.Insert:
@@ -1035,6 +1040,9 @@ func (b *Buffer) Merge(o *Buffer) error {
 	for _, pos := range o.progress {
 		b.moveTo(pos)
 	}
+	for _, o := range o.orders {
+		b.noteOrder(o.Partition, o.Order)
+	}
 	// o holds whole source transactions: a -U at the end of one is lone.
 	clear(o.retracting)
 	b.changes += o.changes
@@ -1329,6 +1337,9 @@ func (b *Buffer) Take() *commit.Unit {
 		return nil
 	}
 	u := &commit.Unit{Pipeline: b.pipeline, Changes: b.changes, DeadLetters: b.dead, IgnoredDeletes: b.ignored}
+	if len(b.orders) > 0 {
+		u.Orders = slices.Clone(b.orders)
+	}
 	for _, ts := range b.tables {
 		batch := &commit.Batch{Table: ts.t.Schema, Rules: ts.t.Rules, AddColumns: ts.t.AddColumns}
 		var ups groupSet
@@ -1385,7 +1396,7 @@ func (b *Buffer) empty() {
 	clear(b.byTable)
 	clear(b.partIdx)
 	clear(b.tables)
-	b.tables, b.progress = b.tables[:0], b.progress[:0]
+	b.tables, b.progress, b.orders = b.tables[:0], b.progress[:0], b.orders[:0]
 	b.rows, b.bytes, b.changes, b.since, b.dead, b.last, b.ignored = 0, 0, 0, time.Time{}, nil, 0, 0
 }
 
