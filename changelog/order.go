@@ -3,7 +3,7 @@ package changelog
 // Order is a change's place in the log of the source database it was
 // read from, when the format tells it (Debezium's "source" block: a
 // PostgreSQL connector's sequence, a MySQL or MariaDB connector's binlog
-// file, position and row). Within one Log, a change written later has a
+// file and event position). Within one Log, a change written later has a
 // greater place, whatever stream or topic carried it: a change whose
 // place is not after one already applied from its Log is a copy
 // published again (Debezium Server after its own restart), not news.
@@ -18,13 +18,12 @@ type Order struct {
 	// commit's LSN, the change's LSN; a binlog: the file's number, the
 	// event's position).
 	At [2]uint64
-	// Sub orders changes at one At (a binlog event's row number).
-	Sub uint32
 	// N is the change's place in its source transaction, from 1, when the
 	// format says (Debezium's transaction.total_order), else 0. With it
 	// no two changes of a Log share an Order; without it two may (the
-	// rows of one PostgreSQL COPY share their LSN), so an equal Order is
-	// a copy only when N is not 0.
+	// rows of one PostgreSQL COPY share their LSN, the rows of a binlog
+	// event, or of a compressed transaction payload, its position), so an
+	// equal Order is a copy only when N is not 0.
 	N uint32
 }
 
@@ -39,10 +38,7 @@ func (o Order) Compare(p Order) int {
 			return cmp3(o.At[i] < p.At[i])
 		}
 	}
-	switch {
-	case o.Sub != p.Sub:
-		return cmp3(o.Sub < p.Sub)
-	case o.N != p.N:
+	if o.N != p.N {
 		return cmp3(o.N < p.N)
 	}
 	return 0

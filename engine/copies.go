@@ -36,7 +36,7 @@ func encodeMark(src string, orders []changelog.Order) string {
 	for _, o := range orders {
 		b.WriteString(orderSep)
 		b.WriteString(strconv.Quote(o.Log))
-		for _, n := range [...]uint64{o.At[0], o.At[1], uint64(o.Sub), uint64(o.N)} {
+		for _, n := range [...]uint64{o.At[0], o.At[1], uint64(o.N)} {
 			b.WriteByte(' ')
 			b.WriteString(strconv.FormatUint(n, 10))
 		}
@@ -62,7 +62,7 @@ func decodeMark(stored string) (string, []changelog.Order) {
 }
 
 // parseOrder reads one place as encodeMark writes it: the quoted log and
-// four numbers.
+// three numbers.
 func parseOrder(line string) (changelog.Order, bool) {
 	q, err := strconv.QuotedPrefix(line)
 	if err != nil {
@@ -70,18 +70,18 @@ func parseOrder(line string) (changelog.Order, bool) {
 	}
 	log, _ := strconv.Unquote(q)
 	f := strings.Fields(line[len(q):])
-	if log == "" || len(f) != 4 {
+	if log == "" || len(f) != 3 {
 		return changelog.Order{}, false
 	}
-	var n [4]uint64
+	var n [3]uint64
 	for i, s := range f {
 		v, err := strconv.ParseUint(s, 10, 64)
-		if err != nil || i >= 2 && v > 1<<32-1 {
+		if err != nil || i == 2 && v > 1<<32-1 {
 			return changelog.Order{}, false
 		}
 		n[i] = v
 	}
-	return changelog.Order{Log: log, At: [2]uint64{n[0], n[1]}, Sub: uint32(n[2]), N: uint32(n[3])}, true
+	return changelog.Order{Log: log, At: [2]uint64{n[0], n[1]}, N: uint32(n[2])}, true
 }
 
 // mergeOrders returns the places of stored moved on by those of a unit

@@ -37,8 +37,9 @@
 // event's place in its source database's log, by which the engine drops
 // copies published again across restarts (see changelog.Order): for the
 // postgresql connector source.sequence (["last commit LSN", "LSN"]), for
-// mysql and mariadb the number of source.file, source.pos and source.row,
-// each under the log source.connector:source.name (and :server_id for a
+// mysql and mariadb the number of source.file and source.pos (not
+// source.row: a compressed transaction payload's events share a position
+// and number their rows from 0 each), each under the log source.connector:source.name (and :server_id for a
 // binlog), with total_order as N. Snapshot records (op "r", or
 // source.snapshot other than false) and other connectors have none.
 //
@@ -463,7 +464,7 @@ func (d *Decoder) readEnvelope(s *jsonscan.Scanner, rs *jsonscan.Rows, e *envelo
 // the order of the indexes sourceDB, sourceSchema and sourceTable; the
 // others (a dozen on every record) are passed over by NextKeyOf.
 var sourceKeys = jsonscan.NewKeys("db", "schema", "table",
-	"connector", "name", "server_id", "snapshot", "sequence", "file", "pos", "row")
+	"connector", "name", "server_id", "snapshot", "sequence", "file", "pos")
 
 // Indexes in sourceKeys: the table's, then those of the record's place in
 // its source's log (see sourceOrder).
@@ -478,7 +479,6 @@ const (
 	sourceSequence
 	sourceFile
 	sourcePos
-	sourceRow
 )
 
 // readSource reads the "source" block's db, schema and table. env, if not

@@ -18,10 +18,9 @@ type sourceOrder struct {
 	seq    [2]uint64
 	hasSeq bool
 	// file is the number of a binlog file's name, pos the event's
-	// position in it, row the row's number within the event.
+	// position in it.
 	file, pos       uint64
 	hasFile, hasPos bool
-	row             uint32
 }
 
 // read reads the value of "source" member k (one of the sourceOrder*
@@ -51,10 +50,6 @@ func (o *sourceOrder) read(s *jsonscan.Scanner, k int) error {
 		o.file, o.hasFile = fileNumber(b)
 	case sourcePos:
 		o.pos, o.hasPos = parseUint(b)
-	case sourceRow:
-		if n, ok := parseUint(b); ok && n <= 1<<32-1 {
-			o.row = uint32(n)
-		}
 	}
 	return nil
 }
@@ -96,7 +91,9 @@ func (d *Decoder) order(e *envelope) changelog.Order {
 		if !o.hasFile || !o.hasPos {
 			return changelog.Order{}
 		}
-		ord.At, ord.Sub = [2]uint64{o.file, o.pos}, o.row
+		// Not the row: the events a compressed transaction payload
+		// holds share its position, and their rows count from 0 in each.
+		ord.At = [2]uint64{o.file, o.pos}
 	default:
 		return changelog.Order{}
 	}

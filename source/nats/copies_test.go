@@ -23,17 +23,22 @@ import (
 // image applied would move a row back, an insert applied again would add
 // an event); then new transactions are applied. In transaction mode and
 // in plain mode, with and without Debezium's transaction metadata, for
-// the MySQL and the PostgreSQL connector's source blocks, into SQLite,
-// MariaDB and PostgreSQL.
+// the MySQL and the PostgreSQL connector's source blocks (and MySQL's
+// compressed transaction payloads, whose events share a position: none of
+// them is taken for a copy of another), into SQLite, MariaDB and
+// PostgreSQL.
 func TestCopiesAfterRestart(t *testing.T) {
 	for _, tc := range []struct {
 		name, dialect  string
 		txn            bool
 		bare, postgres bool
+		compressed     bool
 		seed           uint64
 	}{
 		{name: "sqlite, transaction mode, mysql", dialect: "sqlite", txn: true, seed: 3},
 		{name: "sqlite, plain, mysql without transaction metadata", dialect: "sqlite", bare: true, seed: 3},
+		{name: "sqlite, plain, mysql compressed payloads without transaction metadata", dialect: "sqlite", bare: true, compressed: true, seed: 3},
+		{name: "sqlite, transaction mode, mysql compressed payloads", dialect: "sqlite", txn: true, compressed: true, seed: 3},
 		{name: "sqlite, transaction mode, postgresql", dialect: "sqlite", txn: true, postgres: true, seed: 3},
 		{name: "mariadb, transaction mode, mysql", dialect: "mysql", txn: true, seed: 3},
 		{name: "postgres, plain, postgresql", dialect: "postgres", postgres: true, seed: 3},
@@ -45,7 +50,7 @@ func TestCopiesAfterRestart(t *testing.T) {
 			cfg := pipeline("nats_copies", s, dst)
 			cfg.Sink.TxnEnabled = tc.txn
 			m := newModel(s.prefix, tc.seed)
-			m.bare, m.postgres = tc.bare, tc.postgres
+			m.bare, m.postgres, m.compressed = tc.bare, tc.postgres, tc.compressed
 			for i := range 40 {
 				s.publish(t, m.next(i)...)
 			}

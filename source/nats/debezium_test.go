@@ -52,6 +52,11 @@ type model struct {
 	// orders them; lastCommit is that LSN.
 	bare, postgres bool
 	lastCommit     int64
+	// compressed writes every row event of a transaction at one binlog
+	// position, their rows numbered from 0 every other event, as the
+	// events of a compressed transaction payload (MySQL 8's
+	// binlog_transaction_compression) are.
+	compressed bool
 }
 
 func newModel(prefix string, seed uint64) *model {
@@ -73,10 +78,15 @@ type txnBuilder struct {
 // row writes one row event of table: op c, u or d, with its images (nil
 // for none).
 func (b *txnBuilder) row(table, op string, before, after map[string]any) {
-	b.m.pos += 100
+	pos, row := b.m.pos+100, 0
+	if b.m.compressed {
+		pos, row = b.m.pos+1, len(b.events)%2
+	} else {
+		b.m.pos = pos
+	}
 	b.counts[table]++
-	source := map[string]any{"version": "2.7.3.Final", "connector": "mysql", "name": b.m.prefix, "ts_ms": 1767225600000 + b.m.pos,
-		"snapshot": "false", "db": "inventory", "table": table, "server_id": 1, "file": "mysql-bin.000003", "pos": b.m.pos, "row": 0}
+	source := map[string]any{"version": "2.7.3.Final", "connector": "mysql", "name": b.m.prefix, "ts_ms": 1767225600000 + pos,
+		"snapshot": "false", "db": "inventory", "table": table, "server_id": 1, "file": "mysql-bin.000003", "pos": pos, "row": row}
 	if b.m.postgres {
 		lsn := b.m.pos - b.lsnBack
 		source = map[string]any{"version": "2.7.3.Final", "connector": "postgresql", "name": b.m.prefix, "ts_ms": 1767225600000 + b.m.pos,
