@@ -8,7 +8,12 @@ package changelog
 // place is not after one already applied from its Log is a copy
 // published again (Debezium Server after its own restart), not news.
 //
-// The zero Order (Log "") tells nothing, and nothing is judged by it.
+// The zero Order (Log "") tells nothing, and nothing is judged by it. An
+// Order with Restart set is no place but a new start of the logs it names
+// (a snapshot: Debezium snapshots after its offsets were lost or reset,
+// and the log it streams from then may number its places anew, as after
+// RESET MASTER or a restore): a change after it is not judged against the
+// places before it.
 type Order struct {
 	// Log names the log the place is in: the connector and its logical
 	// server name (Debezium's source.connector and source.name), and for
@@ -25,6 +30,15 @@ type Order struct {
 	// event, or of a compressed transaction payload, its position), so an
 	// equal Order is a copy only when N is not 0.
 	N uint32
+	// Restart marks a new start of Log and of the logs whose names extend
+	// it by ":..." (every server_id of a binlog connector: a snapshot's
+	// records name none); At and N are then 0.
+	Restart bool
+}
+
+// Restarts reports whether o is a new start of log (see Restart).
+func (o Order) Restarts(log string) bool {
+	return o.Restart && (log == o.Log || len(log) > len(o.Log) && log[len(o.Log)] == ':' && log[:len(o.Log)] == o.Log)
 }
 
 // IsZero reports whether o tells nothing.

@@ -12,6 +12,7 @@ package engine
 // as one read in the same run is.
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -85,7 +86,9 @@ func parseOrder(line string) (changelog.Order, bool) {
 }
 
 // mergeOrders returns the places of stored moved on by those of a unit
-// of partition part: per log, the later one. stored is not modified.
+// of partition part, in the unit's order: per log, the later one; a new
+// start of logs (Restart) drops their places, so that the places the unit
+// has after it replace them. stored is not modified.
 func mergeOrders(stored []changelog.Order, part string, unit []commit.Order) []changelog.Order {
 	out := stored
 	copied := false
@@ -95,6 +98,10 @@ func mergeOrders(stored []changelog.Order, part string, unit []commit.Order) []c
 		}
 		if !copied {
 			out, copied = append([]changelog.Order(nil), stored...), true
+		}
+		if u.Restart {
+			out = slices.DeleteFunc(out, func(o changelog.Order) bool { return u.Restarts(o.Log) })
+			continue
 		}
 		i := 0
 		for i < len(out) && out[i].Log != u.Log {
@@ -135,6 +142,12 @@ func (m *latest) copyOf(c *changelog.Change) bool {
 		return false
 	}
 	part := c.Pos.Partition
+	if c.Order.Restart {
+		// A snapshot: what follows is the logs' anew.
+		m.logs = slices.DeleteFunc(m.logs, func(l latestLog) bool { return l.part == part && c.Order.Restarts(l.Log) })
+		m.last = 0
+		return false
+	}
 	i := m.last
 	if i >= len(m.logs) || m.logs[i].part != part || m.logs[i].Log != c.Order.Log {
 		for i = 0; i < len(m.logs); i++ {
@@ -187,7 +200,8 @@ func (e *Engine) dropCopy(c *changelog.Change) bool {
 	e.copies++
 	if d := (latestLog{part: c.Pos.Partition, Order: changelog.Order{Log: c.Order.Log}}); e.latest.dropping != d {
 		e.latest.dropping = d
-		e.log.Warn("dropping changes published again: their place in the source's log is not after one applied already (the producer, such as Debezium Server, restarted)",
+		e.log.Warn("dropping changes published again: their place in the source's log is not after one applied already (the producer, such as Debezium Server, restarted); "+
+			"if the source's log was numbered anew without a snapshot (RESET MASTER, a restored database), they are not copies: stop txsink and see the README's \"From Debezium Server over NATS\"",
 			"log", c.Order.Log, "position", c.Pos.String(), "table", c.Table.Printable())
 	}
 	return true

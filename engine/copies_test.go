@@ -81,6 +81,23 @@ func TestLatest(t *testing.T) {
 	if !m.copyOf(change("q", "a", 5)) {
 		t.Error("a reset of p forgot partition q's places")
 	}
+	// A snapshot of connector mysql:srv starts its logs anew, whatever
+	// their server_id: what follows is applied, however low its places.
+	m.reset(nil, map[string][]changelog.Order{"p": {{Log: "mysql:srv:1", At: [2]uint64{345, 9000}}, {Log: "mysql:srvx:1", At: [2]uint64{9, 9}}}})
+	if m.copyOf(&changelog.Change{Pos: changelog.Position{Partition: "p"}, Order: changelog.Order{Log: "mysql:srv", Restart: true}}) {
+		t.Error("a snapshot's record taken for a copy")
+	}
+	if m.copyOf(change("p", "mysql:srv:1", 100)) {
+		t.Error("after a snapshot, a change of the log started anew is taken for a copy")
+	}
+	if !m.copyOf(change("p", "mysql:srvx:1", 5)) {
+		t.Error("a snapshot of mysql:srv forgot the places of mysql:srvx")
+	}
+	restarted := mergeOrders([]changelog.Order{{Log: "mysql:srv:1", At: [2]uint64{345, 9000}}, {Log: "postgresql:shop", At: [2]uint64{7, 7}}}, "p",
+		[]commit.Order{{Partition: "p", Order: changelog.Order{Log: "mysql:srv", Restart: true}}, {Partition: "p", Order: changelog.Order{Log: "mysql:srv:1", At: [2]uint64{1, 100}}}})
+	if want := []changelog.Order{{Log: "postgresql:shop", At: [2]uint64{7, 7}}, {Log: "mysql:srv:1", At: [2]uint64{1, 100}}}; !reflect.DeepEqual(restarted, want) {
+		t.Errorf("mergeOrders after a new start = %+v, want %+v", restarted, want)
+	}
 	merged := mergeOrders([]changelog.Order{{Log: "a", At: [2]uint64{1, 10}}}, "p",
 		[]commit.Order{{Partition: "p", Order: changelog.Order{Log: "a", At: [2]uint64{1, 12}}}, {Partition: "q", Order: changelog.Order{Log: "z"}},
 			{Partition: "p", Order: changelog.Order{Log: "b", At: [2]uint64{2, 1}}}})

@@ -12,15 +12,30 @@ import (
 // log, the latest place, which the engine stores with the position. A
 // zero o tells nothing. The changes of a partition and log come in runs,
 // so most find their entry without a search.
+//
+// A new start of logs (o.Restart) drops their entries and is noted after
+// the others: the places noted after it are the logs' anew, not to be
+// compared with those before (see the engine's mergeOrders).
 func (b *Buffer) noteOrder(part string, o changelog.Order) {
 	if o.Log == "" {
 		return
 	}
+	if o.Restart {
+		kept := b.orders[:0]
+		for _, e := range b.orders {
+			if e.Partition != part || !o.Restarts(e.Log) {
+				kept = append(kept, e)
+			}
+		}
+		b.orders = append(kept, commit.Order{Partition: part, Order: o})
+		b.lastOrder = 0
+		return
+	}
 	i := b.lastOrder
-	if i >= len(b.orders) || b.orders[i].Partition != part || b.orders[i].Log != o.Log {
+	if i >= len(b.orders) || b.orders[i].Partition != part || b.orders[i].Log != o.Log || b.orders[i].Restart {
 		i = -1
 		for j := range b.orders {
-			if b.orders[j].Partition == part && b.orders[j].Log == o.Log {
+			if b.orders[j].Partition == part && b.orders[j].Log == o.Log && !b.orders[j].Restart {
 				i = j
 				break
 			}

@@ -72,16 +72,23 @@ func logKind(connector []byte) int {
 	return logNone
 }
 
-// order returns the place of a row event read from e, of op (the zero
-// Order when it has none: a snapshot's record, a connector that tells no
-// usable place, a field missing).
+// order returns the place of a row event read from e (the zero Order when
+// it has none: a connector that tells no usable place, a field missing).
+// A snapshot's record has no place, its records share one: it is a new
+// start of its connector's logs (changelog.Order.Restart).
 func (d *Decoder) order(e *envelope) changelog.Order {
 	o := &e.order
-	if e.op == "r" || o.snapshot || len(o.name) == 0 {
+	kind := logKind(o.connector)
+	if len(o.name) == 0 || kind == logNone {
 		return changelog.Order{}
 	}
+	var scratch [128]byte
+	b := append(append(append(scratch[:0], o.connector...), ':'), o.name...)
+	if e.op == "r" || o.snapshot {
+		return changelog.Order{Log: d.logName.Get(nil, b), Restart: true}
+	}
 	var ord changelog.Order
-	switch logKind(o.connector) {
+	switch kind {
 	case logPostgres:
 		if !o.hasSeq {
 			return changelog.Order{}
@@ -103,9 +110,7 @@ func (d *Decoder) order(e *envelope) changelog.Order {
 	// The log's name: the connector, its logical server name and, for a
 	// binlog, the server that wrote it (a failover's new primary numbers
 	// its files anew).
-	var scratch [128]byte
-	b := append(append(append(scratch[:0], o.connector...), ':'), o.name...)
-	if len(o.serverID) > 0 && logKind(o.connector) == logBinlog {
+	if len(o.serverID) > 0 && kind == logBinlog {
 		b = append(append(b, ':'), o.serverID...)
 	}
 	ord.Log = d.logName.Get(nil, b)

@@ -40,8 +40,9 @@
 // (changelog.Order: PostgreSQL's sequence, a binlog's file, position and
 // row) and the engine stores with the stream's position, so copies after a
 // restart of txsink are dropped too; in transaction mode also by
-// Debezium's transaction metadata, within a run. Events without a usable
-// place (snapshots, other connectors) published again after a restart of
+// Debezium's transaction metadata, within a run; a snapshot starts its
+// connector's logs anew. Events without a usable place (snapshots, other
+// connectors) published again after a restart of
 // txsink are applied again, which converges to the same rows for keyed
 // tables (see the README).
 package nats
