@@ -107,7 +107,8 @@ func TestDecodeOps(t *testing.T) {
 		want              changelog.Change
 	}{
 		{"c", "null", `{"id":1,"amount":9.99}`, changelog.Change{Kind: changelog.Insert, After: row1}},
-		{"r", "null", `{"id":1,"amount":9.99}`, changelog.Change{Kind: changelog.Insert, After: row1}},
+		// A snapshot's record: a new start of its connector's logs.
+		{"r", "null", `{"id":1,"amount":9.99}`, changelog.Change{Kind: changelog.Insert, After: row1, Order: changelog.Order{Log: "mysql:srv", Restart: true}}},
 		// A key change: the +U keeps Before so the engine can see it.
 		{"u", `{"id":1,"amount":9.99}`, `{"id":2,"amount":12.50}`, changelog.Change{Kind: changelog.UpdateAfter, Before: row1, After: row2}},
 		{"d", `{"id":1,"amount":9.99}`, "null", changelog.Change{Kind: changelog.Delete, Before: row1}},
