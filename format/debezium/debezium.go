@@ -196,8 +196,6 @@ type envelope struct {
 	hasAfter      bool
 	table         changelog.Table
 	hasSource     bool
-	// order is what "source" says of the record's place in its log.
-	order sourceOrder
 	// txnID, boundaryID and eventCount are views of the record's text
 	// (or decoded copies of escaped strings), made strings only when the
 	// change needs them: BEGIN's id and most ids repeated by a
@@ -210,6 +208,8 @@ type envelope struct {
 	eventCount []byte // "event_count" of an END event, as written
 	// database is a schema change event's "databaseName".
 	database []byte
+	// order is what "source" says of the record's place in its log.
+	order sourceOrder
 
 	// The Kafka Connect wrapper, at the top level only.
 	schema      *rowSchema // nil without a schema (or with "schema": null)
