@@ -166,6 +166,9 @@ func (m *latest) copyOf(c *changelog.Change) bool {
 		return true
 	}
 	m.logs[i].Order = c.Order
+	if m.dropping.part == part && m.dropping.Log == c.Order.Log {
+		m.dropping = latestLog{} // the run of copies is over
+	}
 	return false
 }
 
