@@ -52,9 +52,18 @@ const (
 	// names where it was written, when the record says. Appliers count it
 	// and pass over it (see Kind.Skipped).
 	Message
+	// Truncate carries no row: every row of Table is gone (a source's
+	// TRUNCATE). It is data, at its place in its transaction: the rows
+	// the changelog put in the table before it are deleted, and the
+	// changes of the table after it are applied after it (package reduce
+	// drops what it buffered of the table and marks the batch
+	// commit.Batch.Truncate). A source emits it only when told to; one
+	// change per table a TRUNCATE names.
+	Truncate
 )
 
-// String returns "+I", "-U", "+U" or "-D".
+// String returns "+I", "-U", "+U" or "-D" for the row kinds, and "END",
+// "DDL", "MSG" or "TRUNCATE" for the others.
 func (k Kind) String() string {
 	switch k {
 	case Insert:
@@ -71,6 +80,8 @@ func (k Kind) String() string {
 		return "DDL"
 	case Message:
 		return "MSG"
+	case Truncate:
+		return "TRUNCATE"
 	}
 	return "Kind(" + strconv.Itoa(int(k)) + ")"
 }

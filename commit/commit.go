@@ -7,6 +7,10 @@
 //     upsert needs — except where the target's foreign keys need another
 //     order (a child's writes before its parent's deletes), which a target
 //     that checks them row by row must follow (see package sqlsink).
+//   - A Batch's Truncate (a source's TRUNCATE) MUST empty its table before
+//     any other statement of the unit, in the unit's own transaction (never
+//     by a statement that commits by itself); a target that cannot refuses
+//     the unit.
 //   - Progress MUST be written in the same target transaction as the rows, so
 //     after any crash the target says exactly how far it has applied.
 //   - A target MUST apply a unit whole or not at all: a reader never sees
@@ -56,6 +60,14 @@ type Unit struct {
 	// They MUST be written in the same transaction as Progress, which moves
 	// past them.
 	DeadLetters []DeadLetter
+	// Parts are pieces of the unit a target that streams them
+	// (sink.Streamer) was handed ahead of the unit, in order, each with
+	// its own Batches and DeadLetters and no Progress: the unit is its
+	// Parts, in that order, then its own Batches. Later pieces come after
+	// earlier ones as changes do, so a key a later piece writes replaces
+	// what an earlier one wrote; each piece is reduced per key within
+	// itself only. Only a sink.Streamer is given a unit with Parts.
+	Parts []*Unit
 }
 
 // Order is the place of the latest change of one source log (Order.Log)
@@ -78,8 +90,13 @@ type DeadLetter struct {
 	Reason string
 }
 
-// Rows returns the number of rows the unit writes or deletes.
+// Rows returns the number of rows the unit writes or deletes, its Parts'
+// included.
 func (u *Unit) Rows() (deletes, upserts, inserts int) {
+	for _, p := range u.Parts {
+		d, up, in := p.Rows()
+		deletes, upserts, inserts = deletes+d, upserts+up, inserts+in
+	}
 	for _, b := range u.Batches {
 		deletes += len(b.Deletes)
 		for _, g := range b.Upserts {
@@ -92,11 +109,47 @@ func (u *Unit) Rows() (deletes, upserts, inserts int) {
 	return
 }
 
+// AllBatches returns the batches of u's Parts, in order, then u's own:
+// every table's rows the unit applies, in the order it applies them.
+func (u *Unit) AllBatches() []*Batch {
+	if len(u.Parts) == 0 {
+		return u.Batches
+	}
+	var out []*Batch
+	for _, p := range u.Parts {
+		out = append(out, p.AllBatches()...)
+	}
+	return append(out, u.Batches...)
+}
+
+// AllDeadLetters returns the dead letters of u's Parts, in order, then
+// u's own.
+func (u *Unit) AllDeadLetters() []DeadLetter {
+	if len(u.Parts) == 0 {
+		return u.DeadLetters
+	}
+	var out []DeadLetter
+	for _, p := range u.Parts {
+		out = append(out, p.AllDeadLetters()...)
+	}
+	return append(out, u.DeadLetters...)
+}
+
 // Batch is one table's part of a unit. Values are already converted for
 // their columns (package coerce), so a target only binds them.
 type Batch struct {
 	// Table is the target table.
 	Table *schema.Table
+	// Truncate says the source emptied the table (a TRUNCATE) before the
+	// batch's rows, and after every row an earlier unit wrote: a target
+	// deletes every row of the table first, in the unit's transaction,
+	// before any of the batch's deletes and writes (and before the
+	// writes of tables referencing it), or refuses the unit. Deletes,
+	// Upserts and Inserts are the changes after the TRUNCATE.
+	Truncate bool
+	// TruncatePos is, with Truncate, where the last TRUNCATE of the
+	// table was read; error messages name it.
+	TruncatePos changelog.Position
 	// Deletes lists the keys to delete, each in Table.PrimaryKey order.
 	Deletes [][]any
 	// DeletePos holds, for each of Deletes, where the change that asked for

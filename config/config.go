@@ -163,7 +163,47 @@ type Table struct {
 	// Delete is `tables[].delete`; see docs/config.md. Read it with
 	// DeleteRule.
 	Delete string
+	// Columns is `tables[].columns`; see docs/config.md. Empty when the
+	// entry declares none.
+	Columns []Column
+	// Mode is `tables[].mode`; see docs/config.md. Read it with
+	// IsHistory.
+	Mode string
 }
+
+// Column is one entry of `tables[].columns`: a column of the target table
+// the entry declares. Parse and Validate refuse an unknown type, a name
+// declared twice and a key column not declared, naming the entry.
+type Column struct {
+	// Name is the column's name, as the target table spells it.
+	Name string
+	// Type is its type in MySQL's spelling ("bigint", "varchar(255)"),
+	// read by coltype.ParseMySQL.
+	Type string
+	// Null is `null:`; nil when the entry leaves it out: the column is
+	// then NULL-able, unless it is a primary-key column.
+	Null *bool
+	// Default is `default:`, the column's DEFAULT as text, converted for
+	// the column as a value is; nil for none.
+	Default *string
+}
+
+// Nullable reports whether the column takes NULL: unless `null: false`,
+// or it is one of key's columns.
+func (c *Column) Nullable(key []string) bool {
+	return !isKeyColumn(key, c.Name) && (c.Null == nil || *c.Null)
+}
+
+// The values of Table.Mode: ModeUpsert ("" too) and ModeHistory.
+const (
+	ModeUpsert  = "upsert"
+	ModeHistory = "history"
+)
+
+// IsHistory reports whether the entry is a history table: every change
+// of the tables it matches appended as a row of its own (see
+// docs/config.md), beside the upsert entry that also matches them.
+func (t *Table) IsHistory() bool { return t.Mode == ModeHistory }
 
 // The values of Table.Delete: DeleteHard, DeleteIgnore, and
 // DeleteSoftPrefix followed by a column name.
@@ -406,18 +446,32 @@ func (c *Config) Validate() error {
 	return nil
 }
 
-// Match returns the first Tables entry whose Source pattern matches t, and
-// whether there is one. Matching ignores case (MySQL and SQLite table names
+// Match returns the first Tables entry that is not a history entry (see
+// Table.IsHistory) whose Source pattern matches t, and whether there is
+// one; History returns the history entries that match t. Matching ignores case (MySQL and SQLite table names
 // usually do), and "*" and "?" match within the namespace or the name, never
 // across the dot. Match scans the entries in order; callers that route every
 // change should remember the answer per table.
 func (c *Config) Match(t changelog.Table) (*Table, bool) {
 	for i := range c.Tables {
-		if c.Tables[i].Matches(t) {
+		if !c.Tables[i].IsHistory() && c.Tables[i].Matches(t) {
 			return &c.Tables[i], true
 		}
 	}
 	return nil, false
+}
+
+// History returns every history entry (Table.IsHistory) whose Source
+// pattern matches t, in the order of Tables: each gets a row of every
+// change of t, whichever entry Match returns for it.
+func (c *Config) History(t changelog.Table) []*Table {
+	var out []*Table
+	for i := range c.Tables {
+		if c.Tables[i].IsHistory() && c.Tables[i].Matches(t) {
+			out = append(out, &c.Tables[i])
+		}
+	}
+	return out
 }
 
 // Matches reports whether the entry's Source pattern matches t; see

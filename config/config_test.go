@@ -28,6 +28,9 @@ func abs(t *testing.T, rel string) string {
 	return filepath.Join(dir, rel)
 }
 
+// ptr returns a pointer to v.
+func ptr[T any](v T) *T { return &v }
+
 // withSink returns the default Sink changed by f.
 func withSink(f func(*Sink)) Sink {
 	s := Default().Sink
@@ -87,7 +90,14 @@ func TestLoadGood(t *testing.T) {
 				Tables: []Table{
 					{Source: "Inventory.Orders", Target: "public.orders", PrimaryKey: []string{"tenant_id", "id"}},
 					{Source: "log_?.events_*", AppendOnly: true},
-					{Source: "standalone", PrimaryKey: []string{"id"}, VersionColumn: "updated_at", Delete: "soft:deleted"},
+					{Source: "standalone", PrimaryKey: []string{"id"}, VersionColumn: "updated_at", Delete: "soft:deleted", Columns: []Column{
+						{Name: "id", Type: "bigint"},
+						{Name: "email", Type: "varchar(255)", Null: ptr(false)},
+						{Name: "price", Type: "decimal(10,2)", Default: ptr("0")},
+						{Name: "updated_at", Type: "datetime(6)", Null: ptr(true)},
+						{Name: "deleted", Type: "bool", Default: ptr("0")},
+						{Name: "note", Type: "text"},
+					}},
 				},
 				Sink: Sink{
 					FlushMaxRows:          1,

@@ -247,7 +247,7 @@ func (d *decoder) set(k *keyDef, p any, key string, e entry) {
 	bad := func(format string, args ...any) {
 		d.errorf(n.Line, key, "%s; set it to %s", fmt.Sprintf(format, args...), k.wantText())
 	}
-	if k.typ != typeStrings && k.typ != typeStringMap && k.typ != typeStringLists && n.Kind != yaml.ScalarNode {
+	if k.typ != typeStrings && k.typ != typeStringMap && k.typ != typeStringLists && k.typ != typeColumns && n.Kind != yaml.ScalarNode {
 		bad("is a %s, not a single value", kindName(n))
 		return
 	}
@@ -337,6 +337,8 @@ func (d *decoder) set(k *keyDef, p any, key string, e entry) {
 			l = append(l, d.strings(deref(item), ik, k))
 		}
 		*p.(*[][]string) = l
+	case typeColumns:
+		*p.(*[]Column) = d.columns(n, key)
 	case typeStringMap:
 		entries, ok := d.mapping(n, key)
 		if !ok {
@@ -369,21 +371,28 @@ func (d *decoder) strings(n *yaml.Node, key string, k *keyDef) []string {
 		return nil
 	}
 	l := make([]string, 0, len(n.Content))
+	d.items(n, key, func(ik string, item *yaml.Node) {
+		switch {
+		case item.Kind != yaml.ScalarNode:
+			d.errorf(item.Line, ik, "is a %s; each entry is a single string", kindName(item))
+		case isNull(item):
+			l = append(l, "")
+		default:
+			l = append(l, item.Value)
+		}
+	})
+	return l
+}
+
+// items calls f with each entry of sequence n, its alias followed, and
+// its key path "key[i]", whose line it records.
+func (d *decoder) items(n *yaml.Node, key string, f func(ik string, item *yaml.Node)) {
 	for i, item := range n.Content {
 		item = deref(item)
 		ik := key + "[" + strconv.Itoa(i) + "]"
 		d.lines[ik] = item.Line
-		if item.Kind != yaml.ScalarNode {
-			d.errorf(item.Line, ik, "is a %s; each entry is a single string", kindName(item))
-			continue
-		}
-		if isNull(item) {
-			l = append(l, "")
-			continue
-		}
-		l = append(l, item.Value)
+		f(ik, item)
 	}
-	return l
 }
 
 // mapping returns the entries of a mapping node, with YAML merge keys (<<)

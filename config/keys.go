@@ -32,6 +32,7 @@ const (
 	typeStrings               // list of strings, or one string
 	typeStringMap             // mapping of string keys to string values
 	typeStringLists           // list whose entries are a string or a list of strings
+	typeColumns               // list of column mappings (tables[].columns)
 )
 
 // String returns the type's name as the reference documentation shows it.
@@ -53,6 +54,8 @@ func (t valueType) String() string {
 		return "map of strings"
 	case typeStringLists:
 		return "list of lists of strings"
+	case typeColumns:
+		return "list of columns"
 	}
 	return fmt.Sprintf("valueType(%d)", t)
 }
@@ -269,7 +272,7 @@ var targetSection = sectionDef{
 			"`sqlite://rel/path.db` (relative to the config file's directory), `\"sqlite::memory:\"` (quoted, " +
 			"because YAML reads a trailing colon as a key) " +
 			"or `starrocks://user:pass@fe-host:8030[,fe2:8030]/db?query-port=9030` (StarRocks 4.0 or later: the FEs' HTTP " +
-			"addresses, tried in turn, and their MySQL port; `tls=true`, `tls-ca=FILE`; tested against a fake only, see README). " +
+			"addresses, tried in turn, and their MySQL port; `tls=true`, `tls-ca=FILE`; `txn-timeout=600s`, each transaction's timeout; tested against a fake only, see README). " +
 			"A parameter that would change how values are written or read (a time zone, an SQL mode, " +
 			"a character set, a date style) is refused when the target is opened: see README's Values. " +
 			"`${NAME}` is replaced by the environment variable NAME (percent-encoded inside " +
@@ -282,7 +285,9 @@ var targetSection = sectionDef{
 var tableSection = sectionDef{
 	path: "tables[]",
 	intro: "Routes source tables to target tables. Each change goes to the first entry whose `source` " +
-		"pattern matches its table; at least one entry is required.",
+		"pattern matches its table, leaving out `mode: history` entries, and also to every `mode: history` entry " +
+		"whose pattern matches it, in the list's order; at least one entry is required. A table that only " +
+		"history entries match gets only their rows.",
 	keys: []keyDef{{
 		name: "source", typ: typeString, required: true,
 		want: `a "database.table" pattern such as inventory.orders or inventory.*`,
@@ -372,7 +377,34 @@ var tableSection = sectionDef{
 			}
 			return fmt.Sprintf("%q is not a delete rule", v)
 		},
-	}},
+	}, {
+		name: "columns", typ: typeColumns, defaultDoc: "none",
+		want:  "a list of columns, such as [{name: id, type: bigint}, {name: email, type: varchar(255), null: false}]",
+		doc:   columnsDoc,
+		field: func(s any) any { return &s.(*Table).Columns },
+	}, {
+		name: "mode", typ: typeString,
+		want:       "upsert or history",
+		defaultDoc: ModeUpsert,
+		doc: "`upsert` applies the table's changes by key (or appends them, with `append-only`). `history` appends " +
+			"a row for every change, before any per-key reduction, to a table without a key (an SCD-2 or audit " +
+			"table): an insert's and an update's row are its after image, a delete's its before image (the columns " +
+			"that image lacks are NULL: a delete may carry only the key), each with five columns of txsink's: `__op` " +
+			"(`I`, `U` or `D`), `__source_partition` and `__source_offset` (the change's position, as the progress " +
+			"table stores it: a file's byte offset past the record, a Kafka offset + 1; the changes of one record " +
+			"share it), `__txn_id` (the source transaction's id, NULL where the format carries none) and `__read_at` " +
+			"(when txsink read the change, UTC, cut to the column's fractional digits). A `-U` adds no row; the columns " +
+			"an image lacks (a delete's before image of only the key, a compressed update image) are left to the " +
+			"table (NULL or their default). The rows are written in the " +
+			"transaction of the progress they precede, so a replay after a crash adds none twice. The same source " +
+			"table can feed one upsert entry and any number of history entries (see `tables[]` above), each with a " +
+			"target of its own. The target table must have every column of the changes and the five (a missing one is " +
+			"named at start and by `txsink check`), and no key but one of its own the database fills (an " +
+			"auto-increment or identity column); with `schema.create: missing` it is created with no key, every " +
+			"source column NULL-able. A column of the source named like one of the five is refused at its change. " +
+			"Cannot be combined with `primary-key`, `append-only`, `version-column` or `delete`; refused on StarRocks.",
+		field: func(s any) any { return &s.(*Table).Mode },
+		check: oneOf([]string{ModeUpsert, ModeHistory})}},
 }
 
 var schemaSection = sectionDef{
@@ -383,15 +415,21 @@ var schemaSection = sectionDef{
 		want: "one of: " + strings.Join(schemaCreateValues, ", "),
 		doc: "`none` (the default): every target table must exist, and a missing one stops the pipeline. " +
 			"`missing`: a routed table the target lacks is created, when its first change comes, from the " +
-			"changelog's own declaration of it (Debezium's schema envelope, Canal's `mysqlType` and `pkNames`), " +
+			"changelog's own declaration of it (Debezium's schema envelope, Canal's `mysqlType` and `pkNames`, " +
+			"txsink-json's `types`, which the postgres source writes from its catalog), " +
 			"with its primary key (the entry's `primary-key`, else the one the records declare: Canal's `pkNames`, " +
 			"the schema of a Debezium record's Kafka key; Debezium from files or NATS declares none, so set " +
 			"`primary-key` or `append-only` there), by `CREATE TABLE IF NOT EXISTS` " +
 			"before the unit that needs it; [schema](schema.md) lists the type each source type gets per server. " +
-			"Formats that carry no types (maxwell-json, ogg-json, flink-changelog-json, txsink-json) are " +
-			"refused with it, and so is a Debezium record without the schema envelope, when its table is " +
-			"missing. `txsink check` prints the statement it would run, and `txsink schema` the statement of " +
-			"every routed table it sees in the source. An existing table is never altered but by `schema.evolve`.",
+			"A table whose entry declares `columns` is created from them instead, whatever the format: they " +
+			"win over the records' types. Formats that carry no types (maxwell-json, ogg-json, flink-changelog-json) " +
+			"need them: with no entry declaring `columns` they are refused at start; a missing table " +
+			"whose entry declares none is refused, at start for an entry naming one table, at its first change for " +
+			"a pattern, and so is a Debezium record without the schema envelope (or a txsink-json line without `types`). Each refusal names the ways out: " +
+			"declare the entry's `columns` (`txsink schema` prints the statement), have the records carry types " +
+			"(Debezium's schema envelope, or canal-json), or create the table yourself. `txsink check` prints the " +
+			"statement it would run, and `txsink schema` the statement of every routed table it sees in the source " +
+			"and of every entry without a wildcard that declares `columns`. An existing table is never altered but by `schema.evolve`.",
 		field: func(s any) any { return &s.(*Schema).Create },
 		check: oneOf(schemaCreateValues),
 	}, {

@@ -40,7 +40,24 @@ func (c *Config) validate(file string, lines map[string]int, skip map[string]boo
 		}
 	}
 	v.tables(c.Tables)
+	for i := range c.Tables {
+		if msg := c.HistoryRefused(&c.Tables[i]); msg != "" {
+			v.add(fmt.Sprintf("tables[%d].mode", i), msg)
+		}
+	}
 	return v.errs
+}
+
+// HistoryRefused returns why entry t, a history entry (Table.IsHistory),
+// cannot be written to c's target, "" when it can or t is none. A
+// StarRocks target refuses it: its history would be a Duplicate Key
+// table load, which txsink does not make.
+func (c *Config) HistoryRefused(t *Table) string {
+	if !t.IsHistory() || c.Target.Kind() != "starrocks" {
+		return ""
+	}
+	return "history tables (mode: history) are not written to StarRocks: a history table would be a Duplicate Key table load, which txsink does not make; " +
+		"write the history to a MySQL/MariaDB, PostgreSQL or SQLite target, or remove mode: history"
 }
 
 // checkedType is the source type whose keys apply: source.type, or, when
@@ -205,6 +222,8 @@ func isZero(p any) bool {
 		return len(*p) == 0
 	case *[][]string:
 		return len(*p) == 0
+	case *[]Column:
+		return len(*p) == 0
 	}
 	panic(fmt.Sprintf("config: isZero on %T", p))
 }
@@ -225,6 +244,7 @@ func (v *validator) tables(tables []Table) {
 		v.tableSource(path+".source", t.Source)
 		v.tableTarget(path+".target", t.Target)
 		v.fixedRoute(path+".source", t)
+		v.columns(path, t)
 		seen := map[string]int{}
 		for j, col := range t.PrimaryKey {
 			key := fmt.Sprintf("%s.primary-key[%d]", path, j)
@@ -243,15 +263,68 @@ func (v *validator) tables(tables []Table) {
 		if t.AppendOnly && len(t.PrimaryKey) > 0 {
 			v.add(path+".append-only", "append-only tables are written with plain INSERTs and take no key; remove primary-key, or remove append-only to apply updates and deletes by that key")
 		}
+		v.historyEntry(path, t)
+		v.historyUnnamed(path, t, tables)
 		if t.Source == "" {
 			continue
 		}
 		for j := range i {
+			if !t.IsHistory() && t.Target != "" && tables[j].Target != "" && strings.EqualFold(tables[j].Target, t.Target) && tables[j].IsHistory() {
+				v.add(path+".target", fmt.Sprintf("%q is the target of history entry tables[%d] too; a table is either applied by key or a history of changes, so name another table", t.Target, j))
+				break
+			}
+			if t.IsHistory() && t.Target != "" && strings.EqualFold(tables[j].Target, t.Target) && (!tables[j].IsHistory() || covers(tables[j].Source, t.Source) || covers(t.Source, tables[j].Source)) {
+				v.add(path+".target", fmt.Sprintf("%q is the target of tables[%d] too, which takes the same tables' changes; a history table takes one entry's rows, so name another table", t.Target, j))
+				break
+			}
+			if t.IsHistory() || tables[j].IsHistory() {
+				// A history entry never hides another entry, nor is
+				// hidden: every history entry matching a table gets
+				// its rows.
+				continue
+			}
 			if tables[j].Source != "" && covers(tables[j].Source, t.Source) {
 				v.add(path+".source", fmt.Sprintf("is never used: tables[%d] (%q) comes first and matches every table this entry would; move this entry above it, or remove it",
 					j, tables[j].Source))
 				break
 			}
+		}
+	}
+}
+
+// historyEntry refuses, on a mode: history entry, the keys that have no
+// meaning for a table every change is appended to.
+func (v *validator) historyEntry(path string, t *Table) {
+	if !t.IsHistory() {
+		return
+	}
+	const why = "a history table (mode: history) gets a row of every change and has no key, so "
+	if len(t.PrimaryKey) > 0 {
+		v.add(path+".primary-key", why+"there is no key to reduce by; remove primary-key (the upsert entry of the same source takes it), or remove mode: history")
+	}
+	if t.AppendOnly {
+		v.add(path+".append-only", why+"it is appended to already; remove append-only")
+	}
+	if t.VersionColumn != "" {
+		v.add(path+".version-column", why+"no stored row is overwritten for a version to guard; remove version-column, or remove mode: history")
+	}
+	if t.Delete != "" {
+		v.add(path+".delete", why+"a delete is a row of its own (__op D); remove delete, or remove mode: history")
+	}
+}
+
+// historyUnnamed refuses a history entry without target whose tables
+// an upsert entry without target matches too: both would write the
+// table of the source table's name.
+func (v *validator) historyUnnamed(path string, t *Table, tables []Table) {
+	if !t.IsHistory() || t.Target != "" || t.Source == "" {
+		return
+	}
+	for j := range tables {
+		o := &tables[j]
+		if !o.IsHistory() && o.Target == "" && o.Source != "" && (covers(o.Source, t.Source) || covers(t.Source, o.Source)) {
+			v.add(path+".target", fmt.Sprintf("missing, and tables[%d] (%q) applies the same tables by key to the tables of their own names; name the history table with target:", j, o.Source))
+			return
 		}
 	}
 }

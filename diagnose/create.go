@@ -25,7 +25,15 @@ func (c *checker) missingTable(tc *config.Table, label string, name schema.Name,
 	if !c.cfg.CreatesTables() {
 		return false
 	}
-	if ch == nil {
+	if ch == nil && len(tc.Columns) == 0 {
+		if err := engine.Creatable(c.cfg, tc, name); err != nil && engine.TypedFormat(c.cfg) == nil {
+			// Nothing can declare it: run refuses to start (said here,
+			// so checkAsRun does not say it again).
+			var se *engine.SchemaError
+			errors.As(err, &se)
+			c.add(Finding{Severity: Error, Check: "schema", Table: label, Message: "txsink run refuses to start: " + se.Reason + ".", Fix: se.Hint})
+			return true
+		}
 		// Which declaration creates it comes with its first change.
 		if c.pendingCreate == nil {
 			c.pendingCreate = map[schema.Name]string{}
@@ -41,14 +49,19 @@ func (c *checker) missingTable(tc *config.Table, label string, name schema.Name,
 	stmts, err := CreateStatements(c.db, tc, name, ch)
 	if err != nil {
 		why, fix := Refusal(err)
-		c.add(Finding{Severity: Error, Check: "schema", Table: label, Message: ch.Pos.String() + ": " + why + ".", Fix: fix})
+		if ch != nil {
+			why = ch.Pos.String() + ": " + why
+		}
+		c.add(Finding{Severity: Error, Check: "schema", Table: label, Message: why + ".", Fix: fix})
 		return true
 	}
-	{
-		c.add(Finding{Severity: Info, Check: "schema", Table: label,
-			Message: fmt.Sprintf("the target table does not exist; txsink run creates it (schema.create: missing) from the declaration of %s's record %s: %s;", ch.Table, ch.Pos, strings.Join(stmts, "; ")),
-			Fix:     "nothing to do, or run that statement yourself first"})
+	from := "the columns its tables entry declares"
+	if len(tc.Columns) == 0 {
+		from = fmt.Sprintf("the declaration of %s's record %s", ch.Table, ch.Pos)
 	}
+	c.add(Finding{Severity: Info, Check: "schema", Table: label,
+		Message: fmt.Sprintf("the target table does not exist; txsink run creates it (schema.create: missing) from %s: %s;", from, strings.Join(stmts, "; ")),
+		Fix:     "nothing to do, or run that statement yourself first"})
 	return true
 }
 
@@ -102,15 +115,13 @@ func (c *checker) emitPendingCreates() {
 
 // CreateStatements returns the statements target would create the
 // missing table name with, for change ch of entry tc (see
-// engine.Declaration), running nothing.
+// engine.Statements: ch may be nil when tc declares its columns),
+// running nothing.
 func CreateStatements(target sink.Sink, tc *config.Table, name schema.Name, ch *changelog.Change) ([]string, error) {
 	cr, ok := target.(sink.Creator)
 	if !ok {
 		return nil, fmt.Errorf("the target (%T) cannot create tables", target)
 	}
-	decl, err := engine.Declaration(tc, name, ch)
-	if err != nil {
-		return nil, err
-	}
-	return cr.CreateStatements(name, decl)
+	stmts, _, err := engine.Statements(cr, tc, name, ch)
+	return stmts, err
 }

@@ -65,6 +65,32 @@ var createCases = []tcase{
 		records: []string{`{"database":"shop","table":"t","type":"insert","ts":1,"data":{"id":1}}`},
 		want:    []want{{sev: diagnose.Error, check: "schema", contains: []string{"maxwell-json records: they carry no column types", "canal-json"}}},
 	},
+	{
+		name:   "maxwell with declared columns, no change sampled",
+		format: "maxwell-json",
+		top:    "schema: {create: missing}\n",
+		tables: "  - source: shop.t\n    primary-key: [id]\n    columns: [{name: id, type: bigint}, {name: name, type: varchar(10), null: false}]\n",
+		want: []want{{sev: diagnose.Info, check: "schema", contains: []string{"shop.t", "txsink run creates it", "from the columns its tables entry declares"}},
+			{sev: diagnose.Info, check: "schema", dialects: []string{"sqlite"}, contains: []string{
+				`CREATE TABLE IF NOT EXISTS "t" ("id" INTEGER NOT NULL, "name" TEXT NOT NULL, PRIMARY KEY ("id"))`}}},
+	},
+	{
+		name:   "a declared default the column cannot hold",
+		format: "maxwell-json",
+		top:    "schema: {create: missing}\n",
+		tables: "  - source: shop.t\n    primary-key: [id]\n    columns: [{name: id, type: bigint}, {name: n, type: tinyint, default: 300}]\n",
+		want: []want{{sev: diagnose.Error, check: "schema", contains: []string{"shop.t", "cannot create the missing target table", "column n", "its default", "300",
+			"correct the column in the columns of tables entry shop.t, or create the table yourself"}}},
+	},
+	{
+		name:   "maxwell with an entry that declares no columns",
+		format: "maxwell-json",
+		top:    "schema: {create: missing}\n",
+		tables: "  - source: shop.u\n    primary-key: [id]\n    columns: [{name: id, type: bigint}]\n  - source: shop.t\n    primary-key: [id]\n",
+		want: []want{{sev: diagnose.Info, check: "schema", contains: []string{"shop.u", "txsink run creates it"}},
+			{sev: diagnose.Error, check: "schema", contains: []string{"shop.t", "txsink run refuses to start", "maxwell-json records carry no column types, and its tables entry declares no columns",
+				"declare its columns in the tables entry for shop.t", "txsink schema", "create the table yourself"}}},
+	},
 }
 
 // TestCreateFindings runs createCases on every server from an empty

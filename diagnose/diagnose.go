@@ -50,6 +50,7 @@ import (
 	"github.com/txsink/txsink/config"
 	"github.com/txsink/txsink/engine"
 	"github.com/txsink/txsink/errkind"
+	"github.com/txsink/txsink/format"
 	"github.com/txsink/txsink/route"
 	"github.com/txsink/txsink/schema"
 	"github.com/txsink/txsink/sink"
@@ -263,6 +264,11 @@ type checker struct {
 	// tables caches each target table by the name its tables entry
 	// resolves to, so each is described and judged once.
 	tables map[schema.Name]*tableInfo
+	// narrower is the sample's decoder when it reads an update's before
+	// image for the key alone, narrowed the source tables told it (see
+	// narrow.go).
+	narrower format.BeforeNarrower
+	narrowed map[changelog.Table]bool
 	// pendingCreate holds the missing tables schema.create: missing
 	// creates that no sampled change has reached yet, with their labels.
 	pendingCreate map[schema.Name]string
@@ -359,6 +365,11 @@ func (c *checker) checkAsRun(ctx context.Context) error {
 		var se *engine.SchemaError
 		if errors.As(err, &se) && se.Table == "" {
 			c.add(Finding{Severity: Error, Check: "schema", Table: "source", Message: se.Reason + ".", Fix: se.Hint})
+			continue
+		}
+		var tre *engine.TruncateError
+		if errors.As(err, &tre) {
+			c.add(Finding{Severity: Error, Check: "source", Table: "source", Message: "txsink run refuses to start: " + tre.Reason + ".", Fix: tre.Hint})
 			continue
 		}
 		if !errors.As(err, &te) {

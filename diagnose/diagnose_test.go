@@ -521,12 +521,62 @@ var cases = []tcase{
 		},
 	},
 	{
+		// Run reads an update's before image for its key alone (README,
+		// "Values"): check takes what run takes.
+		name:   "a column named twice outside the key of an update's before image",
+		schema: plainTable,
+		tables: "  - source: shop.t\n",
+		format: "debezium-json",
+		records: []string{
+			`{"before":{"id":1,"name":"a","name":"b"},"after":{"id":1,"name":"c"},"source":{"db":"shop","table":"t"},"op":"u"}`,
+		},
+	},
+	{
+		name:   "a column named twice in a delete's before image",
+		schema: plainTable,
+		tables: "  - source: shop.t\n",
+		format: "debezium-json",
+		records: []string{
+			`{"before":{"id":1,"name":"a","name":"b"},"after":null,"source":{"db":"shop","table":"t"},"op":"d"}`,
+		},
+		want: []want{{sev: diagnose.Error, check: "source", contains: []string{"p0.jsonl:1", `duplicate column "name"`}}},
+	},
+	{
 		name:   "missing source file",
 		schema: plainTable,
 		tables: "  - source: shop.t\n",
 		paths:  []string{"p0.jsonl", "day2.jsonl"},
 		want:   []want{{sev: diagnose.Error, check: "source", contains: []string{"p0.jsonl: ", "day2.jsonl", "no such file", "txsink run refuses to start"}}},
 	},
+	{
+		name:   "a history table beside the upsert table",
+		schema: historyTable("t_hist", true),
+		tables: "  - source: shop.t\n  - source: shop.t\n    target: t_hist\n    mode: history\n",
+		records: []string{
+			`{"op":"+I","table":"shop.t","row":{"id":1,"name":"a","amount":"1.50","at":null}}`,
+			`{"op":"-D","table":"shop.t","row":{"id":1}}`,
+		},
+	},
+	{
+		name:   "a history table without txsink's columns",
+		schema: historyTable("t_hist", false),
+		tables: "  - source: shop.t\n  - source: shop.t\n    target: t_hist\n    mode: history\n",
+		want: []want{{sev: diagnose.Error, check: "table", contains: []string{"t_hist", "history table", "lacks column __op",
+			"lacks column __read_at", "add the columns"}}},
+	},
+}
+
+// historyTable returns plainTable's statements and those of a history
+// table name of its columns, with txsink's five when complete.
+func historyTable(name string, complete bool) func(d string) []string {
+	return func(d string) []string {
+		own := ""
+		if complete {
+			own = ", __op VARCHAR(1) NOT NULL, __source_partition VARCHAR(255) NOT NULL, __source_offset BIGINT NOT NULL, " +
+				"__txn_id VARCHAR(255) NULL, __read_at " + dt(d, "6") + " NOT NULL"
+		}
+		return append(plainTable(d), `CREATE TABLE `+name+` (id BIGINT NULL, name VARCHAR(10) NULL, amount DECIMAL(6,2) NULL, at `+dt(d, "3")+` NULL`+own+`)`)
+	}
 }
 
 // progressTable opens db as a run does, which makes its progress table,

@@ -88,6 +88,7 @@ func (c *checker) sample(ctx context.Context) error {
 			Fix: "correct source.format or source.format-options"})
 		return nil
 	}
+	c.narrowKnown(dec)
 	sourceKeyed := c.sourceKeyed()
 	req := source.SampleRequest{N: c.opts.Sample, From: c.progress, Skip: c.refusedParts}
 	rep, err := sm.Sample(ctx, req, func(r source.Record) error {
@@ -217,14 +218,17 @@ func (c *checker) checkChange(ctx context.Context, ch *changelog.Change, declare
 		return nil
 	}
 	if ch.Kind.Skipped() {
-		// A schema change or a logical decoding message: run skips it.
-		what := "schema change (DDL) records"
+		// A schema change or a logical decoding message: run skips it. It
+		// is a note of the source, named by its position alone, as a
+		// decode error is ("p.jsonl:7: ...", not ": p.jsonl:7: ...").
+		what, fix := "schema change (DDL) records", "none needed; alter a target table yourself when its source table's change must reach it"
 		if ch.Kind == changelog.Message {
-			what = "logical decoding messages"
+			what, fix = "logical decoding messages", "none needed: they carry no row"
 		}
-		c.note("note\x00"+ch.Kind.String(), ch.Pos, Finding{Severity: Info, Check: "source",
+		p := c.note("note\x00"+ch.Kind.String(), ch.Pos, Finding{Severity: Info, Check: "source", Table: ch.Pos.Partition,
 			Message: fmt.Sprintf("the source holds %s; txsink run skips them, counted, and never applies them as data.", what),
-			Fix:     "none needed; alter a target table yourself when its source table's change must reach it"})
+			Fix:     fix})
+		p.unit = "record"
 		return nil
 	}
 	c.report.Changes++
@@ -246,7 +250,25 @@ func (c *checker) checkChange(ctx context.Context, ch *changelog.Change, declare
 			Fix:     "add a tables entry if they should be applied"})
 		return nil
 	}
+	for _, h := range rt.History {
+		ti, err := c.table(ctx, h.Entry, ch.Table, h.Target, ch)
+		if err != nil {
+			return err
+		}
+		if !ti.ok {
+			continue // the table's problem is reported already
+		}
+		switch ch.Kind {
+		case changelog.Insert, changelog.UpdateAfter:
+			c.checkValues(ti, ch, ch.After)
+		case changelog.Delete:
+			c.checkValues(ti, ch, ch.Before)
+		}
+	}
 	tc := rt.Entry
+	if tc == nil {
+		return nil // only history entries route the table
+	}
 	ti, err := c.table(ctx, tc, ch.Table, rt.Target, ch)
 	if err != nil {
 		return err
@@ -254,6 +276,12 @@ func (c *checker) checkChange(ctx context.Context, ch *changelog.Change, declare
 	if !ti.ok {
 		return nil // the table's problem is reported already
 	}
+	if ch.Kind == changelog.Truncate {
+		// No row to check: a run empties the table (or refuses the
+		// TRUNCATE where it cannot, see engine/truncate.go).
+		return nil
+	}
+	c.narrowBefore(ch.Table, ti)
 	ti.noteColumns(ch, cols)
 	if tc.AppendOnly {
 		switch ch.Kind {

@@ -23,8 +23,9 @@ type TableDDL struct {
 	Source string
 	// Target is the target table.
 	Target schema.Name
-	// At is that change's position; From says what declared the table
-	// ("the Kafka Connect schema", "mysqlType").
+	// At is that change's position, zero when the tables entry declares
+	// the columns; From says what declared the table ("the Kafka Connect
+	// schema", "mysqlType", "the columns of tables entry inventory.*").
 	At   changelog.Position
 	From string
 	// Exists says the target has the table already.
@@ -82,18 +83,24 @@ func Schema(ctx context.Context, cfg *config.Config, opts Options) ([]TableDDL, 
 				continue
 			}
 			rt, err := router.Route(ch.Table)
-			if err != nil || rt.Skipped() || seen[rt.Target] {
+			if err != nil || rt.Skipped() {
 				continue
 			}
-			seen[rt.Target] = true
-			td := TableDDL{Source: ch.Table.String(), Target: rt.Target, At: ch.Pos}
-			if ch.Types != nil {
-				td.From = ch.Types.From
+			hops := rt.History
+			if rt.Entry != nil {
+				hops = append([]route.Hop{{Entry: rt.Entry, Target: rt.Target}}, hops...)
 			}
-			_, derr := target.Describe(ctx, rt.Target)
-			td.Exists = derr == nil
-			td.Statements, td.Err = CreateStatements(target, rt.Entry, rt.Target, ch)
-			out = append(out, td)
+			for _, h := range hops {
+				if seen[h.Target] {
+					continue
+				}
+				seen[h.Target] = true
+				td := TableDDL{Source: ch.Table.String(), Target: h.Target, At: ch.Pos}
+				if ch.Types != nil {
+					td.From = ch.Types.From
+				}
+				out = append(out, tableDDL(ctx, target, h.Entry, td, ch))
+			}
 		}
 		return nil
 	})
@@ -107,9 +114,24 @@ func Schema(ctx context.Context, cfg *config.Config, opts Options) ([]TableDDL, 
 		}
 		if _, name, err := route.Entry(tc); err == nil && !seen[name] {
 			seen[name] = true
-			_, derr := target.Describe(ctx, name)
-			out = append(out, TableDDL{Source: tc.Source, Target: name, Exists: derr == nil, Err: ErrNotSampled})
+			out = append(out, tableDDL(ctx, target, tc, TableDDL{Source: tc.Source, Target: name, Err: ErrNotSampled}, nil))
 		}
 	}
 	return out, nil
+}
+
+// tableDDL completes td, the table of entry tc reached by sampled change
+// ch (nil when none does): whether it exists, and its statements, from
+// the entry's declared columns when it has them, else from ch's.
+func tableDDL(ctx context.Context, target sink.Sink, tc *config.Table, td TableDDL, ch *changelog.Change) TableDDL {
+	_, derr := target.Describe(ctx, td.Target)
+	td.Exists = derr == nil
+	if len(tc.Columns) > 0 {
+		td.At = changelog.Position{}
+		td.From = "the columns of tables entry " + tc.Source
+	} else if ch == nil {
+		return td // td.Err says no sampled change reaches it
+	}
+	td.Statements, td.Err = CreateStatements(target, tc, td.Target, ch)
+	return td
 }

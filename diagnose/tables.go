@@ -129,7 +129,7 @@ func (c *checker) table(ctx context.Context, tc *config.Table, src changelog.Tab
 	ti.label = src.String() + " -> " + st.String()
 	ti.ok = c.checkTableKey(ti)
 	if n, ok := c.db.(sink.Noter); ok {
-		c.addNotes(ti.label, n.TableNotes(name, tc.AppendOnly))
+		c.addNotes(ti.label, n.TableNotes(name, tc.AppendOnly || tc.IsHistory()))
 	}
 	if err := c.checkCatalog(ctx, ti); err != nil {
 		return nil, err
@@ -155,6 +155,15 @@ func (c *checker) checkTableKey(ti *tableInfo) bool {
 	tc, st := ti.entry, ti.schema
 	pk := "[" + strings.Join(st.PrimaryKey, ", ") + "]"
 	switch {
+	case tc.IsHistory():
+		// Keyed or not, a history table is appended to: the run's own
+		// refusal (its columns) is what to report.
+		if _, err := engine.TableOf(st, tc); err != nil {
+			c.add(Finding{Severity: Error, Check: "table", Table: ti.label, Message: err.Error() + ".",
+				Fix: "add the columns it names to the table, or let schema.create: missing create the table"})
+			return false
+		}
+		return true
 	case tc.AppendOnly && len(tc.PrimaryKey) > 0:
 		c.add(Finding{Severity: Error, Check: "key", Table: ti.label,
 			Message: "the tables entry sets both primary-key and append-only: an append-only table is written by plain INSERTs and has no key.",

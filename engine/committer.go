@@ -42,6 +42,10 @@ type pendingUnit struct {
 	reason string
 	txns   int    // source transactions the unit commits (transaction mode)
 	done   func() // called on the committer's goroutine once u is committed
+	// stream, when set, makes u a part loaded ahead of its unit (see
+	// streaming) rather than a unit: its failure fails nothing, and done
+	// is called either way.
+	stream *streaming
 }
 
 func newCommitter(ctx context.Context, e *Engine) *committer {
@@ -54,6 +58,19 @@ func newCommitter(ctx context.Context, e *Engine) *committer {
 func (c *committer) loop() {
 	defer close(c.done)
 	for p := range c.units {
+		if p.stream != nil {
+			if c.failed() == nil {
+				c.e.streamPart(c.ctx, p)
+			}
+			// Idle before done wakes the loop, so that it finds the
+			// committer free for the next part.
+			c.pending.Add(-1)
+			c.idle.Done()
+			if p.done != nil {
+				p.done()
+			}
+			continue
+		}
 		if c.failed() == nil {
 			if err := c.e.commitUnit(c.ctx, p.u, p.reason, p.txns); err != nil {
 				c.mu.Lock()

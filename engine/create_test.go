@@ -144,6 +144,9 @@ func TestCreateRefusals(t *testing.T) {
 		{"debezium without the envelope", "debezium-json", []string{"id"},
 			[]string{dbzEnvelope(false, "orders", "c", "null", `{"id":1}`)}, false,
 			[]string{"changes.jsonl:1", "the target table orders does not exist, and schema.create: missing cannot create it: the record carries no column types", "value.converter.schemas.enable=true", "create the table yourself"}},
+		{"txsink-json without types", "txsink-json", []string{"id"},
+			[]string{`{"op":"+I","table":"inventory.orders","row":{"id":1}}`}, false,
+			[]string{"changes.jsonl:1", "cannot create it: the record carries no column types", `txsink-json: a "types" member`}},
 		{"debezium without a key", "debezium-json", nil,
 			[]string{dbzEnvelope(true, "orders", "c", "null", dbzRow(1, "a", 1))}, false,
 			[]string{"the Kafka Connect schema does not say which columns form the primary key", "set primary-key on its tables entry"}},
@@ -159,28 +162,202 @@ func TestCreateRefusals(t *testing.T) {
 			}
 			cfg.Source.Set("paths", []string{path})
 			cfg.Schema.Create = config.SchemaCreateMissing
-			e, err := engine.New(context.Background(), cfg)
-			if err == nil {
-				t.Cleanup(func() { e.Close() })
-				if tc.atNew {
-					t.Fatal("engine.New took the format")
-				}
-				err = e.Run(context.Background(), engine.RunOptions{})
-			} else if !tc.atNew {
-				t.Fatalf("engine.New: %v", err)
-			}
-			var se *engine.SchemaError
-			if !errors.As(err, &se) {
-				t.Fatalf("got %v (%T), want a *engine.SchemaError", err, err)
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q\nlacks %q", err, w)
-				}
-			}
+			refused(t, cfg, tc.atNew, tc.want)
 			if _, err := tableOf(t, db, "orders"); err == nil {
 				t.Error("a table was created")
 			}
+		})
+	}
+}
+
+// refused runs cfg and checks that it stops with a *engine.SchemaError
+// holding every string of want: at engine.New when atNew, else in Run.
+func refused(t *testing.T, cfg *config.Config, atNew bool, want []string) {
+	t.Helper()
+	e, err := engine.New(context.Background(), cfg)
+	if err == nil {
+		t.Cleanup(func() { e.Close() })
+		if atNew {
+			t.Fatal("engine.New took the pipeline")
+		}
+		err = e.Run(context.Background(), engine.RunOptions{})
+	} else if !atNew {
+		t.Fatalf("engine.New: %v", err)
+	}
+	var se *engine.SchemaError
+	if !errors.As(err, &se) {
+		t.Fatalf("got %v (%T), want a *engine.SchemaError", err, err)
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q\nlacks %q", err, w)
+		}
+	}
+}
+
+// maxwellLine is a Maxwell record of table inventory.<table>.
+func maxwellLine(table, typ, data, old string) string {
+	l := fmt.Sprintf(`{"database":"inventory","table":%q,"type":%q,"ts":1,"xid":1,"commit":true,"data":%s`, table, typ, data)
+	if old != "" {
+		l += `,"old":` + old
+	}
+	return l + "}"
+}
+
+// declaredColumns are the columns the tests' tables entries declare.
+func declaredColumns() []config.Column {
+	f, zero := false, "0"
+	return []config.Column{
+		{Name: "id", Type: "bigint"},
+		{Name: "email", Type: "varchar(40)", Null: &f},
+		{Name: "born", Type: "date"},
+		{Name: "score", Type: "decimal(10,2)", Default: &zero},
+	}
+}
+
+// TestCreateDeclaredColumns starts from an empty database on every server
+// with schema.create: missing and a maxwell-json stream, whose records
+// carry no types: each table the entry's pattern routes is created from
+// the entry's declared columns (the same for each), with its key and NOT
+// NULL where declared, and the changes land; a second run applies
+// nothing twice.
+func TestCreateDeclaredColumns(t *testing.T) {
+	lines := []string{
+		maxwellLine("customers", "insert", `{"id":1,"email":"a@x.org","born":"1990-01-02","score":"12.50"}`, ""),
+		maxwellLine("customers", "insert", `{"id":2,"email":"b@x.org","born":null,"score":"-0.01"}`, ""),
+		maxwellLine("suppliers", "insert", `{"id":7,"email":"s@x.org","born":"9999-12-31"}`, ""),
+		maxwellLine("customers", "update", `{"id":1,"email":"é😀@x.org","born":"1990-01-02","score":"99999999.99"}`, `{"email":"a@x.org"}`),
+		maxwellLine("customers", "delete", `{"id":2,"email":"b@x.org","born":null,"score":"-0.01"}`, ""),
+	}
+	forEachDialect(t, func(t *testing.T, db *testdb.DB) {
+		cfg := creatingPipeline(t, db, "maxwell-json", []string{"id"}, lines)
+		cfg.Tables[0].Columns = declaredColumns()
+		if err := engine.TypedFormat(cfg); err != nil {
+			t.Fatalf("TypedFormat refuses a pipeline whose entry declares its columns: %v", err)
+		}
+		score := "score"
+		if db.Dialect == "sqlite" {
+			score = "CAST(score AS TEXT)" // SQLite keeps a decimal as REAL; its text is exact
+		}
+		for run := 1; run <= 2; run++ {
+			if err := runOnce(t, cfg); err != nil {
+				t.Fatalf("run %d: %v", run, err)
+			}
+			got := query(t, db, "SELECT id, email, born, "+score+" FROM "+db.Quote("customers")+" ORDER BY id") + "\n" +
+				query(t, db, "SELECT id, email, born, "+score+" FROM "+db.Quote("suppliers"))
+			if want := "1|é😀@x.org|1990-01-02 00:00:00.000|99999999.99\n7|s@x.org|9999-12-31 00:00:00.000|0"; got != want {
+				t.Errorf("run %d: got\n%s\nwant\n%s", run, got, want)
+			}
+		}
+		for _, name := range []string{"customers", "suppliers"} {
+			st, err := tableOf(t, db, name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkDeclared(t, st)
+		}
+	})
+}
+
+// checkDeclared checks that st is the table declaredColumns declares,
+// keyed by id.
+func checkDeclared(t *testing.T, st *schema.Table) {
+	t.Helper()
+	if strings.Join(st.PrimaryKey, ",") != "id" {
+		t.Errorf("%s: primary key %v, want [id]", st, st.PrimaryKey)
+	}
+	want := map[string]struct {
+		class    schema.Class
+		nullable bool
+	}{"id": {schema.Int, false}, "email": {schema.String, false}, "born": {schema.Date, true}, "score": {schema.Decimal, true}}
+	var names []string
+	for _, c := range st.Columns {
+		names = append(names, c.Name)
+		w, ok := want[c.Name]
+		switch {
+		case !ok:
+			t.Errorf("%s: column %s was not declared", st, c.Name)
+		case c.Nullable != w.nullable:
+			t.Errorf("%s: column %s nullable %v, want %v", st, c.Name, c.Nullable, w.nullable)
+		case c.Class != w.class && !(c.Class == schema.Float && w.class == schema.Decimal): // SQLite's REAL
+			t.Errorf("%s: column %s is %s, want %s", st, c.Name, c.Class, w.class)
+		}
+		if c.Name == "email" && c.Length != 40 && c.Length != 0 { // SQLite's TEXT has no length
+			t.Errorf("%s: email has length %d, want the declared 40", st, c.Length)
+		}
+	}
+	if got := strings.Join(names, ","); got != "id,email,born,score" {
+		t.Errorf("%s: columns %s, want the declared order id,email,born,score", st, got)
+	}
+}
+
+// TestCreateDeclaredWins creates a table from a Debezium stream with the
+// schema envelope whose entry declares its columns: the declaration wins
+// over the record's types (email VARCHAR(40), not the record's
+// VARCHAR(20); no price, doc or seen column), and a column the records
+// carry beyond it is refused without schema.evolve, as on any table.
+func TestCreateDeclaredWins(t *testing.T) {
+	db := testdb.Open(t, "mysql")
+	lines := []string{dbzEnvelope(true, "orders", "c", "null", dbzRow(1, "ab", 1250))}
+	cfg := creatingPipeline(t, db, "debezium-json", []string{"id"}, lines)
+	cfg.Tables[0].Columns = declaredColumns()
+	err := runOnce(t, cfg)
+	t.Logf("refusal: %v", err)
+	if err == nil || !strings.Contains(err.Error(), "column name") {
+		t.Errorf("got %v, want the refusal of column name, which the declaration lacks", err)
+	}
+	st, err := tableOf(t, db, "orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkDeclared(t, st)
+}
+
+// TestCreateDeclaredRefusals checks what a maxwell-json pipeline with
+// schema.create: missing refuses when some entries declare their columns:
+// an entry for one table that declares none, at start; a pattern entry
+// that declares none, at its table's first change; a column a change
+// carries beyond the declaration, under add-columns (no type to add it
+// with). Each names the entry or the column and the three ways out.
+func TestCreateDeclaredRefusals(t *testing.T) {
+	insert := maxwellLine("customers", "insert", `{"id":1,"email":"a@x.org"}`, "")
+	cases := []struct {
+		name   string
+		tables []config.Table
+		line   string
+		evolve bool
+		atNew  bool
+		want   []string
+	}{
+		{"an entry without columns, at start", []config.Table{
+			{Source: "inventory.suppliers", PrimaryKey: []string{"id"}, Columns: declaredColumns()},
+			{Source: "inventory.customers", PrimaryKey: []string{"id"}},
+		}, insert, false, true, []string{
+			"tables[1] (inventory.customers): the target table customers does not exist, and schema.create: missing cannot create it: maxwell-json records carry no column types, and its tables entry declares no columns",
+			"declare its columns in the tables entry for inventory.customers", "txsink schema", "value.converter.schemas.enable=true", "canal-json", "create the table yourself"}},
+		{"a pattern entry without columns, at its first change", []config.Table{
+			{Source: "inventory.suppliers", PrimaryKey: []string{"id"}, Columns: declaredColumns()},
+			{Source: "inventory.*", PrimaryKey: []string{"id"}},
+		}, insert, false, false, []string{
+			"changes.jsonl:1", "the target table customers does not exist, and schema.create: missing cannot create it: the record carries no column types",
+			"declare its columns in the tables entry for inventory.*", "txsink schema", "value.converter.schemas.enable=true", "create the table yourself"}},
+		{"a column beyond the declaration", []config.Table{
+			{Source: "inventory.*", PrimaryKey: []string{"id"}, Columns: declaredColumns()},
+		}, maxwellLine("customers", "insert", `{"id":1,"email":"a@x.org","extra":5}`, ""), true, false, []string{
+			"changes.jsonl:1", "the change carries column extra, which the target table customers lacks, and schema.evolve: add-columns cannot add it: the record carries no column types"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			db := testdb.Open(t, "sqlite")
+			cfg := creatingPipeline(t, db, "maxwell-json", nil, []string{tc.line})
+			cfg.Tables = tc.tables
+			if tc.evolve {
+				cfg.Schema.Evolve = []string{config.SchemaEvolveAddColumns}
+			}
+			if err := cfg.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			refused(t, cfg, tc.atNew, tc.want)
 		})
 	}
 }

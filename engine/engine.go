@@ -58,6 +58,7 @@ import (
 	"github.com/txsink/txsink/commit"
 	"github.com/txsink/txsink/config"
 	"github.com/txsink/txsink/errkind"
+	"github.com/txsink/txsink/format"
 	"github.com/txsink/txsink/internal/fault"
 	"github.com/txsink/txsink/reduce"
 	"github.com/txsink/txsink/route"
@@ -182,8 +183,11 @@ type Engine struct {
 	evolving map[schema.Name][]coltype.Column
 	// router routes each table's changes once (see tables and unknown).
 	router *route.Router
-	buf    *reduce.Buffer
-	policy reduce.Policy
+	// narrower is the session's decoder when it can read an update's
+	// before image for its key alone (see narrowBefore), else nil.
+	narrower format.BeforeNarrower
+	buf      *reduce.Buffer
+	policy   reduce.Policy
 	// keys remembers recent keys' partitions across units (see
 	// keyMemory); nil when the source has one partition or the memory is
 	// off.
@@ -199,7 +203,7 @@ type Engine struct {
 	// events counts changes read by kind since they were last folded into
 	// stats (see foldEvents): only the loop's goroutine touches it, so
 	// counting needs no lock per change.
-	events [changelog.EndTxn + 1]int64
+	events [changelog.Truncate + 1]int64
 
 	// mu guards stats and the status fields below, which Stats and Status
 	// read from other goroutines.
@@ -294,6 +298,9 @@ func New(ctx context.Context, cfg *config.Config, opts ...Option) (*Engine, erro
 	if err := e.target.Setup(ctx); err != nil {
 		return fail(err)
 	}
+	if err := e.checkTruncates(); err != nil {
+		return fail(err)
+	}
 	if e.deadLettering() {
 		if err := e.setupDeadLetters(ctx); err != nil {
 			return fail(err)
@@ -349,7 +356,7 @@ func Check(ctx context.Context, cfg *config.Config, opts ...Option) error {
 		return err
 	}
 	defer e.Close()
-	return e.CheckTables(ctx)
+	return errors.Join(e.checkTruncates(), e.CheckTables(ctx))
 }
 
 // Target returns the engine's target.
@@ -407,6 +414,11 @@ func (e *Engine) add(ctx context.Context, c *changelog.Change) error {
 		e.buf.SkipChange(c, now)
 		return nil
 	}
+	if c.Kind == changelog.Truncate {
+		if err := e.truncatable(c, t); err != nil {
+			return err
+		}
+	}
 	return e.stale(ctx, t, c, e.buf.Add(t, c, now))
 }
 
@@ -428,6 +440,7 @@ func (e *Engine) stale(ctx context.Context, t *reduce.Table, c *changelog.Change
 	if err == nil || !errors.As(err, &re) || re.Column == "" {
 		return err
 	}
+	t = t.Member(re.Table)
 	if _, has := t.Schema.Column(re.Column); !has {
 		added, aerr := e.addColumns(ctx, t, c)
 		if aerr != nil {
@@ -580,7 +593,7 @@ func (e *Engine) commitUnit(ctx context.Context, u *commit.Unit, reason string, 
 	e.stats.Txns += int64(txns)
 	e.stats.GuardRefused += int64(u.Refused)
 	e.stats.DeletesIgnored += int64(u.IgnoredDeletes)
-	for _, b := range u.Batches {
+	for _, b := range u.AllBatches() {
 		ts := e.stats.Tables[b.Table.Name]
 		ts.Deleted += int64(len(b.Deletes))
 		for _, g := range b.Upserts {

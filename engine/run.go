@@ -187,6 +187,7 @@ func (e *Engine) openSession(ctx context.Context, opts RunOptions) (*session, er
 	if err != nil {
 		return nil, fmt.Errorf("source.format: %w", err)
 	}
+	e.narrowKnown(ctx, dec)
 	readCtx, stopReading := context.WithCancel(ctx)
 	out := make(chan []decoded, max(1, opts.Queue/batchMax))
 	pool := newDecodePool(dec, decodeWorkers(), e.arenas())

@@ -104,3 +104,11 @@ func (e *Engine) describe(ctx context.Context, name schema.Name) (*schema.Table,
 	}
 	return c.DescribeOn(ctx, e.catalog, name)
 }
+
+// streamer returns the target as a sink.Streamer, which transaction
+// mode's autonomous flush needs; nil when it is none (each unit is then
+// loaded at its commit, which only costs time).
+func (e *Engine) streamer() sink.Streamer {
+	s, _ := e.target.(sink.Streamer)
+	return s
+}

@@ -26,7 +26,7 @@ type Stats struct {
 	SchemaChanges, Messages int64
 	Upserted                int64 // rows upserted after reduction
 	Deleted                 int64 // keys deleted after reduction
-	Inserted                int64 // rows appended to append-only tables
+	Inserted                int64 // rows appended to append-only and history tables
 	Commits                 int64 // target transactions committed
 	Txns                    int64 // source transactions committed (transaction mode)
 	Retries                 int64 // transient errors retried
@@ -75,9 +75,11 @@ func (e *Engine) Stats() Stats {
 	return s
 }
 
-// countEvent counts one change read; foldEvents publishes the counts.
+// countEvent counts one change read, a row change or a TRUNCATE (the
+// records about the source are counted apart, see notes.go);
+// foldEvents publishes the counts.
 func (e *Engine) countEvent(k changelog.Kind) {
-	if int(k) < len(e.events) {
+	if int(k) < len(e.events) && !k.Skipped() {
 		e.events[k]++
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/txsink/txsink/commit"
 	"github.com/txsink/txsink/config"
 	"github.com/txsink/txsink/errkind"
+	"github.com/txsink/txsink/format"
 	"github.com/txsink/txsink/reduce"
 	"github.com/txsink/txsink/route"
 	"github.com/txsink/txsink/schema"
@@ -24,11 +25,16 @@ import (
 // *TableError, joined (errors.Join).
 func (e *Engine) CheckTables(ctx context.Context) error {
 	var errs []error
-	if err := TypedFormat(e.cfg); err != nil {
-		errs = append(errs, err)
+	typed := TypedFormat(e.cfg)
+	if typed != nil {
+		errs = append(errs, typed)
 	}
 	for i := range e.cfg.Tables {
 		tc := &e.cfg.Tables[i]
+		if msg := e.cfg.HistoryRefused(tc); msg != "" {
+			errs = append(errs, &TableError{Index: i, Source: tc.Source, Err: errors.New(msg)})
+			continue
+		}
 		if !route.Known(tc) {
 			continue // resolved when the first change of a matching table comes
 		}
@@ -38,7 +44,12 @@ func (e *Engine) CheckTables(ctx context.Context) error {
 		}
 		var missing *sink.MissingTableError
 		if e.cfg.CreatesTables() && errors.As(err, &missing) {
-			continue // created from the declaration of its first change
+			// Created from its declaration when its first change comes,
+			// unless nothing can declare it.
+			if cerr := Creatable(e.cfg, tc, name); cerr != nil && typed == nil {
+				errs = append(errs, &TableError{Index: i, Source: tc.Source, Err: cerr})
+			}
+			continue
 		}
 		if err != nil {
 			errs = append(errs, &TableError{Index: i, Source: tc.Source, Err: err})
@@ -79,6 +90,9 @@ func (e *TableError) Where() errkind.Where { return errkind.Where{Table: e.Sourc
 // of change c (nil at start: the table stays missing).
 func (e *Engine) resolve(ctx context.Context, tc *config.Table, name schema.Name, c *changelog.Change) (*reduce.Table, error) {
 	if t, ok := e.byTarget[name]; ok {
+		if t.History() != tc.IsHistory() {
+			return nil, fmt.Errorf("target table %s is both applied by key and a history table (mode: history) of tables entries; give the history entry a target of its own", name)
+		}
 		return t, nil
 	}
 	st, err := e.describe(ctx, name)
@@ -109,6 +123,9 @@ func (e *Engine) resolve(ctx context.Context, tc *config.Table, name schema.Name
 // its key, and its apply rules (version-column, delete). It refuses what
 // a run refuses, so txsink check calls it too.
 func TableOf(st *schema.Table, tc *config.Table) (*reduce.Table, error) {
+	if tc.IsHistory() {
+		return reduce.NewHistoryTable(st)
+	}
 	t, err := reduce.NewTable(st, tc.PrimaryKey, tc.AppendOnly)
 	if err != nil {
 		return nil, err
@@ -133,7 +150,7 @@ func (e *Engine) tableFor(ctx context.Context, c *changelog.Change) (*reduce.Tab
 		// position (or dead-lettered) and the pipeline may go on past
 		// it.
 		var re *route.Error
-		if !errors.As(err, &re) {
+		if !errors.As(err, &re) || re.Conflict {
 			return nil, fmt.Errorf("%s: table %s: %w", c.Pos, c.Table, err)
 		}
 		return nil, &reduce.Error{Pos: c.Pos, Table: re.Table, Reason: re.Reason, Hint: re.Hint, Err: err}
@@ -143,10 +160,66 @@ func (e *Engine) tableFor(ctx context.Context, c *changelog.Change) (*reduce.Tab
 		e.log.Info("skipping changes of a table no tables entry matches", "table", c.Table.String(), "pos", c.Pos.String())
 		return nil, nil
 	}
-	t, err := e.resolve(ctx, rt.Entry, rt.Target, c)
-	if err != nil {
-		return nil, fmt.Errorf("%s: table %s: %w", c.Pos, c.Table, err)
+	var main *reduce.Table
+	if rt.Entry != nil {
+		if main, err = e.resolve(ctx, rt.Entry, rt.Target, c); err != nil {
+			return nil, fmt.Errorf("%s: table %s: %w", c.Pos, c.Table, err)
+		}
 	}
+	history := make([]*reduce.Table, len(rt.History))
+	for i, h := range rt.History {
+		if history[i], err = e.resolve(ctx, h.Entry, h.Target, c); err != nil {
+			return nil, fmt.Errorf("%s: table %s: history table %s: %w", c.Pos, c.Table, h.Target, err)
+		}
+	}
+	t := reduce.Fan(main, history...)
 	e.tables[c.Table] = t
+	e.narrowBefore(c.Table, t)
 	return t, nil
+}
+
+// narrowKnown makes dec the session's decoder and, when it can read an
+// update's before image for the key alone (format.BeforeNarrower), tells
+// it the key of every table known before any change is read: those
+// resolved already, and those of the tables entries whose route is known
+// (route.Known), resolved now as CheckTables resolves them (after a start
+// again that forgot them: an altered table). A table first known from its
+// changes is told when it is (tableFor); until then its before images are
+// read whole. An entry that does not resolve is left to its first change,
+// which reports why.
+func (e *Engine) narrowKnown(ctx context.Context, dec format.Decoder) {
+	e.narrower, _ = dec.(format.BeforeNarrower)
+	if e.narrower == nil {
+		return
+	}
+	for src, t := range e.tables {
+		e.narrowBefore(src, t)
+	}
+	for i := range e.cfg.Tables {
+		tc := &e.cfg.Tables[i]
+		if !route.Known(tc) {
+			continue
+		}
+		// A source pattern with a wildcard reads as a table no change
+		// names: telling it is harmless.
+		src, name, err := route.Entry(tc)
+		if err != nil {
+			continue
+		}
+		if t, err := e.resolve(ctx, tc, name, nil); err == nil {
+			e.narrowBefore(src, t)
+		}
+	}
+}
+
+// narrowBefore tells the session's decoder that of an update of source
+// table src only the before image's key columns are read: by them alone
+// the buffer tells whether the update moved the row (reduce's movedFrom).
+// An update's old key is deleted at the after image's version, so the
+// version column is not among them; an append-only table takes no
+// updates.
+func (e *Engine) narrowBefore(src changelog.Table, t *reduce.Table) {
+	if e.narrower != nil && !t.AppendOnly && len(t.Key) > 0 {
+		e.narrower.NarrowBefore(src, t.Key)
+	}
 }

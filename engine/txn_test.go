@@ -132,20 +132,23 @@ func TestTransactionModeInvariant(t *testing.T) {
 type polledRun struct {
 	stats                      engine.Stats
 	commits, polls, violations int64
+	// parts counts the parts the units carried, loaded ahead of their
+	// commits (commit.Unit.Parts: a target that streams).
+	parts int64
 }
 
 // runPolled runs cfg to its end while a reader polls workload.Invariant
 // on db.
 func runPolled(t *testing.T, cfg *config.Config, db *testdb.DB) polledRun {
 	t.Helper()
-	var commits atomic.Int64
-	e := newEngine(t, cfg, engine.WithCommitHook(func(*commit.Unit) { commits.Add(1) }))
+	var commits, parts atomic.Int64
+	e := newEngine(t, cfg, engine.WithCommitHook(func(u *commit.Unit) { commits.Add(1); parts.Add(int64(len(u.Parts))) }))
 	p := startPoller(t, db, workload.Invariant)
 	if err := e.Run(context.Background(), engine.RunOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	polls, violations := p.finish(t)
-	return polledRun{stats: e.Stats(), commits: commits.Load(), polls: polls, violations: violations}
+	return polledRun{stats: e.Stats(), commits: commits.Load(), polls: polls, violations: violations, parts: parts.Load()}
 }
 
 // checkInvariant fails t when the reader saw the invariant broken, or

@@ -64,6 +64,9 @@ type txnLoop struct {
 	// published them; published says there were some.
 	openList  []txn.OpenTxn
 	published bool
+	// st is the autonomous flush into a target that streams (nil: the
+	// target does not, and each plan's unit is loaded at its commit).
+	st *streaming
 	// maxTxn is sink.transaction.multi-table.max-txn-bytes resolved: the
 	// most memory the decoded changes of one open source transaction may
 	// take (see bound); 0 for no limit.
@@ -94,6 +97,11 @@ type reduced struct {
 	// when it is cut, after the plans before it commit, as it would have
 	// had it been reduced then. Nothing after it is reduced.
 	err error
+	// part is the reduction taken from buf once the chunk froze, to be
+	// handed to a target that streams (see streaming), and progress the
+	// positions it reaches; nil while buf holds it.
+	part     *commit.Unit
+	progress []changelog.Position
 }
 
 func (e *Engine) newTxnLoop() (*txnLoop, error) {
@@ -112,7 +120,7 @@ func (e *Engine) newTxnLoop() (*txnLoop, error) {
 		return nil, fmt.Errorf("sink: %w", err)
 	}
 	return &txnLoop{e: e, m: m, open: map[string]*openTxn{}, wakeCh: make(chan struct{}, 1),
-		ended: map[string]int64{}, maxTxn: s.MaxTxnBytes()}, nil
+		ended: map[string]int64{}, maxTxn: s.MaxTxnBytes(), st: e.newStreaming()}, nil
 }
 
 // record steps every change of a record into the machine. A change that
@@ -324,7 +332,7 @@ func (l *txnLoop) finish(ctx context.Context) error {
 	return err
 }
 
-func (l *txnLoop) deadline() (time.Time, bool) { return l.m.NextDeadline() }
+func (l *txnLoop) deadline() (time.Time, bool) { return l.recycleDeadline(l.m.NextDeadline()) }
 
 // commitReady commits every plan the machine has ready, each as one
 // target transaction. flush asks for every finished transaction now (end
@@ -337,7 +345,18 @@ func (l *txnLoop) deadline() (time.Time, bool) { return l.m.NextDeadline() }
 // committed (wake). One plan is in flight at a time, as the machine
 // requires. Without a committer (the loop used on its own) commits are
 // synchronous.
+//
+// Into a target that streams, the frozen chunks the next plan will take
+// are then handed to it, one at a time (streamNext).
 func (l *txnLoop) commitReady(ctx context.Context, flush bool) error {
+	if err := l.commitPlans(ctx, flush); err != nil {
+		return err
+	}
+	return l.streamNext()
+}
+
+// commitPlans is commitReady without the autonomous flush.
+func (l *txnLoop) commitPlans(ctx context.Context, flush bool) error {
 	for {
 		if l.inflight != nil {
 			if !l.committed.Load() {
@@ -366,9 +385,15 @@ func (l *txnLoop) commitReady(ctx context.Context, flush bool) error {
 				return err
 			}
 		}
-		plan := l.m.Ready(l.e.now(), flush)
+		now := l.e.now()
+		recycle := !flush && l.recycleDue(now)
+		plan := l.m.Ready(now, flush || recycle)
 		if plan == nil {
 			return nil
+		}
+		reason := plan.Reason.String()
+		if recycle {
+			reason = "recycle"
 		}
 		u, txns, err := l.unit(plan)
 		if err != nil {
@@ -378,13 +403,13 @@ func (l *txnLoop) commitReady(ctx context.Context, flush bool) error {
 		case u == nil:
 			l.advance(plan)
 		case l.e.async == nil:
-			if err := l.e.commitUnit(ctx, u, plan.Reason.String(), txns); err != nil {
+			if err := l.e.commitUnit(ctx, u, reason, txns); err != nil {
 				return err
 			}
 			l.advance(plan)
 		default:
 			l.inflight = plan
-			if err := l.e.async.submit(pendingUnit{u: u, reason: plan.Reason.String(), txns: txns, done: l.signal}); err != nil {
+			if err := l.e.async.submit(pendingUnit{u: u, reason: reason, txns: txns, done: l.signal}); err != nil {
 				return err
 			}
 		}
@@ -473,57 +498,6 @@ func (l *txnLoop) revoked(parts []string, _ map[string]bool) (int, string, error
 	}
 	l.e.noteBuffer(l.m.Bytes(), l.m.OpenTxns())
 	return dropped, "changes", nil
-}
-
-// unit merges the reductions of a plan's chunks, in the plan's order,
-// into the unit that applies them, with the plan's progress, in one
-// target transaction, and returns it with the number of source
-// transactions it commits (nil: nothing to apply). A chunk whose
-// reduction met an error fails the plan with it.
-func (l *txnLoop) unit(plan *txn.Plan[*reduced]) (*commit.Unit, int, error) {
-	// The arenas of the transactions the plan holds go first: a large
-	// transaction's decoded changes, reduced as it ended, would otherwise
-	// live on while its reduction is merged and committed, until the next
-	// job or tick released them.
-	l.release()
-	if l.merged == nil {
-		l.merged = reduce.NewBuffer(l.e.cfg.Name)
-		// Each chunk's keys met the memory as they were reduced.
-		l.merged.ConfinePartitions(nil)
-	}
-	skipped := 0
-	for _, ck := range plan.Chunks {
-		r := ck.Value
-		if r == nil {
-			continue
-		}
-		if r.err != nil {
-			return nil, 0, r.err
-		}
-		skipped += r.skipped
-		if err := l.merged.Merge(r.buf); err != nil {
-			// A key of two partitions in one plan, the memory off (or
-			// past its reach): the chunks were reduced apart.
-			return nil, 0, err
-		}
-		l.recycle(r)
-	}
-	if skipped > 0 {
-		l.e.mu.Lock()
-		l.e.stats.Skipped += int64(skipped)
-		l.e.mu.Unlock()
-	}
-	u := l.merged.Take()
-	if u == nil {
-		return nil, 0, nil
-	}
-	return u, plan.Txns - len(u.DeadLetters), nil
-}
-
-// recycle keeps r, whose buffer is empty, for another chunk.
-func (l *txnLoop) recycle(r *reduced) {
-	r.skipped, r.err = 0, nil
-	l.spare = append(l.spare, r)
 }
 
 // reduceEnding reduces the transaction c ends, the open transaction of its
@@ -622,6 +596,11 @@ func (l *txnLoop) add(ctx context.Context, r *reduced, changes []*changelog.Chan
 			r.skipped++
 			r.buf.SkipChange(c, now)
 			continue
+		}
+		if c.Kind == changelog.Truncate {
+			if err := l.e.truncatable(c, t); err != nil {
+				return err
+			}
 		}
 		if err := l.e.stale(ctx, t, c, r.buf.Add(t, c, now)); err != nil {
 			return err

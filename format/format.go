@@ -85,6 +85,23 @@ type TypeDeclarer interface {
 	DeclaresTypes() bool
 }
 
+// BeforeNarrower is a Decoder that can read an update's before image for
+// the columns that decide the change only: those by which the engine tells
+// whether the update moved the row to another key. An update's Before
+// then holds at least those columns, and may lack the others, which the
+// decoder checks as JSON and text only (README, "Values"). A delete's
+// Before stays whole, as does that of a table never named. The engine
+// names each table once it knows its key.
+type BeforeNarrower interface {
+	Decoder
+	// NarrowBefore says that of the updates of table t only the before
+	// image's columns cols are read from now on (the target's key
+	// columns, by name, whatever their case in the records); no cols
+	// reads the whole image again. It is safe for concurrent use with
+	// decoding.
+	NarrowBefore(t changelog.Table, cols []string)
+}
+
 // KeyTyper is a TypeDeclarer that reads a table's primary key from a
 // record's key (source.Record.Key: a Kafka message's), as Debezium's key
 // schema declares it. The engine hands it each record's key.

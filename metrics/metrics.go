@@ -20,7 +20,7 @@
 //	    changes read, by kind (+I, -U, +U, -D), before reduction
 //	txsink_rows_written_total{pipeline,op}
 //	    rows committed after per-key reduction; op is upsert, delete or insert
-//	    (insert: appended to an append-only table)
+//	    (insert: appended to an append-only or history table)
 //	txsink_commits_total{pipeline,result}
 //	    target transactions, result ok or error (an error stops the pipeline)
 //	txsink_commit_duration_seconds{pipeline}
@@ -228,7 +228,7 @@ func New(cfg *config.Config) *Metrics {
 		}, []string{"partition", "table", "kind"}),
 		rows: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "txsink_rows_written_total", ConstLabels: pl,
-			Help: "Rows committed after per-key reduction, by operation (upsert, delete, insert into an append-only table).",
+			Help: "Rows committed after per-key reduction, by operation (upsert, delete, insert into an append-only or history table).",
 		}, []string{"op"}),
 		commits: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "txsink_commits_total", ConstLabels: pl,
@@ -295,8 +295,9 @@ func (m *Metrics) OnChange(c *changelog.Change) {
 }
 
 // tableLabel returns the tables entry that routes t, as written in the
-// config: a wildcard entry is one label value however many tables it
-// matches. Only OnChange calls it.
+// config (its upsert entry, else its first history entry): a wildcard
+// entry is one label value however many tables it matches. Only OnChange
+// calls it.
 func (m *Metrics) tableLabel(t changelog.Table) string {
 	if l, ok := m.entry[t]; ok {
 		return l
@@ -304,6 +305,8 @@ func (m *Metrics) tableLabel(t changelog.Table) string {
 	l := unmatched
 	if tc, ok := m.cfg.Match(t); ok {
 		l = tc.Source
+	} else if h := m.cfg.History(t); len(h) > 0 {
+		l = h[0].Source // only history entries route it
 	}
 	m.entry[t] = l
 	return l

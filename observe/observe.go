@@ -43,7 +43,9 @@ type HookCommit interface {
 // CommitInfo describes one commit attempt.
 type CommitInfo struct {
 	// Reason says what triggered the commit ("max-rows", "interval",
-	// "explicit", or in transaction mode "interval", "buffer-full", "flush").
+	// "explicit", or in transaction mode "interval", "buffer-full", "flush",
+	// "size", or "recycle": a target transaction kept open for parts loaded
+	// ahead of the commit reached 80% of the target's timeout).
 	Reason string
 	// Changes is the number of source changes the unit consumed.
 	Changes int

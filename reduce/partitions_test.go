@@ -26,13 +26,23 @@ type op struct {
 // its op (-1 when none).
 func play(t *testing.T, b *Buffer, tabs tables, ops []op) (int, error) {
 	t.Helper()
+	return playFrom(t, b, tabs, ops, 0, len(ops))
+}
+
+// playFrom is play of ops[from:to] alone, each op at the position and
+// with the values it has in a play of all ops.
+func playFrom(t *testing.T, b *Buffer, tabs tables, ops []op, from, to int) (int, error) {
+	t.Helper()
 	orders, events := tabs.orders, tabs.events
 	seq := map[string]int64{}
-	for i, o := range ops {
+	for i, o := range ops[:to] {
+		seq[o.part]++
+		if i < from {
+			continue
+		}
 		if o.take {
 			b.Take()
 		}
-		seq[o.part]++
 		c := changelog.Change{Kind: o.kind, Pos: changelog.Position{Partition: o.part, Offset: seq[o.part] * 10, Seq: seq[o.part]}, Size: 10}
 		img := func(id int) changelog.Row {
 			return row("id", changelog.Number(fmt.Sprint(id)), "amount", changelog.Number("1.00"), "status", fmt.Sprint("s", i))

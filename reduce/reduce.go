@@ -81,6 +81,11 @@ type Table struct {
 	// table carries them (commit.Batch.AddColumns).
 	AddColumns []coltype.Column
 
+	// history is set on a history table (NewHistoryTable), fan on a
+	// Table made by Fan: Add and Check go to its tables.
+	history *historyCols
+	fan     *fan
+
 	// ignoreDeletes drops the table's deletes (delete: ignore); verCol
 	// and softCol are Rules' columns (see SetRules).
 	ignoreDeletes   bool
@@ -375,6 +380,12 @@ type tableState struct {
 	index   map[string]int32
 	entries []entry
 	inserts []entry
+	// truncated is set once a TRUNCATE of the table was added: the
+	// entries are the changes after the last one, and the unit empties
+	// the table before them (see truncate.go).
+	truncated bool
+	// truncPos is where the last TRUNCATE was read.
+	truncPos changelog.Position
 }
 
 // reset empties ts for reuse. The entries are cleared, not only truncated,
@@ -384,6 +395,7 @@ func (ts *tableState) reset() {
 	clear(ts.entries)
 	clear(ts.inserts)
 	ts.entries, ts.inserts = ts.entries[:0], ts.inserts[:0]
+	ts.truncated, ts.truncPos = false, changelog.Position{}
 }
 
 // Buffer is the per-key reduction buffer for one pipeline. It is not safe
@@ -620,6 +632,12 @@ func (b *Buffer) DeadLetter(d commit.DeadLetter, now time.Time) {
 // record's changes all or none check them first.
 func (b *Buffer) Check(t *Table, c *changelog.Change) error {
 	switch {
+	case c.Kind == changelog.Truncate:
+		return checkTruncate(t, c)
+	case t.fan != nil:
+		return b.checkRouted(t.fan.main, t.fan.history, c)
+	case t.history != nil:
+		return b.checkRouted(nil, []*Table{t}, c)
 	case !c.Kind.Writes():
 		return nil
 	case t.AppendOnly:
@@ -686,6 +704,14 @@ func (b *Buffer) moveTo(pos changelog.Position) {
 // (a value its column cannot hold, a missing key column, an update on an
 // append-only table) returns an *Error and leaves the buffer as it was.
 func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
+	switch {
+	case c.Kind == changelog.Truncate && (t.fan != nil || t.history != nil):
+		return checkTruncate(t, c)
+	case t.fan != nil:
+		return b.addRouted(t.fan.main, t.fan.history, c, now)
+	case t.history != nil:
+		return b.addRouted(nil, []*Table{t}, c, now)
+	}
 	// A -U waits for the next change of its partition: its +U pairs with
 	// it; anything else leaves it lone.
 	var paired *retraction
@@ -703,6 +729,13 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 		return nil
 	}
 	b.noteOrder(c.Pos.Partition, c.Order)
+	if c.Kind == changelog.Truncate {
+		if err := b.truncate(t, c); err != nil {
+			return err
+		}
+		b.touch(c.Pos, now)
+		return nil
+	}
 	if t.AppendOnly {
 		switch c.Kind {
 		case changelog.Insert:
@@ -1010,8 +1043,13 @@ func (b *Buffer) Merge(o *Buffer) error {
 		b.since = o.since
 	}
 	for _, ots := range o.tables {
-		if len(ots.entries)+len(ots.inserts) > 0 {
+		if len(ots.entries)+len(ots.inserts) > 0 || ots.truncated {
 			ts := b.state(ots.t)
+			if ots.truncated {
+				// o's TRUNCATE came after everything b holds of the
+				// table, and before o's own rows of it.
+				b.dropRows(ts, ots.truncPos)
+			}
 			for i := range ots.entries {
 				e := &ots.entries[i]
 				if j, ok := ts.index[e.k]; ok {
@@ -1190,6 +1228,12 @@ func RenderKey(vals []any) string {
 // img has no such identity: an append-only table (every insert is a row
 // of its own), a key column missing, NULL or of a type not hashed here.
 func (t *Table) RowKey(img changelog.Row, seed maphash.Seed) (key uint64, ok bool) {
+	if t.fan != nil {
+		if t.fan.main == nil {
+			return 0, false
+		}
+		return t.fan.main.RowKey(img, seed)
+	}
 	if t.AppendOnly || len(t.keyCols) == 0 || img.IsZero() {
 		return 0, false
 	}
@@ -1364,7 +1408,8 @@ func (b *Buffer) Take() *commit.Unit {
 			ins.add(ts.inserts[i].cols, false, ts.inserts[i].row, ts.inserts[i].pos, len(ts.inserts)-i)
 		}
 		batch.Inserts = ins.groups
-		if len(batch.Deletes)+len(batch.Upserts)+len(batch.Inserts) > 0 {
+		batch.Truncate, batch.TruncatePos = ts.truncated, ts.truncPos
+		if len(batch.Deletes)+len(batch.Upserts)+len(batch.Inserts) > 0 || batch.Truncate {
 			u.Batches = append(u.Batches, batch)
 		}
 		// The unit holds the rows, not the state: the state goes back to

@@ -131,3 +131,64 @@ func TestSourceTable(t *testing.T) {
 		}
 	}
 }
+
+// TestRouteHistory routes tables matched by history entries: the first
+// upsert entry that matches, every history entry that matches in the
+// list's order wherever it stands, only history entries, and a table
+// routed to one target twice refused.
+func TestRouteHistory(t *testing.T) {
+	h := func(src, target string) config.Table {
+		return config.Table{Source: src, Target: target, Mode: config.ModeHistory}
+	}
+	tables := []config.Table{
+		h("shop.*", "all_hist"),
+		{Source: "shop.orders"},
+		h("shop.orders", "orders_hist"),
+		{Source: "shop.*"},
+		h("audit.*", "audit_hist"),
+		h("twice.t", "dup"), h("twice.*", "dup"),
+		{Source: "clash.t", Target: "c"}, h("clash.*", "c"),
+	}
+	tests := []struct {
+		src     changelog.Table
+		entry   int      // -1: none
+		history []string // targets, in order
+		refused string
+	}{
+		{changelog.Table{Namespace: "shop", Name: "orders"}, 1, []string{"all_hist", "orders_hist"}, ""},
+		{changelog.Table{Namespace: "shop", Name: "items"}, 3, []string{"all_hist"}, ""},
+		{changelog.Table{Namespace: "audit", Name: "log"}, -1, []string{"audit_hist"}, ""},
+		{changelog.Table{Namespace: "twice", Name: "t"}, -1, nil, "two history entries"},
+		{changelog.Table{Namespace: "clash", Name: "t"}, -1, nil, "applies it to by key"},
+	}
+	cfg := &config.Config{Tables: tables}
+	r := route.New(cfg)
+	for _, tt := range tests {
+		t.Run(tt.src.String(), func(t *testing.T) {
+			rt, err := r.Route(tt.src)
+			if tt.refused != "" {
+				var re *route.Error
+				if !errors.As(err, &re) || !strings.Contains(re.Reason, tt.refused) {
+					t.Fatalf("Route = %v, want a refusal saying %q", err, tt.refused)
+				}
+				if errkind.IsBadInput(err) {
+					t.Error("a table routed to one target twice is bad input; want a permanent error (the configuration is wrong)")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.entry < 0 && rt.Entry != nil || tt.entry >= 0 && rt.Entry != &cfg.Tables[tt.entry] {
+				t.Errorf("entry = %v, want tables[%d]", rt.Entry, tt.entry)
+			}
+			var got []string
+			for _, hop := range rt.History {
+				got = append(got, hop.Target.Name)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tt.history) {
+				t.Errorf("history = %v, want %v", got, tt.history)
+			}
+		})
+	}
+}

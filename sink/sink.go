@@ -42,6 +42,11 @@
 //   - Evolver: a column the source adds is added (schema: {evolve:
 //     add-columns}); UnitEvolver: inside the unit that needs it, where
 //     the target's DDL is transactional.
+//   - Truncater: a source's TRUNCATE is applied (commit.Batch.Truncate:
+//     every row of the table deleted inside the unit's transaction).
+//   - Streamer: a unit's pieces are loaded into a target transaction left
+//     open for it while the next ones are read, and committed with the
+//     progress at the unit's Apply (commit.Unit.Parts).
 //
 // Sinks register themselves (Register) from their package's init; the
 // command imports package sink/sinks, which imports them all. To add a
@@ -61,6 +66,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/commit"
@@ -436,4 +442,43 @@ type UnitEvolver interface {
 	// them in its transaction before its rows, and fails with
 	// ErrShapeChanged if the table it then finds is not this one.
 	PlanColumns(ctx context.Context, name schema.Name, cols []coltype.Column) (*schema.Table, error)
+}
+
+// Truncater is a Sink that applies a batch's commit.Batch.Truncate: it
+// deletes every row of the table inside the unit's own transaction,
+// before the batch's deletes and writes and before the writes of the
+// tables referencing it, so the unit commits the empty table and the rows
+// after the TRUNCATE together or not at all. A Sink that is not one
+// refuses a unit with such a batch.
+type Truncater interface {
+	// TruncatesInUnit reports whether the target empties a table inside
+	// a unit (false: it refuses such a unit).
+	TruncatesInUnit() bool
+}
+
+// Streamer is a Sink that takes a unit in pieces ahead of its commit
+// (transaction mode's autonomous flush): Stream loads a piece into a
+// target transaction it keeps open for the pipeline's next unit, while the
+// engine reads on; the unit's Apply, whose commit.Unit.Parts are those
+// pieces in order, loads what the open transaction lacks, its own rows and
+// its progress, and commits. What every Sink guarantees holds unchanged:
+// nothing of a piece is visible before its unit commits, and Apply applies
+// the whole unit — its Parts included — or nothing.
+//
+// Stream's error is advice, never the unit's outcome: after one, the open
+// transaction is rolled back and the unit's Apply loads every part again
+// in a new one, and fails as Apply does if the target still refuses. The
+// engine runs Stream beside none of Claim, Apply and Committed, and
+// streams nothing while a unit is applied.
+type Streamer interface {
+	// Stream loads part (its Batches and DeadLetters; it has no
+	// Progress) into the transaction open for part.Pipeline's next unit,
+	// beginning one first if none is open. A part's keys are reduced
+	// within it; a later part's write of a key replaces an earlier one's,
+	// as the target applies the loads of a transaction in order.
+	Stream(ctx context.Context, part *commit.Unit) error
+	// StreamTimeout is how long the target keeps an open transaction
+	// before it aborts it: the engine commits a transaction kept open
+	// for 80% of it at the next clean boundary, so none times out.
+	StreamTimeout() time.Duration
 }

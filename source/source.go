@@ -188,6 +188,16 @@ func (e *PartitionError) Where() errkind.Where {
 	return errkind.Where{Pos: changelog.Position{Partition: e.Partition}}
 }
 
+// Truncater is a Source whose changelog may carry TRUNCATEs
+// (changelog.Truncate changes), as configured: the engine refuses at
+// start a target that cannot apply them.
+type Truncater interface {
+	// Truncates returns the setting that makes the source emit
+	// TRUNCATEs, as a message names it ("source.truncate: delete-all"),
+	// or "" when it emits none.
+	Truncates() string
+}
+
 // Marker is a Source whose positions have fingerprints, stored with the
 // progress and handed back in Stored.Mark, so that a position into
 // different bytes (a replaced file) is refused.

@@ -451,6 +451,29 @@ func (m *Machine[T]) unplanned(p *partition[T]) []chunk[T] {
 	return p.frozen
 }
 
+// Frozen returns how many frozen chunks are not in the plan in flight:
+// what EachFrozen would visit.
+func (m *Machine[T]) Frozen() int { return m.frozen }
+
+// EachFrozen calls f with the value of every frozen chunk that is not in
+// the plan in flight — what the next plan will take — partition by
+// partition in the order plans list them, each partition's in source
+// order, until f returns false. An engine that loads chunks into the
+// next commit's target transaction ahead of it (autonomous flush) finds
+// them here; f must not call the Machine.
+func (m *Machine[T]) EachFrozen(f func(v T) bool) {
+	if m.frozen == 0 {
+		return
+	}
+	for _, p := range m.parts {
+		for _, ck := range m.unplanned(p) {
+			if !f(ck.value) {
+				return
+			}
+		}
+	}
+}
+
 // Open returns the changes of the named partition's open source
 // transaction, in source order (none when it has no open transaction): an
 // engine that reduces each transaction as it ends reads them before it

@@ -232,3 +232,49 @@ func TestAppendOpen(t *testing.T) {
 		t.Errorf("AppendOpen = %+v\nwant %+v (OpenTxns %d)", got, want, m.OpenTxns())
 	}
 }
+
+// TestEachFrozen: EachFrozen visits the frozen chunks the next plan will
+// take — partition by partition in first-seen order, each in source
+// order — and not those of the plan in flight; Frozen counts them.
+func TestEachFrozen(t *testing.T) {
+	m, err := New[string](Config{CommitInterval: time.Second, MiniSwitchInterval: 0, BufferSize: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := func(part string, off int64, name string, at time.Time) {
+		t.Helper()
+		*m.Finished(part) = name
+		if err := m.Step(changelog.Change{Pos: changelog.Position{Partition: part, Offset: off}, TxnEnd: true, Size: 1}, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	visit := func() []string {
+		var got []string
+		m.EachFrozen(func(v string) bool { got = append(got, v); return true })
+		return got
+	}
+	// With no mini-switch interval every end freezes its chunk.
+	end("p0", 1, "a", t0)
+	end("p1", 1, "b", t0)
+	end("p0", 2, "c", t0)
+	if got := visit(); !slices.Equal(got, []string{"a", "c", "b"}) || m.Frozen() != 3 {
+		t.Fatalf("EachFrozen visited %v (Frozen %d), want a c b (3)", got, m.Frozen())
+	}
+	var first []string
+	m.EachFrozen(func(v string) bool { first = append(first, v); return false })
+	if !slices.Equal(first, []string{"a"}) {
+		t.Errorf("EachFrozen went on after false: %v", first)
+	}
+	plan := m.Ready(t0.Add(time.Second), false)
+	if plan == nil || len(plan.Chunks) != 3 {
+		t.Fatalf("plan %v, want the 3 chunks", plan)
+	}
+	end("p1", 2, "d", t0.Add(time.Second))
+	if got := visit(); !slices.Equal(got, []string{"d"}) || m.Frozen() != 1 {
+		t.Errorf("with a plan in flight EachFrozen visited %v (Frozen %d), want only d (1)", got, m.Frozen())
+	}
+	m.Advance(plan)
+	if got := visit(); !slices.Equal(got, []string{"d"}) {
+		t.Errorf("after Advance EachFrozen visited %v, want d", got)
+	}
+}

@@ -55,7 +55,11 @@ Example:
 		if r.TxnID != "" {
 			txn = " txn " + r.TxnID
 		}
-		fmt.Fprintf(stdout, "#%d %s:%d%s at %s: %s\n", r.ID, r.Partition, r.Seq, txn, r.CreatedAt, r.Reason)
+		// The reason names the record's position first, as the run's
+		// error did; the line already says it.
+		where := fmt.Sprintf("%s:%d", r.Partition, r.Seq)
+		reason := strings.TrimPrefix(r.Reason, where+": ")
+		fmt.Fprintf(stdout, "#%d %s%s at %s: %s\n", r.ID, where, txn, r.CreatedAt, reason)
 		if *raw {
 			for _, line := range strings.Split(strings.TrimRight(string(r.Raw), "\n"), "\n") {
 				fmt.Fprintf(stdout, "    %s\n", line)

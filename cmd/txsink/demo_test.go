@@ -81,3 +81,18 @@ func (c cancelOn) Write(b []byte) (int, error) {
 	}
 	return c.w.Write(b)
 }
+
+// TestDemoGeneratingStatus checks that generating a large changelog is not
+// silent on a terminal: a status line says how many orders are written,
+// redrawn in place, and is cleared before the demo goes on.
+func TestDemoGeneratingStatus(t *testing.T) {
+	var term bytes.Buffer
+	status := &statusLine{w: &term, on: true} // as newStatusLine on a terminal
+	if _, err := generateDemo(t.TempDir(), []string{"p0.jsonl", "p1.jsonl"}, 2000, status); err != nil {
+		t.Fatal(err)
+	}
+	got := term.String()
+	if !strings.HasPrefix(got, "\r\033[Kgenerated 1000 of 2000 orders, ") || !strings.Contains(got, " events") || !strings.HasSuffix(got, "\r\033[K") {
+		t.Errorf("the terminal got %q, want a status of the orders generated, then cleared", got)
+	}
+}

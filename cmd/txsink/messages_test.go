@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -27,6 +28,12 @@ var messageCases = []struct {
 	setup []string
 	// run says whether to run the pipeline after check.
 	run bool
+	// config is YAML added at the pipeline's top level.
+	config string
+	// deadLetters says whether to list the dead letters after the run.
+	deadLetters bool
+	// bad are patterns what a person reads must not match.
+	bad []string
 }{
 	{name: "too-many-decimals", input: "too-many-decimals.jsonl", run: true},
 	{name: "undecodable", input: "undecodable.jsonl", run: true},
@@ -37,7 +44,17 @@ var messageCases = []struct {
 		tables: "  - source: inventory.products\n  - source: inventory.other\n",
 		setup: []string{"CREATE TABLE other (id INTEGER NOT NULL PRIMARY KEY)", "INSERT INTO other VALUES (1)",
 			"INSERT INTO products VALUES (7, 'x', 1, 1, NULL)"}},
+	{name: "skipped", input: "skipped.jsonl", run: true},
+	// Under dead-letter the summary counts the quarantined records, and
+	// their stored reasons say to feed them again (a rerun would not
+	// read them), each with the fix its value points to.
+	{name: "dead-letter", input: "dead-letter.jsonl", run: true, config: "bad-input: dead-letter\n", deadLetters: true,
+		bad: []string{"then run again", "nothing past the last commit", `NULL[^\n]*widen`, `at \$TIME: dead-letter\.jsonl:`}},
 }
+
+// elapsedRE finds what differs between runs in a summary line and in the
+// dead-letters listing: the time taken, the rate, the time quarantined.
+var elapsedRE = regexp.MustCompile(`(?m), [0-9.]+[µmns]+[0-9.µmns]*, [0-9]+ events/s$| at [0-9T:.-]+Z: `)
 
 // TestMessages runs check (and run) on each message case and compares what
 // a person reads (check's findings and summary, run's error) with
@@ -49,7 +66,7 @@ func TestMessages(t *testing.T) {
 			db.Exec(t, `CREATE TABLE products (id INTEGER NOT NULL PRIMARY KEY, name VARCHAR(10) NOT NULL,
 				price NUMERIC(10,2) NOT NULL, quantity INTEGER NOT NULL, note TEXT)`)
 			db.Exec(t, tc.setup...)
-			cfg := messagePipeline(t, db, tc.input, tc.tables)
+			cfg := messagePipeline(t, db, tc.input, tc.tables, tc.config)
 			var out strings.Builder
 			code, stdout, stderr := runInProcess(t, "check", "--config", cfg)
 			fmt.Fprintf(&out, "$ txsink check\n%s(exit %d)\n", stdout, code)
@@ -57,8 +74,12 @@ func TestMessages(t *testing.T) {
 				t.Errorf("check's stderr does not start with its errors:\n%s", stderr)
 			}
 			if tc.run {
-				code, _, stderr := runInProcess(t, "run", "--config", cfg, "--http", "off")
-				fmt.Fprintf(&out, "\n$ txsink run\n%s\n(exit %d)\n", lastLine(stderr), code)
+				code, stdout, stderr := runInProcess(t, "run", "--config", cfg, "--http", "off")
+				said := lastLine(stderr) // the error it stops with
+				if code == 0 {
+					said = lastLine(stdout) // the summary
+				}
+				fmt.Fprintf(&out, "\n$ txsink run\n%s\n(exit %d)\n", said, code)
 				// The error is said once: not logged (quoted, in a log
 				// line), then printed again.
 				msg := strings.TrimPrefix(lastLine(stderr), "txsink run: ")
@@ -70,8 +91,23 @@ func TestMessages(t *testing.T) {
 					t.Errorf("run's stderr holds its error %d times, want once:\n%s", n, stderr)
 				}
 			}
+			if tc.deadLetters {
+				code, stdout, stderr := runInProcess(t, "dead-letters", "--config", cfg)
+				fmt.Fprintf(&out, "\n$ txsink dead-letters\n%s%s(exit %d)\n", stdout, stderr, code)
+			}
 			// The target's path is the test's temporary folder.
 			got := strings.ReplaceAll(out.String(), filepath.Dir(cfg), "$DIR")
+			got = elapsedRE.ReplaceAllStringFunc(got, func(m string) string {
+				if strings.HasPrefix(m, " at ") {
+					return " at $TIME: "
+				}
+				return ", $ELAPSED, $RATE events/s"
+			})
+			for _, bad := range tc.bad {
+				if m := regexp.MustCompile(bad).FindString(got); m != "" {
+					t.Errorf("what it says matches %q (%q)", bad, m)
+				}
+			}
 			golden.Check(t, filepath.Join("messages", tc.name+".txt"), got)
 		})
 	}
@@ -80,7 +116,7 @@ func TestMessages(t *testing.T) {
 // messagePipeline writes the pipeline of a message case next to db's file
 // (so the target URL and the partition read the same in every run) and
 // returns its path.
-func messagePipeline(t *testing.T, db *testdb.DB, input, tables string) string {
+func messagePipeline(t *testing.T, db *testdb.DB, input, tables, extra string) string {
 	t.Helper()
 	dir := filepath.Dir(strings.TrimPrefix(db.URL, "sqlite://"))
 	data, err := os.ReadFile(filepath.Join("testdata", "messages", input))
@@ -93,7 +129,7 @@ func messagePipeline(t *testing.T, db *testdb.DB, input, tables string) string {
 	if tables == "" {
 		tables = "  - source: inventory.products\n"
 	}
-	yaml := "name: messages\nsource:\n  type: file\n  paths: [" + input + "]\n  format: debezium-json\n" +
+	yaml := "name: messages\n" + extra + "source:\n  type: file\n  paths: [" + input + "]\n  format: debezium-json\n" +
 		"target:\n  url: sqlite://test.db\ntables:\n" + tables
 	path := filepath.Join(dir, "pipeline.yaml")
 	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
@@ -118,7 +154,7 @@ func TestCheckErrorsOnceOnOneOutput(t *testing.T) {
 	db := testdb.SQLite(t)
 	db.Exec(t, `CREATE TABLE products (id INTEGER NOT NULL PRIMARY KEY, name VARCHAR(10) NOT NULL,
 		price NUMERIC(10,2) NOT NULL, quantity INTEGER NOT NULL, note TEXT)`)
-	cfg := messagePipeline(t, db, "too-many-decimals.jsonl", "")
+	cfg := messagePipeline(t, db, "too-many-decimals.jsonl", "", "")
 	const finding = "too-many-decimals.jsonl:2: column price"
 	tests := []struct {
 		name    string

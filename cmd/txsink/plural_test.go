@@ -64,6 +64,11 @@ func TestSummaryLineCounts(t *testing.T) {
 			want: []string{"in 1 commit, 2 schema change records skipped, 1 logical decoding message skipped, "},
 		},
 		{
+			name: "truncates",
+			st:   engine.Stats{Events: map[changelog.Kind]int64{changelog.Insert: 2, changelog.Truncate: 1}, Upserted: 1, Commits: 1},
+			want: []string{"p: 3 events (+I 2, TRUNCATE 1) -> 1 row written "},
+		},
+		{
 			name: "guarded",
 			st:   engine.Stats{Events: map[changelog.Kind]int64{changelog.UpdateAfter: 5, changelog.Delete: 2}, Upserted: 5, Commits: 1, GuardRefused: 3, DeletesIgnored: 1},
 			want: []string{"in 1 commit, 3 refused by the version guard (the stored row was newer), 1 delete ignored, "},

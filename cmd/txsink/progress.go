@@ -169,8 +169,6 @@ func (p *progressBar) percent() (int, bool) {
 func (p *progressBar) draw() {
 	read := p.read.Load()
 	frac := min(float64(read)/float64(p.total), 1)
-	const width = 30
-	filled := int(frac * width)
 	el := max(time.Since(p.start).Seconds(), 1e-9)
 	eta := "?"
 	if frac > 0 {
@@ -180,9 +178,18 @@ func (p *progressBar) draw() {
 	if p.events != nil {
 		events = fmt.Sprintf(", %.0f events/s", float64(p.events())/el)
 	}
-	fmt.Fprintf(p.w, "\r[%s%s] %3.0f%% %.1f of %.1f MB, %.1f MB/s%s, ETA %s  ", strings.Repeat("#", filled), strings.Repeat(" ", width-filled),
+	rest := fmt.Sprintf(" %3.0f%% %.1f of %.1f MB, %.1f MB/s%s, ETA %s",
 		frac*100, float64(read)/1e6, float64(p.total)/1e6, float64(read)/1e6/el, events, eta)
+	// The bar gives up columns to the figures: a line wider than the
+	// terminal wraps, and each redraw then leaves a line behind.
+	width := min(max(barColumns-2-len(rest), 10), 30)
+	filled := int(frac * float64(width))
+	fmt.Fprintf(p.w, "\r\033[K[%s%s]%s", strings.Repeat("#", filled), strings.Repeat(" ", width-filled), rest)
 }
+
+// barColumns is how wide the bar's line may be: one short of an 80-column
+// terminal, where writing the last column already wraps on some.
+const barColumns = 79
 
 // Logs returns a writer for log lines that share the bar's terminal: each
 // line clears the bar first, and the next tick draws it again below.

@@ -34,7 +34,7 @@ a running txsink instance holds one of the partitions: stop it first. With
 
 Nothing else changes: the target tables keep their rows, so a rerun applies
 the changelog again over them (upserts and deletes end the same; rows of
-append-only tables are inserted again).
+append-only and history tables are inserted again).
 
 Examples:
   txsink reset --config pipeline.yaml --partition day1.jsonl --dry-run

@@ -341,11 +341,14 @@ func summaryTable(name string, st engine.Stats, took time.Duration, runErr error
 	for _, k := range []changelog.Kind{changelog.Insert, changelog.UpdateBefore, changelog.UpdateAfter, changelog.Delete} {
 		row("  "+k.String(), st.Events[k], kindNote[k])
 	}
+	if n := st.Events[changelog.Truncate]; n > 0 {
+		row("  "+changelog.Truncate.String(), n, kindNote[changelog.Truncate])
+	}
 	written := st.Upserted + st.Deleted + st.Inserted
 	row("rows written", written, "after per-key reduction")
 	row("  upserted", st.Upserted, "")
 	row("  deleted", st.Deleted, "")
-	row("  inserted", st.Inserted, "into append-only tables")
+	row("  inserted", st.Inserted, "into append-only and history tables")
 	if len(st.Tables) > 0 {
 		row("rows by table", "", "upserted / deleted / inserted")
 		names := slices.Sorted(maps.Keys(st.Tables))
@@ -419,14 +422,15 @@ var kindNote = map[changelog.Kind]string{
 	changelog.UpdateBefore: "update before-images (ignored)",
 	changelog.UpdateAfter:  "update after-images",
 	changelog.Delete:       "deletes",
+	changelog.Truncate:     "tables emptied (source.truncate: delete-all)",
 }
 
 // summaryLine renders the one-line summary printed when a run ends;
 // stopped is as for summaryTable.
 func summaryLine(name string, st engine.Stats, took time.Duration, stopped string) string {
 	var events int64
-	kinds := make([]string, 0, 4)
-	for _, k := range []changelog.Kind{changelog.Insert, changelog.UpdateBefore, changelog.UpdateAfter, changelog.Delete} {
+	kinds := make([]string, 0, 5)
+	for _, k := range []changelog.Kind{changelog.Insert, changelog.UpdateBefore, changelog.UpdateAfter, changelog.Delete, changelog.Truncate} {
 		if n := st.Events[k]; n > 0 {
 			events += n
 			kinds = append(kinds, fmt.Sprintf("%s %d", k, n))

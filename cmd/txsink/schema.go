@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/config"
 	"github.com/txsink/txsink/diagnose"
 )
@@ -15,15 +16,18 @@ func cmdSchema(ctx context.Context, args []string, stdout, stderr io.Writer) err
 
 Prints, for every target table the pipeline routes a sampled change to,
 the CREATE TABLE statement schema.create: missing would create it with:
-the columns, types and key the changelog's own records declare (Debezium's
-schema envelope, Canal's mysqlType and pkNames), in the target's dialect
-(docs/schema.md has the mapping). A table the target has already is
-printed too, marked so. Review the statements and run them yourself, or
+the columns, types and key the tables entry declares (tables[].columns),
+else those the changelog's own records declare (Debezium's schema envelope,
+Canal's mysqlType and pkNames), in the target's dialect (docs/schema.md
+has the mapping). An entry without a wildcard that declares its columns
+is printed even when no sampled change reaches it. A table the target has
+already is printed too, marked so. Review the statements and run them yourself, or
 let txsink run them with schema.create: missing. The source is sampled as
 txsink check samples it; nothing is written, to the target or the source.
-Exits 1 when a table cannot be created (a format without types, a record
-without the schema envelope, no key, a type the target has no column
-for), saying why, or when no sampled change reaches a tables entry.
+Exits 1 when a table cannot be created (a format without types and an
+entry without columns, a record without the schema envelope, no key, a
+type the target has no column for), saying why, or when no sampled change
+reaches a tables entry that declares no columns.
 
 Example:
   txsink schema --config pipeline.yaml > tables.sql`, stdout)
@@ -59,9 +63,13 @@ Example:
 			fmt.Fprintf(stdout, "%s: %s; %s\n", head, why, fix)
 			continue
 		case td.Exists:
-			head += ": exists already; declared by " + td.From + " at " + td.At.String()
+			head += ": exists already;"
 		default:
-			head += ": declared by " + td.From + " at " + td.At.String()
+			head += ":"
+		}
+		head += " declared by " + td.From
+		if td.At != (changelog.Position{}) {
+			head += " at " + td.At.String()
 		}
 		fmt.Fprintln(stdout, head)
 		fmt.Fprintln(stdout, strings.Join(td.Statements, ";\n")+";")

@@ -13,7 +13,8 @@ import (
 )
 
 // TestSchemaCommand starts from an empty database on every server, for
-// each format that declares types: txsink schema prints the statements
+// each format that declares types, and for maxwell-json, which declares
+// none, with declared columns: txsink schema prints the statements
 // (kept in testdata/schema/FORMAT-DIALECT.txt), check passes and writes
 // nothing, run creates the tables and applies the changelog, and schema
 // then marks the tables as existing.
@@ -28,8 +29,29 @@ func TestSchemaCommand(t *testing.T) {
 			"order_lines: 1|1|A-1"}},
 		{"debezium-json", "debezium.jsonl", "  - source: inventory.*\n    primary-key: [id]\n", []string{
 			"accounts: 1001|0|café \"quoted\""}},
+		// Maxwell's records carry no types: each entry declares its
+		// columns, and archive, which no change reaches, is printed too.
+		{"maxwell-json", "maxwell.jsonl", `  - source: inventory.customers
+    primary-key: [id]
+    columns:
+      - {name: id, type: bigint}
+      - {name: email, type: varchar(255), null: false}
+      - {name: born, type: date}
+      - name: price
+        type: decimal(10,2)
+        default: 0
+  - source: inventory.archive
+    primary-key: [id]
+    columns: [{name: id, type: int unsigned}, {name: doc, type: json}]
+  - source: inventory.*
+    primary-key: [id]
+    columns: [{name: id, type: int}, {name: name, type: "varchar(8)"}]
+`, []string{
+			"customers: 1|b@x.org|1990-01-02 00:00:00.000|99999999.99",
+			"suppliers: 7|ÀB😀"}},
 	}
-	cols := map[string]string{"orders": "id, code, price, state, big", "order_lines": "order_id, line, sku", "accounts": "id, price, note"}
+	cols := map[string]string{"orders": "id, code, price, state, big", "order_lines": "order_id, line, sku", "accounts": "id, price, note",
+		"customers": "id, email, born, price", "suppliers": "id, name"}
 	for _, d := range testdb.Dialects {
 		for _, f := range formats {
 			t.Run(f.format+"-"+d, func(t *testing.T) {

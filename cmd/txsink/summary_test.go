@@ -44,7 +44,7 @@ func TestSummaryTable(t *testing.T) {
 				`^    -D +100  deletes$`,
 				`^  rows written +500  after per-key reduction$`,
 				`^    upserted +300$`,
-				`^    inserted +150  into append-only tables$`,
+				`^    inserted +150  into append-only and history tables$`,
 				`^  rows by table +upserted / deleted / inserted$`,
 				`^    order_events +150  0 / 0 / 150$`,
 				`^    order_items +120  100 / 20 / 0$`,
@@ -70,7 +70,13 @@ func TestSummaryTable(t *testing.T) {
 			st:   engine.Stats{Events: map[changelog.Kind]int64{changelog.Insert: 1}},
 			took: time.Second, err: errors.New("bad input"),
 			want:   []string{`^p: stopped by an error \(below\) in 1s$`, `^  reduction ratio +-  `, `^  rows written +0 `},
-			absent: []string{"source txns", "retries", "skipped", "rows by table", "dead-lettered", "left open", "schema changes", "messages", "copies"},
+			absent: []string{"source txns", "retries", "skipped", "rows by table", "dead-lettered", "left open", "schema changes", "messages", "copies", "TRUNCATE"},
+		},
+		{
+			name: "truncates",
+			st:   engine.Stats{Events: map[changelog.Kind]int64{changelog.Insert: 4, changelog.Truncate: 2}, Upserted: 1, Commits: 1},
+			took: time.Second,
+			want: []string{`^  events read +6$`, `^    TRUNCATE +2  tables emptied \(source.truncate: delete-all\)$`},
 		},
 		{
 			name: "interrupted by a signal",

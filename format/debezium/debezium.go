@@ -76,6 +76,8 @@ package debezium
 import (
 	"math"
 	"strconv"
+	"sync"
+	"sync/atomic"
 
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/format"
@@ -107,6 +109,10 @@ type Decoder struct {
 	// env interns the tables records name, the transaction id the events
 	// of a transaction repeat, and the column lists of row images.
 	env envreader.Reader
+	// narrow is the columns an update's before image is read for, nil
+	// for all (see narrow.go); narrowMu serializes its writers.
+	narrow   atomic.Pointer[narrowing]
+	narrowMu sync.Mutex
 }
 
 var (
@@ -194,8 +200,12 @@ type envelope struct {
 	before, after jsonscan.Pending
 	hasBefore     bool // "before" is an object (not null, not absent)
 	hasAfter      bool
-	table         changelog.Table
-	hasSource     bool
+	// narrowed is the narrowing "before" was read for, nil when it was
+	// read whole; beforeAt is where its object starts in the record.
+	narrowed  *narrowing
+	beforeAt  int
+	table     changelog.Table
+	hasSource bool
 	// txnID, boundaryID and eventCount are views of the record's text
 	// (or decoded copies of escaped strings), made strings only when the
 	// change needs them: BEGIN's id and most ids repeated by a
@@ -330,6 +340,13 @@ func (d *Decoder) decode(a *changelog.Arena, data []byte, top *envelope) (_ []ch
 		return nil, &recordError{Reason: `"source" has no "table"`, Hint: hintSource}
 	}
 
+	if e.narrowed != nil && e.hasBefore && (kind != changelog.UpdateAfter || !e.narrowed.covers(e.table, &e.before)) {
+		// Only an update of a table the narrowing names, whose image
+		// holds that table's key, does with part of its before image.
+		if err := d.wholeBefore(a, data, &rs, e); err != nil {
+			return nil, err
+		}
+	}
 	var before, after *jsonscan.Pending
 	switch kind {
 	case changelog.Insert, changelog.UpdateAfter:
@@ -428,7 +445,12 @@ func (d *Decoder) readEnvelope(s *jsonscan.Scanner, rs *jsonscan.Rows, e *envelo
 	e.seen, err = fields.Read(s, hintMalformed, func(f int) (err error) {
 		switch f {
 		case fBefore:
-			e.hasBefore, err = jsonrecord.ScanImage(s, rs, &e.before, "before", hintMalformed)
+			if n := d.narrow.Load(); n != nil && s.Peek() == '{' {
+				e.narrowed, e.beforeAt = n, s.Pos()
+				e.hasBefore, err = jsonrecord.ScanImageOf(s, rs, &e.before, &n.keys, "before", hintMalformed)
+			} else {
+				e.hasBefore, err = jsonrecord.ScanImage(s, rs, &e.before, "before", hintMalformed)
+			}
 		case fAfter:
 			e.hasAfter, err = jsonrecord.ScanImage(s, rs, &e.after, "after", hintMalformed)
 		case fOp:

@@ -139,7 +139,20 @@ func checkChanges(t *testing.T, cs []changelog.Change, pos changelog.Position) {
 // the process's CPU time per record beside wall time: on a shared machine
 // wall time measures the neighbours too.
 func benchmarkDecode(b *testing.B, recs ...[]byte) {
+	benchmarkDecoder(b, newDecoder(b, nil), recs...)
+}
+
+// benchmarkNarrowed is benchmarkDecode with the decoder told that the
+// updates of table t are read for its key key only, as the engine tells
+// it (Decoder.NarrowBefore).
+func benchmarkNarrowed(b *testing.B, t changelog.Table, key []string, recs ...[]byte) {
 	d := newDecoder(b, nil)
+	d.NarrowBefore(t, key)
+	benchmarkDecoder(b, d, recs...)
+}
+
+// benchmarkDecoder is benchmarkDecode with decoder d.
+func benchmarkDecoder(b *testing.B, d *Decoder, recs ...[]byte) {
 	pos := changelog.Position{Partition: "bench", Seq: 1}
 	var size int
 	for _, rec := range recs {
@@ -169,6 +182,14 @@ func benchmarkDecode(b *testing.B, recs ...[]byte) {
 func BenchmarkDecode(b *testing.B) {
 	b.Run("bare-types-update", func(b *testing.B) { benchmarkDecode(b, readTestdata(b, "mysql-types-bare.json")) })
 	b.Run("connect-types-update", func(b *testing.B) { benchmarkDecode(b, readTestdata(b, "mysql-types-connect.json")) })
+	// The same updates with their before images read for the key only.
+	accounts := changelog.Table{Namespace: "inventory", Name: "accounts"}
+	b.Run("bare-types-update-narrowed", func(b *testing.B) {
+		benchmarkNarrowed(b, accounts, []string{"id"}, readTestdata(b, "mysql-types-bare.json"))
+	})
+	b.Run("connect-types-update-narrowed", func(b *testing.B) {
+		benchmarkNarrowed(b, accounts, []string{"id"}, readTestdata(b, "mysql-types-connect.json"))
+	})
 	b.Run("bare-small-insert", func(b *testing.B) {
 		benchmarkDecode(b, []byte(`{"before":null,"after":{"id":101,"name":"scooter","description":"Small 2-wheel scooter","weight":3.140000104904175},"source":{"version":"1.1.1.Final","connector":"mysql","name":"dbserver1","ts_ms":0,"snapshot":"true","db":"inventory","table":"products","server_id":0,"gtid":null,"file":"mysql-bin.000003","pos":154,"row":0,"thread":null,"query":null},"op":"c","ts_ms":1589355606100,"transaction":null}`))
 	})
@@ -184,10 +205,18 @@ func BenchmarkDecode(b *testing.B) {
 	b.Run("bench-orders-insert", func(b *testing.B) { benchmarkDecode(b, benchOrderInsert) })
 	b.Run("bench-items-insert", func(b *testing.B) { benchmarkDecode(b, benchItemInsert1) })
 	b.Run("bench-end", func(b *testing.B) { benchmarkDecode(b, benchEnd) })
-	b.Run("bench-update", func(b *testing.B) {
-		benchmarkDecode(b, []byte(`{"before":{"id":4831,"customer":"c512","status":"NEW","amount":945.55,"created_at":"2026-11-01 09:20:30.000","note":null},"after":{"id":4831,"customer":"c512","status":"PAID","amount":945.55,"created_at":"2026-11-01 09:20:30.000","note":null},"source":{"version":"2.7.3.Final","connector":"mysql","name":"bench","ts_ms":1767225600000,"snapshot":"false","db":"shop","sequence":null,"table":"orders","server_id":1,"gtid":null,"file":"binlog.000001","pos":4711,"row":0,"thread":7,"query":null},"op":"u","ts_ms":1767225600000,"transaction":{"id":"t1000","total_order":1,"data_collection_order":1}}`))
+	b.Run("bench-update", func(b *testing.B) { benchmarkDecode(b, benchUpdate) })
+	b.Run("bench-update-narrowed", func(b *testing.B) {
+		benchmarkNarrowed(b, changelog.Table{Namespace: "shop", Name: "orders"}, []string{"id"}, benchUpdate)
+	})
+	// Told a key the image lacks: read for it, then again whole.
+	b.Run("bench-update-narrowed-miss", func(b *testing.B) {
+		benchmarkNarrowed(b, changelog.Table{Namespace: "shop", Name: "orders"}, []string{"order_no"}, benchUpdate)
 	})
 }
+
+// benchUpdate is an update of the bench's orders, with its before image.
+var benchUpdate = []byte(`{"before":{"id":4831,"customer":"c512","status":"NEW","amount":945.55,"created_at":"2026-11-01 09:20:30.000","note":null},"after":{"id":4831,"customer":"c512","status":"PAID","amount":945.55,"created_at":"2026-11-01 09:20:30.000","note":null},"source":{"version":"2.7.3.Final","connector":"mysql","name":"bench","ts_ms":1767225600000,"snapshot":"false","db":"shop","sequence":null,"table":"orders","server_id":1,"gtid":null,"file":"binlog.000001","pos":4711,"row":0,"thread":7,"query":null},"op":"u","ts_ms":1767225600000,"transaction":{"id":"t1000","total_order":1,"data_collection_order":1}}`)
 
 // The records txsink bench writes (see internal/benchrun/debezium.go): a transaction's
 // BEGIN and END and the inserts of an order and its items.

@@ -23,22 +23,30 @@ import (
 // UTF-8 text: the format has no binary type), changelog.JSON compacted onto
 // the line, and Go integers and floats as numbers (not NaN or ±Inf).
 //
+// A changelog.Truncate is written as op "TRUNCATE" with no "row".
+//
 // Append refuses what Decode could not read back the same: an invalid kind,
 // an empty table name, a namespace containing '.', a name containing '.'
-// without a namespace, an empty row image, a column named twice, and strings
+// without a namespace, an empty row image (but for a TRUNCATE), a column named twice, and strings
 // that are not valid UTF-8. Before is written only for +U (as "before"), and
 // only when it has columns.
 func Append(dst []byte, c *changelog.Change) ([]byte, error) {
-	out, err := appendChange(dst, c)
+	return AppendTyped(dst, c, nil)
+}
+
+// AppendTyped is Append with a "types" member, types being its JSON text
+// as AppendTypes wrote it (nil: none). The text is written as it is.
+func AppendTyped(dst []byte, c *changelog.Change, types []byte) ([]byte, error) {
+	out, err := appendChange(dst, c, types)
 	if err != nil {
 		return dst, fmt.Errorf("txsink-json: encode %s change of table %s: %w", c.Kind, c.Table, err)
 	}
 	return out, nil
 }
 
-func appendChange(b []byte, c *changelog.Change) ([]byte, error) {
+func appendChange(b []byte, c *changelog.Change, types []byte) ([]byte, error) {
 	switch c.Kind {
-	case changelog.Insert, changelog.UpdateAfter, changelog.UpdateBefore, changelog.Delete:
+	case changelog.Insert, changelog.UpdateAfter, changelog.UpdateBefore, changelog.Delete, changelog.Truncate:
 	default:
 		return b, fmt.Errorf("invalid kind %s", c.Kind)
 	}
@@ -51,17 +59,20 @@ func appendChange(b []byte, c *changelog.Change) ([]byte, error) {
 		return b, errors.New("table name contains '.' but has no namespace, so it would read back as namespace.name")
 	}
 	row := c.Image()
-	if row.IsZero() {
+	if row.IsZero() && c.Kind != changelog.Truncate {
 		return b, errors.New("empty row image")
 	}
 	b = append(b, `{"op":"`...)
 	b = append(b, c.Kind.String()...)
 	b = append(b, `","table":`...)
 	b, _ = appendString(b, c.Table.String())
-	b = append(b, `,"row":`...)
-	b, err := appendRow(b, row)
-	if err != nil {
-		return b, fmt.Errorf("row: %w", err)
+	var err error
+	if c.Kind != changelog.Truncate {
+		// A TRUNCATE names its table and holds no row.
+		b = append(b, `,"row":`...)
+		if b, err = appendRow(b, row); err != nil {
+			return b, fmt.Errorf("row: %w", err)
+		}
 	}
 	if c.Kind == changelog.UpdateAfter && !c.Before.IsZero() {
 		b = append(b, `,"before":`...)
@@ -77,6 +88,10 @@ func appendChange(b []byte, c *changelog.Change) ([]byte, error) {
 	}
 	if c.TxnEnd {
 		b = append(b, `,"txn_end":true`...)
+	}
+	if types != nil {
+		b = append(b, `,"types":`...)
+		b = append(b, types...)
 	}
 	return append(b, '}', '\n'), nil
 }

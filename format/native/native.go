@@ -8,14 +8,22 @@
 //
 // Fields:
 //
-//	op       required. "+I" insert, "+U" update (new image), "-U" update-before, "-D" delete.
+//	op       required. "+I" insert, "+U" update (new image), "-U" update-before, "-D" delete,
+//	         "TRUNCATE" every row of the table is gone (changelog.Truncate).
 //	table    required. "namespace.name", split at the first '.', or just "name".
-//	row      required, a non-empty object. The After image for +I and +U; the Before
-//	         image (at least the key columns) for -D and -U.
+//	row      required, a non-empty object, but for TRUNCATE, which has none. The After
+//	         image for +I and +U; the Before image (at least the key columns) for -D and -U.
 //	before   optional, +U only: the old image, or at least its key columns. When its
 //	         key differs from row's, the update moved the row to a new key.
 //	txn      optional: the source transaction the change belongs to (Change.TxnID).
 //	txn_end  optional: true on the last change of the transaction (Change.TxnEnd).
+//	types    optional: the table's columns and their types (Change.Types), for
+//	         schema.create and schema.evolve, e.g.
+//	         {"dialect":"postgres","columns":{"id":"bigint","note":"text"},"key":["id"],"not_null":["id"]}:
+//	         columns in the table's order with their types in the dialect's own
+//	         spelling ("postgres": as format_type writes them; "mysql": as
+//	         COLUMN_TYPE does), the primary key, and the columns that take no NULL
+//	         (the key's never do). The postgres source writes it on every line.
 //
 // Optional fields may be null. Any other field is an error, so a typo
 // ("rows", "tabel") fails loudly instead of being ignored. A blank line is
@@ -53,6 +61,8 @@ type Decoder struct {
 	// env interns the column names of row images, the tables lines name
 	// and the transaction id a transaction's lines repeat.
 	env envelope.Reader
+	// types holds the tables "types" members declare, by their text.
+	types typeCache
 }
 
 var _ format.Decoder = (*Decoder)(nil)
@@ -70,7 +80,7 @@ func New(opts format.Options) (*Decoder, error) {
 const (
 	hintJSON = "each line must be one JSON object such as " +
 		`{"op":"+I","table":"db.orders","row":{"id":1}}` + "; see the txsink-json format documentation"
-	hintFields = "txsink-json records have the fields op, table, row, before, txn and txn_end"
+	hintFields = "txsink-json records have the fields op, table, row, before, txn, txn_end and types"
 )
 
 // The fields of a line, by their index in fields.
@@ -81,9 +91,10 @@ const (
 	fBefore
 	fTxn
 	fTxnEnd
+	fTypes
 )
 
-var fields = envelope.NewFields("op", "table", "row", "before", "txn", "txn_end").Strict()
+var fields = envelope.NewFields("op", "table", "row", "before", "txn", "txn_end", "types").Strict()
 
 type recordError = jsonrecord.Error
 
@@ -139,6 +150,8 @@ func (d *Decoder) decode(a *changelog.Arena, data []byte, r *record) ([]changelo
 			err = readTxn(&s, c, a, &d.env)
 		case fTxnEnd:
 			err = readTxnEnd(&s, c)
+		case fTypes:
+			c.Types, err = readTypes(&s, &d.types)
 		}
 		return err
 	})
@@ -146,9 +159,12 @@ func (d *Decoder) decode(a *changelog.Arena, data []byte, r *record) ([]changelo
 		return nil, err
 	}
 	for _, f := range [...]int{fOp, fTable, fRow} {
-		if !seen.Has(f) {
+		if !seen.Has(f) && (f != fRow || c.Kind != changelog.Truncate) {
 			return nil, &recordError{Reason: "record has no " + strconv.Quote(fields.Names()[f]) + " field", Hint: hintFields}
 		}
+	}
+	if c.Kind == changelog.Truncate && seen.Has(fRow) {
+		return nil, &recordError{Reason: `a "TRUNCATE" record has a "row"`, Hint: `a TRUNCATE names its table only: {"op":"TRUNCATE","table":"db.orders"}`}
 	}
 	if c.Kind.Upserts() {
 		c.After = r.row
@@ -188,13 +204,16 @@ func readOp(s *jsonscan.Scanner, c *changelog.Change) error {
 		case s.Equal(tok, "-D"):
 			c.Kind = changelog.Delete
 			return nil
+		case s.Equal(tok, "TRUNCATE"):
+			c.Kind = changelog.Truncate
+			return nil
 		}
 	}
 	got := s.Text(tok)
 	if tok.Kind == jsonscan.String {
 		got = strconv.Quote(got)
 	}
-	return &recordError{Reason: `"op" must be "+I", "+U", "-U" or "-D", not ` + got, Hint: hintFields}
+	return &recordError{Reason: `"op" must be "+I", "+U", "-U", "-D" or "TRUNCATE", not ` + got, Hint: hintFields}
 }
 
 func readTable(s *jsonscan.Scanner, c *changelog.Change, env *envelope.Reader) error {

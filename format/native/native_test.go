@@ -86,7 +86,7 @@ func TestDecodeErrors(t *testing.T) {
 		{`{"table":"db.t","row":{"id":1}}`, `record has no "op" field`, "db.t"},
 		{`{"op":"+I","row":{"id":1}}`, `record has no "table" field`, ""},
 		{`{"op":"+I","table":"db.t"}`, `record has no "row" field`, "db.t"},
-		{`{"op":"I","table":"db.t","row":{"id":1}}`, `"op" must be "+I", "+U", "-U" or "-D", not "I"`, ""},
+		{`{"op":"I","table":"db.t","row":{"id":1}}`, `"op" must be "+I", "+U", "-U", "-D" or "TRUNCATE", not "I"`, ""},
 		{`{"op":1,"table":"db.t","row":{"id":1}}`, `"op" must be`, ""},
 		{`{"op":"+I","table":"db.","row":{"id":1}}`, `"table" "db." has an empty namespace or name`, ""},
 		{`{"op":"+I","table":".t","row":{"id":1}}`, `has an empty namespace or name`, ""},
@@ -100,6 +100,8 @@ func TestDecodeErrors(t *testing.T) {
 		{`{"op":"+I","table":"db.t","row":{"id":1},"txn":7}`, `"txn" must be a string`, "db.t"},
 		{`{"op":"+I","table":"db.t","row":{"id":1},"txn_end":"yes"}`, `"txn_end" must be true or false`, "db.t"},
 		{`{"op":"+I","op":"-D","table":"db.t","row":{"id":1}}`, `field "op" appears twice`, ""},
+		{`{"op":"TRUNCATE","table":"db.t","row":{"id":1}}`, `a "TRUNCATE" record has a "row"`, "db.t"},
+		{`{"op":"TRUNCATE","row":{"id":1}}`, `record has no "table" field`, ""},
 	} {
 		t.Run(tc.in, func(t *testing.T) {
 			cs, err := d.Decode([]byte(tc.in), testPos)
@@ -155,6 +157,8 @@ func roundTripChanges() []changelog.Change {
 		{Kind: changelog.UpdateBefore, Table: changelog.Table{Name: "plain"}, Before: row("id", changelog.Number("2"), "v", "old")},
 		{Kind: changelog.Delete, Table: changelog.Table{Namespace: "db", Name: "t"}, Before: row("k1", "a", "k2", changelog.Number("3")),
 			TxnID: "tx", TxnEnd: true},
+		{Kind: changelog.Truncate, Table: changelog.Table{Namespace: "db", Name: "t"}, TxnID: "tx", TxnEnd: true},
+		{Kind: changelog.Truncate, Table: changelog.Table{Name: "plain"}},
 		{Kind: changelog.Delete, Table: changelog.Table{Namespace: "db", Name: "t"}, Before: row("id", changelog.Number("3")), TxnEnd: true},
 	}
 }
@@ -297,11 +301,11 @@ func FuzzDecode(f *testing.F) {
 		}
 		for _, c := range cs {
 			switch c.Kind {
-			case changelog.Insert, changelog.UpdateBefore, changelog.UpdateAfter, changelog.Delete:
+			case changelog.Insert, changelog.UpdateBefore, changelog.UpdateAfter, changelog.Delete, changelog.Truncate:
 			default:
 				t.Fatalf("invalid kind %v", c.Kind)
 			}
-			if c.Table.Name == "" || c.Pos != pos || c.Image().IsZero() {
+			if c.Table.Name == "" || c.Pos != pos || c.Image().IsZero() != (c.Kind == changelog.Truncate) {
 				t.Fatalf("bad change %#v", c)
 			}
 			line, err := Append(nil, &c)

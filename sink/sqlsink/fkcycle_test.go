@@ -50,16 +50,10 @@ func TestForeignKeyCycles(t *testing.T) {
 						"ALTER TABLE a ADD CONSTRAINT a_b FOREIGN KEY (b_id) REFERENCES b (id)"+def,
 						"CREATE TABLE tree (id BIGINT NOT NULL PRIMARY KEY, parent BIGINT NULL, CONSTRAINT tree_parent FOREIGN KEY (parent) REFERENCES tree (id)"+def+")")
 				}
-				tdb := openTarget(t, db)
+				tdb, describeTable := setupTarget(t, db)
 				ctx := context.Background()
-				if err := tdb.Setup(ctx); err != nil {
-					t.Fatal(err)
-				}
 				describe := func(name string) *schema.Table {
-					tbl, err := tdb.Describe(ctx, schema.Name{Name: name})
-					if err != nil {
-						t.Fatal(err)
-					}
+					tbl := describeTable(name)
 					if len(tbl.ForeignKeys) != 1 {
 						t.Fatalf("%s: foreign keys %+v, want one", name, tbl.ForeignKeys)
 					}
@@ -71,11 +65,7 @@ func TestForeignKeyCycles(t *testing.T) {
 				}
 				pos := changelog.Position{Partition: "p0", Offset: 1, Seq: 1}
 				upsert := func(tbl *schema.Table, col string, rows ...[]any) *commit.Batch {
-					g := commit.Group{Columns: []string{"id", col}, Rows: rows}
-					for range rows {
-						g.Pos = append(g.Pos, pos)
-					}
-					return &commit.Batch{Table: tbl, Upserts: []commit.Group{g}}
+					return &commit.Batch{Table: tbl, Upserts: []commit.Group{group([]string{"id", col}, pos, rows...)}}
 				}
 				units := []struct {
 					name    string

@@ -375,6 +375,11 @@ func (t *DB) applyRows(ctx context.Context, conn *sql.Conn, tx *sql.Tx, u *commi
 			return nil, err
 		}
 	}
+	// A source's TRUNCATE empties its tables before anything else
+	// (truncate.go).
+	if err := t.applyTruncates(batches, exec, canDefer, deferNow); err != nil {
+		return nil, err
+	}
 	for _, s := range steps {
 		b := batches[s.Table]
 		self := selfKeys(b.Table, canDefer && deferred)

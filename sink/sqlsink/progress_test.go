@@ -12,6 +12,7 @@ import (
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/commit"
 	"github.com/txsink/txsink/internal/testdb"
+	"github.com/txsink/txsink/schema"
 	"github.com/txsink/txsink/sink"
 	"github.com/txsink/txsink/sink/sqlsink"
 )
@@ -24,6 +25,34 @@ func openTarget(t testing.TB, db *testdb.DB) *sqlsink.DB {
 	}
 	t.Cleanup(func() { tdb.Close() })
 	return tdb.(*sqlsink.DB)
+}
+
+// setupTarget opens a target on db with its progress table set up, and
+// returns it with a function that describes one of its tables.
+func setupTarget(t *testing.T, db *testdb.DB) (*sqlsink.DB, func(name string) *schema.Table) {
+	t.Helper()
+	tdb := openTarget(t, db)
+	ctx := context.Background()
+	if err := tdb.Setup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return tdb, func(name string) *schema.Table {
+		t.Helper()
+		tbl, err := tdb.Describe(ctx, schema.Name{Name: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tbl
+	}
+}
+
+// group is a group of rows of cols, each read at pos.
+func group(cols []string, pos changelog.Position, rows ...[]any) commit.Group {
+	g := commit.Group{Columns: cols, Rows: rows}
+	for range rows {
+		g.Pos = append(g.Pos, pos)
+	}
+	return g
 }
 
 // TestProgressMarkColumnAdded starts from a progress table an older txsink

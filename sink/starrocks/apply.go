@@ -15,18 +15,30 @@ import (
 )
 
 // Apply writes u as one multi-table transaction under the label
-// Label(pipeline, owner, seq): per table one load at a time (deletes
-// first, with __op = 1, then the rows, with __op = 0; a group of rows
-// that carries fewer columns than the table is a load of its own, whose
-// columns header leaves the others to their defaults), then the unit's
-// dead letters (DeadLetterLoad), then the progress load, then the claims
-// check (see Claim), then COMMIT. A load refused for TXN_IN_PROCESSING
-// is retried; a commit answer that is not OK or does not arrive is
-// resolved through the label's state. On any error the transaction is
-// rolled back (or was aborted by the server) and nothing of u is visible
-// — except when the commit's outcome stayed unknown, which Committed
-// resolves.
+// Label(pipeline, owner, seq): first the parts of u (commit.Unit.Parts)
+// the transaction Stream left open lacks — all of them, in a new
+// transaction, when none is open, when it holds other parts, or when a
+// part failed — then u's own rows, each part as Stream loads one: per
+// table one load at a time (deletes first, with __op = 1, then the rows,
+// with __op = 0; a group of rows that carries fewer columns than the
+// table is a load of its own, whose columns header leaves the others to
+// their defaults), then its dead letters (DeadLetterLoad); then the
+// progress load, then the claims check (see Claim), then COMMIT. A load
+// refused for TXN_IN_PROCESSING is retried; a commit answer that is not
+// OK or does not arrive is resolved through the label's state. On any
+// error the transaction is rolled back (or was aborted by the server) and
+// nothing of u is visible — except when the commit's outcome stayed
+// unknown, which Committed resolves.
 func (t *Target) Apply(ctx context.Context, u *commit.Unit) error {
+	for _, b := range u.Batches {
+		if b.Truncate {
+			// A stream load cannot empty a table in its transaction (not
+			// a sink.Truncater): refused before anything is sent.
+			return &sink.Error{Op: "truncate", Table: b.Table.String(), Pos: b.TruncatePos.String(), At: b.TruncatePos,
+				Err:  errors.New("a StarRocks target cannot empty a table inside a unit's transaction"),
+				Hint: "set source.truncate: refuse (and empty the target table yourself when the source truncates it), or use a target that applies TRUNCATE (MariaDB/MySQL, PostgreSQL, SQLite)"}
+		}
+	}
 	var unclaimed []string
 	for _, p := range u.Progress {
 		if _, ok := t.epochs[claimKey(u.Pipeline, p.Partition)]; !ok {
@@ -38,28 +50,14 @@ func (t *Target) Apply(ctx context.Context, u *commit.Unit) error {
 			return err
 		}
 	}
-	owner := t.owner[u.Pipeline]
-	if owner == 0 {
-		// Partitions were claimed through another pipeline's name only.
-		if _, err := t.Claim(ctx, u.Pipeline, nil); err != nil {
+	x, loaded := t.takeShared(ctx, u)
+	if x == nil {
+		var err error
+		if x, err = t.begin(ctx, u.Pipeline); err != nil {
 			return err
 		}
-		owner = t.owner[u.Pipeline]
 	}
-	label := Label(u.Pipeline, owner, t.seq[u.Pipeline]+1)
-	x, err := t.client.Begin(ctx, label)
-	if err != nil {
-		var se *Error
-		if errors.As(err, &se) && (se.Code == CodeLabelAlreadyExists || se.Code == CodeOK) {
-			// The label is known to the server (an earlier begin whose
-			// answer was lost): the next unit takes the next one.
-			t.seq[u.Pipeline]++
-		}
-		return t.wrap("begin", "", err)
-	}
-	// The server knows the label now: the next unit takes the next, so an
-	// instance's labels have no gaps (see abortLingering).
-	t.seq[u.Pipeline]++
+	label := x.Label
 	done := false
 	defer func() {
 		if !done {
@@ -68,19 +66,13 @@ func (t *Target) Apply(ctx context.Context, u *commit.Unit) error {
 			_ = x.Rollback(context.WithoutCancel(ctx))
 		}
 	}()
-	for _, b := range u.Batches {
-		if err := t.loadBatch(ctx, x, b); err != nil {
+	for i := loaded; i < len(u.Parts); i++ {
+		if err := t.loadPart(ctx, x, u.Parts[:i], u.Parts[i]); err != nil {
 			return err
 		}
 	}
-	if len(u.DeadLetters) > 0 {
-		dl, err := DeadLetterLoad(u.Pipeline, label, u.DeadLetters, t.clock.Now())
-		if err != nil {
-			return &sink.Error{Op: "write dead letters", Table: DeadLetterTable, Err: err}
-		}
-		if _, err := x.Load(ctx, DeadLetterTable, dl.Columns, dl.Body); err != nil {
-			return t.wrap("write dead letters", DeadLetterTable, err)
-		}
+	if err := t.loadPart(ctx, x, u.Parts, u); err != nil {
+		return err
 	}
 	if len(u.Progress) > 0 {
 		epochs := make(map[string]int64, len(u.Progress))
@@ -130,14 +122,69 @@ func (t *Target) Apply(ctx context.Context, u *commit.Unit) error {
 	return nil
 }
 
-// loadBatch sends one table's part of a unit, one load at a time.
-func (t *Target) loadBatch(ctx context.Context, x *Txn, b *commit.Batch) error {
+// begin opens a multi-table transaction under the pipeline's next label,
+// claiming the pipeline first when this instance has no label namespace
+// for it yet.
+func (t *Target) begin(ctx context.Context, pipeline string) (*Txn, error) {
+	owner := t.owner[pipeline]
+	if owner == 0 {
+		// Partitions were claimed through another pipeline's name only.
+		if _, err := t.Claim(ctx, pipeline, nil); err != nil {
+			return nil, err
+		}
+		owner = t.owner[pipeline]
+	}
+	label := Label(pipeline, owner, t.seq[pipeline]+1)
+	x, err := t.client.Begin(ctx, label)
+	if err != nil {
+		var se *Error
+		if errors.As(err, &se) && (se.Code == CodeLabelAlreadyExists || se.Code == CodeOK) {
+			// The label is known to the server (an earlier begin whose
+			// answer was lost): the next unit takes the next one.
+			t.seq[pipeline]++
+		}
+		return nil, t.wrap("begin", "", err)
+	}
+	// The server knows the label now: the next unit takes the next, so an
+	// instance's labels have no gaps (see abortLingering).
+	t.seq[pipeline]++
+	return x, nil
+}
+
+// loadPart loads part's batches and dead letters into x, after the parts
+// in earlier, which x holds already.
+func (t *Target) loadPart(ctx context.Context, x *Txn, earlier []*commit.Unit, part *commit.Unit) error {
+	for _, b := range part.Batches {
+		if err := t.loadBatch(ctx, x, b, earlier); err != nil {
+			return err
+		}
+	}
+	if len(part.DeadLetters) > 0 {
+		dl, err := DeadLetterLoad(part.Pipeline, x.Label, part.DeadLetters, t.clock.Now())
+		if err != nil {
+			return &sink.Error{Op: "write dead letters", Table: DeadLetterTable, Err: err}
+		}
+		if _, err := x.Load(ctx, DeadLetterTable, dl.Columns, dl.Body); err != nil {
+			return t.wrap("write dead letters", DeadLetterTable, err)
+		}
+	}
+	return nil
+}
+
+// loadBatch sends one table's part of a unit, one load at a time, after
+// the parts in earlier, which x holds already (their rows decide the
+// look-ups of stored rows that soft deletes and partial images need).
+func (t *Target) loadBatch(ctx context.Context, x *Txn, b *commit.Batch, earlier []*commit.Unit) error {
 	tbl, err := t.table(ctx, b.Table)
 	if err != nil {
 		return err
 	}
+	var known map[string]bool
+	if len(earlier) > 0 && (b.Rules.SoftDelete != "" && len(b.Deletes) > 0 || hasPartial(b)) {
+		known = loadedKeys(earlier, tbl)
+	}
 	if b.Rules.SoftDelete != "" && len(b.Deletes) > 0 {
-		if b, err = t.softDeletes(ctx, tbl, b); err != nil {
+		if b, err = t.softDeletes(ctx, tbl, b, known); err != nil {
 			return err
 		}
 	}
@@ -151,7 +198,7 @@ func (t *Target) loadBatch(ctx context.Context, x *Txn, b *commit.Batch) error {
 			continue
 		}
 		if ld.Options.PartialUpdate {
-			if err := t.requireRows(ctx, tbl, part.batch.Upserts[0]); err != nil {
+			if err := t.requireRows(ctx, tbl, part.batch.Upserts[0], known); err != nil {
 				return err
 			}
 		}
@@ -160,6 +207,15 @@ func (t *Target) loadBatch(ctx context.Context, x *Txn, b *commit.Batch) error {
 		}
 	}
 	return nil
+}
+
+func hasPartial(b *commit.Batch) bool {
+	for _, g := range b.Upserts {
+		if g.Partial {
+			return true
+		}
+	}
+	return false
 }
 
 // batchPart is a part of a batch loaded alone: the deletes and the rows

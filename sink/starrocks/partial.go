@@ -22,14 +22,16 @@ const maxKeysPerLookup = 256
 // requireRows fails, with sink.ErrMissingRow naming the key and the
 // change's position (bad input of that change: the dead-letter policy
 // quarantines it), when a row of g, a partial image of tbl, is not
-// stored. It reads the committed rows over the MySQL protocol: a row
-// this unit's own transaction inserted is not seen there, but the buffer
-// merges a partial image over an earlier full one of its key, so a
-// partial image of a unit is of a key it did not insert. A row deleted by
-// another writer between the look-up and the commit is inserted with the
-// image's columns and the others' defaults: the window of the check.
-func (t *Target) requireRows(ctx context.Context, tbl *Table, g commit.Group) error {
-	missing, err := t.absent(ctx, tbl, g, true)
+// stored. It reads the committed rows over the MySQL protocol, which do
+// not show what the open transaction loaded: known says what the
+// transaction's earlier parts (commit.Unit.Parts) loaded of tbl's keys,
+// and decides for those keys. Within one part the buffer merges a
+// partial image over an earlier full one of its key, so a partial image
+// is of a key its own part did not insert. A row deleted by another
+// writer between the look-up and the commit is inserted with the image's
+// columns and the others' defaults: the window of the check.
+func (t *Target) requireRows(ctx context.Context, tbl *Table, g commit.Group, known map[string]bool) error {
+	missing, err := t.absent(ctx, tbl, g, true, known)
 	if err != nil || len(missing) == 0 {
 		return err
 	}
@@ -43,10 +45,41 @@ func (t *Target) requireRows(ctx context.Context, tbl *Table, g commit.Group) er
 	return e
 }
 
+// loadedKeys returns what the parts in earlier loaded of table tbl's
+// keys, by rendered key: true for a key a part upserted (it is there once
+// those loads apply, in order), false for one a part deleted. A delete
+// of a soft-delete table marks the row and leaves it where it was, so it
+// says nothing. Nil when no part loaded the table.
+func loadedKeys(earlier []*commit.Unit, tbl *Table) map[string]bool {
+	var out map[string]bool
+	for _, p := range earlier {
+		for _, b := range p.Batches {
+			if b.Table.Name != tbl.Table.Name {
+				continue
+			}
+			if out == nil {
+				out = map[string]bool{}
+			}
+			if b.Rules.SoftDelete == "" {
+				for _, k := range b.Deletes {
+					out[renderKey(k)] = false
+				}
+			}
+			for _, g := range b.Upserts {
+				for _, row := range g.Rows {
+					out[keyOf(b.Table, g.Columns, row)] = true
+				}
+			}
+		}
+	}
+	return out
+}
+
 // absent returns the indexes of g's rows whose key tbl does not store
-// (committed, read over the MySQL protocol): the first one only, when
-// first is set. A group's rows have distinct keys.
-func (t *Target) absent(ctx context.Context, tbl *Table, g commit.Group, first bool) ([]int, error) {
+// (committed, read over the MySQL protocol, unless known, what the open
+// transaction loaded before, decides): the first one only, when first is
+// set. A group's rows have distinct keys.
+func (t *Target) absent(ctx context.Context, tbl *Table, g commit.Group, first bool, known map[string]bool) ([]int, error) {
 	keyIdx := make([]int, len(tbl.PrimaryKey))
 	for i, k := range tbl.PrimaryKey {
 		keyIdx[i] = indexOf(g.Columns, k)
@@ -78,25 +111,43 @@ func (t *Target) absent(ctx context.Context, tbl *Table, g commit.Group, first b
 		}
 		return n, nil
 	}
-	var out []int
-	for start := 0; start < len(g.Rows); start += maxKeysPerLookup {
-		end := min(start+maxKeysPerLookup, len(g.Rows))
-		n, err := count(g.Rows[start:end])
+	// The rows the committed state decides, by index into g.Rows.
+	var out, ask []int
+	for i, row := range g.Rows {
+		if present, ok := known[keyOf(&tbl.Table, g.Columns, row)]; ok {
+			if !present {
+				out = append(out, i)
+			}
+			continue
+		}
+		ask = append(ask, i)
+	}
+	rowsOf := func(idx []int) [][]any {
+		rows := make([][]any, len(idx))
+		for j, i := range idx {
+			rows[j] = g.Rows[i]
+		}
+		return rows
+	}
+	for start := 0; start < len(ask); start += maxKeysPerLookup {
+		end := min(start+maxKeysPerLookup, len(ask))
+		n, err := count(rowsOf(ask[start:end]))
 		if err != nil {
 			return nil, err
 		}
-		for i := start; i < end && n < end-start; i++ {
-			m, err := count(g.Rows[i : i+1])
+		for j := start; j < end && n < end-start; j++ {
+			m, err := count(rowsOf(ask[j : j+1]))
 			if err != nil {
 				return nil, err
 			}
 			if m == 0 {
-				out = append(out, i)
-				if first {
-					return out, nil
-				}
+				out = append(out, ask[j])
 			}
 		}
+	}
+	slices.Sort(out)
+	if first && len(out) > 1 {
+		out = out[:1]
 	}
 	return out, nil
 }
@@ -105,11 +156,11 @@ func (t *Target) absent(ctx context.Context, tbl *Table, g commit.Group, first b
 // partial update of each stored key: the soft-delete column set to the
 // delete's value (Batch.SoftValues) and, with a version column, the
 // version to the delete's, which merge_condition then guards as any
-// upsert. A key not stored is left out, as the SQL targets' UPDATE
+// upsert. A key not stored (nor loaded by an earlier part, known) is left out, as the SQL targets' UPDATE
 // changes no row (partial_update would insert a marked row of defaults).
 // A key the unit also writes is not among the deletes: the buffer makes a
 // delete after an upsert of its key an upsert with the column set.
-func (t *Target) softDeletes(ctx context.Context, tbl *Table, b *commit.Batch) (*commit.Batch, error) {
+func (t *Target) softDeletes(ctx context.Context, tbl *Table, b *commit.Batch, known map[string]bool) (*commit.Batch, error) {
 	soft, ver := b.Rules.SoftDelete, b.Rules.Version
 	var cols []string
 	for _, c := range tbl.Columns {
@@ -132,7 +183,7 @@ func (t *Target) softDeletes(ctx context.Context, tbl *Table, b *commit.Batch) (
 		}
 		g.Rows = append(g.Rows, row)
 	}
-	missing, err := t.absent(ctx, tbl, g, false)
+	missing, err := t.absent(ctx, tbl, g, false, known)
 	if err != nil {
 		return nil, err
 	}

@@ -34,7 +34,10 @@ func init() { sink.Register("starrocks", Driver{}) }
 // The hosts are the FEs' HTTP (load) addresses, tried in turn; the MySQL
 // protocol (catalog, progress) is reached on the same hosts at query-port
 // (default 9030). tls=true speaks HTTPS and TLS to both, tls-ca=FILE
-// trusts that CA, tls=skip-verify trusts any certificate. catalog=SCHEMA
+// trusts that CA, tls=skip-verify trusts any certificate. txn-timeout
+// (default 600s) is each transaction's timeout header: the server aborts
+// one not committed within it, and the engine commits a transaction kept
+// open for the autonomous flush before 80% of it. catalog=SCHEMA
 // reads the catalog from another schema than information_schema (the
 // test fake's).
 type Driver struct{}
@@ -62,7 +65,9 @@ func (Driver) Open(ctx context.Context, raw string, env sink.Env) (sink.Sink, er
 
 // Target is the StarRocks sink.Sink: one commit unit is one multi-table
 // Stream Load transaction (see the package doc of sink for what every
-// sink guarantees, and docs/starrocks.md for how this one keeps them).
+// sink guarantees, and docs/starrocks.md for how this one keeps them); in
+// transaction mode the unit's parts are loaded into it ahead of its
+// commit (sink.Streamer, stream.go).
 //
 // Exactly once: every unit's transaction carries, besides its tables'
 // loads, the load of its partitions' rows into the Primary Key table
@@ -97,6 +102,9 @@ type Target struct {
 	// and could not be resolved, with that unit's progress; Committed
 	// resolves it through the label's state.
 	unsure map[string]unsureCommit
+	// open is the transaction Stream keeps open for each pipeline's next
+	// unit (Stream runs beside none of the three either).
+	open map[string]*shared
 }
 
 type unsureCommit struct {
@@ -114,6 +122,7 @@ type urlConfig struct {
 	queryPort      string
 	catalog        string
 	tls            *tls.Config
+	txnTimeout     time.Duration // 0: the client's default
 }
 
 var dbName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*$`)
@@ -149,9 +158,9 @@ func parseURL(raw string) (*urlConfig, error) {
 	q := u.Query()
 	for k := range q {
 		switch k {
-		case "query-port", "catalog", "tls", "tls-ca":
+		case "query-port", "catalog", "tls", "tls-ca", "txn-timeout":
 		default:
-			return nil, fmt.Errorf("target url: unknown parameter %q: the StarRocks target takes query-port, tls, tls-ca and catalog", k)
+			return nil, fmt.Errorf("target url: unknown parameter %q: the StarRocks target takes query-port, tls, tls-ca, txn-timeout and catalog", k)
 		}
 	}
 	if p := q.Get("query-port"); p != "" {
@@ -159,6 +168,13 @@ func parseURL(raw string) (*urlConfig, error) {
 			return nil, fmt.Errorf("target url: query-port %q is not a port number", p)
 		}
 		c.queryPort = p
+	}
+	if v := q.Get("txn-timeout"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < time.Second || d%time.Second != 0 {
+			return nil, fmt.Errorf("target url: txn-timeout %q is not a whole number of seconds, such as 600s", v)
+		}
+		c.txnTimeout = d
 	}
 	if cat := q.Get("catalog"); cat != "" {
 		c.catalog = cat
@@ -225,7 +241,7 @@ func Open(ctx context.Context, raw string, opt Options) (*Target, error) {
 	for _, h := range c.hosts {
 		loads = append(loads, scheme+"://"+h)
 	}
-	client, err := New(Config{LoadURLs: loads, User: c.user, Password: c.password, Database: c.db, HTTPClient: hc, Clock: opt.Clock, Retries: opt.Retries})
+	client, err := New(Config{LoadURLs: loads, User: c.user, Password: c.password, Database: c.db, HTTPClient: hc, Clock: opt.Clock, Retries: opt.Retries, TxnTimeout: c.txnTimeout})
 	if err != nil {
 		return nil, &sink.Error{Op: "open", Err: err}
 	}
@@ -234,7 +250,7 @@ func Open(ctx context.Context, raw string, opt Options) (*Target, error) {
 		return nil, err
 	}
 	t := &Target{client: client, db: db, dbName: c.db, catalog: c.catalog, clock: opt.Clock, tables: map[string]*Table{},
-		owner: map[string]int64{}, seq: map[string]int64{}, epochs: map[string]int64{}, unsure: map[string]unsureCommit{}}
+		owner: map[string]int64{}, seq: map[string]int64{}, epochs: map[string]int64{}, unsure: map[string]unsureCommit{}, open: map[string]*shared{}}
 	if err := t.checkVersion(ctx); err != nil {
 		db.Close()
 		return nil, err
@@ -394,6 +410,12 @@ func (t *Target) Progress(ctx context.Context, pipeline string) (map[string]chan
 	return out, nil
 }
 
-// Close closes the MySQL-protocol handle. An open transaction is never
-// left behind by Apply.
-func (t *Target) Close() error { return t.db.Close() }
+// Close rolls back the transactions Stream left open for units that never
+// came (a run that stopped between commits) and closes the MySQL-protocol
+// handle. An open transaction is never left behind by Apply.
+func (t *Target) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	t.rollbackShared(ctx)
+	return t.db.Close()
+}

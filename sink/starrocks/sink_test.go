@@ -338,6 +338,9 @@ func TestParseURL(t *testing.T) {
 		{url: "starrocks://u:pw@fe1:8030,fe2:8031/shop?query-port=9031", want: "u pw [fe1:8030 fe2:8031] shop 9031 information_schema false"},
 		{url: "starrocks://u@fe1/shop", want: "u  [fe1:8030] shop 9030 information_schema false"},
 		{url: "starrocks://u@fe1/shop?tls=true&catalog=cat", want: "u  [fe1:8030] shop 9030 cat true"},
+		{url: "starrocks://u@fe1/shop?txn-timeout=120s", want: "u  [fe1:8030] shop 9030 information_schema false 2m0s"},
+		{url: "starrocks://u:secret@fe1/shop?txn-timeout=90", err: `txn-timeout "90"`},
+		{url: "starrocks://u:secret@fe1/shop?txn-timeout=1500ms", err: `txn-timeout "1500ms"`},
 		{url: "mysql://u@fe1/shop", err: `scheme "mysql" is not starrocks`},
 		{url: "starrocks://u:secret@/shop", err: "no FE host"},
 		{url: "starrocks://u:secret@fe1:8030", err: "database \"\" is not a StarRocks database name"},
@@ -357,7 +360,11 @@ func TestParseURL(t *testing.T) {
 			t.Errorf("parseURL(%s): %v", tc.url, err)
 			continue
 		}
-		if got := fmt.Sprint(c.user, " ", c.password, " ", c.hosts, " ", c.db, " ", c.queryPort, " ", c.catalog, " ", c.tls != nil); got != tc.want {
+		got := fmt.Sprint(c.user, " ", c.password, " ", c.hosts, " ", c.db, " ", c.queryPort, " ", c.catalog, " ", c.tls != nil)
+		if c.txnTimeout != 0 {
+			got += " " + c.txnTimeout.String()
+		}
+		if got != tc.want {
 			t.Errorf("parseURL(%s) = %s, want %s", tc.url, got, tc.want)
 		}
 	}

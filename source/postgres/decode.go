@@ -21,6 +21,8 @@ type relation struct {
 	names []string
 	oids  []uint32
 	key   []bool
+	// types is the "types" text of the table's records (types.go).
+	types []byte
 }
 
 // decoder turns pgoutput messages into txsink-json records. Only the pump
@@ -28,6 +30,9 @@ type relation struct {
 type decoder struct {
 	part string
 	rels map[uint32]*relation
+	// cat is what the catalog said of the published tables at start:
+	// their primary keys, NOT NULL columns and types' names.
+	cat map[string]*tableCatalog
 
 	// inTxn is set between BEGIN and COMMIT; xid and pos are the open
 	// transaction's id and position (its commit LSN plus one).
@@ -37,8 +42,13 @@ type decoder struct {
 	// held is the transaction's latest change, held back until the next
 	// one or COMMIT says whether it is the last (txn_end); heldSeq is its
 	// LSN.
-	held    *changelog.Change
-	heldSeq int64
+	held      *changelog.Change
+	heldSeq   int64
+	heldTypes []byte
+
+	// truncate applies TRUNCATEs (source.truncate: delete-all) rather
+	// than refusing them.
+	truncate bool
 
 	// win, when set, filters the changes of the transactions committed
 	// inside the windows of a resumed snapshot; ctx is for its queries.
@@ -77,10 +87,15 @@ func (d *decoder) decode(at pglogrepl.LSN, data []byte) ([]source.Record, error)
 	switch m := msg.(type) {
 	case *pglogrepl.RelationMessage:
 		r := &relation{table: changelog.Table{Namespace: m.Namespace, Name: m.RelationName}}
+		typmods := make([]int32, 0, len(m.Columns))
 		for _, c := range m.Columns {
 			r.names = append(r.names, c.Name)
 			r.oids = append(r.oids, c.DataType)
 			r.key = append(r.key, c.Flags&1 != 0)
+			typmods = append(typmods, c.TypeModifier)
+		}
+		if r.types, err = relationTypes(r, m.ReplicaIdentity, typmods, d.cat[r.table.String()]); err != nil {
+			return nil, fmt.Errorf("postgres source: partition %s at %s: table %s: %w", d.part, at, r.table, err)
 		}
 		d.rels[m.RelationID] = r
 	case *pglogrepl.BeginMessage:
@@ -114,7 +129,7 @@ func (d *decoder) decode(at pglogrepl.LSN, data []byte) ([]source.Record, error)
 		if err != nil {
 			return nil, err
 		}
-		return d.change(&changelog.Change{Kind: changelog.Insert, Table: r.table, After: row}, at)
+		return d.change(&changelog.Change{Kind: changelog.Insert, Table: r.table, After: row}, r, at)
 	case *pglogrepl.UpdateMessage:
 		r, err := d.relation(m.RelationID, at)
 		if err != nil {
@@ -152,7 +167,7 @@ func (d *decoder) decode(at pglogrepl.LSN, data []byte) ([]source.Record, error)
 				c.Before = changelog.Row{}
 			}
 		}
-		return d.change(c, at)
+		return d.change(c, r, at)
 	case *pglogrepl.DeleteMessage:
 		r, err := d.relation(m.RelationID, at)
 		if err != nil {
@@ -171,22 +186,9 @@ func (d *decoder) decode(at pglogrepl.LSN, data []byte) ([]source.Record, error)
 		if err != nil {
 			return nil, err
 		}
-		return d.change(&changelog.Change{Kind: changelog.Delete, Table: r.table, Before: row}, at)
+		return d.change(&changelog.Change{Kind: changelog.Delete, Table: r.table, Before: row}, r, at)
 	case *pglogrepl.TruncateMessage:
-		names := ""
-		for i, id := range m.RelationIDs {
-			if i > 0 {
-				names += ", "
-			}
-			if r, ok := d.rels[id]; ok {
-				names += r.table.String()
-			} else {
-				names += "relation " + strconv.FormatUint(uint64(id), 10)
-			}
-		}
-		return nil, fmt.Errorf("postgres source: partition %s at %s: TRUNCATE of %s: txsink does not apply TRUNCATE (it would empty the target table). "+
-			"Empty the target table yourself, then forget the progress of the partition and drop the slot to take the data over, "+
-			"or remove the table from the publication before truncating it", d.part, at, names)
+		return d.truncated(m, at)
 	}
 	// Origin, Type and logical decoding messages carry no rows.
 	return nil, nil
@@ -240,8 +242,10 @@ func (d *decoder) row(r *relation, t *pglogrepl.TupleData, keyOnly bool, at pglo
 }
 
 // change holds c back and releases the change held before it.
-func (d *decoder) change(c *changelog.Change, at pglogrepl.LSN) ([]source.Record, error) {
-	if c.Image().IsZero() {
+// r is the change's relation, whose "types" its record carries; nil for
+// a TRUNCATE, which has no row to declare.
+func (d *decoder) change(c *changelog.Change, r *relation, at pglogrepl.LSN) ([]source.Record, error) {
+	if c.Image().IsZero() && c.Kind != changelog.Truncate {
 		// Every column of the image was an unchanged TOASTed value: there
 		// is nothing to write, and the key cannot be known.
 		return nil, fmt.Errorf("postgres source: partition %s at %s: a %s of table %s has no column to write (its values are all unchanged TOASTed ones); "+
@@ -256,7 +260,10 @@ func (d *decoder) change(c *changelog.Change, at pglogrepl.LSN) ([]source.Record
 		}
 		out = append(out, rec)
 	}
-	d.held, d.heldSeq = c, int64(at)
+	d.held, d.heldSeq, d.heldTypes = c, int64(at), nil
+	if r != nil {
+		d.heldTypes = r.types
+	}
 	return out, nil
 }
 
@@ -265,11 +272,55 @@ func (d *decoder) change(c *changelog.Change, at pglogrepl.LSN) ([]source.Record
 func (d *decoder) release() (source.Record, error) {
 	c := d.held
 	d.held = nil
-	data, err := native.Append(nil, c)
+	data, err := native.AppendTyped(nil, c, d.heldTypes)
 	if err != nil {
 		return source.Record{}, fmt.Errorf("postgres source: partition %s at %s: %w", d.part, pglogrepl.LSN(d.heldSeq), err)
 	}
 	// Without the line terminator, as records of the other sources.
 	data = data[:len(data)-1]
 	return source.Record{Data: data, Pos: changelog.Position{Partition: d.part, Offset: d.pos, Seq: d.heldSeq}}, nil
+}
+
+// truncated decodes a TRUNCATE: under source.truncate: delete-all one
+// changelog.Truncate change per table it names, in its order (a CASCADE's
+// tables are among them: PostgreSQL lists every table it empties that
+// the publication has; its RESTART IDENTITY option needs nothing of the
+// target, which gets the source's key values); otherwise, and inside the
+// window of a resumed snapshot, a refusal naming the tables.
+func (d *decoder) truncated(m *pglogrepl.TruncateMessage, at pglogrepl.LSN) ([]source.Record, error) {
+	names := ""
+	for i, id := range m.RelationIDs {
+		if i > 0 {
+			names += ", "
+		}
+		if r, ok := d.rels[id]; ok {
+			names += r.table.String()
+		} else {
+			names += "relation " + strconv.FormatUint(uint64(id), 10)
+		}
+	}
+	if !d.truncate {
+		return nil, fmt.Errorf("postgres source: partition %s at %s: TRUNCATE of %s: txsink does not apply TRUNCATE under source.truncate: refuse (the default). "+
+			"Set source.truncate: delete-all to apply it as a delete of every row in its transaction; or empty the target table yourself, "+
+			"then forget the progress of the partition and drop the slot to take the data over, "+
+			"or remove the table from the publication before truncating it", d.part, at, names)
+	}
+	if d.inWindow() {
+		return nil, fmt.Errorf("postgres source: partition %s at %s: TRUNCATE of %s committed while a resumed initial snapshot was copying: "+
+			"the copy already holds what the table had after it, and the rows copied before the stop cannot be told from them. "+
+			"Take the data over: drop the slot (txsink drop-slot), empty the target tables, forget the progress of the partition, and run again", d.part, at, names)
+	}
+	var out []source.Record
+	for _, id := range m.RelationIDs {
+		r, err := d.relation(id, at)
+		if err != nil {
+			return nil, err
+		}
+		recs, err := d.change(&changelog.Change{Kind: changelog.Truncate, Table: r.table}, nil, at)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, recs...)
+	}
+	return out, nil
 }

@@ -7,8 +7,13 @@ import (
 	"github.com/txsink/txsink/source"
 )
 
-// snapshots lists the accepted values of source.snapshot.
+// snapshots lists the accepted values of source.snapshot, its default
+// first.
 var snapshots = []string{SnapshotInitial, SnapshotNever}
+
+// truncates lists the accepted values of source.truncate, its default
+// first.
+var truncates = []string{TruncateRefuse, TruncateDeleteAll}
 
 // Defaults and bounds of the snapshot's keys. A key's Default would make
 // it look set in other sources' sections: Open fills these in for 0.
@@ -56,6 +61,19 @@ func (Driver) Keys() []source.Key {
 			"with the source once the stream passed the last resume point. `never`: stream from where the slot is " +
 			"(its creation, for a new one), copying no row.",
 		Check: source.OneOf("snapshot", snapshots),
+	}, {
+		Name: "truncate", Type: source.KeyString,
+		Want: "refuse or delete-all", DefaultDoc: TruncateRefuse,
+		Doc: "What a TRUNCATE of a published table does. `refuse`: the pipeline stops at it with an error naming " +
+			"the tables, and the target is never emptied by it. `delete-all`: it is applied at its place in its " +
+			"transaction: every row of the target table is deleted (`DELETE FROM`, inside the unit's transaction, " +
+			"also on MariaDB) before the transaction's later changes of it, in the same commit; the tables one " +
+			"TRUNCATE names (CASCADE's included: PostgreSQL lists them) are emptied together, referencing tables " +
+			"first. RESTART IDENTITY needs nothing of the target, which gets the source's key values. Refused at " +
+			"start with a target that cannot (StarRocks), and at the TRUNCATE for a table whose tables entry sets " +
+			"`version-column` or `delete: soft`, or whose target table takes other source tables' rows too; a " +
+			"table with `delete: ignore` keeps its rows.",
+		Check: source.OneOf("truncate", truncates),
 	}, {
 		Name: "snapshot.parallel", Type: source.KeyInt, DefaultDoc: strconv.Itoa(defaultParallel),
 		Want: fmt.Sprintf("a number of tables from 1 to %d", maxParallel),

@@ -24,7 +24,11 @@
 //     which pgoutput does not send, is left out of the image, so the
 //     target keeps its value and never gets a NULL for it;
 //   - TRUNCATE of a published table is refused with an error naming the
-//     table: the target is never emptied by it.
+//     table (source.truncate: refuse, the default): the target is never
+//     emptied by it; or, under source.truncate: delete-all, it becomes one
+//     changelog.Truncate change per table it names, at its place in its
+//     transaction (a txsink-json "TRUNCATE" record), which the target
+//     applies as a delete of every row inside the unit's transaction.
 //
 // Plain mode (sink.transaction.multi-table.enabled off) may commit part of
 // a source transaction, and a position inside a transaction cannot be
@@ -49,6 +53,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 
@@ -75,6 +80,15 @@ const (
 	SnapshotNever = "never"
 )
 
+// Values of Config.Truncate.
+const (
+	// TruncateRefuse stops the pipeline at a TRUNCATE (the default).
+	TruncateRefuse = "refuse"
+	// TruncateDeleteAll applies a TRUNCATE as a delete of every row of
+	// its tables, in its transaction.
+	TruncateDeleteAll = "delete-all"
+)
+
 // Config is the PostgreSQL source's part of the config's source section.
 // Its keys are declared, and documented once, in Driver.Keys (printed in
 // docs/config.md); each field is the key its tag names.
@@ -95,6 +109,9 @@ type Config struct {
 	Parallel int `source:"snapshot.parallel"`
 	// ChunkRows is `source.snapshot.chunk-rows`; see docs/config.md.
 	ChunkRows int `source:"snapshot.chunk-rows"`
+	// Truncate is `source.truncate`; see docs/config.md. "" is
+	// TruncateRefuse.
+	Truncate string `source:"truncate"`
 	// Format is `source.format`; see docs/config.md. It must be Format.
 	Format string `source:"format"`
 }
@@ -153,12 +170,11 @@ func (Driver) Open(settings source.Settings, env source.Env) (source.Source, err
 	if !slotName.MatchString(c.Slot) {
 		errs = append(errs, fmt.Errorf("source.slot %q is not a replication slot name: 1 to 63 lower-case letters, digits and underscores", c.Slot))
 	}
-	switch c.Snapshot {
-	case "":
-		c.Snapshot = SnapshotInitial
-	case SnapshotNever, SnapshotInitial:
-	default:
-		errs = append(errs, fmt.Errorf("source.snapshot %q: want initial or never", c.Snapshot))
+	if err := oneOf("snapshot", &c.Snapshot, snapshots); err != nil {
+		errs = append(errs, err)
+	}
+	if err := oneOf("truncate", &c.Truncate, truncates); err != nil {
+		errs = append(errs, err)
 	}
 	if c.Parallel == 0 {
 		c.Parallel = defaultParallel
@@ -179,6 +195,18 @@ func (Driver) Open(settings source.Settings, env source.Env) (source.Source, err
 		return nil, err
 	}
 	return &Source{cfg: c, env: env, part: Partition(c.Slot)}, nil
+}
+
+// oneOf sets *v, the value of key source.<key>, to valid[0] (its
+// default) when it is "", and refuses a value valid lacks.
+func oneOf(key string, v *string, valid []string) error {
+	if *v == "" {
+		*v = valid[0]
+	}
+	if !slices.Contains(valid, *v) {
+		return fmt.Errorf("source.%s %q: want %s", key, *v, strings.Join(valid, " or "))
+	}
+	return nil
 }
 
 // Partition returns the name of the one partition of a slot, under which
@@ -204,7 +232,7 @@ func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`)
 func quoteLiteral(s string) string { return `'` + strings.ReplaceAll(s, `'`, `''`) + `'` }
 
 // Source is a PostgreSQL source: one partition, the slot's stream. It
-// implements source.Source, Lister, Committer and Marker.
+// implements source.Source, Lister, Committer, Marker and Truncater.
 type Source struct {
 	cfg  Config
 	env  source.Env
@@ -212,6 +240,15 @@ type Source struct {
 
 	mu     sync.Mutex
 	stream *stream
+}
+
+// Truncates implements source.Truncater: under source.truncate:
+// delete-all the stream carries TRUNCATEs.
+func (s *Source) Truncates() string {
+	if s.cfg.Truncate == TruncateDeleteAll {
+		return "source.truncate: " + TruncateDeleteAll
+	}
+	return ""
 }
 
 // Partitions implements source.Lister: the slot's one partition, claimed

@@ -164,8 +164,14 @@ func pipeline(name string, src, dst *testdb.DB) *config.Config {
 // dump renders the compared queries' results.
 func dump(t *testing.T, db *testdb.DB) string {
 	t.Helper()
+	return dumpOf(t, db, compared)
+}
+
+// dumpOf renders the results of queries, each ended by "--".
+func dumpOf(t *testing.T, db *testdb.DB, queries []string) string {
+	t.Helper()
 	var b strings.Builder
-	for _, q := range compared {
+	for _, q := range queries {
 		if db.Dialect == "mysql" {
 			q = strings.ReplaceAll(strings.ReplaceAll(q, "length(body)", "char_length(body)"), "substr(", "substring(")
 		}
@@ -204,6 +210,13 @@ func render(v any) string {
 		return x.UTC().Format("2006-01-02 15:04:05.999999")
 	case []byte:
 		return workload.Normalize(string(x))
+	case string:
+		// SQLite's driver gives the text of a column whose declared type
+		// it does not read as a time (TIMESTAMP(6), as txsink creates
+		// it); Normalize would keep milliseconds only.
+		if tm, err := time.Parse(time.RFC3339Nano, x); err == nil {
+			return tm.UTC().Format("2006-01-02 15:04:05.999999")
+		}
 	}
 	return workload.Normalize(workload.Render(v))
 }
@@ -483,8 +496,8 @@ func TestTruncateRefused(t *testing.T) {
 	waitSlot(t, src, slot)
 	src.Exec(t, "INSERT INTO kvdef VALUES (1, 'a')", "TRUNCATE kvdef", "INSERT INTO kvdef VALUES (2, 'b')")
 	err := r.Wait()
-	if err == nil || !strings.Contains(err.Error(), "TRUNCATE of public.kvdef") {
-		t.Fatalf("Run = %v, want the refusal of the TRUNCATE of public.kvdef", err)
+	if err == nil || !strings.Contains(err.Error(), "TRUNCATE of public.kvdef") || !strings.Contains(err.Error(), "source.truncate: delete-all") {
+		t.Fatalf("Run = %v, want the refusal of the TRUNCATE of public.kvdef, naming source.truncate: delete-all", err)
 	}
 	if got := dump(t, dst); strings.Contains(got, "2|b") {
 		t.Errorf("the insert after the TRUNCATE is in the target:\n%s", got)

@@ -146,6 +146,8 @@ type tableInfo struct {
 	pk []keyCol
 	// estimate is the planner's row count, for progress.
 	estimate int64
+	// types is the "types" text of the table's records (types.go).
+	types []byte
 }
 
 // name is the table's name as the state keys it.
@@ -193,6 +195,9 @@ ORDER BY array_position(i.indkey::int2[], a.attnum)`, rel)
 		for _, r := range rows {
 			oid, _ := strconv.ParseUint(string(r[3]), 10, 32)
 			ti.pk = append(ti.pk, keyCol{name: string(r[0]), typ: string(r[1]), coll: string(r[2]), oid: uint32(oid)})
+		}
+		if ti.types, err = snapshotTypes(ctx, c, rel, ti.pk); err != nil {
+			return nil, fmt.Errorf("postgres source: read the columns of table %s: %w", t, err)
 		}
 		if rows, err = query(ctx, c, "SELECT greatest(reltuples, 0)::bigint FROM pg_class WHERE oid = $1::regclass", rel); err == nil && len(rows) == 1 {
 			ti.estimate, _ = strconv.ParseInt(string(rows[0][0]), 10, 64)
@@ -470,7 +475,7 @@ func (sn *snapshot) number(part string, t *tableInfo, chunk []*changelog.Change,
 	recs := make([]source.Record, len(chunk))
 	for i, c := range chunk {
 		c.TxnID, c.TxnEnd = xid, i == len(chunk)-1
-		data, err := native.Append(nil, c)
+		data, err := native.AppendTyped(nil, c, t.types)
 		if err != nil {
 			return nil, fmt.Errorf("postgres source: snapshot of table %s: %w", t.table, err)
 		}

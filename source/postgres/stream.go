@@ -113,6 +113,10 @@ func open(ctx context.Context, cfg *Config, part string, at source.Stored, env s
 	if err != nil {
 		return nil, err
 	}
+	cat, err := loadCatalog(ctx, admin, pub)
+	if err != nil {
+		return nil, err
+	}
 	state, err := parseMark(at.Mark)
 	if err != nil {
 		return nil, fmt.Errorf("postgres source: partition %s: %w; forget the progress (%s), empty the target tables and run again", part, err, resetHint(env, part))
@@ -234,7 +238,7 @@ func open(ctx context.Context, cfg *Config, part string, at source.Stored, env s
 	pctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
 	d := newDecoder(part)
-	d.win, d.ctx = win, pctx
+	d.win, d.ctx, d.cat, d.truncate = win, pctx, cat, cfg.Truncate == TruncateDeleteAll
 	go s.pump(pctx, d)
 	return s, nil
 }

@@ -278,11 +278,18 @@ func ReadImage(s *jsonscan.Scanner, field, hint string) (row changelog.Row, ok b
 // together once it has read the record (see jsonscan.Rows): it reads and
 // checks the image, with ReadImage's errors, into *p, to be built.
 func ScanImage(s *jsonscan.Scanner, rs *jsonscan.Rows, p *jsonscan.Pending, field, hint string) (ok bool, err error) {
-	ok, err = scanObject(s, rs, p, field, " image", hint)
+	ok, err = scanObject(s, rs, p, nil, field, " image", hint)
 	if ok && p.Len() == 0 {
 		return false, &Error{Reason: strconv.Quote(field) + " image has no columns", Hint: hint}
 	}
 	return ok, err
+}
+
+// ScanImageOf is ScanImage for an image of which only the columns keys
+// names are wanted (see jsonscan.Scanner.ScanRowOf): *p holds those
+// alone, and may hold none, which the caller judges.
+func ScanImageOf(s *jsonscan.Scanner, rs *jsonscan.Rows, p *jsonscan.Pending, keys *jsonscan.Keys, field, hint string) (ok bool, err error) {
+	return scanObject(s, rs, p, keys, field, " image", hint)
 }
 
 // ReadObject reads an object as a row, or null (ok false). Unlike
@@ -292,18 +299,23 @@ func ScanImage(s *jsonscan.Scanner, rs *jsonscan.Rows, p *jsonscan.Pending, fiel
 func ReadObject(s *jsonscan.Scanner, field, hint string) (row changelog.Row, ok bool, err error) {
 	var rs jsonscan.Rows
 	var p jsonscan.Pending
-	if ok, err = scanObject(s, &rs, &p, field, "", hint); !ok {
+	if ok, err = scanObject(s, &rs, &p, nil, field, "", hint); !ok {
 		return changelog.Row{}, false, err
 	}
 	return rs.RowIn(s.Arena(), s.Data(), &p), true, nil
 }
 
-// scanObject scans an object as a row into rs and *p, or null (ok false);
-// what names the field in a refusal is its quoted name followed by what.
-func scanObject(s *jsonscan.Scanner, rs *jsonscan.Rows, p *jsonscan.Pending, field, what, hint string) (ok bool, err error) {
+// scanObject scans an object as a row into rs and *p (of the columns keys
+// names only, when not nil), or null (ok false); what names the field in a
+// refusal is its quoted name followed by what.
+func scanObject(s *jsonscan.Scanner, rs *jsonscan.Rows, p *jsonscan.Pending, keys *jsonscan.Keys, field, what, hint string) (ok bool, err error) {
 	switch s.Peek() {
 	case '{':
-		err = s.ScanRow(rs, p)
+		if keys != nil {
+			err = s.ScanRowOf(rs, p, keys)
+		} else {
+			err = s.ScanRow(rs, p)
+		}
 		if errors.Is(err, jsonscan.ErrDuplicateColumn) {
 			return false, &Error{Reason: strconv.Quote(field) + what + ": " + err.Error(), Hint: hint}
 		}

@@ -93,3 +93,52 @@ func TestRowsChange(t *testing.T) {
 		}
 	}
 }
+
+// TestScanRowOf reads rows for two of their columns: the row holds those
+// alone, in the object's order, named and valued as Row names and values
+// them, whatever the spelling of the members (compact, white space, an
+// escaped key, a key that ends as a wanted one does); a refusal in a
+// member passed over names that member's column, as Row's does.
+func TestScanRowOf(t *testing.T) {
+	keys := NewKeys("id", "k2")
+	for _, tc := range []struct {
+		text, want, err string
+	}{
+		{`{"id":7,"a":"x","k2":"y"}`, `[id k2] [7 y]`, ""},
+		{`{"a":{"b":[1,"c"]},"k2":true,"id":-1.5e3}`, `[k2 id] [true -1.5e3]`, ""},
+		{`{ "id" : 7 , "a" : 1 }`, `[id] [7]`, ""},
+		{`{"\u0069d":7,"x\"id":8,"xid":9}`, `[id] [7]`, ""},
+		{`{"a":1}`, `[] []`, ""},
+		{`{}`, `[] []`, ""},
+		{`{"id":1,"id":2}`, "", `duplicate column "id"`},
+		{`{"id":1,"a":"b` + "\xff" + `"}`, "", `column "a"`},
+		{`{"id":1,"a":[true,"` + "\xff" + `"]}`, "", `column "a"`},
+		{`{"id":1,"a` + "\xff" + `":1}`, "", "invalid UTF-8"},
+		{`{"id":1,"a":tru}`, "", "invalid JSON"},
+	} {
+		s := New([]byte(tc.text))
+		var rs Rows
+		var p Pending
+		err := s.ScanRowOf(&rs, &p, &keys)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%s: error %v, want one holding %q", tc.text, err, tc.err)
+			}
+			if se, ok := err.(*SyntaxError); ok && se.BadText && !strings.Contains(tc.err, "column") && se.Column != "" {
+				t.Errorf("%s: error names column %q, want none (the key is the bad text)", tc.text, se.Column)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", tc.text, err)
+			continue
+		}
+		r := rs.Row([]byte(tc.text), &p)
+		if got := fmt.Sprintf("%v %v", r.Names, r.Values); got != tc.want {
+			t.Errorf("%s: row %v %v, want %s", tc.text, r.Names, r.Values, tc.want)
+		}
+		if s.Pos() != len(tc.text) {
+			t.Errorf("%s: stopped at %d, want the object's end", tc.text, s.Pos())
+		}
+	}
+}

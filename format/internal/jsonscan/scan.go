@@ -106,6 +106,13 @@ type Scanner struct {
 	mem   *changelog.Arena
 	// tolerant passes over bad text (see TolerateBadText).
 	tolerant bool
+	// keyAt is where the key text (past its opening quote) starts of the
+	// member NextKeyOf last read the general way (white space, an escaped
+	// key) or whose value it refused; -1 when the member's key itself was
+	// refused. ScanRowOf names the row's columns by it. NextKeyOf's loop
+	// for compact members does not set it: its other callers would pay
+	// for the store, and ScanRowOf finds such a key before the ':'.
+	keyAt int
 }
 
 // New returns a scanner positioned at the start of data.
@@ -614,7 +621,7 @@ func (s *Scanner) NextKeyOf(first bool, keys *Keys) (k int, ok bool, err error) 
 			// Another value (an object, an array, a literal) after a
 			// key read and not wanted: read it as the general way would
 			// after reading the key again, without reading the key again.
-			s.pos = v
+			s.pos, s.keyAt = v, j+1
 			if _, err := s.value(0); err != nil {
 				return -1, false, err
 			}
@@ -623,11 +630,14 @@ func (s *Scanner) NextKeyOf(first bool, keys *Keys) (k int, ok bool, err error) 
 		}
 	member:
 		// Anything else: one member the general way.
-		s.pos = i
+		s.pos, s.keyAt = i, -1
 		key, ok, err := s.NextKey(first)
 		if err != nil || !ok {
 			return -1, ok, err
 		}
+		// keyAt is also the member whose value is in error below, so
+		// that ScanRowOf can name its column.
+		s.keyAt = key.Start
 		if k := s.FindKey(keys, key); k >= 0 {
 			return k, true, nil
 		}

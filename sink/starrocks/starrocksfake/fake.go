@@ -166,6 +166,10 @@ type Options struct {
 	// Version is what SELECT current_version() answers on the MySQL
 	// side, as StarRocks writes it ("4.0.1 a1b2c3d"); default "4.0.0 fake".
 	Version string
+	// Loaded, when set, is called with the label and the table of each
+	// transaction load the fake took (answered OK), outside its lock:
+	// a test waits on it for a load to be in.
+	Loaded func(label, table string)
 }
 
 // Request is one request the fake received, for tests that check what a

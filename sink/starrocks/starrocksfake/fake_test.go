@@ -571,3 +571,31 @@ func TestConditionsInTransactions(t *testing.T) {
 		})
 	}
 }
+
+// TestLoadsOfOneLabelApplyInOrder: the loads of one transaction into one
+// table apply in the order they were sent, as StarRocks applies a
+// transaction's loads: a key upserted by one load, deleted by the next
+// and upserted by a third ends with the third's row; a partial_update
+// load changes the row an earlier load of the same transaction wrote,
+// keeping that load's other columns. (The autonomous flush of txsink
+// streams a commit's parts as loads of one label and relies on this.)
+func TestLoadsOfOneLabelApplyInOrder(t *testing.T) {
+	f, _ := newFake(t, ordersDDL)
+	op(t, f, "begin", multi(f, "o1"), "")
+	for _, body := range []string{
+		`[{"id":1,"note":"a","total":"1.00","__op":0},{"id":2,"note":"b","total":"2.00","__op":0}]`,
+		`[{"id":1,"__op":1}]`,
+		`[{"id":1,"note":"c","total":"3.00","__op":0}]`,
+	} {
+		want(t, op(t, f, "load", jsonLoad(f, "o1", "orders", "id,note,total,__op"), body), "Status", "OK")
+	}
+	want(t, op(t, f, "load", multi(f, "o1", "table", "orders", "format", "json", "strip_outer_array", "true", "columns", "id,note", "partial_update", "true"),
+		`[{"id":2,"note":"z"}]`), "Status", "OK")
+	if got := rows(t, f, "SELECT id, note, total FROM orders ORDER BY id"); got != "" {
+		t.Fatalf("orders in the open transaction =\n%s\nwant nothing visible", got)
+	}
+	want(t, op(t, f, "commit", multi(f, "o1"), ""), "Status", "OK")
+	if got := rows(t, f, "SELECT id, note, total FROM orders ORDER BY id"); got != "1|c|3\n2|z|2" {
+		t.Errorf("orders =\n%s\nwant 1|c|3 and 2|z|2 (totals 3.00 and 2.00)", got)
+	}
+}

@@ -286,6 +286,13 @@ func (f *Fake) load(r *http.Request, multi bool) answer {
 	body, rerr := io.ReadAll(r.Body)
 	res, perr := parseLoad(t, r.Header, body)
 
+	took := false
+	defer func() {
+		// Deferred before the unlock, so run after it.
+		if took && f.opt.Loaded != nil {
+			f.opt.Loaded(label, table)
+		}
+	}()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	delete(x.inflight, table)
@@ -322,6 +329,7 @@ func (f *Fake) load(r *http.Request, multi bool) answer {
 	if len(res.errors) > 0 {
 		a["ErrorURL"] = f.errorLogLocked(x, res.errors)
 	}
+	took = true
 	return a
 }
 
