@@ -18,6 +18,8 @@ import (
 
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/commit"
+	"github.com/txsink/txsink/format"
+	"github.com/txsink/txsink/source"
 )
 
 // orderSep starts the places stored after a partition's mark: the mark a
@@ -136,37 +138,39 @@ type latestLog struct {
 
 // copyOf reports whether c is a copy of a change consumed already, by
 // its place (changelog.Order), and else moves its log's latest place to
-// it. Changes without a place are never copies.
+// it. Changes without a place are never copies (nil: the decoder was not
+// told to read places, see format.OrderReader, so none is judged).
 func (m *latest) copyOf(c *changelog.Change) bool {
-	if c.Order.Log == "" {
+	o := c.Order
+	if o == nil || o.Log == "" {
 		return false
 	}
 	part := c.Pos.Partition
-	if c.Order.Restart {
+	if o.Restart {
 		// A snapshot: what follows is the logs' anew.
-		m.logs = slices.DeleteFunc(m.logs, func(l latestLog) bool { return l.part == part && c.Order.Restarts(l.Log) })
+		m.logs = slices.DeleteFunc(m.logs, func(l latestLog) bool { return l.part == part && o.Restarts(l.Log) })
 		m.last = 0
 		return false
 	}
 	i := m.last
-	if i >= len(m.logs) || m.logs[i].part != part || m.logs[i].Log != c.Order.Log {
+	if i >= len(m.logs) || m.logs[i].part != part || m.logs[i].Log != o.Log {
 		for i = 0; i < len(m.logs); i++ {
-			if m.logs[i].part == part && m.logs[i].Log == c.Order.Log {
+			if m.logs[i].part == part && m.logs[i].Log == o.Log {
 				break
 			}
 		}
 		if i == len(m.logs) {
-			m.logs = append(m.logs, latestLog{part: part, Order: c.Order})
+			m.logs = append(m.logs, latestLog{part: part, Order: *o})
 			m.last = i
 			return false
 		}
 		m.last = i
 	}
-	if c.Order.NotAfter(m.logs[i].Order) {
+	if o.NotAfter(m.logs[i].Order) {
 		return true
 	}
-	m.logs[i].Order = c.Order
-	if m.dropping.part == part && m.dropping.Log == c.Order.Log {
+	m.logs[i].Order = *o
+	if m.dropping.part == part && m.dropping.Log == o.Log {
 		m.dropping = latestLog{} // the run of copies is over
 	}
 	return false
@@ -208,6 +212,22 @@ func (e *Engine) dropCopy(c *changelog.Change) bool {
 			"log", c.Order.Log, "position", c.Pos.String(), "table", c.Table.Printable())
 	}
 	return true
+}
+
+// readOrders tells dec to read each change's place in its source's log
+// (format.OrderReader) when the engine's source publishes copies as new
+// records (source.Republisher: NATS). Elsewhere the places stay unread,
+// at no cost, and no change is judged a copy by its place: a file is
+// written once, and over Kafka the copies are the transaction metadata's
+// to drop within a run, and converge on keyed tables after a restart.
+func (e *Engine) readOrders(dec format.Decoder) {
+	r, ok := e.src.(source.Republisher)
+	if !ok || !r.Republishes() {
+		return
+	}
+	if or, ok := dec.(format.OrderReader); ok {
+		or.ReadOrders()
+	}
 }
 
 // committedOrders returns the places committed, by partition: read only.

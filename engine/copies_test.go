@@ -50,7 +50,7 @@ func TestMarkOrders(t *testing.T) {
 // apart, and a reset starts again from the places committed.
 func TestLatest(t *testing.T) {
 	change := func(part, log string, lsn uint64) *changelog.Change {
-		return &changelog.Change{Pos: changelog.Position{Partition: part}, Order: changelog.Order{Log: log, At: [2]uint64{1, lsn}, N: 1}}
+		return &changelog.Change{Pos: changelog.Position{Partition: part}, Order: &changelog.Order{Log: log, At: [2]uint64{1, lsn}, N: 1}}
 	}
 	var m latest
 	m.reset(nil, map[string][]changelog.Order{"p": {{Log: "a", At: [2]uint64{1, 10}, N: 1}}})
@@ -84,7 +84,7 @@ func TestLatest(t *testing.T) {
 	// A snapshot of connector mysql:srv starts its logs anew, whatever
 	// their server_id: what follows is applied, however low its places.
 	m.reset(nil, map[string][]changelog.Order{"p": {{Log: "mysql:srv:1", At: [2]uint64{345, 9000}}, {Log: "mysql:srvx:1", At: [2]uint64{9, 9}}}})
-	if m.copyOf(&changelog.Change{Pos: changelog.Position{Partition: "p"}, Order: changelog.Order{Log: "mysql:srv", Restart: true}}) {
+	if m.copyOf(&changelog.Change{Pos: changelog.Position{Partition: "p"}, Order: &changelog.Order{Log: "mysql:srv", Restart: true}}) {
 		t.Error("a snapshot's record taken for a copy")
 	}
 	if m.copyOf(change("p", "mysql:srv:1", 100)) {

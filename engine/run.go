@@ -188,6 +188,7 @@ func (e *Engine) openSession(ctx context.Context, opts RunOptions) (*session, er
 		return nil, fmt.Errorf("source.format: %w", err)
 	}
 	e.narrowKnown(ctx, dec)
+	e.readOrders(dec)
 	readCtx, stopReading := context.WithCancel(ctx)
 	out := make(chan []decoded, max(1, opts.Queue/batchMax))
 	pool := newDecodePool(dec, decodeWorkers(), e.arenas())

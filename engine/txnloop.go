@@ -219,7 +219,7 @@ func (l *txnLoop) check(ctx context.Context, c *changelog.Change, lastOfRecord b
 	part := c.Pos.Partition
 	ot := l.openOf(part)
 	if c.Kind == changelog.EndTxn {
-		if c.TxnEvents > 0 && (ot.id != c.TxnID || ot.events != c.TxnEvents) {
+		if c.TxnEvents > 0 && (ot.id != c.TxnID || ot.events != int(c.TxnEvents)) {
 			got := ot.events
 			if ot.id != c.TxnID {
 				got = 0

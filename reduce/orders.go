@@ -10,7 +10,8 @@ import (
 // noteOrder records that the buffer consumed a change of partition at o
 // (see changelog.Order): the unit Take makes carries, per partition and
 // log, the latest place, which the engine stores with the position. A
-// zero o tells nothing. The changes of a partition and log come in runs,
+// zero o tells nothing; a change without one (nil: its decoder was not
+// asked, see format.OrderReader) is not noted at all, at no cost. The changes of a partition and log come in runs,
 // so most find their entry without a search.
 //
 // A new start of logs (o.Restart) drops their entries and is noted after
@@ -57,6 +58,8 @@ func (b *Buffer) noteOrder(part string, o changelog.Order) {
 // place in its source's log (c.Order) is the unit's, as an applied
 // change's is.
 func (b *Buffer) SkipChange(c *changelog.Change, now time.Time) {
-	b.noteOrder(c.Pos.Partition, c.Order)
+	if c.Order != nil {
+		b.noteOrder(c.Pos.Partition, *c.Order)
+	}
 	b.Skip(c.Pos, now)
 }

@@ -17,9 +17,9 @@ import (
 func TestUnitOrders(t *testing.T) {
 	at := func(part, log string, lsn uint64) *changelog.Change {
 		return &changelog.Change{Pos: changelog.Position{Partition: part, Offset: int64(lsn)},
-			Order: changelog.Order{Log: log, At: [2]uint64{1, lsn}}}
+			Order: &changelog.Order{Log: log, At: [2]uint64{1, lsn}}}
 	}
-	restart := &changelog.Change{Pos: changelog.Position{Partition: "p", Offset: 50}, Order: changelog.Order{Log: "mysql:a", Restart: true}}
+	restart := &changelog.Change{Pos: changelog.Position{Partition: "p", Offset: 50}, Order: &changelog.Order{Log: "mysql:a", Restart: true}}
 	now := time.Unix(0, 0)
 	a := reduce.NewBuffer("x")
 	for _, c := range []*changelog.Change{at("p", "mysql:a:1", 10), at("p", "mysql:a:1", 12), at("q", "mysql:a:1", 3), at("p", "mysql:b:1", 7), at("p", "mysql:a:1", 11)} {

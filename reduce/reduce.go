@@ -728,7 +728,9 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 		b.touch(c.Pos, now)
 		return nil
 	}
-	b.noteOrder(c.Pos.Partition, c.Order)
+	if c.Order != nil {
+		b.noteOrder(c.Pos.Partition, *c.Order)
+	}
 	if c.Kind == changelog.Truncate {
 		if err := b.truncate(t, c); err != nil {
 			return err

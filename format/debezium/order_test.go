@@ -39,12 +39,25 @@ func TestOrder(t *testing.T) {
 		{"no name", pg(`{"connector":"mysql","file":"mysql-bin.000003","pos":154,"db":"inventory","table":"orders"}`, "u", "null"), changelog.Order{}},
 		{"unusable sequence", pg(`{"connector":"postgresql","name":"shop","schema":"public","table":"orders","sequence":"[\"x\",\"77\"]"}`, "u", "null"), changelog.Order{}},
 	}
-	d := newDecoder(t, nil)
+	// A decoder not told to read places (the files and Kafka sources'
+	// sessions) reads none, at no cost; one told to (NATS) reads them.
+	off, on := newDecoder(t, nil), newDecoder(t, nil)
+	on.ReadOrders()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := decodeOne(t, d, tt.rec)
-			if c.Order != tt.want {
-				t.Errorf("Order = %+v, want %+v", c.Order, tt.want)
+			if c := decodeOne(t, off, tt.rec); c.Order != nil {
+				t.Errorf("without ReadOrders: Order = %+v, want nil", *c.Order)
+			}
+			c := decodeOne(t, on, tt.rec)
+			var got changelog.Order
+			if c.Order != nil {
+				got = *c.Order
+				if got.IsZero() {
+					t.Error("Order set to the zero Order, want nil")
+				}
+			}
+			if got != tt.want {
+				t.Errorf("Order = %+v, want %+v", got, tt.want)
 			}
 		})
 	}

@@ -36,7 +36,8 @@
 // own restart it may publish again what it had published since its last
 // offset flush: new messages, at new sequences. The engine drops them by
 // each event's place in its source database's log, which the
-// debezium-json format reads from the event's source block
+// debezium-json format reads from the event's source block for this
+// source alone (it is a source.Republisher; see format.OrderReader)
 // (changelog.Order: PostgreSQL's sequence, a binlog's file, position and
 // row) and the engine stores with the stream's position, so copies after a
 // restart of txsink are dropped too; in transaction mode also by
@@ -169,6 +170,12 @@ type Source struct {
 	r       *reader
 	created string // the stream's creation time, its positions' Mark
 }
+
+// Republishes implements source.Republisher: Debezium Server publishes
+// without message ids, so after its restart it publishes again, as new
+// messages, what it published since its last offset flush (see the
+// package doc). The engine then drops the copies by their place.
+func (*Source) Republishes() bool { return true }
 
 // Partitions implements source.Lister: the stream's one partition, claimed
 // in the target before anything is read.
