@@ -12,7 +12,7 @@ var _ format.OrderReader = (*Decoder)(nil)
 // Change.Order is its place in its source's log, when its source block
 // tells one. Until then the source block's members that tell it are
 // passed over, as the other members are, and Change.Order stays nil: the
-// place costs a tenth of the decoder's CPU (docs/performance.md, issue
+// place costs about a tenth of decoding and reducing a record (docs/performance.md, issue
 // #31), paid only where copies come (a NATS stream). Safe for concurrent
 // use with decoding.
 func (d *Decoder) ReadOrders() { d.orders.Store(true) }
