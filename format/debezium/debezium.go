@@ -33,9 +33,11 @@
 // through TxnKey: PostgreSQL's "txId:LSN" ids differ between BEGIN, the data
 // events and END, so they are grouped by their txId part. Change.TxnOrder
 // is transaction.total_order, the event's place in its transaction, by
-// which transaction mode drops events published twice. Change.Order is the
-// event's place in its source database's log, by which the engine drops
-// copies published again across restarts (see changelog.Order): for the
+// which transaction mode drops events published twice. Change.Order is,
+// once the decoder is told to read it (ReadOrders; the engine tells it for
+// a NATS stream only), the event's place in its source database's log, by
+// which the engine drops copies published again across restarts (see
+// changelog.Order): for the
 // postgresql connector source.sequence (["last commit LSN", "LSN"]), for
 // mysql and mariadb the number of source.file and source.pos (not
 // source.row: a compressed transaction payload's events share a position
