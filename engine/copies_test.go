@@ -6,6 +6,7 @@ import (
 
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/commit"
+	"github.com/txsink/txsink/config"
 )
 
 // TestMarkOrders checks the places stored after a partition's mark: they
@@ -103,5 +104,32 @@ func TestLatest(t *testing.T) {
 			{Partition: "p", Order: changelog.Order{Log: "b", At: [2]uint64{2, 1}}}})
 	if want := []changelog.Order{{Log: "a", At: [2]uint64{1, 12}}, {Log: "b", At: [2]uint64{2, 1}}}; !reflect.DeepEqual(merged, want) {
 		t.Errorf("mergeOrders = %+v, want %+v", merged, want)
+	}
+}
+
+// TestStreamedPartsOrders checks that a plan's unit into a target that
+// streams carries the places of the parts loaded ahead of it, before its
+// own, as it carries their progress: without them a copy of what a part
+// held would be applied after a restart.
+func TestStreamedPartsOrders(t *testing.T) {
+	a := commit.Order{Partition: "p", Order: changelog.Order{Log: "mysql:srv:1", At: [2]uint64{3, 100}}}
+	b := commit.Order{Partition: "p", Order: changelog.Order{Log: "mysql:srv:1", At: [2]uint64{3, 200}}}
+	l := &txnLoop{e: &Engine{cfg: &config.Config{Name: "x"}}}
+	at := [][]changelog.Position{{{Partition: "p", Offset: 1}}}
+	for _, tt := range []struct {
+		name string
+		u    *commit.Unit
+		want []commit.Order
+	}{
+		{"merged chunks after the part", &commit.Unit{Pipeline: "x", Orders: []commit.Order{b}}, []commit.Order{a, b}},
+		{"the part alone", nil, []commit.Order{a}},
+	} {
+		u := l.withParts(tt.u, []*commit.Unit{{Pipeline: "x", Orders: []commit.Order{a}}}, at)
+		if !reflect.DeepEqual(u.Orders, tt.want) {
+			t.Errorf("%s: Orders = %+v, want %+v", tt.name, u.Orders, tt.want)
+		}
+		if got := mergeOrders(nil, "p", u.Orders); !reflect.DeepEqual(got, []changelog.Order{tt.want[len(tt.want)-1].Order}) {
+			t.Errorf("%s: stored %+v, want the latest place", tt.name, got)
+		}
 	}
 }
