@@ -31,6 +31,7 @@ type Arena struct {
 	values  []Value
 	strs    []string
 	text    []byte
+	orders  []Order
 	// recent is the string Recent made last. It is on the heap, so it
 	// outlives Reset and serves the arena's next batches too.
 	recent string
@@ -71,6 +72,17 @@ func (a *Arena) Strings(n int) []string {
 	}
 	a.strs = grown(a.strs, n, minArenaValues, &a.bytes)
 	return take(&a.strs, n)
+}
+
+// Order returns a zero Order, for a change's Order: only decoders told
+// to read places (format.OrderReader) take them, so the changes of the
+// others stay as small as they were.
+func (a *Arena) Order() *Order {
+	if a == nil {
+		return new(Order)
+	}
+	a.orders = grown(a.orders, 1, minArenaChanges, &a.bytes)
+	return &take(&a.orders, 1)[0]
 }
 
 // Text returns a string holding a copy of b. Unlike other strings, it
@@ -114,9 +126,10 @@ func (a *Arena) Reset() {
 	clear(a.changes)
 	clear(a.values)
 	clear(a.strs)
-	a.changes, a.values, a.strs, a.text = a.changes[:0], a.values[:0], a.strs[:0], a.text[:0]
+	clear(a.orders)
+	a.changes, a.values, a.strs, a.text, a.orders = a.changes[:0], a.values[:0], a.strs[:0], a.text[:0], a.orders[:0]
 	// The slabs grown past are the collector's now; the last ones stay.
-	a.bytes = slabBytes(a.changes) + slabBytes(a.values) + slabBytes(a.strs) + slabBytes(a.text)
+	a.bytes = slabBytes(a.changes) + slabBytes(a.values) + slabBytes(a.strs) + slabBytes(a.text) + slabBytes(a.orders)
 }
 
 // Bytes returns the memory of the slabs the arena has handed out of

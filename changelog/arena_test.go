@@ -157,3 +157,39 @@ func TestMemBytes(t *testing.T) {
 		t.Errorf("a before image adds %d, want the after image's %d", d, short.MemBytes()-empty)
 	}
 }
+
+// TestChangeSize guards the size of a Change, which every decoded record
+// pays in its arena: Order is a pointer, set only by decoders told to read
+// places (format.OrderReader), so that the others pay nothing for it.
+func TestChangeSize(t *testing.T) {
+	if got, want := unsafe.Sizeof(Change{}), uintptr(224); got > want {
+		t.Errorf("Change is %d bytes, want at most %d", got, want)
+	}
+}
+
+// TestArenaOrder checks that an arena's places are zeroed and apart, and
+// that a nil arena's are on the heap.
+func TestArenaOrder(t *testing.T) {
+	var a Arena
+	for round := 0; round < 2; round++ {
+		var got []*Order
+		for i := range 200 {
+			o := a.Order()
+			if !o.IsZero() {
+				t.Fatalf("round %d: place %d not zero: %+v", round, i, *o)
+			}
+			o.Log, o.N = "l", uint32(i)
+			got = append(got, o)
+		}
+		for i, o := range got {
+			if o.N != uint32(i) {
+				t.Fatalf("round %d: place %d overwritten: %+v", round, i, *o)
+			}
+		}
+		a.Reset()
+	}
+	var nilArena *Arena
+	if o := nilArena.Order(); o == nil || !o.IsZero() {
+		t.Errorf("nil arena's Order = %v", o)
+	}
+}

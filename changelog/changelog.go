@@ -276,16 +276,24 @@ type Change struct {
 	Before   Row
 	After    Row
 	Pos      Position
-	// Size approximates the bytes the change holds in memory; buffers count
-	// it against their limits. Decoders set it to the length of the raw
-	// record when they do not know better.
-	Size int
 	// TxnID identifies the source transaction the change belongs to, when
 	// the format carries one ("" otherwise).
 	TxnID string
+	// Size approximates the bytes the change holds in memory; buffers count
+	// it against their limits. Decoders set it to the length of the raw
+	// record when they do not know better.
+	//
+	// (Size and TxnEvents are 32 bits, side by side, so that Order's
+	// pointer keeps the change as large as it was before it.)
+	Size int32
 	// TxnEvents is, on an EndTxn change, the number of row events the
 	// source transaction had (0 when the format does not say).
-	TxnEvents int
+	TxnEvents int32
+	// Order is the change's place in its source database's log, when the
+	// format tells it and was asked to read it (format.OrderReader; see
+	// Order); nil otherwise. It points into the change's arena (see
+	// Arena.Order): read it, never keep it past the change.
+	Order *Order
 	// Types is the table as the change's record declares it (columns,
 	// types, NULL-ability, key when the source says), for formats that
 	// carry types (Debezium with the schema envelope, Canal); nil for the

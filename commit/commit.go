@@ -39,6 +39,12 @@ type Unit struct {
 	// one. Targets store it with the position; a partition without a mark
 	// is stored without one.
 	Marks map[string]string
+	// Orders holds, per partition and source log, the place of the latest
+	// change the unit consumed that tells one (changelog.Order), in
+	// first-seen order. The engine stores them with the partition's
+	// position, so that copies published again after a restart are told
+	// apart; a target need not read them.
+	Orders []Order
 	// Changes counts the source changes the unit consumed (before reduction).
 	Changes int
 	// IgnoredDeletes counts the deletes the unit's tables with delete:
@@ -62,6 +68,13 @@ type Unit struct {
 	// what an earlier one wrote; each piece is reduced per key within
 	// itself only. Only a sink.Streamer is given a unit with Parts.
 	Parts []*Unit
+}
+
+// Order is the place of the latest change of one source log (Order.Log)
+// read from Partition.
+type Order struct {
+	Partition string
+	changelog.Order
 }
 
 // DeadLetter is one quarantined source transaction or record.

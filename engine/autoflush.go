@@ -167,10 +167,17 @@ func (l *txnLoop) withParts(u *commit.Unit, streamed []*commit.Unit, progress []
 			at[p.Partition] = p
 		}
 	}
+	// The places in the source's logs too (see copies.go), in the same
+	// order: a later one, or a new start, after the earlier.
+	var orders []commit.Order
 	for i, part := range streamed {
 		u.Changes += part.Changes
 		u.IgnoredDeletes += part.IgnoredDeletes
 		add(progress[i])
+		orders = append(orders, part.Orders...)
+	}
+	if len(orders) > 0 {
+		u.Orders = append(orders, u.Orders...)
 	}
 	add(u.Progress)
 	u.Progress = u.Progress[:0]

@@ -140,13 +140,14 @@ func (l *txnLoop) firstBad(ctx context.Context, buf *reduce.Buffer, changes []*c
 // its changes as a txsink-json line (they can be fixed and fed again), the
 // position of the bad one, and why.
 func (l *txnLoop) quarantine(buf *reduce.Buffer, changes []*changelog.Change, bad *badChange, now time.Time) {
-	// buf.Skip moves progress past each change; DeadLetter records the lot.
+	// buf.SkipChange moves progress past each change; DeadLetter records
+	// the lot.
 	var raw []byte
 	for _, c := range changes {
 		if line, err := native.Append(raw, c); err == nil {
 			raw = line
 		}
-		buf.Skip(c.Pos, now)
+		buf.SkipChange(c, now)
 	}
 	l.e.deadLetterInto(buf, commit.DeadLetter{Pos: bad.c.Pos, TxnID: bad.c.TxnID, Raw: raw, Reason: bad.err.Error()})
 }

@@ -151,9 +151,16 @@ type Engine struct {
 	// insert-only bench.
 	progress atomic.Pointer[map[string]changelog.Position]
 	progMu   sync.Mutex // serializes the writers of progress
-	// marks holds the marks stored with the positions at start (see
-	// commit.Unit.Marks), by partition; read only after New.
+	// marks holds the source's marks stored with the positions at start
+	// (see commit.Unit.Marks), by partition; read only after New.
 	marks map[string]string
+	// orders holds, by partition, the places in the source's logs stored
+	// with the positions (see copies.go), replaced whole under progMu by
+	// each commit; latest is the loop's memory of the places read, and
+	// copies counts the copies it dropped since the last foldEvents.
+	orders map[string][]changelog.Order
+	latest latest
+	copies int64
 	// appliedAt is the loop's memory of the stored position it looked up
 	// last (see applied).
 	appliedAt appliedAt
@@ -312,6 +319,7 @@ func New(ctx context.Context, cfg *config.Config, opts ...Option) (*Engine, erro
 	if e.marks, err = e.storedMarks(ctx); err != nil {
 		return fail(err)
 	}
+	e.resetLatest(nil)
 	// Claim the partitions this instance reads: an older instance still
 	// running with the same pipeline name is fenced from now on, and the
 	// positions read with the claim include its last commit.
@@ -388,6 +396,11 @@ func (e *Engine) add(ctx context.Context, c *changelog.Change) error {
 		e.buf.Skip(c.Pos, now)
 		return nil
 	}
+	if e.dropCopy(c) {
+		// Consumed, as it was the first time: progress moves past it.
+		e.buf.Skip(c.Pos, now)
+		return nil
+	}
 	e.countEvent(c.Kind)
 	e.hookChange(c)
 	t, err := e.tableFor(ctx, c)
@@ -398,7 +411,7 @@ func (e *Engine) add(ctx context.Context, c *changelog.Change) error {
 		e.mu.Lock()
 		e.stats.Skipped++
 		e.mu.Unlock()
-		e.buf.Skip(c.Pos, now)
+		e.buf.SkipChange(c, now)
 		return nil
 	}
 	if c.Kind == changelog.Truncate {
@@ -571,6 +584,7 @@ func (e *Engine) commitUnit(ctx context.Context, u *commit.Unit, reason string, 
 			m[p.Partition] = p
 		}
 	})
+	e.storeOrders(u)
 	e.mu.Lock()
 	e.stats.Commits++
 	e.stats.Deleted += int64(d)
@@ -609,17 +623,29 @@ func (e *Engine) commitUnit(ctx context.Context, u *commit.Unit, reason string, 
 
 // markUnit fingerprints the positions of u, when the source gives marks.
 func (e *Engine) markUnit(u *commit.Unit) error {
-	f := e.feed
-	if f == nil || f.marker == nil || u.Marks != nil {
+	if u.Marks != nil {
+		return nil
+	}
+	var marker source.Marker
+	if f := e.feed; f != nil {
+		marker = f.marker
+	}
+	committed := e.committedOrders()
+	if marker == nil && len(u.Orders) == 0 && len(committed) == 0 {
 		return nil
 	}
 	marks := make(map[string]string, len(u.Progress))
 	for _, p := range u.Progress {
-		m, err := f.marker.Mark(p)
-		if err != nil {
-			return fmt.Errorf("%s: %w", p, err)
+		var m string
+		if marker != nil {
+			var err error
+			if m, err = marker.Mark(p); err != nil {
+				return fmt.Errorf("%s: %w", p, err)
+			}
 		}
-		if m != "" {
+		// The partition's places in its source's logs go with the
+		// source's mark, in the unit's transaction (see copies.go).
+		if m = encodeMark(m, mergeOrders(committed[p.Partition], p.Partition, u.Orders)); m != "" {
 			marks[p.Partition] = m
 		}
 	}

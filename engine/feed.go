@@ -120,7 +120,8 @@ func CheckSources(ctx context.Context, cfg *config.Config, stored []sink.Stored,
 	}
 	at := make(map[string]source.Stored, len(stored))
 	for _, s := range stored {
-		at[s.Partition] = source.Stored{Position: s.Position, Mark: s.Mark}
+		mark, _ := decodeMark(s.Mark)
+		at[s.Partition] = source.Stored{Position: s.Position, Mark: mark}
 	}
 	err = ch.Check(ctx, at)
 	if err == nil || ctx.Err() != nil {
@@ -311,6 +312,7 @@ func (e *Engine) assign(ctx context.Context, l loop, parts []string) (map[string
 		}
 	}
 	e.setProgress(func(m map[string]changelog.Position) { maps.Copy(m, claimed) })
+	e.resetLatest(parts)
 	e.mu.Lock()
 	for part, pos := range claimed {
 		ps := e.partLocked(part)

@@ -38,11 +38,24 @@ const recentEnded = 64
 // too. Without this, a transaction published again in part would add its
 // copies to the events its END counts, and stop the pipeline.
 //
-// The memory is the run's: copies read after txsink restarted are applied
-// again (to keyed tables that is harmless, the rows converge; a
-// transaction published again in part is then refused by its END's
-// count, as before).
+// Copies of changes with a place in their source's log (changelog.Order)
+// are dropped first, by it (see copies.go), also after txsink restarted;
+// the END of their transaction, which was committed whole, is then
+// dropped as one that ended lately. The metadata's memory is the run's:
+// copies without a place read after txsink restarted are applied again
+// (to keyed tables that is harmless, the rows converge; a transaction
+// published again in part is then refused by its END's count).
 func (l *txnLoop) replayed(c *changelog.Change) bool {
+	if l.e.dropCopy(c) {
+		// A copy by its place in the source's log (see copies.go): its
+		// transaction was committed whole, so its END is a copy too.
+		if c.TxnID != "" {
+			if ot := l.openOf(c.Pos.Partition); ot.id != c.TxnID && !ot.endedLately(c.TxnID) {
+				ot.remember(c.TxnID)
+			}
+		}
+		return true
+	}
 	if c.TxnID == "" {
 		return false
 	}
@@ -63,6 +76,9 @@ func (l *txnLoop) replayed(c *changelog.Change) bool {
 			ot.order = c.TxnOrder
 		}
 		return false
+	}
+	if c.Kind != changelog.EndTxn {
+		l.e.copies++
 	}
 	if ot.dropping != c.TxnID {
 		ot.dropping = c.TxnID

@@ -100,6 +100,7 @@ func (e *Engine) rewind(ctx context.Context, part string) error {
 		return err
 	}
 	e.setProgress(func(m map[string]changelog.Position) { m[part] = changelog.Position{Partition: part} })
+	e.forgetOrders(part)
 	e.mu.Lock()
 	ps := e.partLocked(part)
 	ps.Committed, ps.CommittedSeq, ps.Read = 0, 0, 0

@@ -124,6 +124,9 @@ func (e *Engine) forgetShapes(ctx context.Context) error {
 // run is one start of Run: it opens the source at the committed positions
 // and applies what it reads until the end, a signal or an error.
 func (e *Engine) run(ctx context.Context, opts RunOptions) (err error) {
+	// Reading starts again from the committed positions: what was read
+	// and not committed is no copy when it comes again.
+	e.resetLatest(nil)
 	s, err := e.openSession(ctx, opts)
 	if err != nil {
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
@@ -185,6 +188,7 @@ func (e *Engine) openSession(ctx context.Context, opts RunOptions) (*session, er
 		return nil, fmt.Errorf("source.format: %w", err)
 	}
 	e.narrowKnown(ctx, dec)
+	e.readOrders(dec)
 	readCtx, stopReading := context.WithCancel(ctx)
 	out := make(chan []decoded, max(1, opts.Queue/batchMax))
 	pool := newDecodePool(dec, decodeWorkers(), e.arenas())

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/schema"
 	"github.com/txsink/txsink/sink"
 )
@@ -26,12 +27,33 @@ func (e *Engine) setupDeadLetters(ctx context.Context) error {
 // storedMarks returns the marks stored with the pipeline's progress; a
 // target that stores none has none, and a file replaced under its
 // position is then not told apart.
+//
+// The places in the source's logs stored after the marks (see
+// copies.go) become the engine's committed places (orders).
 func (e *Engine) storedMarks(ctx context.Context) (map[string]string, error) {
 	pk, ok := e.target.(sink.ProgressKeeper)
 	if !ok {
 		return map[string]string{}, nil
 	}
-	return pk.Marks(ctx, e.cfg.Name)
+	stored, err := pk.Marks(ctx, e.cfg.Name)
+	if err != nil {
+		return nil, err
+	}
+	marks := make(map[string]string, len(stored))
+	orders := map[string][]changelog.Order{}
+	for part, m := range stored {
+		src, os := decodeMark(m)
+		if src != "" {
+			marks[part] = src
+		}
+		if len(os) > 0 {
+			orders[part] = os
+		}
+	}
+	e.progMu.Lock()
+	e.orders = orders
+	e.progMu.Unlock()
+	return marks, nil
 }
 
 // rewindTarget moves a stream partition's stored position back to its

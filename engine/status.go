@@ -35,8 +35,13 @@ type Stats struct {
 	// refused (tables[].version-column: the stored row was newer), and
 	// DeletesIgnored the deletes of tables with delete: ignore.
 	GuardRefused, DeletesIgnored int64
-	Started                      time.Time
-	Bytes                        int64 // bytes of source records read
+	// Copies counts the changes dropped as copies of changes read
+	// already, published again by the source's producer (Debezium Server
+	// after its restart): by their place in the source's log, also across
+	// restarts of txsink, or by their transaction's metadata.
+	Copies  int64
+	Started time.Time
+	Bytes   int64 // bytes of source records read
 	// Tables counts the rows committed per target table.
 	Tables map[string]TableStats
 	// Unfinished lists, once Run has returned nil in transaction mode,
@@ -89,6 +94,8 @@ func (e *Engine) foldEvents() {
 			e.events[k] = 0
 		}
 	}
+	e.stats.Copies += e.copies
+	e.copies = 0
 	e.mu.Unlock()
 }
 
@@ -194,6 +201,7 @@ func (e *Engine) Status() Status {
 			DeadLetters:    e.stats.DeadLetters,
 			GuardRefused:   e.stats.GuardRefused,
 			DeletesIgnored: e.stats.DeletesIgnored,
+			Copies:         e.stats.Copies,
 		},
 	}
 	if e.stopErr != nil {

@@ -219,7 +219,7 @@ func (l *txnLoop) check(ctx context.Context, c *changelog.Change, lastOfRecord b
 	part := c.Pos.Partition
 	ot := l.openOf(part)
 	if c.Kind == changelog.EndTxn {
-		if c.TxnEvents > 0 && (ot.id != c.TxnID || ot.events != c.TxnEvents) {
+		if c.TxnEvents > 0 && (ot.id != c.TxnID || ot.events != int(c.TxnEvents)) {
 			got := ot.events
 			if ot.id != c.TxnID {
 				got = 0
@@ -594,7 +594,7 @@ func (l *txnLoop) add(ctx context.Context, r *reduced, changes []*changelog.Chan
 		}
 		if t == nil {
 			r.skipped++
-			r.buf.Skip(c.Pos, now)
+			r.buf.SkipChange(c, now)
 			continue
 		}
 		if c.Kind == changelog.Truncate {

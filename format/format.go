@@ -102,6 +102,20 @@ type BeforeNarrower interface {
 	NarrowBefore(t changelog.Table, cols []string)
 }
 
+// OrderReader is a Decoder that can read each row event's place in its
+// source database's log (changelog.Change.Order), by which the engine
+// drops copies a producer published again. Reading it costs every record,
+// so a decoder reads it only once told: the engine tells it only for a
+// source whose producer publishes copies as new records
+// (source.Republisher). Until then Change.Order stays nil.
+type OrderReader interface {
+	Decoder
+	// ReadOrders makes the changes decoded from now on carry their place
+	// when their record tells it. It is safe for concurrent use with
+	// decoding.
+	ReadOrders()
+}
+
 // KeyTyper is a TypeDeclarer that reads a table's primary key from a
 // record's key (source.Record.Key: a Kafka message's), as Debezium's key
 // schema declares it. The engine hands it each record's key.

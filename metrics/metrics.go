@@ -56,6 +56,10 @@
 //	    the stored row was newer
 //	txsink_deletes_ignored_total{pipeline}
 //	    deletes of tables with delete: ignore, consumed and not applied
+//	txsink_copies_dropped_total{pipeline}
+//	    changes dropped as copies published again by the source's producer
+//	    (Debezium Server after its restart), told by their place in the
+//	    source's log or their transaction's metadata
 //	txsink_buffered_bytes{pipeline}
 //	    bytes held in memory, not yet committed
 //	txsink_open_source_txns{pipeline}
@@ -138,6 +142,7 @@ var names = []string{
 	"txsink_records_skipped_total",
 	"txsink_guard_refused_total",
 	"txsink_deletes_ignored_total",
+	"txsink_copies_dropped_total",
 	"txsink_buffered_bytes",
 	"txsink_open_source_txns",
 	"txsink_committed_offset_bytes",
@@ -355,7 +360,7 @@ type statusCollector struct {
 	created time.Time
 
 	ratio, bytesRead, skipped, deadLetters, buffered, openTxns *prometheus.Desc
-	notes, guardRefused, deletesIgnored                        *prometheus.Desc
+	notes, guardRefused, deletesIgnored, copies                *prometheus.Desc
 	committed, read, lag                                       *prometheus.Desc
 	committedRecs, readRecs, lagRecs                           *prometheus.Desc
 	slotLag, lastCommit, state                                 *prometheus.Desc
@@ -378,6 +383,7 @@ func newStatusCollector(pipeline string, src Source, created time.Time) *statusC
 		notes:          d("txsink_records_skipped_total", "Records that carry no row (kind schema_change: DDL; message: a logical decoding message), skipped and never applied.", "kind"),
 		guardRefused:   d("txsink_guard_refused_total", "Upserts and deletes a version guard refused (tables[].version-column): the stored row was newer."),
 		deletesIgnored: d("txsink_deletes_ignored_total", "Deletes of tables with delete: ignore, consumed and not applied."),
+		copies:         d("txsink_copies_dropped_total", "Changes dropped as copies published again by the source's producer (Debezium Server after its restart)."),
 		buffered:       d("txsink_buffered_bytes", "Bytes held in memory, not yet committed."),
 		openTxns:       d("txsink_open_source_txns", "Source transactions begun and not yet finished (transaction mode)."),
 		committed:      d("txsink_committed_offset_bytes", "Position stored in the target, where a restart resumes.", "partition"),
@@ -399,7 +405,7 @@ func newStatusCollector(pipeline string, src Source, created time.Time) *statusC
 
 // Describe implements prometheus.Collector.
 func (c *statusCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.ratio, c.bytesRead, c.skipped, c.deadLetters, c.notes, c.guardRefused, c.deletesIgnored, c.buffered, c.openTxns, c.committed, c.read, c.lag, c.committedRecs, c.readRecs, c.lagRecs, c.slotLag, c.lastCommit, c.state,
+	for _, d := range []*prometheus.Desc{c.ratio, c.bytesRead, c.skipped, c.deadLetters, c.notes, c.guardRefused, c.deletesIgnored, c.copies, c.buffered, c.openTxns, c.committed, c.read, c.lag, c.committedRecs, c.readRecs, c.lagRecs, c.slotLag, c.lastCommit, c.state,
 		c.srLoadsPerCommit, c.srLoadBytes, c.srLabelStates, c.srServer} {
 		ch <- d
 	}
@@ -422,6 +428,7 @@ func (c *statusCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.notes, prometheus.CounterValue, float64(st.Stats.Messages), "message")
 	counter(c.guardRefused, float64(st.Stats.GuardRefused))
 	counter(c.deletesIgnored, float64(st.Stats.DeletesIgnored))
+	counter(c.copies, float64(st.Stats.Copies))
 	gauge(c.buffered, float64(st.BufferedBytes))
 	gauge(c.openTxns, float64(st.OpenTxns))
 	for _, p := range st.Partitions {

@@ -221,4 +221,7 @@ type StatsSnapshot struct {
 	GuardRefused int64 `json:"guard_refused"`
 	// DeletesIgnored counts the deletes of tables with delete: ignore.
 	DeletesIgnored int64 `json:"deletes_ignored"`
+	// Copies counts the changes dropped as copies published again by the
+	// source's producer (see engine.Stats.Copies).
+	Copies int64 `json:"copies_dropped"`
 }

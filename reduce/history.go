@@ -263,7 +263,8 @@ func (b *Buffer) addRouted(main *Table, history []*Table, c *changelog.Change, n
 			return err
 		}
 	} else {
-		b.Skip(c.Pos, now)
+		// Its place in its source's log is the unit's all the same.
+		b.SkipChange(c, now)
 	}
 	for _, r := range rows {
 		ts := b.state(r.t)

@@ -122,3 +122,37 @@ func TestTruncateOfHistoryRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestRoutedChangesNoteOrders checks that a change's place in its
+// source's log (changelog.Change.Order) is the unit's whatever table it
+// reached: a history table alone, a fan of an upsert and a history table,
+// a TRUNCATE.
+func TestRoutedChangesNoteOrders(t *testing.T) {
+	u, h := historyTables(t)
+	now := time.Unix(0, 0)
+	r := changelog.RowOf
+	for _, tc := range []struct {
+		name string
+		t    *Table
+		kind changelog.Kind
+	}{
+		{"history table alone", h, changelog.Insert},
+		{"fan", Fan(u, h), changelog.Insert},
+		{"truncate", u, changelog.Truncate},
+	} {
+		b := NewBuffer("p")
+		o := changelog.Order{Log: "mysql:srv:1", At: [2]uint64{3, 154}, N: 1}
+		c := &changelog.Change{Kind: tc.kind, Table: changelog.Table{Name: "s"}, Order: &o,
+			Pos: changelog.Position{Partition: "p0", Offset: 10, Seq: 1}}
+		if tc.kind == changelog.Insert {
+			c.After = r("id", int64(1), "val", "a")
+		}
+		if err := b.Add(tc.t, c, now); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		un := b.Take()
+		if un == nil || len(un.Orders) != 1 || un.Orders[0].Partition != "p0" || un.Orders[0].Order != o {
+			t.Errorf("%s: unit's orders = %+v, want p0's %+v", tc.name, un, o)
+		}
+	}
+}

@@ -122,7 +122,9 @@ func benchWorkload(name string, n int) [][]byte {
 // id, items by order id), the -keys variants with the buffer confined to one
 // partition per key and the memory of keys' partitions of a pipeline of
 // several partitions (sink.key-partitions.remember's default): what
-// that check costs per record.
+// that check costs per record. The -orders variants decode with each
+// change's place in its source's log read (format.OrderReader), as over
+// NATS, and the buffer noting it: what that costs (issue #31).
 func BenchmarkPipeline(b *testing.B) {
 	for _, bc := range []struct {
 		name  string
@@ -132,7 +134,8 @@ func BenchmarkPipeline(b *testing.B) {
 	}{{"insert-only/heap", false, false, false}, {"update-heavy/heap", false, false, false}, {"insert-only/arena", true, false, false}, {"update-heavy/arena", true, false, false},
 		{"insert-only/arena-8p", true, true, false}, {"insert-only/arena-8p-keys", true, true, true},
 		{"update-heavy/arena-8p", true, true, false}, {"update-heavy/arena-8p-keys", true, true, true},
-		{"update-hot/arena", true, false, false}} {
+		{"update-hot/arena", true, false, false},
+		{"insert-only/arena-orders", true, false, false}, {"update-heavy/arena-orders", true, false, false}, {"update-hot/arena-orders", true, false, false}} {
 		w, _, _ := strings.Cut(bc.name, "/")
 		b.Run(bc.name, func(b *testing.B) {
 			recs := benchWorkload(w, 30000)
@@ -144,6 +147,9 @@ func BenchmarkPipeline(b *testing.B) {
 			for src, t := range tables {
 				// As the engine does once it knows a table's key.
 				dec.NarrowBefore(src, t.Key)
+			}
+			if strings.HasSuffix(bc.name, "-orders") {
+				dec.ReadOrders()
 			}
 			var size int64
 			for _, r := range recs {

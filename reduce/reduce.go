@@ -445,6 +445,10 @@ type Buffer struct {
 	retracting map[string]*retraction
 	// rowMem holds the buffered rows' values (see detachIn).
 	rowMem rowMem
+	// orders holds the latest place of each partition's source logs the
+	// buffer consumed (see noteOrder), lastOrder the index noted last.
+	orders    []commit.Order
+	lastOrder int
 }
 
 // retraction is a -U waiting for the +U that follows it.
@@ -723,6 +727,9 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 		// A transaction boundary holds no row; only progress moves.
 		b.touch(c.Pos, now)
 		return nil
+	}
+	if c.Order != nil {
+		b.noteOrder(c.Pos.Partition, *c.Order)
 	}
 	if c.Kind == changelog.Truncate {
 		if err := b.truncate(t, c); err != nil {
@@ -1073,6 +1080,9 @@ func (b *Buffer) Merge(o *Buffer) error {
 	for _, pos := range o.progress {
 		b.moveTo(pos)
 	}
+	for _, o := range o.orders {
+		b.noteOrder(o.Partition, o.Order)
+	}
 	// o holds whole source transactions: a -U at the end of one is lone.
 	clear(o.retracting)
 	b.changes += o.changes
@@ -1373,6 +1383,9 @@ func (b *Buffer) Take() *commit.Unit {
 		return nil
 	}
 	u := &commit.Unit{Pipeline: b.pipeline, Changes: b.changes, DeadLetters: b.dead, IgnoredDeletes: b.ignored}
+	if len(b.orders) > 0 {
+		u.Orders = slices.Clone(b.orders)
+	}
 	for _, ts := range b.tables {
 		batch := &commit.Batch{Table: ts.t.Schema, Rules: ts.t.Rules, AddColumns: ts.t.AddColumns}
 		var ups groupSet
@@ -1430,7 +1443,7 @@ func (b *Buffer) empty() {
 	clear(b.byTable)
 	clear(b.partIdx)
 	clear(b.tables)
-	b.tables, b.progress = b.tables[:0], b.progress[:0]
+	b.tables, b.progress, b.orders = b.tables[:0], b.progress[:0], b.orders[:0]
 	b.rows, b.bytes, b.changes, b.since, b.dead, b.last, b.ignored = 0, 0, 0, time.Time{}, nil, 0, 0
 }
 

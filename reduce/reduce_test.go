@@ -592,7 +592,7 @@ func TestMergeIsAddingInTurn(t *testing.T) {
 			img := func(k changelog.Number) changelog.Row {
 				return row("id", k, "amount", changelog.Number(fmt.Sprintf("%d.00", rng.IntN(100))), "status", fmt.Sprint("s", i))
 			}
-			c := changelog.Change{Pos: pos, Size: 10 + rng.IntN(50)}
+			c := changelog.Change{Pos: pos, Size: int32(10 + rng.IntN(50))}
 			switch rng.IntN(5) {
 			case 0:
 				c.Kind, c.After = changelog.Insert, img(id())

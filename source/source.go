@@ -17,6 +17,10 @@
 //   - ProgressChecker, Checker: stored progress a source refuses to resume
 //     from, checked at start and by txsink check;
 //   - Marker: a fingerprint of what a position points into, stored with it;
+//   - Republisher: the producer publishes copies as new records (Debezium
+//     Server into NATS, without message ids), so the engine has the
+//     decoder read each change's place in its source's log
+//     (format.OrderReader) and drops the copies by it;
 //   - Rebalancer: partitions are assigned and revoked while reading (a
 //     Kafka consumer group);
 //   - Committer: positions are committed back to the source after each
@@ -205,6 +209,22 @@ type Marker interface {
 	// Mark returns the fingerprint of pos ("" for none). It is called
 	// from the goroutine that commits, in the order of the positions.
 	Mark(pos changelog.Position) (string, error)
+}
+
+// Republisher is a Source whose producer may publish again, after its
+// own restart, records it published already, as new records at new
+// positions that nothing in the source tells from news: Debezium Server
+// into a NATS stream, without message ids. For such a source the engine
+// has the decoder read each change's place in its source database's log
+// (format.OrderReader, changelog.Change.Order) and drops the copies by
+// it, also across its own restarts. Reading places costs every record,
+// so the sources whose copies do not come so (files, written once; Kafka,
+// whose Debezium connectors run in Kafka Connect) do not implement it.
+type Republisher interface {
+	// Republishes reports whether the source's records may be copies
+	// published again; false is as if the source did not implement
+	// Republisher.
+	Republishes() bool
 }
 
 // Group is told of the partitions a Rebalancer is assigned and loses.

@@ -170,7 +170,7 @@ func (j *Joiner) addEnd(r *JoinRecord) error {
 	if t.ended {
 		return fmt.Errorf("%w: %s: a second END of transaction %s", ErrJoin, r.Pos, r.txn)
 	}
-	t.ended, t.events = true, c.TxnEvents
+	t.ended, t.events = true, int(c.TxnEvents)
 	if t.seen > t.events {
 		return fmt.Errorf("%w: %s: transaction %s has more events (%d) than its END counts (%d): the data and transaction topics disagree",
 			ErrJoin, r.Pos, r.txn, t.seen, t.events)

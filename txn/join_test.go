@@ -35,7 +35,7 @@ func runJoin(t *testing.T, steps []joinStep) {
 		case f[0] == "end":
 			var n int
 			fmt.Sscan(f[2], &n)
-			changes = []changelog.Change{{Kind: changelog.EndTxn, TxnID: f[1], TxnEnd: true, TxnEvents: n, Pos: pos}}
+			changes = []changelog.Change{{Kind: changelog.EndTxn, TxnID: f[1], TxnEnd: true, TxnEvents: int32(n), Pos: pos}}
 		case f[0] == "free":
 			changes = []changelog.Change{{Kind: changelog.Insert, Pos: pos, Size: 10}}
 		default:
@@ -119,7 +119,7 @@ func TestJoinerRefusals(t *testing.T) {
 		return []changelog.Change{{Kind: changelog.Insert, TxnID: txn, Size: 10}}
 	}
 	end := func(txn string, n int) []changelog.Change {
-		return []changelog.Change{{Kind: changelog.EndTxn, TxnID: txn, TxnEnd: true, TxnEvents: n}}
+		return []changelog.Change{{Kind: changelog.EndTxn, TxnID: txn, TxnEnd: true, TxnEvents: int32(n)}}
 	}
 	for _, c := range []struct {
 		name string
@@ -197,7 +197,7 @@ func TestJoinerRandom(t *testing.T) {
 					lanes[p] = append(lanes[p], rec{p, nil}) // a tombstone
 				}
 			}
-			lanes["x"] = append(lanes["x"], rec{"x", []changelog.Change{{Kind: changelog.EndTxn, TxnID: id, TxnEnd: true, TxnEvents: n}}})
+			lanes["x"] = append(lanes["x"], rec{"x", []changelog.Change{{Kind: changelog.EndTxn, TxnID: id, TxnEnd: true, TxnEvents: int32(n)}}})
 		}
 		j := NewJoiner("x", 0)
 		added := map[string]int64{}

@@ -155,7 +155,7 @@ func (d *driver) step(p string, k changelog.Kind, size int, end, noID bool) {
 	}
 	seq := int64(len(d.input[p]) + 1)
 	c := changelog.Change{Kind: k, Table: changelog.Table{Name: fmt.Sprint("t", seq%3)},
-		Pos: changelog.Position{Partition: p, Offset: seq, Seq: seq}, Size: size, TxnEnd: end}
+		Pos: changelog.Position{Partition: p, Offset: seq, Seq: seq}, Size: int32(size), TxnEnd: end}
 	if !noID {
 		c.TxnID = fmt.Sprintf("%s-%d", p, d.txn[p])
 	}

@@ -216,9 +216,11 @@ func (s *script) change(f []string) (changelog.Change, error) {
 		case !ok:
 			return c, fmt.Errorf("bad argument %q", a)
 		case k == "size":
-			if c.Size, err = strconv.Atoi(v); err != nil {
+			n, err := strconv.Atoi(v)
+			if err != nil {
 				return c, err
 			}
+			c.Size = int32(n)
 		default:
 			img.Set(k, changelog.Number(v))
 		}

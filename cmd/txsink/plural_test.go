@@ -79,6 +79,16 @@ func TestSummaryLineCounts(t *testing.T) {
 			want: []string{"in 1 commit, 1 schema change record skipped, 1 refused by the version guard (the stored row was newer), 2 deletes ignored, "},
 		},
 		{
+			name: "copies dropped",
+			st:   engine.Stats{Events: map[changelog.Kind]int64{changelog.Insert: 2}, Upserted: 2, Commits: 1, Copies: 1},
+			want: []string{"in 1 commit, 1 copy dropped (published again, applied before), "},
+		},
+		{
+			name: "copies dropped, plural",
+			st:   engine.Stats{Commits: 1, Copies: 12},
+			want: []string{"in 1 commit, 12 copies dropped (published again, applied before), "},
+		},
+		{
 			name: "none",
 			st:   engine.Stats{},
 			want: []string{"p: 0 events -> 0 rows written (0 upserted, 0 deleted, 0 inserted) in 0 commits, "},

@@ -289,7 +289,7 @@ func tail(s string) string {
 }
 
 // summaryRE matches the one line 'txsink run' prints on stdout when it ends.
-var summaryRE = regexp.MustCompile(`^([\w.-]+): (?:stopped by a signal, a rerun resumes after the last commit; )?(\d+) events?(?: \([^)]*\))? -> (\d+) rows? written \((\d+) upserted, (\d+) deleted, (\d+) inserted\) in (\d+) commits?(?:, \d+ skipped)?(?:, \d+ schema change records? skipped)?(?:, \d+ logical decoding messages? skipped)?(?:, \d+ dead-lettered \(txsink dead-letters lists them\))?(?:, \d+ refused by the version guard \(the stored row was newer\))?(?:, \d+ deletes? ignored)?(?:, \d+ (?:retries|retry))?, \S+, \d+ events/s\n$`)
+var summaryRE = regexp.MustCompile(`^([\w.-]+): (?:stopped by a signal, a rerun resumes after the last commit; )?(\d+) events?(?: \([^)]*\))? -> (\d+) rows? written \((\d+) upserted, (\d+) deleted, (\d+) inserted\) in (\d+) commits?(?:, \d+ skipped)?(?:, \d+ schema change records? skipped)?(?:, \d+ logical decoding messages? skipped)?(?:, \d+ dead-lettered \(txsink dead-letters lists them\))?(?:, \d+ refused by the version guard \(the stored row was newer\))?(?:, \d+ deletes? ignored)?(?:, \d+ (?:copy|copies) dropped \(published again, applied before\))?(?:, \d+ (?:retries|retry))?, \S+, \d+ events/s\n$`)
 
 type summary struct {
 	events, inserted, commits int64

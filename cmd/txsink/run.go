@@ -384,6 +384,9 @@ func summaryTable(name string, st engine.Stats, took time.Duration, runErr error
 	if st.DeletesIgnored > 0 {
 		row("deletes ignored", st.DeletesIgnored, "tables with delete: ignore keep their rows")
 	}
+	if st.Copies > 0 {
+		row("copies dropped", st.Copies, "published again by the source's producer, applied before")
+	}
 	if st.Retries > 0 {
 		row("retries", st.Retries, "transient target errors")
 	}
@@ -466,6 +469,9 @@ func summaryLine(name string, st engine.Stats, took time.Duration, stopped strin
 	}
 	if st.DeletesIgnored > 0 {
 		fmt.Fprintf(&b, ", %s ignored", countOf(st.DeletesIgnored, "delete"))
+	}
+	if st.Copies > 0 {
+		fmt.Fprintf(&b, ", %s dropped (published again, applied before)", countOf(st.Copies, "copy"))
 	}
 	if st.Retries > 0 {
 		fmt.Fprintf(&b, ", %s", countOf(st.Retries, "retry"))

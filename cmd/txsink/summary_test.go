@@ -20,7 +20,7 @@ import (
 func TestSummaryTable(t *testing.T) {
 	full := engine.Stats{
 		Events:   map[changelog.Kind]int64{changelog.Insert: 600, changelog.UpdateBefore: 200, changelog.UpdateAfter: 200, changelog.Delete: 100},
-		Upserted: 300, Deleted: 50, Inserted: 150, Commits: 7, Txns: 40, Retries: 2, Skipped: 3, DeadLetters: 4, SchemaChanges: 2, Messages: 1, GuardRefused: 5, DeletesIgnored: 6,
+		Upserted: 300, Deleted: 50, Inserted: 150, Commits: 7, Txns: 40, Retries: 2, Skipped: 3, DeadLetters: 4, SchemaChanges: 2, Messages: 1, GuardRefused: 5, DeletesIgnored: 6, Copies: 8,
 		Tables: map[string]engine.TableStats{"orders": {Upserted: 200, Deleted: 30}, "order_items": {Upserted: 100, Deleted: 20}, "order_events": {Inserted: 150}},
 	}
 	tests := []struct {
@@ -52,6 +52,7 @@ func TestSummaryTable(t *testing.T) {
 				`^  dead-lettered +4  quarantined; txsink dead-letters lists them$`,
 				`^  guard refused +5  upserts and deletes kept out: the stored row's version was newer$`,
 				`^  deletes ignored +6  tables with delete: ignore keep their rows$`,
+				`^  copies dropped +8  published again by the source's producer, applied before$`,
 				`^  reduction ratio +2\.20  events per row written$`,
 				`^  commits +7  target transactions$`,
 				`^  source txns +40  committed whole$`,
@@ -69,7 +70,7 @@ func TestSummaryTable(t *testing.T) {
 			st:   engine.Stats{Events: map[changelog.Kind]int64{changelog.Insert: 1}},
 			took: time.Second, err: errors.New("bad input"),
 			want:   []string{`^p: stopped by an error \(below\) in 1s$`, `^  reduction ratio +-  `, `^  rows written +0 `},
-			absent: []string{"source txns", "retries", "skipped", "rows by table", "dead-lettered", "left open", "schema changes", "messages", "TRUNCATE"},
+			absent: []string{"source txns", "retries", "skipped", "rows by table", "dead-lettered", "left open", "schema changes", "messages", "copies", "TRUNCATE"},
 		},
 		{
 			name: "truncates",

@@ -79,7 +79,7 @@ func TestDecodeTypes(t *testing.T) {
 				t.Fatalf("%d changes, want %d", len(cs), len(tc.want))
 			}
 			for i, c := range cs {
-				if c.Kind != tc.kind || c.Table != (changelog.Table{Namespace: "shop", Name: "orders"}) || c.Pos != testPos || c.Size != len(tc.rec)/len(cs) {
+				if c.Kind != tc.kind || c.Table != (changelog.Table{Namespace: "shop", Name: "orders"}) || c.Pos != testPos || int(c.Size) != len(tc.rec)/len(cs) {
 					t.Errorf("change %d: kind, table, pos, size = %v, %v, %v, %d", i, c.Kind, c.Table, c.Pos, c.Size)
 				}
 				if c.TxnID != "" || c.TxnEnd {

@@ -48,7 +48,7 @@ func decodeLines(t *testing.T, d *Decoder, name string, data []byte) (changes []
 			if c.Pos != pos {
 				t.Fatalf("line %d: Pos = %v, want %v", i+1, c.Pos, pos)
 			}
-			if c.Size != len(line)/len(cs) {
+			if int(c.Size) != len(line)/len(cs) {
 				t.Fatalf("line %d: Size = %d, want %d", i+1, c.Size, len(line)/len(cs))
 			}
 		}
@@ -465,7 +465,7 @@ func TestConformanceTransactionMetadata(t *testing.T) {
 			}
 			cs, err := d.Decode(events[1], changelog.Position{Partition: name, Seq: 2})
 			wantEvents := map[string]int{"mysql": 2, "postgresql": 2, "vitess": 1}[conn]
-			if err != nil || len(cs) != 1 || cs[0].Kind != changelog.EndTxn || !cs[0].TxnEnd || cs[0].TxnEvents != wantEvents {
+			if err != nil || len(cs) != 1 || cs[0].Kind != changelog.EndTxn || !cs[0].TxnEnd || int(cs[0].TxnEvents) != wantEvents {
 				t.Fatalf("END: got %+v, %v; want one EndTxn with %d events", cs, err, wantEvents)
 			}
 			endKey := cs[0].TxnID

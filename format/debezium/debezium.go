@@ -33,7 +33,17 @@
 // through TxnKey: PostgreSQL's "txId:LSN" ids differ between BEGIN, the data
 // events and END, so they are grouped by their txId part. Change.TxnOrder
 // is transaction.total_order, the event's place in its transaction, by
-// which transaction mode drops events published twice.
+// which transaction mode drops events published twice. Change.Order is,
+// once the decoder is told to read it (ReadOrders; the engine tells it for
+// a NATS stream only), the event's place in its source database's log, by
+// which the engine drops copies published again across restarts (see
+// changelog.Order): for the
+// postgresql connector source.sequence (["last commit LSN", "LSN"]), for
+// mysql and mariadb the number of source.file and source.pos (not
+// source.row: a compressed transaction payload's events share a position
+// and number their rows from 0 each), each under the log source.connector:source.name (and :server_id for a
+// binlog), with total_order as N. Snapshot records (op "r", or
+// source.snapshot other than false) and other connectors have none.
 //
 // Values keep their exact JSON text: numbers become changelog.Number, nested
 // objects and arrays changelog.JSON; the target column's type decides later
@@ -95,12 +105,18 @@ type Decoder struct {
 	schemas     schemaCache
 	// keys caches record key schemas (see KeyedTypes).
 	keys keyCache
+	// logName shares the name of the source log records name (see
+	// changelog.Order) between the records that repeat it.
+	logName jsonrecord.LastString
 	// env interns the tables records name, the transaction id the events
 	// of a transaction repeat, and the column lists of row images.
 	env envreader.Reader
 	// narrow is the columns an update's before image is read for, nil
 	// for all (see narrow.go); narrowMu serializes its writers.
-	narrow   atomic.Pointer[narrowing]
+	narrow atomic.Pointer[narrowing]
+	// orders is set once the decoder reads each record's place in its
+	// source's log (see ReadOrders).
+	orders   atomic.Bool
 	narrowMu sync.Mutex
 }
 
@@ -207,6 +223,13 @@ type envelope struct {
 	eventCount []byte // "event_count" of an END event, as written
 	// database is a schema change event's "databaseName".
 	database []byte
+	// order is what "source" says of the record's place in its log, read
+	// only when readOrder is set (see ReadOrders): its members are
+	// otherwise passed over like the others. (Here, not behind a
+	// pointer: decode's changes point into the envelope, so a pointer
+	// would move what it points to to the heap for every record.)
+	order     sourceOrder
+	readOrder bool
 
 	// The Kafka Connect wrapper, at the top level only.
 	schema      *rowSchema // nil without a schema (or with "schema": null)
@@ -238,7 +261,7 @@ func (d *Decoder) Decode(data []byte, pos changelog.Position) ([]changelog.Chang
 
 // DecodeIn is Decode with the change in a (format.ArenaDecoder).
 func (d *Decoder) DecodeIn(a *changelog.Arena, data []byte, pos changelog.Position) ([]changelog.Change, error) {
-	var top envelope
+	top := envelope{readOrder: d.orders.Load()}
 	return d.env.Decode(data, pos,
 		func() ([]changelog.Change, error) { return d.decode(a, data, &top) },
 		func(error) string { return tableOf(data, &top) })
@@ -281,13 +304,13 @@ func (d *Decoder) decode(a *changelog.Arena, data []byte, top *envelope) (_ []ch
 			if len(e.boundaryID) == 0 {
 				return nil, &recordError{Reason: `transaction END event has no "id"`, Hint: hintMalformed}
 			}
-			var events int
+			var events int32
 			if len(e.eventCount) > 0 {
 				n, err := strconv.Atoi(string(e.eventCount))
 				if err != nil || n < 0 {
 					return nil, &recordError{Reason: `"event_count" must be a whole number, not ` + strconv.Quote(string(e.eventCount)), Hint: hintMalformed}
 				}
-				events = n
+				events = int32(min(n, math.MaxInt32))
 			}
 			cs := a.Changes(1)
 			cs[0] = changelog.Change{Kind: changelog.EndTxn, TxnID: d.txnKey(a, e.boundaryID), TxnEnd: true, TxnEvents: events}
@@ -370,6 +393,12 @@ func (d *Decoder) decode(a *changelog.Arena, data []byte, top *envelope) (_ []ch
 	cs := rs.ChangeIn(a, data, before, after)
 	c := &cs[0]
 	c.Kind, c.Table, c.TxnID, c.TxnOrder = kind, e.table, d.txnKey(a, e.txnID), e.txnOrder
+	if e.readOrder {
+		if o := d.order(e); !o.IsZero() {
+			c.Order = a.Order()
+			*c.Order = o
+		}
+	}
 	if d.unavailable != nil {
 		// Before the schema's conversions, which would decode the
 		// placeholder's base64 form into bytes like any other.
@@ -473,15 +502,31 @@ func (d *Decoder) readEnvelope(s *jsonscan.Scanner, rs *jsonscan.Rows, e *envelo
 // others (a dozen on every record) are passed over by NextKeyOf.
 var sourceKeys = jsonscan.NewKeys("db", "schema", "table")
 
-// Indexes in sourceKeys.
+// sourceOrderKeys are sourceKeys and the members that tell a record's
+// place in its source's log, read when the decoder reads places (see
+// ReadOrders): a decoder that does not passes them over too, and pays
+// nothing for them.
+var sourceOrderKeys = jsonscan.NewKeys("db", "schema", "table",
+	"connector", "name", "server_id", "snapshot", "sequence", "file", "pos")
+
+// Indexes in sourceOrderKeys (and, the first three, in sourceKeys): the table's, then those of the record's place in
+// its source's log (see sourceOrder).
 const (
 	sourceDB = iota
 	sourceSchema
 	sourceTable
+	sourceConnector
+	sourceName
+	sourceServerID
+	sourceSnapshot
+	sourceSequence
+	sourceFile
+	sourcePos
 )
 
-// readSource reads the "source" block's db, schema and table. env, if not
-// nil, interns the table.
+// readSource reads the "source" block's db, schema and table, and when
+// e.readOrder is set what tells the record's place (see sourceOrder). env,
+// if not nil, interns the table.
 func readSource(s *jsonscan.Scanner, e *envelope, env *envreader.Reader) error {
 	if s.Peek() == 'n' {
 		_, err := s.Value()
@@ -498,9 +543,13 @@ func readSource(s *jsonscan.Scanner, e *envelope, env *envreader.Reader) error {
 		return err
 	}
 	e.hasSource = true
+	keys := &sourceKeys
+	if e.readOrder {
+		keys = &sourceOrderKeys
+	}
 	var db, schema, table []byte
 	for first := true; ; first = false {
-		k, ok, err := s.NextKeyOf(first, &sourceKeys)
+		k, ok, err := s.NextKeyOf(first, keys)
 		if err != nil {
 			return err
 		}
@@ -514,6 +563,8 @@ func readSource(s *jsonscan.Scanner, e *envelope, env *envreader.Reader) error {
 			schema, err = jsonrecord.ReadName(s, "source.schema", hintMalformed)
 		case sourceTable:
 			table, err = jsonrecord.ReadName(s, "source.table", hintMalformed)
+		default:
+			err = e.order.read(s, k)
 		}
 		if err != nil {
 			return err
@@ -637,7 +688,7 @@ func (d *Decoder) readSchema(s *jsonscan.Scanner, e *envelope) error {
 func (d *Decoder) readPayload(s *jsonscan.Scanner, rs *jsonscan.Rows, e *envelope) error {
 	switch s.Peek() {
 	case '{':
-		e.payload = &envelope{}
+		e.payload = &envelope{readOrder: e.readOrder}
 		return d.readEnvelope(s, rs, e.payload, payloadFields)
 	case 'n':
 		_, err := s.Value()

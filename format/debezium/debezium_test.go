@@ -67,7 +67,7 @@ func decodeOne(t *testing.T, d *Decoder, rec []byte) changelog.Change {
 		t.Fatalf("Decode(%s) gave %d changes, want 1", rec, len(cs))
 	}
 	c := cs[0]
-	if c.Pos != testPos || c.Size != len(rec) {
+	if c.Pos != testPos || int(c.Size) != len(rec) {
 		t.Errorf("Pos, Size = %v, %d; want %v, %d", c.Pos, c.Size, testPos, len(rec))
 	}
 	return c
@@ -99,6 +99,7 @@ func decodeErr(t *testing.T, d *Decoder, rec []byte) *format.Error {
 
 func TestDecodeOps(t *testing.T) {
 	d := newDecoder(t, nil)
+	d.ReadOrders()
 	row1 := changelog.Row{Names: []string{"id", "amount"}, Values: []changelog.Value{changelog.Number("1"), changelog.Number("9.99")}}
 	row2 := changelog.Row{Names: []string{"id", "amount"}, Values: []changelog.Value{changelog.Number("2"), changelog.Number("12.50")}}
 	table := changelog.Table{Namespace: "inventory", Name: "orders"}
@@ -107,7 +108,8 @@ func TestDecodeOps(t *testing.T) {
 		want              changelog.Change
 	}{
 		{"c", "null", `{"id":1,"amount":9.99}`, changelog.Change{Kind: changelog.Insert, After: row1}},
-		{"r", "null", `{"id":1,"amount":9.99}`, changelog.Change{Kind: changelog.Insert, After: row1}},
+		// A snapshot's record: a new start of its connector's logs.
+		{"r", "null", `{"id":1,"amount":9.99}`, changelog.Change{Kind: changelog.Insert, After: row1, Order: &changelog.Order{Log: "mysql:srv", Restart: true}}},
 		// A key change: the +U keeps Before so the engine can see it.
 		{"u", `{"id":1,"amount":9.99}`, `{"id":2,"amount":12.50}`, changelog.Change{Kind: changelog.UpdateAfter, Before: row1, After: row2}},
 		{"d", `{"id":1,"amount":9.99}`, "null", changelog.Change{Kind: changelog.Delete, Before: row1}},
@@ -116,7 +118,7 @@ func TestDecodeOps(t *testing.T) {
 			rec := bare(tc.op, tc.before, tc.after)
 			c := decodeOne(t, d, rec)
 			want := tc.want
-			want.Table, want.Pos, want.Size = table, testPos, len(rec)
+			want.Table, want.Pos, want.Size = table, testPos, int32(len(rec))
 			if !reflect.DeepEqual(c, want) {
 				t.Errorf("got  %#v\nwant %#v", c, want)
 			}
@@ -246,7 +248,7 @@ func TestDecodeEndEvent(t *testing.T) {
 		if err != nil || len(cs) != 1 {
 			t.Fatalf("Decode(%s) = %v, %v; want one EndTxn", tc.rec, cs, err)
 		}
-		if c := cs[0]; c.Kind != changelog.EndTxn || !c.TxnEnd || c.TxnID != tc.id || c.TxnEvents != tc.events || c.Pos != testPos {
+		if c := cs[0]; c.Kind != changelog.EndTxn || !c.TxnEnd || c.TxnID != tc.id || int(c.TxnEvents) != tc.events || c.Pos != testPos {
 			t.Errorf("Decode(%s) = %+v; want EndTxn %q with %d events", tc.rec, c, tc.id, tc.events)
 		}
 	}

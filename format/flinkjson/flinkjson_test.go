@@ -62,7 +62,7 @@ func TestDecodeOps(t *testing.T) {
 					t.Fatalf("Decode(%s) = %v, %v; want one change", r, cs, err)
 				}
 				c := cs[0]
-				if c.Kind != tc.kind || c.Table != testTable || c.Pos != testPos || c.Size != len(r) {
+				if c.Kind != tc.kind || c.Table != testTable || c.Pos != testPos || int(c.Size) != len(r) {
 					t.Errorf("kind, table, pos, size = %v, %v, %v, %d", c.Kind, c.Table, c.Pos, c.Size)
 				}
 				if !reflect.DeepEqual(c.Before, tc.before) || !reflect.DeepEqual(c.After, tc.after) {

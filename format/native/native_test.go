@@ -53,7 +53,7 @@ func TestDecodeTestdata(t *testing.T) {
 			t.Fatalf("line %d: %v", i+1, err)
 		}
 		for _, c := range cs {
-			if c.Pos != pos || c.Size != len(line) {
+			if c.Pos != pos || int(c.Size) != len(line) {
 				t.Errorf("line %d: Pos, Size = %v, %d", i+1, c.Pos, c.Size)
 			}
 			c.Pos, c.Size = changelog.Position{}, 0

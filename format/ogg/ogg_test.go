@@ -37,7 +37,7 @@ func decodeOne(t *testing.T, d *Decoder, r []byte) changelog.Change {
 		t.Fatalf("Decode(%s) gave %d changes, want 1", r, len(cs))
 	}
 	c := cs[0]
-	if c.Pos != testPos || c.Size != len(r) {
+	if c.Pos != testPos || int(c.Size) != len(r) {
 		t.Errorf("Pos, Size = %v, %d; want %v, %d", c.Pos, c.Size, testPos, len(r))
 	}
 	return c

@@ -44,6 +44,19 @@ type model struct {
 	txns   [][]msg
 	evKeys [][2]int64
 	pos    int64 // the binlog position, for the source blocks
+	// bare leaves Debezium's transaction metadata out (no BEGIN, END or
+	// "transaction" block). postgres writes the PostgreSQL connector's
+	// source blocks instead of MySQL's: every other transaction's rows
+	// have LSNs before the last commit's (it began before the transaction
+	// before it committed), and its sequence ["last commit LSN", "LSN"]
+	// orders them; lastCommit is that LSN.
+	bare, postgres bool
+	lastCommit     int64
+	// compressed writes every row event of a transaction at one binlog
+	// position, their rows numbered from 0 every other event, as the
+	// events of a compressed transaction payload (MySQL 8's
+	// binlog_transaction_compression) are.
+	compressed bool
 }
 
 func newModel(prefix string, seed uint64) *model {
@@ -57,19 +70,34 @@ type txnBuilder struct {
 	id     string
 	events []msg
 	counts map[string]int
+	// txID and lsnBack are the PostgreSQL transaction's id, and how far
+	// its rows' LSNs lie before the model's position.
+	txID, lsnBack int64
 }
 
 // row writes one row event of table: op c, u or d, with its images (nil
 // for none).
 func (b *txnBuilder) row(table, op string, before, after map[string]any) {
-	b.m.pos += 100
-	b.counts[table]++
-	ev := map[string]any{
-		"before": before, "after": after, "op": op, "ts_ms": 1767225600000 + b.m.pos,
-		"source": map[string]any{"version": "2.7.3.Final", "connector": "mysql", "name": b.m.prefix, "ts_ms": 1767225600000 + b.m.pos,
-			"snapshot": "false", "db": "inventory", "table": table, "server_id": 1, "file": "mysql-bin.000003", "pos": b.m.pos, "row": 0},
-		"transaction": map[string]any{"id": b.id, "total_order": len(b.events) + 1, "data_collection_order": b.counts[table]},
+	pos, row := b.m.pos+100, 0
+	if b.m.compressed {
+		pos, row = b.m.pos+1, len(b.events)%2
+	} else {
+		b.m.pos = pos
 	}
+	b.counts[table]++
+	source := map[string]any{"version": "2.7.3.Final", "connector": "mysql", "name": b.m.prefix, "ts_ms": 1767225600000 + pos,
+		"snapshot": "false", "db": "inventory", "table": table, "server_id": 1, "file": "mysql-bin.000003", "pos": pos, "row": row}
+	if b.m.postgres {
+		lsn := b.m.pos - b.lsnBack
+		source = map[string]any{"version": "2.7.3.Final", "connector": "postgresql", "name": b.m.prefix, "ts_ms": 1767225600000 + b.m.pos,
+			"snapshot": "false", "db": "shop", "schema": "inventory", "table": table, "txId": b.txID, "lsn": lsn,
+			"sequence": fmt.Sprintf(`["%d","%d"]`, b.m.lastCommit, lsn)}
+	}
+	var txn any
+	if !b.m.bare {
+		txn = map[string]any{"id": b.id, "total_order": len(b.events) + 1, "data_collection_order": b.counts[table]}
+	}
+	ev := map[string]any{"before": before, "after": after, "op": op, "ts_ms": 1767225600000 + b.m.pos, "source": source, "transaction": txn}
 	b.events = append(b.events, msg{b.m.prefix + ".inventory." + table, mustJSON(ev)})
 }
 
@@ -77,6 +105,12 @@ func (b *txnBuilder) row(table, op string, before, after map[string]any) {
 // messages, BEGIN and END included.
 func (m *model) next(i int) []msg {
 	b := &txnBuilder{m: m, id: fmt.Sprintf("3e11fa47-71ca-11e1-9e33-c80aa9429562:%d", i+1), counts: map[string]int{}}
+	if m.postgres {
+		b.id, b.txID = fmt.Sprintf("%d:%d", 700+i, m.pos), int64(700+i)
+		if i%2 == 1 {
+			b.lsnBack = 1000
+		}
+	}
 	r := m.r
 	id := int64(r.IntN(i/2 + 1))
 	orderRow := func(id int64, o order) map[string]any {
@@ -133,6 +167,13 @@ func (m *model) next(i int) []msg {
 		collections = append(collections, map[string]any{"data_collection": "inventory." + t, "event_count": b.counts[t]})
 	}
 	ts := 1767225600000 + m.pos
+	m.lastCommit = m.pos + 50 // the commit record, after the rows
+	m.pos += 100
+	if m.bare {
+		m.txns = append(m.txns, b.events)
+		m.evKeys = append(m.evKeys, ek)
+		return b.events
+	}
 	out := append([]msg{{m.prefix + ".transaction", mustJSON(map[string]any{"status": "BEGIN", "id": b.id, "ts_ms": ts, "event_count": nil, "data_collections": nil})}}, b.events...)
 	out = append(out, msg{m.prefix + ".transaction", mustJSON(map[string]any{"status": "END", "id": b.id, "ts_ms": ts,
 		"event_count": len(b.events), "data_collections": collections})})

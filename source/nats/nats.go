@@ -34,15 +34,18 @@
 //
 // Duplicates: Debezium Server publishes without a message id, so after its
 // own restart it may publish again what it had published since its last
-// offset flush: new messages, at new sequences. In transaction mode the
-// engine drops them by Debezium's transaction metadata (a transaction id
-// that ended lately, an event's total_order not above the last one read
-// of its transaction). Copies that come after a restart of txsink are
-// applied again, which converges to the same rows, because every change
-// is an upsert or a delete by key and the target's position never moves
-// back; an append-only table gets their rows twice, and a transaction
-// published again in part is refused by its END's event count (see the
-// README).
+// offset flush: new messages, at new sequences. The engine drops them by
+// each event's place in its source database's log, which the
+// debezium-json format reads from the event's source block for this
+// source alone (it is a source.Republisher; see format.OrderReader)
+// (changelog.Order: PostgreSQL's sequence, a binlog's file, position and
+// row) and the engine stores with the stream's position, so copies after a
+// restart of txsink are dropped too; in transaction mode also by
+// Debezium's transaction metadata, within a run; a snapshot starts its
+// connector's logs anew. Events without a usable place (snapshots, other
+// connectors) published again after a restart of
+// txsink are applied again, which converges to the same rows for keyed
+// tables (see the README).
 package nats
 
 import (
@@ -167,6 +170,12 @@ type Source struct {
 	r       *reader
 	created string // the stream's creation time, its positions' Mark
 }
+
+// Republishes implements source.Republisher: Debezium Server publishes
+// without message ids, so after its restart it publishes again, as new
+// messages, what it published since its last offset flush (see the
+// package doc). The engine then drops the copies by their place.
+func (*Source) Republishes() bool { return true }
 
 // Partitions implements source.Lister: the stream's one partition, claimed
 // in the target before anything is read.

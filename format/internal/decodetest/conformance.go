@@ -50,7 +50,7 @@ func DecodeLines(t *testing.T, d format.Decoder, name string, data []byte) []cha
 			t.Fatalf("%s:%d: %v", name, i+1, err)
 		}
 		for _, c := range cs {
-			if c.Pos != pos || c.Size != len(line)/len(cs) {
+			if c.Pos != pos || int(c.Size) != len(line)/len(cs) {
 				t.Fatalf("%s:%d: Pos, Size = %v, %d; want %v, %d", name, i+1, c.Pos, c.Size, pos, len(line)/len(cs))
 			}
 		}

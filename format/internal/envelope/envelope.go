@@ -37,6 +37,7 @@
 package envelope
 
 import (
+	"math"
 	"strconv"
 	"sync/atomic"
 
@@ -113,7 +114,7 @@ func (e *Reader) Decode(data []byte, pos changelog.Position, read func() ([]chan
 	}
 	for i := range cs {
 		cs[i].Pos = pos
-		cs[i].Size = len(data) / len(cs)
+		cs[i].Size = int32(min(len(data)/len(cs), math.MaxInt32))
 	}
 	return cs, nil
 }

@@ -126,7 +126,7 @@ func TestDecode(t *testing.T) {
 				t.Fatalf("%d changes, want %d", len(cs), tc.changes)
 			}
 			for _, c := range cs {
-				if c.Pos != pos || c.Size != len(tc.data)/len(cs) {
+				if c.Pos != pos || int(c.Size) != len(tc.data)/len(cs) {
 					t.Errorf("Pos, Size = %v, %d; want %v, %d", c.Pos, c.Size, pos, len(tc.data)/len(cs))
 				}
 			}
