@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/txsink/txsink/changelog"
-	"github.com/txsink/txsink/clock/clocktest"
 	"github.com/txsink/txsink/config"
 	"github.com/txsink/txsink/engine"
 	"github.com/txsink/txsink/internal/testdb"
@@ -302,54 +301,55 @@ func startVersionReader(t *testing.T, db *testdb.DB) *poller {
 // TestDeleteRules applies deletes to a soft-deleted bool table, a
 // soft-deleted timestamp table and an ignoring one, with deletes after
 // inserts in one flush, a revive in the delete's flush and in a later
-// one, on every server.
+// one, on every server, in plain and transaction mode.
 func TestDeleteRules(t *testing.T) {
 	ts := map[string]string{"mysql": "TIMESTAMP(3) NULL", "postgres": "TIMESTAMP(3) NULL", "sqlite": "TIMESTAMP NULL"}
-	forEachDialect(t, func(t *testing.T, db *testdb.DB) {
-		db.Exec(t, `CREATE TABLE sb (id INT NOT NULL PRIMARY KEY, val VARCHAR(10) NOT NULL, deleted BOOLEAN NOT NULL DEFAULT FALSE)`,
-			`CREATE TABLE st (id INT NOT NULL PRIMARY KEY, val VARCHAR(10) NOT NULL, deleted_at `+ts[db.Dialect]+`)`,
-			`CREATE TABLE ig (id INT NOT NULL PRIMARY KEY, val VARCHAR(10) NOT NULL)`)
-		deleteRules(t, db, "2026-12-03 10:20:30.123", "2026-12-03 10:21:30.123")
-	})
+	for _, mode := range modes {
+		t.Run(mode, func(t *testing.T) {
+			forEachDialect(t, func(t *testing.T, db *testdb.DB) {
+				db.Exec(t, `CREATE TABLE sb (id INT NOT NULL PRIMARY KEY, val VARCHAR(10) NOT NULL, deleted BOOLEAN NOT NULL DEFAULT FALSE)`,
+					`CREATE TABLE st (id INT NOT NULL PRIMARY KEY, val VARCHAR(10) NOT NULL, deleted_at `+ts[db.Dialect]+`)`,
+					`CREATE TABLE ig (id INT NOT NULL PRIMARY KEY, val VARCHAR(10) NOT NULL)`)
+				deleteRules(t, db, mode, "2026-12-03 10:20:30.123", "2026-12-03 10:21:30.123")
+			})
+		})
+	}
 }
 
-// deleteRules runs TestDeleteRules' changes into db's tables sb (soft, a
-// boolean), st (soft, a timestamp column, whose deletes' times read back
-// as first and second) and ig (deletes ignored).
-func deleteRules(t *testing.T, db *testdb.DB, first, second string) {
+// deleteRules runs TestDeleteRules' changes in mode into db's tables sb
+// (soft, a boolean), st (soft, a timestamp column, whose deletes' times
+// read back as first and second) and ig (deletes ignored). In
+// transaction mode the first flush's changes are source transactions of
+// their own (an insert and its delete reduced apart, then merged), the
+// later ones a transaction per table.
+func deleteRules(t *testing.T, db *testdb.DB, mode, first, second string) {
 	t.Helper()
 	cfg := pipeline(db, config.Table{Source: "s.sb", Delete: "soft:deleted"}, config.Table{Source: "s.st", Delete: "soft:deleted_at"},
 		config.Table{Source: "s.ig", Delete: "ignore"})
+	cfg.Name = phaseName(mode, "delete-rules")
 	at := time.Date(2026, 12, 3, 10, 20, 30, 123456789, time.UTC)
-	clk := clocktest.New(at)
-	e := newEngine(t, cfg, engine.WithClock(clk))
-	f := &feeder{t: t, e: e}
 	r := func(id int, val string) changelog.Row {
 		return row("id", changelog.Number(strconv.Itoa(id)), "val", val)
 	}
+	ins := func(tbl string, id int, val string) changelog.Change {
+		return change(changelog.Insert, tbl, changelog.Row{}, r(id, val))
+	}
+	del := func(tbl string, id int, val string) changelog.Change {
+		return change(changelog.Delete, tbl, r(id, val), changelog.Row{})
+	}
+	phases := []phase{{at: at}, {at: at.Add(time.Minute)}, {at: at.Add(time.Minute)}, {at: at.Add(time.Minute)}}
 	for _, tbl := range []string{"s.sb", "s.st", "s.ig"} {
-		f.must(changelog.Insert, tbl, changelog.Row{}, r(1, "a"))
-		f.must(changelog.Insert, tbl, changelog.Row{}, r(2, "b"))
-		f.must(changelog.Delete, tbl, r(2, "b"), changelog.Row{}) // in the insert's flush: the row stays, marked
-		f.must(changelog.Insert, tbl, changelog.Row{}, r(3, "c"))
+		phases[0].txns = append(phases[0].txns, []changelog.Change{ins(tbl, 1, "a")}, []changelog.Change{ins(tbl, 2, "b")},
+			[]changelog.Change{del(tbl, 2, "b")}, // in the insert's flush: the row stays, marked
+			[]changelog.Change{ins(tbl, 3, "c")})
+		phases[1].txns = append(phases[1].txns, []changelog.Change{del(tbl, 1, "a"), del(tbl, 3, "c"),
+			ins(tbl, 3, "c2")}) // revived in the delete's flush
 	}
-	f.flush()
-	clk.Advance(time.Minute)
-	for _, tbl := range []string{"s.sb", "s.st", "s.ig"} {
-		f.must(changelog.Delete, tbl, r(1, "a"), changelog.Row{})
-		f.must(changelog.Delete, tbl, r(3, "c"), changelog.Row{})
-		f.must(changelog.Insert, tbl, changelog.Row{}, r(3, "c2")) // revived in the delete's flush
-	}
-	f.flush()
 	for _, tbl := range []string{"s.sb", "s.st"} {
-		f.must(changelog.Insert, tbl, changelog.Row{}, r(4, "d"))
-		f.must(changelog.Delete, tbl, r(4, "d"), changelog.Row{})
+		phases[2].txns = append(phases[2].txns, []changelog.Change{ins(tbl, 4, "d"), del(tbl, 4, "d")})
+		phases[3].txns = append(phases[3].txns, []changelog.Change{ins(tbl, 4, "d2")}) // revived in a later flush
 	}
-	f.flush()
-	for _, tbl := range []string{"s.sb", "s.st"} {
-		f.must(changelog.Insert, tbl, changelog.Row{}, r(4, "d2")) // revived in a later flush
-	}
-	f.flush()
+	counts := applyPhases(t, cfg, mode, phases)
 	if got, want := query(t, db, "SELECT id, val, CASE WHEN deleted THEN 'del' ELSE 'live' END FROM sb ORDER BY id"), "1|a|del\n2|b|del\n3|c2|live\n4|d2|live"; got != want {
 		t.Errorf("sb:\n%s\nwant:\n%s", got, want)
 	}
@@ -360,9 +360,8 @@ func deleteRules(t *testing.T, db *testdb.DB, first, second string) {
 	if got, want := query(t, db, "SELECT id, val FROM ig ORDER BY id"), "1|a\n2|b\n3|c2"; got != want {
 		t.Errorf("ig:\n%s\nwant:\n%s", got, want)
 	}
-	if got := e.Stats().DeletesIgnored; got != 3 {
-		t.Errorf("DeletesIgnored = %d, want 3", got)
-	}
+	// The ignored deletes: ig's 2, then its 1 and 3.
+	checkCounts(t, counts, []phaseCounts{{ignored: 1}, {ignored: 2}, {}, {}})
 }
 
 // castText renders column c as text in dialect.
