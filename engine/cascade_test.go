@@ -15,7 +15,7 @@ import (
 func cascadeSchema(dialect string) []string {
 	engineOpt := fkEngine(dialect)
 	return []string{
-		"CREATE TABLE cp (id INT PRIMARY KEY, name VARCHAR(20) NOT NULL)" + engineOpt,
+		"CREATE TABLE cp (id INT PRIMARY KEY, name VARCHAR(20) NOT NULL, deleted BOOLEAN NOT NULL DEFAULT FALSE)" + engineOpt,
 		"CREATE TABLE cc (id INT PRIMARY KEY, p INT NOT NULL, val VARCHAR(20) NOT NULL," +
 			" CONSTRAINT cc_p FOREIGN KEY (p) REFERENCES cp (id) ON DELETE CASCADE)" + engineOpt,
 		"CREATE TABLE cg (id INT PRIMARY KEY, c INT NOT NULL, val VARCHAR(20) NOT NULL," +
@@ -29,7 +29,7 @@ func cascadeSchema(dialect string) []string {
 // parents 1 and 2, children 10 and 11 of 1 and 20 of 2, grandchildren
 // 100 of 10 and 200 of 20, and SET NULL children 50 of 1 and 51 of 2.
 var cascadeSeed = []string{
-	"INSERT INTO cp VALUES (1, 'p1'), (2, 'p2')",
+	"INSERT INTO cp (id, name) VALUES (1, 'p1'), (2, 'p2')",
 	"INSERT INTO cc VALUES (10, 1, 'a'), (11, 1, 'b'), (20, 2, 'c')",
 	"INSERT INTO cg VALUES (100, 10, 'g'), (200, 20, 'h')",
 	"INSERT INTO cn VALUES (50, 1, 'n'), (51, 2, 'm')",
@@ -73,11 +73,12 @@ func del(table string, before changelog.Row) changelog.Change {
 
 // cascadeCase is a changelog applied over cascadeSeed, as source
 // transactions, and the source's final state of the tables it changes
-// (the others keep their seeded rows).
+// (the others keep their seeded rows), and of the queries of check.
 type cascadeCase struct {
-	name string
-	txns [][]changelog.Change
-	want map[string]string
+	name  string
+	txns  [][]changelog.Change
+	want  map[string]string
+	check map[string]string
 }
 
 // cascadeModes are the ways a case is committed: in plain mode as one
@@ -93,9 +94,9 @@ var cascadeModes = []struct {
 }
 
 // runCascadeCases applies each case over the seed on every server, in
-// every mode of cascadeModes, and compares every table with the case's
-// final state.
-func runCascadeCases(t *testing.T, cases []cascadeCase) {
+// every mode of cascadeModes, with cp's tables entry (its source s.cp),
+// and compares every table with the case's final state.
+func runCascadeCases(t *testing.T, cp config.Table, cases []cascadeCase) {
 	forEachDialect(t, func(t *testing.T, db *testdb.DB) {
 		db.Exec(t, cascadeSchema(db.Dialect)...)
 		for _, tc := range cases {
@@ -105,7 +106,7 @@ func runCascadeCases(t *testing.T, cases []cascadeCase) {
 						db.Exec(t, "DELETE FROM "+tbl.name)
 					}
 					db.Exec(t, cascadeSeed...)
-					cfg := pipeline(db, config.Table{Source: "s.cp"}, config.Table{Source: "s.cc"}, config.Table{Source: "s.cg"}, config.Table{Source: "s.cn"})
+					cfg := pipeline(db, cp, config.Table{Source: "s.cc"}, config.Table{Source: "s.cg"}, config.Table{Source: "s.cn"})
 					cfg.Name = phaseName(m.name, tc.name)
 					cfg.Sink.FlushMaxRows = m.maxRows
 					cfg.Sink.FlushCoalesce = false
@@ -129,6 +130,11 @@ func runCascadeCases(t *testing.T, cases []cascadeCase) {
 							t.Errorf("%s differs from the source's final state:\n got: %s\nwant: %s", tbl.name, got, want)
 						}
 					}
+					for q, want := range tc.check {
+						if got := query(t, db, q); got != want {
+							t.Errorf("%s:\n got: %s\nwant: %s", q, got, want)
+						}
+					}
 				})
 			}
 		}
@@ -142,7 +148,7 @@ func runCascadeCases(t *testing.T, cases []cascadeCase) {
 // logs them (PostgreSQL), on every server, plain and transaction mode:
 // the target ends with the source's final state.
 func TestForeignKeyOnDeleteCascade(t *testing.T) {
-	runCascadeCases(t, []cascadeCase{{
+	runCascadeCases(t, config.Table{Source: "s.cp"}, []cascadeCase{{
 		name: "child-updated-then-parent-deleted",
 		txns: [][]changelog.Change{{upd("cc", ccRow(10, 1, "a"), ccRow(10, 1, "a2")), upd("cg", cgRow(100, 10, "g"), cgRow(100, 10, "g2"))},
 			{del("cp", cpRow(1, "p1"))}},
@@ -200,7 +206,7 @@ func TestForeignKeyOnDeleteSetNull(t *testing.T) {
 		}
 		return m
 	}
-	runCascadeCases(t, []cascadeCase{{
+	runCascadeCases(t, config.Table{Source: "s.cp"}, []cascadeCase{{
 		name: "parent-deleted-alone",
 		txns: [][]changelog.Change{{del("cp", cpRow(1, "p1"))}},
 		want: with("50|-1|n\n51|2|m"),
@@ -236,5 +242,32 @@ func TestForeignKeyOnDeleteSetNull(t *testing.T) {
 			del("cc", ccRow(11, 1, "b")), upd("cn", cnRow(50, 1, "n"), cnRow(50, 0, "n"))},
 			{ins("cp", cpRow(1, "p1b")), upd("cn", cnRow(50, 0, "n"), cnRow(50, 1, "n4"))}},
 		want: map[string]string{"cp": "1|p1b\n2|p2", "cc": "20|2|c", "cg": "200|20|h", "cn": "50|1|n4\n51|2|m"},
+	}})
+}
+
+// TestForeignKeySoftDeletedParent deletes, under delete: soft, parents
+// with ON DELETE CASCADE and SET NULL children, in units that write
+// children of them: the parent stays, marked, so nothing cascades in the
+// target, and the children hold what the changelog wrote, whatever the
+// unit boundaries.
+func TestForeignKeySoftDeletedParent(t *testing.T) {
+	marked := "SELECT id, name, CASE WHEN deleted THEN 'del' ELSE 'live' END FROM cp ORDER BY id"
+	runCascadeCases(t, config.Table{Source: "s.cp", Delete: "soft:deleted"}, []cascadeCase{{
+		name:  "parent-deleted-alone",
+		txns:  [][]changelog.Change{{del("cp", cpRow(1, "p1"))}},
+		check: map[string]string{marked: "1|p1|del\n2|p2|live"},
+	}, {
+		name: "children-written-then-parent-deleted",
+		txns: [][]changelog.Change{{upd("cc", ccRow(10, 1, "a"), ccRow(10, 1, "a2")), ins("cc", ccRow(12, 1, "new")),
+			upd("cn", cnRow(50, 1, "n"), cnRow(50, 1, "n2"))}, {del("cp", cpRow(1, "p1"))}},
+		want:  map[string]string{"cc": "10|1|a2\n11|1|b\n12|1|new\n20|2|c", "cn": "50|1|n2\n51|2|m"},
+		check: map[string]string{marked: "1|p1|del\n2|p2|live"},
+	}, {
+		// A parent inserted and deleted in one flush stays, marked.
+		name: "parent-inserted-child-inserted-parent-deleted",
+		txns: [][]changelog.Change{{ins("cp", cpRow(3, "p3")), ins("cc", ccRow(30, 3, "new")), ins("cn", cnRow(53, 3, "new"))},
+			{del("cp", cpRow(3, "p3"))}},
+		want:  map[string]string{"cp": "1|p1\n2|p2\n3|p3", "cc": "10|1|a\n11|1|b\n20|2|c\n30|3|new", "cn": "50|1|n\n51|2|m\n53|3|new"},
+		check: map[string]string{marked: "1|p1|live\n2|p2|live\n3|p3|del"},
 	}})
 }

@@ -9,7 +9,9 @@ package sqlsink
 // with: the row deleted (cascading on, as the target's keys say), or
 // written with its reference NULL. Ordering alone cannot do it when the
 // parent is not in the target (inserted and deleted within the unit): the
-// row's write would then find no parent.
+// row's write would then find no parent. A parent's soft delete
+// (delete: soft:COLUMN) keeps its row, in the target as in any unit
+// boundaries, and cascades nothing.
 
 import (
 	"github.com/txsink/txsink/changelog"
@@ -62,7 +64,10 @@ func cascadeOnce(batches []*commit.Batch) ([]*commit.Batch, bool) {
 				continue
 			}
 			for _, pb := range batches {
-				if len(pb.Deletes) == 0 || !fk.References(pb.Table) {
+				// A soft delete keeps the parent (Rules.SoftDelete): nothing
+				// cascades from it in the target, whatever the unit's
+				// boundaries, so nothing does here either.
+				if len(pb.Deletes) == 0 || pb.Rules.SoftDelete != "" || !fk.References(pb.Table) {
 					continue
 				}
 				cols := childKeyColumns(fk, pb.Table)
