@@ -271,3 +271,56 @@ func TestForeignKeySoftDeletedParent(t *testing.T) {
 		check: map[string]string{marked: "1|p1|live\n2|p2|live\n3|p3|del"},
 	}})
 }
+
+// TestForeignKeyRuledChild deletes a parent in units that write its ON
+// DELETE CASCADE children, the children's table version-guarded or
+// soft-deleting, on every server, plain and transaction mode: the
+// children go with the parent, as the target's own cascade deletes
+// them. (A unit that wrote such a child once made the guarded delete of
+// the cascade without its version, and the pipeline panicked.)
+func TestForeignKeyRuledChild(t *testing.T) {
+	gp := func(id int) changelog.Row { return row("id", fkNum(int64(id))) }
+	gc := func(id, p, v int) changelog.Row {
+		return row("id", fkNum(int64(id)), "p", fkNum(int64(p)), "v", fkNum(int64(v)))
+	}
+	cases := []struct {
+		name string
+		rule config.Table
+		txns [][]changelog.Change
+	}{{
+		name: "guarded-child-updated-then-parent-deleted",
+		rule: config.Table{Source: "s.gc", VersionColumn: "v"},
+		txns: [][]changelog.Change{{upd("gc", gc(10, 1, 1), gc(10, 1, 2))}, {del("gp", gp(1))}},
+	}, {
+		name: "guarded-child-of-a-parent-inserted-and-deleted",
+		rule: config.Table{Source: "s.gc", VersionColumn: "v"},
+		txns: [][]changelog.Change{{ins("gp", gp(3)), ins("gc", gc(30, 3, 1))}, {del("gp", gp(3))}, {del("gp", gp(1))}},
+	}, {
+		name: "soft-child-updated-then-parent-deleted",
+		rule: config.Table{Source: "s.gc", Delete: "soft:deleted"},
+		txns: [][]changelog.Change{{upd("gc", gc(10, 1, 1), gc(10, 1, 2))}, {del("gp", gp(1))}},
+	}}
+	forEachDialect(t, func(t *testing.T, db *testdb.DB) {
+		db.Exec(t, "CREATE TABLE gp (id INT PRIMARY KEY)"+fkEngine(db.Dialect),
+			"CREATE TABLE gc (id INT PRIMARY KEY, p INT NOT NULL, v INT NOT NULL, deleted BOOLEAN NOT NULL DEFAULT FALSE,"+
+				" CONSTRAINT gc_p FOREIGN KEY (p) REFERENCES gp (id) ON DELETE CASCADE)"+fkEngine(db.Dialect))
+		for _, tc := range cases {
+			for _, m := range cascadeModes {
+				t.Run(tc.name+"/"+m.name, func(t *testing.T) {
+					db.Exec(t, "DELETE FROM gc", "DELETE FROM gp", "INSERT INTO gp VALUES (1)", "INSERT INTO gc (id, p, v) VALUES (10, 1, 1)")
+					cfg := pipeline(db, config.Table{Source: "s.gp"}, tc.rule)
+					cfg.Name = phaseName(m.name, tc.name)
+					cfg.Sink.FlushMaxRows = m.maxRows
+					cfg.Sink.FlushCoalesce = false
+					applyPhases(t, cfg, m.mode, []phase{{at: time.Date(2026, 12, 4, 0, 0, 0, 0, time.UTC), txns: tc.txns}})
+					if got := query(t, db, "SELECT COUNT(*) FROM gp"); got != "0" {
+						t.Errorf("%s parents left, want none", got)
+					}
+					if got := query(t, db, "SELECT id, p, v FROM gc"); got != "" {
+						t.Errorf("children left: %s, want none: they cascade", got)
+					}
+				})
+			}
+		}
+	})
+}

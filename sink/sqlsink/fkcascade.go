@@ -63,6 +63,14 @@ func cascadeOnce(batches []*commit.Batch) ([]*commit.Batch, bool) {
 			default:
 				continue
 			}
+			if action == cascadeDelete && cb.Rules.SoftDelete != "" {
+				// A soft-deleting child has no delete of its own to stand
+				// for the cascade's (its deletes mark the row, at a time
+				// the buffer gave them): its rows are written as they
+				// are, and the target's cascade deletes them with a
+				// stored parent, as in a unit of their own.
+				continue
+			}
 			for _, pb := range batches {
 				// A soft delete keeps the parent (Rules.SoftDelete): nothing
 				// cascades from it in the target, whatever the unit's
@@ -121,10 +129,17 @@ func cascadeOnce(batches []*commit.Batch) ([]*commit.Batch, bool) {
 		nb.Upserts = nil
 		nb.Deletes = cb.Deletes[:len(cb.Deletes):len(cb.Deletes)]
 		nb.DeletePos = cb.DeletePos[:len(cb.DeletePos):len(cb.DeletePos)]
+		nb.DeleteVersions = cb.DeleteVersions[:len(cb.DeleteVersions):len(cb.DeleteVersions)]
 		for g, grp := range cb.Upserts {
 			ng := grp
 			ng.Rows, ng.Pos = nil, nil
 			keyAt, _ := columnsAt(grp.Columns, cb.Table.PrimaryKey)
+			verAt := -1
+			if v := cb.Rules.Version; v != "" {
+				if at, ok := columnsAt(grp.Columns, []string{v}); ok {
+					verAt = at[0]
+				}
+			}
 			for r, row := range grp.Rows {
 				var pos changelog.Position
 				if r < len(grp.Pos) {
@@ -135,6 +150,17 @@ func cascadeOnce(batches []*commit.Batch) ([]*commit.Batch, bool) {
 				case m != nil && m.action == cascadeDelete && keyAt != nil:
 					nb.Deletes = append(nb.Deletes, pick(row, keyAt))
 					nb.DeletePos = append(nb.DeletePos, pos)
+					if cb.Rules.Version != "" {
+						// A version-guarded child's delete carries a
+						// version (Batch.DeleteVersions): the row's own, so
+						// the cascade deletes what the write would have
+						// overwritten.
+						var v any
+						if verAt >= 0 {
+							v = row[verAt]
+						}
+						nb.DeleteVersions = append(nb.DeleteVersions, v)
+					}
 					continue
 				case m != nil && m.action == cascadeNull:
 					row = append([]any(nil), row...)
