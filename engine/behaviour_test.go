@@ -49,16 +49,25 @@ type feeder struct {
 }
 
 func (f *feeder) add(kind changelog.Kind, table string, before, after changelog.Row) error {
+	return f.addChange(change(kind, table, before, after))
+}
+
+// addChange adds c at the feeder's next position (offset 100 × its
+// number), its own position and size replaced.
+func (f *feeder) addChange(c changelog.Change) error {
 	f.seq++
-	ns, name, _ := strings.Cut(table, ".")
-	c := changelog.Change{Kind: kind, Table: changelog.Table{Namespace: ns, Name: name}, Before: before, After: after,
-		Pos: changelog.Position{Partition: "p0", Offset: f.seq * 100, Seq: f.seq}, Size: 100}
+	c.Pos, c.Size = changelog.Position{Partition: "p0", Offset: f.seq * 100, Seq: f.seq}, 100
 	return f.e.Add(context.Background(), &c)
 }
 
 func (f *feeder) must(kind changelog.Kind, table string, before, after changelog.Row) {
 	f.t.Helper()
-	if err := f.add(kind, table, before, after); err != nil {
+	f.mustChange(change(kind, table, before, after))
+}
+
+func (f *feeder) mustChange(c changelog.Change) {
+	f.t.Helper()
+	if err := f.addChange(c); err != nil {
 		f.t.Fatal(err)
 	}
 }

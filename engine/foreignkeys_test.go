@@ -20,10 +20,7 @@ import (
 // in its changelog, deletes an order alone), a note's item does not, and a
 // note may reply to another note (a key of the table to itself).
 func fkSchema(dialect string) []string {
-	engineOpt := ""
-	if dialect == "mysql" {
-		engineOpt = " ENGINE=InnoDB"
-	}
+	engineOpt := fkEngine(dialect)
 	return []string{
 		"CREATE TABLE orders (id INT PRIMARY KEY, customer VARCHAR(40) NOT NULL, items INT NOT NULL)" + engineOpt,
 		"CREATE TABLE order_items (id INT PRIMARY KEY, order_id INT NOT NULL, sku VARCHAR(40) NOT NULL, notes INT NOT NULL," +
@@ -32,6 +29,15 @@ func fkSchema(dialect string) []string {
 			" CONSTRAINT notes_item FOREIGN KEY (item_id) REFERENCES order_items (id)," +
 			" CONSTRAINT notes_reply FOREIGN KEY (reply_to) REFERENCES item_notes (id))" + engineOpt,
 	}
+}
+
+// fkEngine is the table option that makes foreign keys hold in dialect:
+// InnoDB on MariaDB, whatever the server's default engine.
+func fkEngine(dialect string) string {
+	if dialect == "mysql" {
+		return " ENGINE=InnoDB"
+	}
+	return ""
 }
 
 // fkInvariant counts, in one reading, the orders whose items column is

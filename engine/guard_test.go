@@ -5,112 +5,114 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/txsink/txsink/changelog"
-	"github.com/txsink/txsink/clock/clocktest"
 	"github.com/txsink/txsink/config"
 	"github.com/txsink/txsink/engine"
 	"github.com/txsink/txsink/internal/testdb"
 )
 
 // TestVersionGuardCounts applies upserts and deletes older, as old as
-// and newer than the stored rows, in one flush, on every server: only
-// those not older land, and the refused ones are counted exactly. A
-// delete without the version in its before image takes its source
-// position as its version.
+// and newer than the stored rows, in one flush, on every server, in
+// plain and transaction mode: only those not older land, and the refused
+// ones are counted exactly. A delete without the version in its before
+// image takes its source position as its version.
 func TestVersionGuardCounts(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, db *testdb.DB) {
-		db.Exec(t, `CREATE TABLE vg (id INT NOT NULL PRIMARY KEY, v BIGINT NULL, val VARCHAR(10) NOT NULL)`,
-			`INSERT INTO vg VALUES (1, 10, 'a'), (2, 10, 'b'), (3, 10, 'c'), (4, 10, 'd'), (7, NULL, 'g'), (8, 10, 'h')`)
-		cfg := pipeline(db, config.Table{Source: "s.vg", VersionColumn: "v"})
-		e := newEngine(t, cfg)
-		f := &feeder{t: t, e: e}
-		r := func(id int, v any, val string) changelog.Row {
-			return row("id", changelog.Number(strconv.Itoa(id)), "v", v, "val", val)
+	for _, mode := range modes {
+		t.Run(mode, func(t *testing.T) {
+			forEachDialect(t, func(t *testing.T, db *testdb.DB) { versionGuardCounts(t, db, mode) })
+		})
+	}
+}
+
+// versionGuardCounts is TestVersionGuardCounts on db in mode. In
+// transaction mode the first flush's changes are split into source
+// transactions of one to three changes, the bulk flush's into
+// transactions of 500.
+func versionGuardCounts(t *testing.T, db *testdb.DB, mode string) {
+	const many = 3000 // a flush large enough for the bulk paths (LOAD DATA, COPY, unnest)
+	var seed strings.Builder
+	seed.WriteString("INSERT INTO vg VALUES (1, 10, 'a'), (2, 10, 'b'), (3, 10, 'c'), (4, 10, 'd'), (7, NULL, 'g'), (8, 10, 'h')")
+	for id := 100; id < 100+many; id++ {
+		fmt.Fprintf(&seed, ", (%d, 10, 'seed')", id)
+	}
+	db.Exec(t, `CREATE TABLE vg (id INT NOT NULL PRIMARY KEY, v BIGINT NULL, val VARCHAR(10) NOT NULL)`, seed.String())
+	cfg := pipeline(db, config.Table{Source: "s.vg", VersionColumn: "v"})
+	cfg.Name = phaseName(mode, "guard-counts")
+	r := func(id int, v any, val string) changelog.Row {
+		return row("id", changelog.Number(strconv.Itoa(id)), "v", v, "val", val)
+	}
+	n := func(v int) changelog.Number { return changelog.Number(strconv.Itoa(v)) }
+	up := func(id int, v any, val string) changelog.Change {
+		return change(changelog.UpdateAfter, "s.vg", changelog.Row{}, r(id, v, val))
+	}
+	del := func(before changelog.Row) changelog.Change {
+		return change(changelog.Delete, "s.vg", before, changelog.Row{})
+	}
+	at := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
+	phases := []phase{{at: at, txns: [][]changelog.Change{
+		{up(1, n(5), "older")},                        // refused
+		{up(2, n(10), "same"), up(3, n(11), "newer")}, // applied: not newer; applied
+		{del(r(4, n(9), "d")), del(r(5, n(1), "x"))},  // refused; no row: nothing refused
+		{change(changelog.Insert, "s.vg", changelog.Row{}, r(6, n(1), "new")), // inserted
+			up(7, n(1), "fromnull"), // NULL is older than any version
+			del(row("id", n(8)))},   // its version: its position, past 10
+	}}, {at: at, txns: [][]changelog.Change{
+		{up(2, nil, "nullv")}, // a NULL version is the oldest: refused over 10
+	}}, {at: at}}
+	// The bulk flush: several statements, still guarded row by row.
+	var bulk []changelog.Change
+	for id := 100; id < 100+many; id++ {
+		v := 5 + 10*(id%2) // odd ids newer (15), even ids older (5)
+		bulk = append(bulk, up(id, n(v), "bulk"))
+	}
+	// Every third key is then deleted in the same flush (the delete is
+	// its last change): at version 12 for even ids (deleted), 8 for odd
+	// ones (refused).
+	newer, seeded, refused := 0, 0, 0
+	for id := 100; id < 100+many; id++ {
+		switch {
+		case id%3 != 0 && id%2 == 1:
+			newer++
+		case id%3 != 0:
+			seeded++
+			refused++
+		case id%2 == 1:
+			bulk = append(bulk, del(r(id, n(8), "bulk")))
+			seeded++
+			refused++
+		default:
+			bulk = append(bulk, del(r(id, n(12), "bulk")))
 		}
-		n := func(v int) changelog.Number { return changelog.Number(strconv.Itoa(v)) }
-		f.must(changelog.UpdateAfter, "s.vg", changelog.Row{}, r(1, n(5), "older"))    // refused
-		f.must(changelog.UpdateAfter, "s.vg", changelog.Row{}, r(2, n(10), "same"))    // applied: not newer
-		f.must(changelog.UpdateAfter, "s.vg", changelog.Row{}, r(3, n(11), "newer"))   // applied
-		f.must(changelog.Delete, "s.vg", r(4, n(9), "d"), changelog.Row{})             // refused
-		f.must(changelog.Delete, "s.vg", r(5, n(1), "x"), changelog.Row{})             // no row: nothing refused
-		f.must(changelog.Insert, "s.vg", changelog.Row{}, r(6, n(1), "new"))           // inserted
-		f.must(changelog.UpdateAfter, "s.vg", changelog.Row{}, r(7, n(1), "fromnull")) // NULL is older than any version
-		f.must(changelog.Delete, "s.vg", row("id", n(8)), changelog.Row{})             // version: the position, 800 > 10
-		f.flush()
-		want := "2|10|same\n3|11|newer\n4|10|d\n6|1|new\n7|1|fromnull"
-		if got := query(t, db, "SELECT id, v, val FROM vg WHERE id <> 1 ORDER BY id"); got != want {
-			t.Errorf("rows:\n%s\nwant:\n%s", got, want)
-		}
-		if got := query(t, db, "SELECT v, val FROM vg WHERE id = 1"); got != "10|a" {
-			t.Errorf("row 1 = %q, want the stored 10|a: an older upsert moved it back", got)
-		}
-		if got := e.Stats().GuardRefused; got != 2 {
-			t.Errorf("GuardRefused = %d, want 2 (row 1's upsert, row 4's delete)", got)
-		}
-		// An upsert with a NULL version is the oldest: refused over 10.
-		f.must(changelog.UpdateAfter, "s.vg", changelog.Row{}, r(2, nil, "nullv"))
-		f.flush()
-		if got := query(t, db, "SELECT v, val FROM vg WHERE id = 2"); got != "10|same" {
-			t.Errorf("row 2 after a NULL version = %q", got)
-		}
-		if got := e.Stats().GuardRefused; got != 3 {
-			t.Errorf("GuardRefused = %d, want 3", got)
-		}
-		// A flush large enough for the bulk paths (LOAD DATA, COPY,
-		// unnest) and for several statements: still guarded, row by row.
-		const many = 3000
-		var seed strings.Builder
-		seed.WriteString("INSERT INTO vg VALUES ")
-		for id := 100; id < 100+many; id++ {
-			if id > 100 {
-				seed.WriteByte(',')
-			}
-			fmt.Fprintf(&seed, "(%d, 10, 'seed')", id)
-		}
-		db.Exec(t, seed.String())
-		for id := 100; id < 100+many; id++ {
-			v := 5 + 10*(id%2) // odd ids newer (15), even ids older (5)
-			f.must(changelog.UpdateAfter, "s.vg", changelog.Row{}, r(id, n(v), "bulk"))
-		}
-		// Every third key is then deleted in the same flush (the delete
-		// is its last change): at version 12 for even ids (deleted), 8
-		// for odd ones (refused).
-		newer, seeded, refused := 0, 0, 0
-		for id := 100; id < 100+many; id++ {
-			switch {
-			case id%3 != 0 && id%2 == 1:
-				newer++
-			case id%3 != 0:
-				seeded++
-				refused++
-			case id%2 == 1:
-				f.must(changelog.Delete, "s.vg", r(id, n(8), "bulk"), changelog.Row{})
-				seeded++
-				refused++
-			default:
-				f.must(changelog.Delete, "s.vg", r(id, n(12), "bulk"), changelog.Row{})
-			}
-		}
-		before := e.Stats().GuardRefused
-		f.flush()
-		if got := query(t, db, "SELECT COUNT(*) FROM vg WHERE id >= 100 AND val = 'bulk' AND v = 15"); got != strconv.Itoa(newer) {
-			t.Errorf("newer bulk rows written = %s, want %d", got, newer)
-		}
-		if got := query(t, db, "SELECT COUNT(*) FROM vg WHERE id >= 100 AND val = 'seed' AND v = 10"); got != strconv.Itoa(seeded) {
-			t.Errorf("bulk rows left as stored = %s, want %d", got, seeded)
-		}
-		if got := query(t, db, "SELECT COUNT(*) FROM vg WHERE id >= 100"); got != strconv.Itoa(newer+seeded) {
-			t.Errorf("bulk rows left = %s, want %d", got, newer+seeded)
-		}
-		if got := e.Stats().GuardRefused - before; got != int64(refused) {
-			t.Errorf("bulk GuardRefused = %d, want %d", got, refused)
-		}
-	})
+	}
+	for chunk := range slices.Chunk(bulk, 500) {
+		phases[2].txns = append(phases[2].txns, chunk)
+	}
+	counts := applyPhases(t, cfg, mode, phases)
+	want := "2|10|same\n3|11|newer\n4|10|d\n6|1|new\n7|1|fromnull" // 2: its NULL version's upsert refused
+	if got := query(t, db, "SELECT id, v, val FROM vg WHERE id <> 1 AND id < 100 ORDER BY id"); got != want {
+		t.Errorf("rows:\n%s\nwant:\n%s", got, want)
+	}
+	if got := query(t, db, "SELECT v, val FROM vg WHERE id = 1"); got != "10|a" {
+		t.Errorf("row 1 = %q, want the stored 10|a: an older upsert moved it back", got)
+	}
+	if got := query(t, db, "SELECT COUNT(*) FROM vg WHERE id >= 100 AND val = 'bulk' AND v = 15"); got != strconv.Itoa(newer) {
+		t.Errorf("newer bulk rows written = %s, want %d", got, newer)
+	}
+	if got := query(t, db, "SELECT COUNT(*) FROM vg WHERE id >= 100 AND val = 'seed' AND v = 10"); got != strconv.Itoa(seeded) {
+		t.Errorf("bulk rows left as stored = %s, want %d", got, seeded)
+	}
+	if got := query(t, db, "SELECT COUNT(*) FROM vg WHERE id >= 100"); got != strconv.Itoa(newer+seeded) {
+		t.Errorf("bulk rows left = %s, want %d", got, newer+seeded)
+	}
+	// Refused: row 1's upsert and row 4's delete; row 2's NULL version;
+	// the bulk's older upserts and deletes.
+	checkCounts(t, counts, []phaseCounts{{refused: 2}, {refused: 1}, {refused: int64(refused)}})
 }
 
 // guardLines is a changelog of n keys, each inserted at version 1 and
@@ -302,54 +304,55 @@ func startVersionReader(t *testing.T, db *testdb.DB) *poller {
 // TestDeleteRules applies deletes to a soft-deleted bool table, a
 // soft-deleted timestamp table and an ignoring one, with deletes after
 // inserts in one flush, a revive in the delete's flush and in a later
-// one, on every server.
+// one, on every server, in plain and transaction mode.
 func TestDeleteRules(t *testing.T) {
 	ts := map[string]string{"mysql": "TIMESTAMP(3) NULL", "postgres": "TIMESTAMP(3) NULL", "sqlite": "TIMESTAMP NULL"}
-	forEachDialect(t, func(t *testing.T, db *testdb.DB) {
-		db.Exec(t, `CREATE TABLE sb (id INT NOT NULL PRIMARY KEY, val VARCHAR(10) NOT NULL, deleted BOOLEAN NOT NULL DEFAULT FALSE)`,
-			`CREATE TABLE st (id INT NOT NULL PRIMARY KEY, val VARCHAR(10) NOT NULL, deleted_at `+ts[db.Dialect]+`)`,
-			`CREATE TABLE ig (id INT NOT NULL PRIMARY KEY, val VARCHAR(10) NOT NULL)`)
-		deleteRules(t, db, "2026-12-03 10:20:30.123", "2026-12-03 10:21:30.123")
-	})
+	for _, mode := range modes {
+		t.Run(mode, func(t *testing.T) {
+			forEachDialect(t, func(t *testing.T, db *testdb.DB) {
+				db.Exec(t, `CREATE TABLE sb (id INT NOT NULL PRIMARY KEY, val VARCHAR(10) NOT NULL, deleted BOOLEAN NOT NULL DEFAULT FALSE)`,
+					`CREATE TABLE st (id INT NOT NULL PRIMARY KEY, val VARCHAR(10) NOT NULL, deleted_at `+ts[db.Dialect]+`)`,
+					`CREATE TABLE ig (id INT NOT NULL PRIMARY KEY, val VARCHAR(10) NOT NULL)`)
+				deleteRules(t, db, mode, "2026-12-03 10:20:30.123", "2026-12-03 10:21:30.123")
+			})
+		})
+	}
 }
 
-// deleteRules runs TestDeleteRules' changes into db's tables sb (soft, a
-// boolean), st (soft, a timestamp column, whose deletes' times read back
-// as first and second) and ig (deletes ignored).
-func deleteRules(t *testing.T, db *testdb.DB, first, second string) {
+// deleteRules runs TestDeleteRules' changes in mode into db's tables sb
+// (soft, a boolean), st (soft, a timestamp column, whose deletes' times
+// read back as first and second) and ig (deletes ignored). In
+// transaction mode the first flush's changes are source transactions of
+// their own (an insert and its delete reduced apart, then merged), the
+// later ones a transaction per table.
+func deleteRules(t *testing.T, db *testdb.DB, mode, first, second string) {
 	t.Helper()
 	cfg := pipeline(db, config.Table{Source: "s.sb", Delete: "soft:deleted"}, config.Table{Source: "s.st", Delete: "soft:deleted_at"},
 		config.Table{Source: "s.ig", Delete: "ignore"})
+	cfg.Name = phaseName(mode, "delete-rules")
 	at := time.Date(2026, 12, 3, 10, 20, 30, 123456789, time.UTC)
-	clk := clocktest.New(at)
-	e := newEngine(t, cfg, engine.WithClock(clk))
-	f := &feeder{t: t, e: e}
 	r := func(id int, val string) changelog.Row {
 		return row("id", changelog.Number(strconv.Itoa(id)), "val", val)
 	}
+	ins := func(tbl string, id int, val string) changelog.Change {
+		return change(changelog.Insert, tbl, changelog.Row{}, r(id, val))
+	}
+	del := func(tbl string, id int, val string) changelog.Change {
+		return change(changelog.Delete, tbl, r(id, val), changelog.Row{})
+	}
+	phases := []phase{{at: at}, {at: at.Add(time.Minute)}, {at: at.Add(time.Minute)}, {at: at.Add(time.Minute)}}
 	for _, tbl := range []string{"s.sb", "s.st", "s.ig"} {
-		f.must(changelog.Insert, tbl, changelog.Row{}, r(1, "a"))
-		f.must(changelog.Insert, tbl, changelog.Row{}, r(2, "b"))
-		f.must(changelog.Delete, tbl, r(2, "b"), changelog.Row{}) // in the insert's flush: the row stays, marked
-		f.must(changelog.Insert, tbl, changelog.Row{}, r(3, "c"))
+		phases[0].txns = append(phases[0].txns, []changelog.Change{ins(tbl, 1, "a")}, []changelog.Change{ins(tbl, 2, "b")},
+			[]changelog.Change{del(tbl, 2, "b")}, // in the insert's flush: the row stays, marked
+			[]changelog.Change{ins(tbl, 3, "c")})
+		phases[1].txns = append(phases[1].txns, []changelog.Change{del(tbl, 1, "a"), del(tbl, 3, "c"),
+			ins(tbl, 3, "c2")}) // revived in the delete's flush
 	}
-	f.flush()
-	clk.Advance(time.Minute)
-	for _, tbl := range []string{"s.sb", "s.st", "s.ig"} {
-		f.must(changelog.Delete, tbl, r(1, "a"), changelog.Row{})
-		f.must(changelog.Delete, tbl, r(3, "c"), changelog.Row{})
-		f.must(changelog.Insert, tbl, changelog.Row{}, r(3, "c2")) // revived in the delete's flush
-	}
-	f.flush()
 	for _, tbl := range []string{"s.sb", "s.st"} {
-		f.must(changelog.Insert, tbl, changelog.Row{}, r(4, "d"))
-		f.must(changelog.Delete, tbl, r(4, "d"), changelog.Row{})
+		phases[2].txns = append(phases[2].txns, []changelog.Change{ins(tbl, 4, "d"), del(tbl, 4, "d")})
+		phases[3].txns = append(phases[3].txns, []changelog.Change{ins(tbl, 4, "d2")}) // revived in a later flush
 	}
-	f.flush()
-	for _, tbl := range []string{"s.sb", "s.st"} {
-		f.must(changelog.Insert, tbl, changelog.Row{}, r(4, "d2")) // revived in a later flush
-	}
-	f.flush()
+	counts := applyPhases(t, cfg, mode, phases)
 	if got, want := query(t, db, "SELECT id, val, CASE WHEN deleted THEN 'del' ELSE 'live' END FROM sb ORDER BY id"), "1|a|del\n2|b|del\n3|c2|live\n4|d2|live"; got != want {
 		t.Errorf("sb:\n%s\nwant:\n%s", got, want)
 	}
@@ -360,9 +363,8 @@ func deleteRules(t *testing.T, db *testdb.DB, first, second string) {
 	if got, want := query(t, db, "SELECT id, val FROM ig ORDER BY id"), "1|a\n2|b\n3|c2"; got != want {
 		t.Errorf("ig:\n%s\nwant:\n%s", got, want)
 	}
-	if got := e.Stats().DeletesIgnored; got != 3 {
-		t.Errorf("DeletesIgnored = %d, want 3", got)
-	}
+	// The ignored deletes: ig's 2, then its 1 and 3.
+	checkCounts(t, counts, []phaseCounts{{ignored: 1}, {ignored: 2}, {}, {}})
 }
 
 // castText renders column c as text in dialect.

@@ -414,7 +414,7 @@ func TestStarRocksDeleteRules(t *testing.T) {
 	_, db := starrocksCluster(t, `CREATE TABLE sb (id INT NOT NULL, val VARCHAR(10) NOT NULL, deleted BOOLEAN NOT NULL DEFAULT "false") PRIMARY KEY (id) DISTRIBUTED BY HASH(id)`,
 		`CREATE TABLE st (id INT NOT NULL, val VARCHAR(10) NOT NULL, deleted_at DATETIME NULL) PRIMARY KEY (id) DISTRIBUTED BY HASH(id)`,
 		`CREATE TABLE ig (id INT NOT NULL, val VARCHAR(10) NOT NULL) PRIMARY KEY (id) DISTRIBUTED BY HASH(id)`)
-	deleteRules(t, db, "2026-12-03 10:20:30.123", "2026-12-03 10:21:30.123")
+	deleteRules(t, db, "plain", "2026-12-03 10:20:30.123", "2026-12-03 10:21:30.123")
 }
 
 // TestStarRocksSoftDeleteOfAMissingRow: a soft delete of a key the target

@@ -9,7 +9,9 @@ package sqlsink
 // with: the row deleted (cascading on, as the target's keys say), or
 // written with its reference NULL. Ordering alone cannot do it when the
 // parent is not in the target (inserted and deleted within the unit): the
-// row's write would then find no parent.
+// row's write would then find no parent. A parent's soft delete
+// (delete: soft:COLUMN) keeps its row, in the target as in any unit
+// boundaries, and cascades nothing.
 
 import (
 	"github.com/txsink/txsink/changelog"
@@ -61,8 +63,19 @@ func cascadeOnce(batches []*commit.Batch) ([]*commit.Batch, bool) {
 			default:
 				continue
 			}
+			if action == cascadeDelete && cb.Rules.SoftDelete != "" {
+				// A soft-deleting child has no delete of its own to stand
+				// for the cascade's (its deletes mark the row, at a time
+				// the buffer gave them): its rows are written as they
+				// are, and the target's cascade deletes them with a
+				// stored parent, as in a unit of their own.
+				continue
+			}
 			for _, pb := range batches {
-				if len(pb.Deletes) == 0 || !fk.References(pb.Table) {
+				// A soft delete keeps the parent (Rules.SoftDelete): nothing
+				// cascades from it in the target, whatever the unit's
+				// boundaries, so nothing does here either.
+				if len(pb.Deletes) == 0 || pb.Rules.SoftDelete != "" || !fk.References(pb.Table) {
 					continue
 				}
 				cols := childKeyColumns(fk, pb.Table)
@@ -116,10 +129,17 @@ func cascadeOnce(batches []*commit.Batch) ([]*commit.Batch, bool) {
 		nb.Upserts = nil
 		nb.Deletes = cb.Deletes[:len(cb.Deletes):len(cb.Deletes)]
 		nb.DeletePos = cb.DeletePos[:len(cb.DeletePos):len(cb.DeletePos)]
+		nb.DeleteVersions = cb.DeleteVersions[:len(cb.DeleteVersions):len(cb.DeleteVersions)]
 		for g, grp := range cb.Upserts {
 			ng := grp
 			ng.Rows, ng.Pos = nil, nil
 			keyAt, _ := columnsAt(grp.Columns, cb.Table.PrimaryKey)
+			verAt := -1
+			if v := cb.Rules.Version; v != "" {
+				if at, ok := columnsAt(grp.Columns, []string{v}); ok {
+					verAt = at[0]
+				}
+			}
 			for r, row := range grp.Rows {
 				var pos changelog.Position
 				if r < len(grp.Pos) {
@@ -130,6 +150,17 @@ func cascadeOnce(batches []*commit.Batch) ([]*commit.Batch, bool) {
 				case m != nil && m.action == cascadeDelete && keyAt != nil:
 					nb.Deletes = append(nb.Deletes, pick(row, keyAt))
 					nb.DeletePos = append(nb.DeletePos, pos)
+					if cb.Rules.Version != "" {
+						// A version-guarded child's delete carries a
+						// version (Batch.DeleteVersions): the row's own, so
+						// the cascade deletes what the write would have
+						// overwritten.
+						var v any
+						if verAt >= 0 {
+							v = row[verAt]
+						}
+						nb.DeleteVersions = append(nb.DeleteVersions, v)
+					}
 					continue
 				case m != nil && m.action == cascadeNull:
 					row = append([]any(nil), row...)
