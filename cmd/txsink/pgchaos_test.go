@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -247,12 +248,15 @@ func pgChaosRun(t *testing.T, src, dst *testdb.DB, name string, kills int, seed 
 	want := pgChaosDump(t, src)
 	wantEvents := count(t, src, "order_events")
 	var got string
-	waitPgChaos(t, p, "the target equals the source", func() bool {
+	waitPgChaosOr(t, p, "the target equals the source", func() bool {
 		if n := count(t, dst, "order_events"); n > wantEvents {
-			t.Fatalf("the target has %d order_events rows, the source %d: a transaction was applied twice", n, wantEvents)
+			t.Fatalf("the target has %d order_events rows, the source %d: a transaction was applied twice\n%s", n, wantEvents, lineDiff(want, pgChaosDump(t, dst)))
 		}
 		got = pgChaosDump(t, dst)
 		return got == want
+	}, func() string {
+		return fmt.Sprintf("the reader: %d polls, %d invariant violations (before the copy was consistent: %d polls, %d violations)\n%s",
+			reader.polls.Load(), reader.violations.Load(), reader.early.polls.Load(), reader.early.violations.Load(), lineDiff(want, got))
 	})
 	p.signal(syscall.SIGTERM)
 	if code := p.wait(); code != 0 {
@@ -299,6 +303,30 @@ func pgChaosInvariant(pipeline string) string {
 	return "SELECT (" + workload.Invariant + "), (SELECT COUNT(*) FROM txsink_progress WHERE pipeline = '" + pipeline + "' AND position_mark IS NULL)"
 }
 
+// lineDiff describes how got's lines differ from want's, as multisets:
+// up to 20 lines each, of those only in want (-) and only in got (+).
+func lineDiff(want, got string) string {
+	n := map[string]int{}
+	for _, l := range strings.Split(want, "\n") {
+		n[l]++
+	}
+	for _, l := range strings.Split(got, "\n") {
+		n[l]--
+	}
+	var minus, plus []string
+	for l, c := range n {
+		for ; c > 0 && len(minus) < 20; c-- {
+			minus = append(minus, "- "+l)
+		}
+		for ; c < 0 && len(plus) < 20; c++ {
+			plus = append(plus, "+ "+l)
+		}
+	}
+	slices.Sort(minus)
+	slices.Sort(plus)
+	return "source only (-), target only (+):\n" + strings.Join(append(minus, plus...), "\n")
+}
+
 // pgChaosDump renders the compared queries' results on db.
 func pgChaosDump(t *testing.T, db *testdb.DB) string {
 	t.Helper()
@@ -331,6 +359,13 @@ func pgChaosProgress(t *testing.T, dst *testdb.DB, pipeline string) (sql.NullStr
 // it fails the test if the run exits or pgChaosDeadline passes first.
 func waitPgChaos(t *testing.T, p *proc, what string, cond func() bool) {
 	t.Helper()
+	waitPgChaosOr(t, p, what, cond, func() string { return "" })
+}
+
+// waitPgChaosOr is waitPgChaos whose failure also says why(), the state
+// that kept cond false.
+func waitPgChaosOr(t *testing.T, p *proc, what string, cond func() bool, why func() string) {
+	t.Helper()
 	deadline := time.NewTimer(pgChaosDeadline)
 	defer deadline.Stop()
 	tick := time.NewTicker(chaosPollEvery)
@@ -344,7 +379,7 @@ func waitPgChaos(t *testing.T, p *proc, what string, cond func() bool) {
 		case <-p.done:
 			t.Fatalf("txsink exited (%v) before %s\nstderr:\n%s", p.cmd.ProcessState, what, tail(p.Stderr()))
 		case <-deadline.C:
-			t.Fatalf("not within %s: %s (%d commits logged)\nstderr:\n%s", pgChaosDeadline, what, p.Commits(), tail(p.Stderr()))
+			t.Fatalf("not within %s: %s (%d commits logged)\n%s\nstderr:\n%s", pgChaosDeadline, what, p.Commits(), why(), tail(p.Stderr()))
 		}
 	}
 }
@@ -368,23 +403,26 @@ func writePgChaosConfig(t *testing.T, name, srcURL, dstURL string) string {
 
 // pgChaosWriters are the source's writer goroutines.
 type pgChaosWriters struct {
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-	txns   atomic.Int64
+	stopped atomic.Bool
+	wg      sync.WaitGroup
+	txns    atomic.Int64
 }
 
 // startPgChaosWriters starts n writers, each on a connection of its own,
-// running pgChaosTx until finished (an error fails the test and ends the
-// writer); writer w owns the order ids congruent
-// to w modulo n, so writers never wait for each other's locks.
+// running pgChaosTx until stopped (an error fails the test and ends the
+// writer); writer w owns the order ids congruent to w modulo n, so
+// writers never wait for each other's locks. A stop waits for the
+// transaction in flight to end: a context cancelled during its COMMIT
+// would leave the writer gone while the server may still commit it,
+// after the test read the source's final state.
 func startPgChaosWriters(t *testing.T, src *testdb.DB, n int, seed uint64) *pgChaosWriters {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	w := &pgChaosWriters{cancel: cancel}
+	ctx := context.Background()
+	w := &pgChaosWriters{}
+	t.Cleanup(w.stop)
 	for i := range n {
 		conn, err := src.SQL.Conn(ctx)
 		if err != nil {
-			cancel()
 			t.Fatalf("writer connection: %v", err)
 		}
 		w.wg.Add(1)
@@ -392,23 +430,20 @@ func startPgChaosWriters(t *testing.T, src *testdb.DB, n int, seed uint64) *pgCh
 			defer w.wg.Done()
 			defer conn.Close()
 			rng := rand.New(rand.NewPCG(seed, uint64(100+i)))
-			for ctx.Err() == nil {
+			for !w.stopped.Load() {
 				if err := pgChaosTx(ctx, conn, rng, i, n); err != nil {
-					if ctx.Err() == nil {
-						t.Errorf("writer %d, after %d transactions of all writers: %v", i, w.txns.Load(), err)
-					}
+					t.Errorf("writer %d, after %d transactions of all writers: %v", i, w.txns.Load(), err)
 					return
 				}
 				w.txns.Add(1)
 			}
 		}()
 	}
-	t.Cleanup(w.stop)
 	return w
 }
 
 func (w *pgChaosWriters) stop() {
-	w.cancel()
+	w.stopped.Store(true)
 	w.wg.Wait()
 }
 
