@@ -73,10 +73,7 @@ func TestChaos(t *testing.T) {
 	kills := chaosEnvInt(t, "TXSINK_CHAOS_KILLS", 3)
 	orders := chaosEnvInt(t, "TXSINK_CHAOS_ORDERS", max(4000, 500*kills))
 	seed := chaosSeed(t)
-	dialects := testdb.Dialects
-	if s := os.Getenv("TXSINK_CHAOS_DIALECTS"); s != "" {
-		dialects = strings.Split(s, ",")
-	}
+	dialects := chaosDialects()
 	t.Logf("chaos: %d kills per target, %d orders, seed %d (TXSINK_CHAOS_SEED=%d reproduces the workload and the schedule)", kills, orders, seed, seed)
 
 	res := workload.Generate(workload.Spec{Orders: orders, Partitions: 4, Seed: seed, Events: true})
@@ -212,11 +209,7 @@ func chaosRun(t *testing.T, db *testdb.DB, target string, res *workload.Result, 
 			case <-p.done:
 			}
 		}
-		p.signal(syscall.SIGKILL)
-		p.wait()
-		if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
-			t.Fatalf("kill %d: txsink ended with %v, not by SIGKILL\nstderr:\n%s", k, p.cmd.ProcessState, tail(p.Stderr()))
-		}
+		p.kill(k)
 		rep.kills++
 		rep.commits += p.Commits()
 		if p.Commits() == 0 {
@@ -431,15 +424,33 @@ func (p *proc) waitDone(done func() bool) {
 }
 
 // invariantReader polls workload.Invariant on a connection of its own
-// until finished, counting polls and the violations it sees.
+// until finished, counting polls and the violations it sees. A phased
+// reader's query also returns whether the target promises the invariant
+// yet (1) or not (0: a PostgreSQL source's initial copy is not
+// transactionally consistent until the stream passes its windows); the
+// polls and violations of before are counted apart, in early.
 type invariantReader struct {
 	polls, violations atomic.Int64
+	early             earlyCounts
 	cancel            context.CancelFunc
 	wg                sync.WaitGroup
 	err               error // set before wg.Done
 }
 
+// earlyCounts are a phased reader's polls and violations seen before the
+// target promised the invariant.
+type earlyCounts struct {
+	polls, violations atomic.Int64
+}
+
 func startInvariantReader(t *testing.T, db *testdb.DB) *invariantReader {
+	t.Helper()
+	return startReader(t, db, workload.Invariant, false)
+}
+
+// startReader starts a reader polling q: one row of the violations, and
+// with phased whether they count (see invariantReader).
+func startReader(t *testing.T, db *testdb.DB, q string, phased bool) *invariantReader {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	conn, err := db.SQL.Conn(ctx)
@@ -453,12 +464,21 @@ func startInvariantReader(t *testing.T, db *testdb.DB) *invariantReader {
 		defer r.wg.Done()
 		defer conn.Close()
 		for ctx.Err() == nil {
-			var n int64
-			if err := conn.QueryRowContext(ctx, workload.Invariant).Scan(&n); err != nil {
+			n, promised := int64(0), int64(1)
+			dest := []any{&n}
+			if phased {
+				dest = append(dest, &promised)
+			}
+			if err := conn.QueryRowContext(ctx, q).Scan(dest...); err != nil {
 				if ctx.Err() == nil {
 					r.err = err
 				}
 				return
+			}
+			if promised == 0 {
+				r.early.polls.Add(1)
+				r.early.violations.Add(n)
+				continue
 			}
 			r.polls.Add(1)
 			r.violations.Add(n)
@@ -482,6 +502,26 @@ func (r *invariantReader) finish(t *testing.T) (polls, violations int64) {
 		t.Fatalf("the invariant reader failed after %d polls: %v", r.polls.Load(), r.err)
 	}
 	return r.polls.Load(), r.violations.Load()
+}
+
+// chaosDialects are the targets of TXSINK_CHAOS_DIALECTS
+// (comma-separated), by default testdb.Dialects.
+func chaosDialects() []string {
+	if s := os.Getenv("TXSINK_CHAOS_DIALECTS"); s != "" {
+		return strings.Split(s, ",")
+	}
+	return testdb.Dialects
+}
+
+// kill SIGKILLs the child, the chaos tests' k-th kill, and fails the test
+// unless that signal is what ended it.
+func (p *proc) kill(k int) {
+	p.t.Helper()
+	p.signal(syscall.SIGKILL)
+	p.wait()
+	if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+		p.t.Fatalf("kill %d: txsink ended with %v, not by SIGKILL\nstderr:\n%s", k, p.cmd.ProcessState, tail(p.Stderr()))
+	}
 }
 
 // chaosSeed is TXSINK_CHAOS_SEED, or the time when it is not set.
