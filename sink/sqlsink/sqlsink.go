@@ -359,6 +359,15 @@ func (t *DB) apply(ctx context.Context, u *commit.Unit) (failed *failure, err er
 			_ = tx.Rollback()
 		}
 	}()
+	defer func() {
+		// A panic ends the transaction too, before conn.Close: an open
+		// transaction holds its connection, and Close would wait for it
+		// for ever, so the process would hang instead of crashing.
+		if r := recover(); r != nil {
+			_ = tx.Rollback()
+			panic(r)
+		}
+	}()
 	var sb strings.Builder
 	var args []any
 	// done lists the works run in full, for the diagnosis of one that
