@@ -5,10 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"sync"
-	"sync/atomic"
 
 	"github.com/txsink/txsink/changelog"
+	"github.com/txsink/txsink/format/internal/textcache"
 	"github.com/txsink/txsink/schema/coltype"
 )
 
@@ -169,66 +168,28 @@ func (img *image) apply(row *changelog.Row) error {
 	return nil
 }
 
-// maxCachedSchemas bounds the schema cache. A topic has one schema per table
-// version, so the bound is only reached by a stream of ever-changing schemas;
-// the cache then starts over.
-const maxCachedSchemas = 1024
+// maxCachedSchemas bounds the key caches (key.go), as textcache.DefaultMax
+// bounds the schema cache.
+const maxCachedSchemas = textcache.DefaultMax
 
 // schemaCache remembers parsed schemas by their exact text. With the
 // schema envelope every record repeats its schema (kilobytes, several times
-// the row), so parsing it once per distinct text matters. It is safe for
-// concurrent use.
-type schemaCache struct {
-	// last is the schema used most recently. A record that starts its
-	// "schema" value with the same bytes has that schema, and the scanner
-	// skips it without reading it: a complete JSON object ends at its own
-	// closing brace, so an equal prefix is an equal value.
-	last atomic.Pointer[cachedSchema]
-
-	mu sync.RWMutex
-	m  map[string]*rowSchema
-}
-
-type cachedSchema struct {
-	raw string
-	rs  *rowSchema
-}
+// the row), so parsing it once per distinct text matters, and the schema
+// the last record carried is passed over by a byte comparison. It is safe
+// for concurrent use.
+type schemaCache struct{ textcache.Cache[*rowSchema] }
 
 // match reports whether data begins with the most recently used schema,
-// and returns its length and parsed form.
+// and returns its length and parsed form (nil: it does not).
 func (c *schemaCache) match(data []byte) (int, *rowSchema) {
-	last := c.last.Load()
-	if last == nil || len(data) < len(last.raw) || string(data[:len(last.raw)]) != last.raw {
-		return 0, nil
-	}
-	return len(last.raw), last.rs
+	n, rs, _ := c.Match(data)
+	return n, rs
 }
 
 // lookup returns the parsed form of the schema object raw, parsing it on
 // first sight.
 func (c *schemaCache) lookup(raw []byte) (*rowSchema, error) {
-	c.mu.RLock()
-	rs, ok := c.m[string(raw)]
-	c.mu.RUnlock()
-	key := ""
-	if !ok {
-		var err error
-		if rs, err = parseSchema(raw); err != nil {
-			return nil, err
-		}
-		key = string(raw)
-		c.mu.Lock()
-		if c.m == nil || len(c.m) >= maxCachedSchemas {
-			c.m = make(map[string]*rowSchema)
-		}
-		c.m[key] = rs
-		c.mu.Unlock()
-	}
-	if key == "" {
-		key = string(raw)
-	}
-	c.last.Store(&cachedSchema{raw: key, rs: rs})
-	return rs, nil
+	return c.Lookup(raw, parseSchema)
 }
 
 // declareDefaults sets the Default of each of t's columns whose field

@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"sync"
 
 	"github.com/txsink/txsink/format/internal/jsonscan"
+	"github.com/txsink/txsink/format/internal/textcache"
 	"github.com/txsink/txsink/schema/coltype"
 )
 
@@ -82,17 +82,12 @@ func AppendTypes(dst []byte, t *Types) ([]byte, error) {
 	return append(dst, '}'), nil
 }
 
-// maxCachedTypes bounds the type cache: a table has one declaration per
-// version of its definition, so only a stream of ever-changing tables
-// reaches it, and the cache then starts over.
-const maxCachedTypes = 1024
-
 // typeCache remembers the tables parsed from "types" members by their
-// exact text: every line of a table repeats it, and a change only points
-// at the parsed table. It is safe for concurrent use.
+// exact text: every line of a table repeats it, so each distinct text is
+// parsed once, and the text the last line carried is passed over by a
+// byte comparison instead of being scanned. It is safe for concurrent use.
 type typeCache struct {
-	mu sync.RWMutex
-	m  map[string]*coltype.Table
+	textcache.Cache[*coltype.Table]
 }
 
 // lookup returns the table the "types" text declares, parsing it on
@@ -100,22 +95,13 @@ type typeCache struct {
 // why: the line still decodes, and only creating a table from it is
 // refused.
 func (c *typeCache) lookup(text []byte) *coltype.Table {
-	c.mu.RLock()
-	t, ok := c.m[string(text)]
-	c.mu.RUnlock()
-	if ok {
-		return t
-	}
-	t, err := parseTypes(text)
-	if err != nil {
-		t = &coltype.Table{From: `txsink-json's "types"`, Invalid: err.Error()}
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil || len(c.m) >= maxCachedTypes {
-		c.m = map[string]*coltype.Table{}
-	}
-	c.m[string(text)] = t
+	t, _ := c.Lookup(text, func(text []byte) (*coltype.Table, error) {
+		t, err := parseTypes(text)
+		if err != nil {
+			t = &coltype.Table{From: `txsink-json's "types"`, Invalid: err.Error()}
+		}
+		return t, nil
+	})
 	return t
 }
 
@@ -179,6 +165,12 @@ func parseTypes(text []byte) (*coltype.Table, error) {
 
 // readTypes reads a "types" member (null: none).
 func readTypes(s *jsonscan.Scanner, cache *typeCache) (*coltype.Table, error) {
+	if s.Peek() == '{' {
+		if n, t, ok := cache.Match(s.Data()[s.Pos():]); ok {
+			s.Skip(n)
+			return t, nil
+		}
+	}
 	tok, err := s.Value()
 	if err != nil {
 		return nil, err
