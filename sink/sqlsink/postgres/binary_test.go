@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/txsink/txsink/commit"
 	"github.com/txsink/txsink/schema"
+	"github.com/txsink/txsink/sink"
 	"github.com/txsink/txsink/sink/sqlsink"
 	"github.com/txsink/txsink/sink/sqlsink/postgres"
 )
@@ -160,6 +162,62 @@ func TestBinaryCopyRefuses(t *testing.T) {
 					for f, err := range errs {
 						if (err != nil) != tc.fails {
 							t.Errorf("format %d: Apply = %v, want failure %v", f, err, tc.fails)
+						}
+					}
+					sameRows(t, dump(t, db, names[1]), dump(t, db, names[0]))
+				})
+			}
+		})
+	}
+}
+
+// TestBinaryCopyAfterTypeChange changes a column's type while the session
+// is open and loads with the description read before, as a pipeline
+// would until it reads the table again: the unit fails as the text path's
+// does (the shape changed), and once described again the session reads
+// the new types and loads the group as text COPY would.
+func TestBinaryCopyAfterTypeChange(t *testing.T) {
+	changes := []struct{ from, to string }{
+		{"INTEGER", "TEXT"},
+		{"INTEGER", "BIGINT"},
+		{"BIGINT", "SMALLINT"},
+		{"VARCHAR(10)", "INTEGER"},
+	}
+	for _, p := range copyPaths {
+		t.Run(p.name, func(t *testing.T) {
+			db, load, _ := loadTargets(t, p.strategy)
+			load.DB().SetMaxOpenConns(1)
+			for n, ch := range changes {
+				t.Run(ch.from+" to "+ch.to, func(t *testing.T) {
+					names := []string{fmt.Sprintf("txt%d", n), fmt.Sprintf("bin%d", n)}
+					for _, name := range names {
+						db.Exec(t, "CREATE TABLE "+name+" (id BIGINT"+keyClause(p.noKey)+", v "+ch.from+")")
+					}
+					group := func(first int, text bool) commit.Group {
+						rows := make([][]any, 200)
+						for i := range rows {
+							v := any(int64(first + i))
+							if text {
+								v = fmt.Sprint(first + i)
+							}
+							rows[i] = []any{int64(first + i), v}
+						}
+						return commit.Group{Columns: []string{"id", "v"}, Rows: rows, Pos: positions(len(rows))}
+					}
+					textFrom, textTo := strings.HasPrefix(ch.from, "VARCHAR"), ch.to == "TEXT"
+					for f, name := range names {
+						postgres.SetBinary(t, f == 1)
+						tbl := describe(t, load, name)
+						apply(t, load, &commit.Unit{Pipeline: "load", Batches: []*commit.Batch{batch(tbl, group(1, textFrom), p.noKey)}})
+						db.Exec(t, "ALTER TABLE "+name+" ALTER v TYPE "+ch.to+" USING v::text::"+ch.to)
+						err := load.Apply(context.Background(), &commit.Unit{Pipeline: "load", Batches: []*commit.Batch{batch(tbl, group(101, textFrom), p.noKey)}})
+						if !errors.Is(err, sink.ErrShapeChanged) {
+							t.Fatalf("%s: Apply after the ALTER = %v, want the shape changed", name, err)
+						}
+						before := postgres.BinaryLoads()
+						apply(t, load, &commit.Unit{Pipeline: "load", Batches: []*commit.Batch{batch(describe(t, load, name), group(101, textTo), p.noKey)}})
+						if got := postgres.BinaryLoads() > before; got != (f == 1) {
+							t.Errorf("%s: went binary %v after describing again", name, got)
 						}
 					}
 					sameRows(t, dump(t, db, names[1]), dump(t, db, names[0]))

@@ -144,6 +144,10 @@ type tableState struct {
 	// oids holds the type OID of each column, which decides its binary
 	// encoding (binKinds).
 	oids map[string]uint32
+	// version is the shape version (schema.Table.Version) of the table
+	// description the state was read for; a load of another version reads
+	// the catalog again.
+	version string
 	// backoff is how many groups skip the direct try after the next
 	// failed one; wait counts down the ones still to skip it.
 	backoff, wait int
@@ -194,8 +198,11 @@ func (d Dialect) Load(ctx context.Context, conn *sql.Conn, tx *sql.Tx, req *sqls
 		if g == nil {
 			return nil
 		}
+		// Only a versioned description (sqlsink.DB.Describe's) is
+		// binary: its unit's shape check is what makes a type changed
+		// after the catalog read roll the unit back.
 		var kinds []binKind
-		if binaryCopy && g.kinds != nil && binaryValues(g.kinds, req.Rows) {
+		if binaryCopy && g.kinds != nil && req.Table.Version != "" && binaryValues(g.kinds, req.Rows) {
 			kinds = g.kinds
 		}
 		done, err = d.load(ctx, pc, tx, ts, g, req, kinds)
@@ -303,12 +310,19 @@ func state(pc *pgconn.PgConn) *connState {
 }
 
 // table returns what the session knows about t, asking the catalog the
-// first time. The answer is cached for the session: it reads no table
-// data and creates nothing, so a rolled-back unit does not invalidate it.
+// first time and whenever t's shape version is another. The answer is
+// cached for the session: it reads no table data and creates nothing, so
+// a rolled-back unit does not invalidate it.
+//
+// Reading again with each new version keeps the column types the binary
+// encoders follow no older than the description the values were converted
+// for: an ALTER after the read changes the version, which the unit's
+// shape check (sqlsink.Versioner) sees before it commits, and the next
+// description is read again here.
 func (d Dialect) table(ctx context.Context, pc *pgconn.PgConn, t *schema.Table) (*tableState, error) {
 	st := state(pc)
 	name := sqlsink.QuotedTable(d, t)
-	if ts, ok := st.tables[name]; ok {
+	if ts, ok := st.tables[name]; ok && ts.version == t.Version {
 		return ts, nil
 	}
 	res := pc.ExecParams(ctx, `SELECT c.relkind IN ('r','p') AND NOT c.relrowsecurity AND NOT c.relhasrules,
@@ -321,7 +335,7 @@ func (d Dialect) table(ctx context.Context, pc *pgconn.PgConn, t *schema.Table) 
 	if res.Err != nil {
 		return nil, fmt.Errorf("read %s from pg_class: %w", name, res.Err)
 	}
-	ts := &tableState{groups: map[string]*groupState{}}
+	ts := &tableState{groups: map[string]*groupState{}, version: t.Version}
 	if len(res.Rows) == 1 && len(res.Rows[0]) == 4 {
 		ts.copyable = string(res.Rows[0][0]) == "t"
 		ts.temp = string(res.Rows[0][1]) == "t"
@@ -429,10 +443,25 @@ func copyRows(ctx context.Context, pc *pgconn.PgConn, query string, req *sqlsink
 		r.buf = append(r.buf, copyBinaryHeader...)
 	}
 	if _, err := pc.CopyFrom(ctx, r, query); err != nil {
+		var pe *pgconn.PgError
+		if kinds != nil && errors.As(err, &pe) && pe.Code == "08P01" {
+			// The server read a binary field shorter than its column's
+			// type: not a lost connection (the session goes on), but a
+			// column whose type is no longer the one the session read,
+			// which the unit's shape check tells (sqlsink.Versioner).
+			return fmt.Errorf("copy %d rows into %s in binary format: %w", len(req.Rows), req.Table, binaryMismatch{pe})
+		}
 		return fmt.Errorf("copy %d rows into %s: %w", len(req.Rows), req.Table, err)
 	}
 	return nil
 }
+
+// binaryMismatch is a binary COPY's protocol_violation, which is not
+// transient as the class 08 errors of a lost connection are: it does not
+// unwrap to the *pgconn.PgError, so Transient does not see its code.
+type binaryMismatch struct{ err *pgconn.PgError }
+
+func (e binaryMismatch) Error() string { return e.err.Error() }
 
 // textValues reports whether every value of req has a text form Load
 // trusts to read as the statement path's bound value does. Columns of

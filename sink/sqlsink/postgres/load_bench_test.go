@@ -32,11 +32,14 @@ func BenchmarkLoadGroup(b *testing.B) {
 		name     string
 		minRows  int
 		strategy postgres.Strategy
+		binary   bool // COPY in binary format
 	}{
-		{"values", -1, postgres.Adaptive},
-		{"arrays", math.MaxInt, postgres.Adaptive},
-		{"direct", 1, postgres.DirectOnly},
-		{"staged", 1, postgres.StagedOnly},
+		{"values", -1, postgres.Adaptive, false},
+		{"arrays", math.MaxInt, postgres.Adaptive, false},
+		{"direct", 1, postgres.DirectOnly, false},
+		{"direct-binary", 1, postgres.DirectOnly, true},
+		{"staged", 1, postgres.StagedOnly, false},
+		{"staged-binary", 1, postgres.StagedOnly, true},
 	}
 	for _, size := range []int{30, 100, 300, 1000, 3000, 10000} {
 		for _, existing := range []bool{false, true} {
@@ -50,6 +53,7 @@ func BenchmarkLoadGroup(b *testing.B) {
 				}
 				b.Run(fmt.Sprintf("%s/%d/%s", keys, size, p.name), func(b *testing.B) {
 					bt := newBenchTarget(b, p.minRows, p.strategy)
+					postgres.SetBinary(b, p.binary)
 					next := 0
 					bt.run(b, size, existing, func() *commit.Unit {
 						if existing {
@@ -65,14 +69,16 @@ func BenchmarkLoadGroup(b *testing.B) {
 
 // BenchmarkLoadUnit applies units shaped as the insert-only bench's are:
 // 1,250 new orders and their 3,750 items, with a progress row, by the
-// array statements and by COPY.
+// array statements and by COPY in text and in binary format.
 func BenchmarkLoadUnit(b *testing.B) {
 	for _, p := range []struct {
 		name    string
 		minRows int
-	}{{"arrays", math.MaxInt}, {"copy", 100}} {
+		binary  bool
+	}{{"arrays", math.MaxInt, false}, {"copy", 100, false}, {"copy-binary", 100, true}} {
 		b.Run(p.name, func(b *testing.B) {
 			bt := newBenchTarget(b, p.minRows, postgres.Adaptive)
+			postgres.SetBinary(b, p.binary)
 			if err := bt.tdb.Setup(context.Background()); err != nil {
 				b.Fatal(err)
 			}
