@@ -41,3 +41,7 @@ func SetBinary(tb testing.TB, on bool) {
 
 // BinaryLoads returns how many loads went in COPY's binary format.
 func BinaryLoads() int64 { return loads.binary.Load() }
+
+// BinaryCopy is binaryCopy, for benchmarks that take turns between the
+// formats.
+var BinaryCopy = &binaryCopy

@@ -101,6 +101,71 @@ func BenchmarkLoadUnit(b *testing.B) {
 	}
 }
 
+// BenchmarkLoadFormats applies units by COPY in text and in binary format
+// by turns, on one session, and reports each format's server CPU and wall
+// time per row: taking turns unit by unit cancels the drift of a shared
+// machine, which two separate runs do not. "unit" is BenchmarkLoadUnit's
+// (1,250 new orders and their 3,750 items), "orders/N" a group of N new
+// orders.
+func BenchmarkLoadFormats(b *testing.B) {
+	shapes := []struct {
+		name   string
+		orders int
+		items  bool
+	}{{"unit", 1250, true}, {"orders/100", 100, false}, {"orders/1000", 1000, false}, {"orders/10000", 10000, false}}
+	for _, sh := range shapes {
+		b.Run(sh.name, func(b *testing.B) {
+			bt := newBenchTarget(b, 100, postgres.Adaptive)
+			b.Cleanup(func() { *postgres.BinaryCopy = true })
+			ctx := context.Background()
+			if err := bt.tdb.Setup(ctx); err != nil {
+				b.Fatal(err)
+			}
+			next, pos, rows := 0, int64(0), sh.orders
+			if sh.items {
+				rows *= 4
+			}
+			unit := func() *commit.Unit {
+				first := next
+				u := &commit.Unit{Pipeline: "bench", Batches: []*commit.Batch{bt.orders(sh.orders, &next)}}
+				if sh.items {
+					var items [][]any
+					for id := first + 1; id <= next; id++ {
+						for line := 1; line <= 3; line++ {
+							items = append(items, []any{int64(id), int64(line), "SKU-12345", int64(2), "19.99"})
+						}
+					}
+					pos += int64(rows)
+					u.Progress = []changelog.Position{{Partition: "p0", Offset: pos}}
+					u.Batches = append(u.Batches, &commit.Batch{Table: bt.items, Upserts: []commit.Group{{
+						Columns: []string{"order_id", "line_no", "sku", "qty", "price"}, Rows: items, Pos: positions(len(items))}}})
+				}
+				return u
+			}
+			var server, wall [2]time.Duration
+			for b.Loop() {
+				for f := range 2 {
+					b.StopTimer()
+					u := unit()
+					*postgres.BinaryCopy = f == 1
+					b.StartTimer()
+					cpu, start := backendCPU(b, bt.pid), time.Now()
+					if err := bt.apply.Apply(ctx, u); err != nil {
+						b.Fatal(err)
+					}
+					wall[f] += time.Since(start)
+					server[f] += backendCPU(b, bt.pid) - cpu
+				}
+			}
+			n := float64(b.N * rows)
+			for f, name := range []string{"text", "binary"} {
+				b.ReportMetric(float64(server[f].Nanoseconds())/n, name+"-server-ns/row")
+				b.ReportMetric(float64(wall[f].Nanoseconds())/n, name+"-ns/row")
+			}
+		})
+	}
+}
+
 // benchTarget is a private schema with the bench's orders and order_items
 // tables and a target over it, on one session whose backend is pid.
 type benchTarget struct {
