@@ -106,16 +106,22 @@ func BenchmarkLoadUnit(b *testing.B) {
 // time per row: taking turns unit by unit cancels the drift of a shared
 // machine, which two separate runs do not. "unit" is BenchmarkLoadUnit's
 // (1,250 new orders and their 3,750 items), "orders/N" a group of N new
-// orders.
+// orders, "staged/N" N orders that all exist, through the staging table.
 func BenchmarkLoadFormats(b *testing.B) {
 	shapes := []struct {
-		name   string
-		orders int
-		items  bool
-	}{{"unit", 1250, true}, {"orders/100", 100, false}, {"orders/1000", 1000, false}, {"orders/10000", 10000, false}}
+		name     string
+		orders   int
+		items    bool
+		existing bool // the same keys every time, upserted through the staging table
+	}{{"unit", 1250, true, false}, {"orders/100", 100, false, false}, {"orders/1000", 1000, false, false},
+		{"orders/10000", 10000, false, false}, {"staged/1000", 1000, false, true}, {"staged/10000", 10000, false, true}}
 	for _, sh := range shapes {
 		b.Run(sh.name, func(b *testing.B) {
-			bt := newBenchTarget(b, 100, postgres.Adaptive)
+			strategy := postgres.Adaptive
+			if sh.existing {
+				strategy = postgres.StagedOnly
+			}
+			bt := newBenchTarget(b, 100, strategy)
 			b.Cleanup(func() { *postgres.BinaryCopy = true })
 			ctx := context.Background()
 			if err := bt.tdb.Setup(ctx); err != nil {
@@ -126,6 +132,9 @@ func BenchmarkLoadFormats(b *testing.B) {
 				rows *= 4
 			}
 			unit := func() *commit.Unit {
+				if sh.existing {
+					next = 0
+				}
 				first := next
 				u := &commit.Unit{Pipeline: "bench", Batches: []*commit.Batch{bt.orders(sh.orders, &next)}}
 				if sh.items {
