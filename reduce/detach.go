@@ -59,6 +59,44 @@ func (m *rowMem) alloc(n int) []byte {
 	return block
 }
 
+// rowSlotsChunk is the number of values the blocks rowSlots carves rows'
+// []any from hold (8 KiB).
+const rowSlotsChunk = 512
+
+// rowSlots hands out the []any of a buffer's rows from shared blocks of
+// rowSlotsChunk values, as rowMem does their values' memory: one
+// allocation per block instead of one per row. The lifetimes are
+// rowMem's: a buffer's rows all live until their unit is committed (the
+// sinks read them, and copy a row they change), so a block keeps at most
+// its unused end and the rows of two units alive. Each row is capped at
+// its own length, so an append to one (the sinks append to copies only)
+// could never write into the next. Rows of more than rowSlotsChunk/8
+// values get a slice of their own.
+type rowSlots struct{ free []any }
+
+// alloc returns a []any of n values, length and capacity n.
+func (m *rowSlots) alloc(n int) []any {
+	if n > rowSlotsChunk/8 {
+		return make([]any, n)
+	}
+	if len(m.free) < n {
+		m.free = make([]any, rowSlotsChunk)
+	}
+	row := m.free[:n:n]
+	m.free = m.free[n:]
+	return row
+}
+
+// keep returns row, converted by convertRow into the buffer's scratch
+// row, as the buffer keeps it: in a []any of its own carved from
+// rowSlots, its values detached into rowMem (see detachIn), with the
+// bytes it then holds (see rowBytes).
+func (b *Buffer) keep(row []any) ([]any, int) {
+	kept := b.rowSlots.alloc(len(row))
+	copy(kept, row)
+	return kept, detachIn(&b.rowMem, kept)
+}
+
 // detachIn is detach with the row's memory from mem (see rowMem): for the
 // rows a buffer keeps until their unit's commit.
 func detachIn(mem *rowMem, row []any) int {

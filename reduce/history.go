@@ -193,7 +193,8 @@ func (b *Buffer) historyRow(t *Table, c *changelog.Change, now time.Time) (r his
 	if err != nil {
 		return historyRow{}, false, err
 	}
-	return historyRow{t: t, cols: p.out, row: row, size: entryBytes + detachIn(&b.rowMem, row)}, true, nil
+	row, size := b.keep(row)
+	return historyRow{t: t, cols: p.out, row: row, size: entryBytes + size}, true, nil
 }
 
 // historyImage returns the row change c makes in history table t: its

@@ -443,8 +443,12 @@ type Buffer struct {
 	// Add): its key, and the progress the partition had before it, which
 	// Take commits instead of the -U's own until it is paired or lone.
 	retracting map[string]*retraction
-	// rowMem holds the buffered rows' values (see detachIn).
-	rowMem rowMem
+	// rowMem holds the buffered rows' values (see detachIn), rowSlots
+	// their []any (see keep); row is the scratch row convertRow converts
+	// into.
+	rowMem   rowMem
+	rowSlots rowSlots
+	row      []any
 	// orders holds the latest place of each partition's source logs the
 	// buffer consumed (see noteOrder), lastOrder the index noted last.
 	orders    []commit.Order
@@ -745,7 +749,8 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 			if err != nil {
 				return err
 			}
-			size := entryBytes + detachIn(&b.rowMem, row)
+			row, size := b.keep(row)
+			size += entryBytes
 			ts := b.state(t)
 			ts.inserts = append(ts.inserts, entry{pos: c.Pos, cols: p.out, row: row, size: size})
 			b.rows++
@@ -848,7 +853,9 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 				}
 			}
 		}
-		size := keyedEntryBytes + detachIn(&b.rowMem, row) + len(b.key)
+		row, size := b.keep(row)
+		size += keyedEntryBytes + len(b.key)
+		k.vals = row
 		e := entry{pos: c.Pos, cols: cols, row: row, size: size, partial: partial}
 		if origin != nil {
 			e = t.mergeImages(origin, e)
@@ -1278,7 +1285,13 @@ func (b *Buffer) convertRow(t *Table, c *changelog.Change, img changelog.Row, wh
 			Reason: fmt.Sprintf("the change carries column %s, which the target table does not have", name),
 			Hint:   "add the column to the target table (txsink never drops data silently), or set schema.evolve: add-columns to have txsink add it, then run again"}
 	}
-	row := make([]any, len(p.out))
+	// The row is converted into scratch space: Check and a refused
+	// change keep nothing of it, and keep copies it into the buffer's
+	// shared memory.
+	if cap(b.row) < len(p.out) {
+		b.row = make([]any, len(p.out))
+	}
+	row := b.row[:len(p.out)]
 	// Integers and date-times in their common shapes are converted
 	// without boxing into scratch memory the row's values point at until
 	// detach copies them into the row's own block (see detach): the
