@@ -89,12 +89,112 @@ func (m *rowSlots) alloc(n int) []any {
 
 // keep returns row, converted by convertRow into the buffer's scratch
 // row, as the buffer keeps it: in a []any of its own carved from
-// rowSlots, its values detached into rowMem (see detachIn), with the
-// bytes it then holds (see rowBytes).
+// rowSlots, its values detached into rowMem as detachIn does, with the
+// bytes it then holds (see rowBytes). convertRow noted each value's kind
+// and the memory they take (see conversion): the row is copied and
+// detached in one pass, without a type switch per value. A row it did
+// not convert (one merged from two images) takes detachIn's way.
 func (b *Buffer) keep(row []any) ([]any, int) {
 	kept := b.rowSlots.alloc(len(row))
-	copy(kept, row)
-	return kept, detachIn(&b.rowMem, kept)
+	cv := &b.conv
+	if len(row) == 0 || len(row) != len(cv.kinds) || &row[0] != &b.row[0] {
+		copy(kept, row)
+		return kept, detachIn(&b.rowMem, kept)
+	}
+	size := 16*len(row) + cv.bytes
+	if cv.strs+cv.ints+cv.times == 0 {
+		copy(kept, row)
+		return kept, size
+	}
+	hdrs, is, ts, text := carve(&b.rowMem, cv.strs, cv.ints, cv.times, cv.text)
+	at, j, ji, jt := 0, 0, 0, 0
+	for k, kind := range cv.kinds {
+		switch kind {
+		case kindString:
+			hdrs[j] = own(text, &at, row[k].(string))
+			kept[k] = box.String(&hdrs[j])
+			j++
+		case kindNumber:
+			hdrs[j] = own(text, &at, string(row[k].(changelog.Number)))
+			kept[k] = box.Number(&hdrs[j])
+			j++
+		case kindInt:
+			is[ji] = row[k].(int64)
+			kept[k] = box.Int64(&is[ji])
+			ji++
+		case kindTime:
+			ts[jt] = row[k].(time.Time)
+			kept[k] = box.Time(&ts[jt])
+			jt++
+		default:
+			kept[k] = row[k]
+		}
+	}
+	return kept, size
+}
+
+// valueKind is what keep does with a converted value (see conversion).
+type valueKind uint8
+
+// The value kinds: copied as a string's or a Number's text, as an int64,
+// as a time in UTC, or kept as it is (nil, bool, []byte, a float, a time
+// elsewhere than in UTC).
+const (
+	kindOther valueKind = iota
+	kindString
+	kindNumber
+	kindInt
+	kindTime
+)
+
+// conversion describes the scratch row convertRow made, for keep: each
+// value's kind, how many strings (and Numbers), integers and times in UTC
+// it holds, their text's length, and what its values take in memory as
+// rowBytes counts it, beside the []any.
+type conversion struct {
+	kinds                   []valueKind
+	strs, ints, times, text int
+	bytes                   int
+}
+
+// reset starts the description of a row of n values.
+func (cv *conversion) reset(n int) {
+	if cap(cv.kinds) < n {
+		cv.kinds = make([]valueKind, n)
+	}
+	cv.kinds = cv.kinds[:n]
+	cv.strs, cv.ints, cv.times, cv.text, cv.bytes = 0, 0, 0, 0, 0
+}
+
+// note records v as value k of the row. The sizes are rowBytes' (see
+// valueBytes), inline for the kinds keep copies.
+func (cv *conversion) note(k int, v any) {
+	kind := kindOther
+	switch x := v.(type) {
+	case string:
+		kind = kindString
+		cv.strs++
+		cv.text += len(x)
+		cv.bytes += headerBytes + len(x)
+	case changelog.Number:
+		kind = kindNumber
+		cv.strs++
+		cv.text += len(x)
+		cv.bytes += headerBytes + len(x)
+	case int64:
+		kind = kindInt
+		cv.ints++
+		cv.bytes += 8
+	case time.Time:
+		if ownable(x) {
+			kind = kindTime
+			cv.times++
+		}
+		cv.bytes += timeBytes
+	default:
+		cv.bytes += valueBytes(v)
+	}
+	cv.kinds[k] = kind
 }
 
 // detachIn is detach with the row's memory from mem (see rowMem): for the
@@ -125,11 +225,7 @@ func detachIn(mem *rowMem, row []any) int {
 	// []byte of 16 bytes or more is at least 8-byte aligned, as a header,
 	// an int64 and a time.Time must be; the headers, then the integers,
 	// then the times keep that alignment, and the text follows them.
-	block := mem.alloc(headerBytes*n + 8*ints + timeBytes*times + size)
-	hdrs := slab[string](block, 0, n)
-	is := slab[int64](block, headerBytes*n, ints)
-	ts := slab[time.Time](block, headerBytes*n+8*ints, times)
-	text := block[headerBytes*n+8*ints+timeBytes*times:]
+	hdrs, is, ts, text := carve(mem, n, ints, times, size)
 	at, j, ji, jt := 0, 0, 0, 0
 	for k, v := range row {
 		switch x := v.(type) {
@@ -154,6 +250,18 @@ func detachIn(mem *rowMem, row []any) int {
 		}
 	}
 	return rowBytes(row)
+}
+
+// carve returns a row's block from mem (see rowMem.alloc), laid out as
+// the headers of strs strings, ints integers, times times and size bytes
+// of text.
+func carve(mem *rowMem, strs, ints, times, size int) (hdrs []string, is []int64, ts []time.Time, text []byte) {
+	block := mem.alloc(headerBytes*strs + 8*ints + timeBytes*times + size)
+	hdrs = slab[string](block, 0, strs)
+	is = slab[int64](block, headerBytes*strs, ints)
+	ts = slab[time.Time](block, headerBytes*strs+8*ints, times)
+	text = block[headerBytes*strs+8*ints+timeBytes*times:]
+	return hdrs, is, ts, text
 }
 
 // ownable reports whether t may be kept in memory the collector does not
@@ -185,26 +293,31 @@ const headerBytes = int(unsafe.Sizeof(""))
 func rowBytes(row []any) int {
 	n := 16 * cap(row) // an interface is two words
 	for _, v := range row {
-		switch x := v.(type) {
-		case nil, bool:
-			// Boxed without memory of their own.
-		case string:
-			n += 16 + len(x)
-		case changelog.Number:
-			n += 16 + len(x)
-		case []byte:
-			n += 24 + cap(x)
-		case time.Time:
-			n += int(unsafe.Sizeof(x))
-		case int64, uint64, float64, int, uint, int32, uint32, float32:
-			n += 8
-		default:
-			// A type no converter of this module makes today: count it
-			// as a small struct rather than nothing.
-			n += 32
-		}
+		n += valueBytes(v)
 	}
 	return n
+}
+
+// valueBytes is what rowBytes counts for value v beside its interface.
+func valueBytes(v any) int {
+	switch x := v.(type) {
+	case nil, bool:
+		// Boxed without memory of their own.
+		return 0
+	case string:
+		return 16 + len(x)
+	case changelog.Number:
+		return 16 + len(x)
+	case []byte:
+		return 24 + cap(x)
+	case time.Time:
+		return timeBytes
+	case int64, uint64, float64, int, uint, int32, uint32, float32:
+		return 8
+	}
+	// A type no converter of this module makes today: count it as a
+	// small struct rather than nothing.
+	return 32
 }
 
 // own copies s into text at *at, advances *at past it, and returns the

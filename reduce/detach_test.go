@@ -9,6 +9,7 @@ import (
 
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/internal/box"
+	"github.com/txsink/txsink/schema"
 )
 
 func TestDetachKeepsValuesAndTypes(t *testing.T) {
@@ -141,5 +142,63 @@ func TestRowMemBlocks(t *testing.T) {
 	var nilMem *rowMem
 	if b := nilMem.alloc(16); len(b) != 16 {
 		t.Fatalf("nil rowMem: %d bytes", len(b))
+	}
+}
+
+// TestKeepMatchesDetach: keep, which copies a converted row in one pass
+// by the kinds convertRow noted, makes the row detach makes of the same
+// values, of the same types, with the size rowBytes gives it, for every
+// kind of value a conversion returns.
+func TestKeepMatchesDetach(t *testing.T) {
+	st := &schema.Table{Namespace: "test", Name: "kinds", PrimaryKey: []string{"id"}, Columns: []schema.Column{
+		{Name: "id", Class: schema.Int, Bits: 64},
+		{Name: "u", Class: schema.Uint, Bits: 64, Nullable: true},
+		{Name: "s", Class: schema.String, Nullable: true},
+		{Name: "d", Class: schema.Decimal, Precision: 10, Scale: 2, Nullable: true},
+		{Name: "f", Class: schema.Float, Bits: 64, Nullable: true},
+		{Name: "b", Class: schema.Bool, Nullable: true},
+		{Name: "raw", Class: schema.Bytes, Nullable: true},
+		{Name: "day", Class: schema.Date, Nullable: true},
+		{Name: "at", Class: schema.DateTime, FracDigits: 3, Nullable: true},
+		{Name: "ts", Class: schema.Timestamp, FracDigits: 6, Nullable: true},
+		{Name: "j", Class: schema.JSON, Nullable: true},
+	}}
+	tbl, err := NewTable(st, nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)
+	tests := []changelog.Row{
+		row("id", changelog.Number("7")),
+		row("id", changelog.Number("1234567"), "u", changelog.Number("18446744073709551615"), "s", "ünï", "d", changelog.Number("1.5"),
+			"f", changelog.Number("2.5"), "b", true, "raw", []byte("xy"), "day", "2026-11-30", "at", "2026-11-30 08:00:00.125",
+			"ts", "2026-11-30T08:00:00+02:00", "j", changelog.JSON(`{"a":1}`)),
+		row("id", "-5", "s", "", "d", "0.50", "at", changelog.Number("1764489600000"), "ts", at, "u", nil, "j", nil),
+		row("id", int64(99999), "ts", at.In(time.FixedZone("x", 3600)), "s", changelog.Number("12")),
+	}
+	b := NewBuffer("p")
+	for i, img := range tests {
+		c := &changelog.Change{Kind: changelog.Insert, After: img}
+		_, conv, err := b.convertRow(tbl, c, img, "after")
+		if err != nil {
+			t.Fatalf("row %d: %v", i, err)
+		}
+		want := append([]any(nil), conv...)
+		wantSize := detach(want)
+		got, size := b.keep(conv)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("row %d: keep = %#v, want %#v", i, got, want)
+		}
+		for k := range got {
+			if reflect.TypeOf(got[k]) != reflect.TypeOf(want[k]) {
+				t.Errorf("row %d value %d: type %T, want %T", i, k, got[k], want[k])
+			}
+		}
+		if size != wantSize || size != rowBytes(got) {
+			t.Errorf("row %d: keep's size %d, detach's %d, rowBytes %d", i, size, wantSize, rowBytes(got))
+		}
+		if cap(got) != len(got) {
+			t.Errorf("row %d: kept row's capacity %d, length %d", i, cap(got), len(got))
+		}
 	}
 }

@@ -449,6 +449,8 @@ type Buffer struct {
 	rowMem   rowMem
 	rowSlots rowSlots
 	row      []any
+	// conv describes row (see keep).
+	conv conversion
 	// orders holds the latest place of each partition's source logs the
 	// buffer consumed (see noteOrder), lastOrder the index noted last.
 	orders    []commit.Order
@@ -1299,6 +1301,8 @@ func (b *Buffer) convertRow(t *Table, c *changelog.Change, img changelog.Row, wh
 	if len(b.ints) < len(p.cols) {
 		b.ints, b.times = make([]int64, len(p.cols)), make([]time.Time, len(p.cols))
 	}
+	cv := &b.conv
+	cv.reset(len(p.cols))
 	for k, col := range p.cols {
 		raw := img.Values[p.src[k]]
 		switch col.Class {
@@ -1306,6 +1310,9 @@ func (b *Buffer) convertRow(t *Table, c *changelog.Change, img changelog.Row, wh
 			if n, ok := coerce.Int64(col, raw); ok {
 				b.ints[k] = n
 				row[k] = box.Int64(&b.ints[k])
+				cv.kinds[k] = kindInt
+				cv.ints++
+				cv.bytes += 8
 				continue
 			}
 		case schema.DateTime, schema.Timestamp:
@@ -1313,6 +1320,9 @@ func (b *Buffer) convertRow(t *Table, c *changelog.Change, img changelog.Row, wh
 			if tv, ok := coerce.DateTime(col, raw); ok {
 				b.times[k] = tv
 				row[k] = box.Time(&b.times[k])
+				cv.kinds[k] = kindTime
+				cv.times++
+				cv.bytes += timeBytes
 				continue
 			}
 		}
@@ -1321,6 +1331,7 @@ func (b *Buffer) convertRow(t *Table, c *changelog.Change, img changelog.Row, wh
 			return nil, nil, b.valueError(t, c, col.Name, keyFromImage(t, img), err)
 		}
 		row[k] = v
+		cv.note(k, v)
 	}
 	for i, kc := range t.keyCols {
 		if j := p.keyOut[i]; j < 0 || row[j] == nil {
