@@ -377,7 +377,7 @@ type entry struct {
 // appendKey); both keep their capacity from one unit to the next.
 type tableState struct {
 	t       *Table
-	index   map[string]int32
+	index   keyIndex
 	entries []entry
 	inserts []entry
 	// truncated is set once a TRUNCATE of the table was added: the
@@ -391,7 +391,7 @@ type tableState struct {
 // reset empties ts for reuse. The entries are cleared, not only truncated,
 // so the rows a taken unit holds are not kept alive by the buffer.
 func (ts *tableState) reset() {
-	clear(ts.index)
+	ts.index.reset()
 	clear(ts.entries)
 	clear(ts.inserts)
 	ts.entries, ts.inserts = ts.entries[:0], ts.inserts[:0]
@@ -554,15 +554,15 @@ func (b *Buffer) conflict(ts *tableState, key []byte, pos changelog.Position, k 
 	if !b.confined {
 		return nil
 	}
-	if i, ok := ts.index[string(key)]; ok {
+	h := indexHash(ts.t, key)
+	if i, ok := ts.index.find(ts.entries, key, h); ok {
 		if other := ts.entries[i].pos; other.Partition != pos.Partition {
 			return crossError(ts.t, k, pos, other, true)
 		}
 		return nil
 	}
 	if b.keys != nil {
-		h1, h2 := keyHash(ts.t, key)
-		if other, crossed := b.keys.check(h1, h2, pos.Partition); crossed {
+		if other, crossed := b.keys.check(h, keyHash2(ts.t, key), pos.Partition); crossed {
 			return crossError(ts.t, k, pos, other, false)
 		}
 	}
@@ -582,7 +582,7 @@ func (b *Buffer) state(t *Table) *tableState {
 		ts = t.spare.Swap(nil)
 	}
 	if ts == nil {
-		ts = &tableState{t: t, index: map[string]int32{}}
+		ts = &tableState{t: t}
 	}
 	b.byTable[t] = ts
 	b.tables = append(b.tables, ts)
@@ -823,7 +823,7 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 				// A partial image of a row that moves: the columns it
 				// lacks are the old row's, which only the buffer can give
 				// (txsink does not read the target's rows).
-				if i, ok := ts.index[string(b.oldKey)]; ok && !ts.entries[i].del {
+				if i, ok := ts.index.find(ts.entries, b.oldKey, indexHash(t, b.oldKey)); ok && !ts.entries[i].del {
 					o := ts.entries[i]
 					origin = &o
 				} else {
@@ -875,11 +875,11 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 
 // What an entry takes in memory beside its values (see rowBytes and
 // Bytes): the entry itself in its table's slice and, for a keyed table,
-// its slot in the index (a key's header and an index, about 24 bytes in a
-// map kept at most 7/8 full) beside the key's encoding.
+// its share of the index (an 8-byte slot in a keyIndex kept a quarter to
+// half full: 16 to 32 bytes) beside the key's encoding.
 const (
 	entryBytes      = int(unsafe.Sizeof(entry{}))
-	keyedEntryBytes = entryBytes + 28
+	keyedEntryBytes = entryBytes + 24
 )
 
 // put makes e the entry of the key encoded as key, whose values k holds
@@ -887,7 +887,8 @@ const (
 // only made for a key seen first. A confined buffer refuses a key another
 // partition changed (see ConfinePartitions), changing nothing.
 func (b *Buffer) put(ts *tableState, key []byte, e entry, k keyOf) error {
-	if i, ok := ts.index[string(key)]; ok {
+	h := indexHash(ts.t, key)
+	if i, ok := ts.index.find(ts.entries, key, h); ok {
 		if other := ts.entries[i].pos; b.confined && other.Partition != e.pos.Partition {
 			return crossError(ts.t, k, e.pos, other, true)
 		}
@@ -900,13 +901,12 @@ func (b *Buffer) put(ts *tableState, key []byte, e entry, k keyOf) error {
 		if b.keysIdx == 0 || e.pos.Partition != b.keysPart {
 			b.keysPart, b.keysIdx = e.pos.Partition, b.keys.part(e.pos.Partition)
 		}
-		h1, h2 := keyHash(ts.t, key)
-		if other, crossed := b.keys.note(h1, h2, b.keysIdx, e.pos); crossed {
+		if other, crossed := b.keys.note(h, keyHash2(ts.t, key), b.keysIdx, e.pos); crossed {
 			return crossError(ts.t, k, e.pos, other, false)
 		}
 	}
 	e.k = b.keyString(key)
-	b.append(ts, e)
+	b.append(ts, e, h)
 	return nil
 }
 
@@ -1024,10 +1024,11 @@ func (b *Buffer) retract(t *Table, c *changelog.Change) {
 // reads from the committed position.
 func (b *Buffer) Forget(part string) { delete(b.retracting, part) }
 
-// append adds e, whose key ts does not hold, as ts's last entry.
-func (b *Buffer) append(ts *tableState, e entry) {
-	ts.index[e.k] = int32(len(ts.entries))
+// append adds e, whose key (of hash h, see indexHash) ts does not hold,
+// as ts's last entry.
+func (b *Buffer) append(ts *tableState, e entry, h uint64) {
 	ts.entries = append(ts.entries, e)
+	ts.index.add(ts.t, ts.entries, len(ts.entries)-1, h)
 	b.rows++
 	b.bytes += int64(e.size)
 }
@@ -1063,7 +1064,8 @@ func (b *Buffer) Merge(o *Buffer) error {
 			}
 			for i := range ots.entries {
 				e := &ots.entries[i]
-				if j, ok := ts.index[e.k]; ok {
+				h := indexHashString(ts.t, e.k)
+				if j, ok := ts.index.findString(ts.entries, e.k, h); ok {
 					if other := ts.entries[j].pos; b.confined && other.Partition != e.pos.Partition {
 						return crossError(ts.t, entryKey(ts.t, e), e.pos, other, true)
 					}
@@ -1071,7 +1073,7 @@ func (b *Buffer) Merge(o *Buffer) error {
 						return err
 					}
 				} else {
-					b.append(ts, *e)
+					b.append(ts, *e, h)
 				}
 			}
 			ts.inserts = append(ts.inserts, ots.inserts...)
