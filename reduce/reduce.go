@@ -93,8 +93,9 @@ type Table struct {
 
 	keyCols []*schema.Column
 	// keyExact has bit i set when key column i is collate.Exact (the
-	// first 64): its values are their own comparison form.
-	keyExact uint64
+	// first 64): its values are their own comparison form; keyInt when
+	// it is also of class Int, its values int64 (see appendKey).
+	keyExact, keyInt uint64
 	// salt is mixed into the hashes of the table's keys (see keyHash).
 	salt [2]uint64
 	// colIndex maps each column of Schema, lower-cased, to its index;
@@ -263,6 +264,9 @@ func NewTable(t *schema.Table, key []string, appendOnly bool) (*Table, error) {
 		}
 		if collate.Exact(c) && len(rt.keyCols) < 64 {
 			rt.keyExact |= 1 << len(rt.keyCols)
+			if c.Class == schema.Int {
+				rt.keyInt |= 1 << len(rt.keyCols)
+			}
 		}
 		rt.keyCols = append(rt.keyCols, c)
 	}
@@ -461,7 +465,6 @@ type Buffer struct {
 type retraction struct {
 	t   *Table
 	key []any
-	enc string
 	// hold is the partition's progress in the buffer before the -U; its
 	// Partition is "" when the buffer had none (the position committed
 	// last is then before the -U).
@@ -785,7 +788,7 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 			return err
 		}
 		size := keyedEntryBytes + detachIn(&b.rowMem, key) + detachIn(&b.rowMem, extra)
-		b.key = appendKey(b.key[:0], t, func(i int) any { return key[i] })
+		b.key = appendKey(b.key[:0], t, key, nil)
 		if err := b.put(b.state(t), b.key, entry{pos: c.Pos, del: true, key: key, row: extra, size: size + len(b.key)}, keyOf{vals: key}); err != nil {
 			return err
 		}
@@ -812,13 +815,13 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 			// when the update kept it, which puts nothing below).
 			oldKey = paired.key
 		}
-		b.key = appendKey(b.key[:0], t, func(i int) any { return row[p.keyOut[i]] })
+		b.key = appendKey(b.key[:0], t, row, p.keyOut)
 		ts := b.state(t)
 		k := keyOf{vals: row, at: p.keyOut}
 		partial := c.Kind == changelog.UpdateAfter && p.partial
 		var origin *entry
 		if oldKey != nil {
-			b.oldKey = appendKey(b.oldKey[:0], t, func(i int) any { return oldKey[i] })
+			b.oldKey = appendKey(b.oldKey[:0], t, oldKey, nil)
 			if !bytes.Equal(b.oldKey, b.key) && partial {
 				// A partial image of a row that moves: the columns it
 				// lacks are the old row's, which only the buffer can give
@@ -1009,7 +1012,7 @@ func (b *Buffer) retract(t *Table, c *changelog.Change) {
 		return
 	}
 	detach(key)
-	r := &retraction{t: t, key: key, enc: string(appendKey(nil, t, func(i int) any { return key[i] }))}
+	r := &retraction{t: t, key: key}
 	if i, ok := b.partIdx[c.Pos.Partition]; ok {
 		r.hold = b.progress[i]
 	}
@@ -1173,20 +1176,32 @@ func (b *Buffer) keyValues(t *Table, c *changelog.Change, img changelog.Row, whi
 	return vals, nil
 }
 
-// appendKey appends the encoding of a key, whose converted values val
-// returns in key order, to dst. Keys the target considers equal encode
-// equally: each value in its comparison form (package collate), which for
-// integers and binary-collated text is its plain rendering. With several
-// key columns each form is followed by its length in four bytes, so the
-// encoding reads back unambiguously from its end whatever bytes the values
-// hold.
-func appendKey(dst []byte, t *Table, val func(i int) any) []byte {
+// appendKey appends the encoding of a key to dst: its converted values
+// are vals in key order, or, with at, vals[at[i]] for key column i (a
+// row's values, at its plan's keyOut). Keys the target considers equal
+// encode equally: each value in its comparison form (package collate),
+// which for binary-collated text is its plain rendering, and for an Int
+// column, whose values are all int64 (coerce.Value), the integer's eight
+// bytes, which strconv would take ten times as long to render. With
+// several key columns each form is followed by its length in four bytes,
+// so the encoding reads back unambiguously from its end whatever bytes the
+// values hold. The encoding lives as long as the process (KeyPartitions
+// keeps its hash, nothing stores it).
+func appendKey(dst []byte, t *Table, vals []any, at []int) []byte {
 	for i, kc := range t.keyCols {
 		start := len(dst)
-		if t.keyExact&(1<<i) != 0 {
-			dst = collate.AppendValue(dst, val(i))
+		var v any
+		if at != nil {
+			v = vals[at[i]]
 		} else {
-			dst = collate.AppendKey(dst, kc, val(i))
+			v = vals[i]
+		}
+		if n, ok := v.(int64); ok && t.keyInt&(1<<i) != 0 {
+			dst = binary.LittleEndian.AppendUint64(dst, uint64(n))
+		} else if t.keyExact&(1<<i) != 0 {
+			dst = collate.AppendValue(dst, v)
+		} else {
+			dst = collate.AppendKey(dst, kc, v)
 		}
 		if len(t.keyCols) > 1 {
 			dst = binary.LittleEndian.AppendUint32(dst, uint32(len(dst)-start))
