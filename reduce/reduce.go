@@ -572,10 +572,22 @@ func (b *Buffer) conflict(ts *tableState, key []byte, pos changelog.Position, k 
 	return nil
 }
 
+// smallTables is how many tables' states state looks through before it
+// hashes.
+const smallTables = 4
+
 // state returns the buffer's state for t, taking the table's spare one
 // (left by an earlier Take) when there is one.
 func (b *Buffer) state(t *Table) *tableState {
-	if ts := b.byTable[t]; ts != nil {
+	// A unit mostly holds a few tables: looking through them costs less
+	// than hashing the pointer. tables and byTable hold the same states.
+	if len(b.tables) <= smallTables {
+		for _, ts := range b.tables {
+			if ts.t == t {
+				return ts
+			}
+		}
+	} else if ts := b.byTable[t]; ts != nil {
 		return ts
 	}
 	ts := b.idle[t]
@@ -886,7 +898,7 @@ const (
 )
 
 // put makes e the entry of the key encoded as key, whose values k holds
-// (for messages). The map is searched with the scratch bytes; a string is
+// (for messages). The index is searched with the scratch bytes; a string is
 // only made for a key seen first. A confined buffer refuses a key another
 // partition changed (see ConfinePartitions), changing nothing.
 func (b *Buffer) put(ts *tableState, key []byte, e entry, k keyOf) error {
