@@ -95,12 +95,11 @@ func (m *rowSlots) alloc(n int) []any {
 // detached in one pass, without a type switch per value. A row it did
 // not convert (one merged from two images) takes detachIn's way.
 func (b *Buffer) keep(row []any) ([]any, int) {
-	kept := b.rowSlots.alloc(len(row))
 	cv := &b.conv
 	if len(row) == 0 || len(row) != len(cv.kinds) || &row[0] != &b.row[0] {
-		copy(kept, row)
-		return kept, detachIn(&b.rowMem, kept)
+		return b.keepAny(row)
 	}
+	kept := b.rowSlots.alloc(len(row))
 	size := 16*len(row) + cv.bytes
 	if cv.strs+cv.ints+cv.times == 0 {
 		copy(kept, row)
@@ -131,6 +130,14 @@ func (b *Buffer) keep(row []any) ([]any, int) {
 		}
 	}
 	return kept, size
+}
+
+// keepAny is keep for values convertRow did not convert (a key of
+// keyValues): copied into a []any of rowSlots and detached by detachIn.
+func (b *Buffer) keepAny(vals []any) ([]any, int) {
+	kept := b.rowSlots.alloc(len(vals))
+	copy(kept, vals)
+	return kept, detachIn(&b.rowMem, kept)
 }
 
 // valueKind is what keep does with a converted value (see conversion).

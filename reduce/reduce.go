@@ -455,6 +455,9 @@ type Buffer struct {
 	row      []any
 	// conv describes row (see keep).
 	conv conversion
+	// keyRow and keyInts are keyValues' scratch.
+	keyRow  []any
+	keyInts []int64
 	// orders holds the latest place of each partition's source logs the
 	// buffer consumed (see noteOrder), lastOrder the index noted last.
 	orders    []commit.Order
@@ -799,7 +802,8 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 		if err != nil {
 			return err
 		}
-		size := keyedEntryBytes + detachIn(&b.rowMem, key) + detachIn(&b.rowMem, extra)
+		key, size := b.keepAny(key)
+		size += keyedEntryBytes + detachIn(&b.rowMem, extra)
 		b.key = appendKey(b.key[:0], t, key, nil)
 		if err := b.put(b.state(t), b.key, entry{pos: c.Pos, del: true, key: key, row: extra, size: size + len(b.key)}, keyOf{vals: key}); err != nil {
 			return err
@@ -864,7 +868,8 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 				if err != nil {
 					return err
 				}
-				size := keyedEntryBytes + detachIn(&b.rowMem, oldKey) + detachIn(&b.rowMem, extra) + len(b.oldKey)
+				oldKey, size := b.keepAny(oldKey)
+				size += keyedEntryBytes + detachIn(&b.rowMem, extra) + len(b.oldKey)
 				if err := b.put(ts, b.oldKey, entry{pos: c.Pos, del: true, key: oldKey, row: extra, size: size}, keyOf{vals: oldKey}); err != nil {
 					return err
 				}
@@ -1023,6 +1028,7 @@ func (b *Buffer) retract(t *Table, c *changelog.Change) {
 	if err != nil {
 		return
 	}
+	key = append([]any(nil), key...) // out of keyValues' scratch
 	detach(key)
 	r := &retraction{t: t, key: key}
 	if i, ok := b.partIdx[c.Pos.Partition]; ok {
@@ -1165,16 +1171,27 @@ func sameRaw(a, b changelog.Value) bool {
 	return false
 }
 
-// keyValues converts the key columns of img, in key order.
+// keyValues converts the key columns of img, in key order, into the
+// buffer's scratch key, integers in their common shape without boxing
+// them (as convertRow does): valid until the next keyValues, and copied by
+// keepAny for an entry that keeps it.
 func (b *Buffer) keyValues(t *Table, c *changelog.Change, img changelog.Row, which string) ([]any, error) {
 	p := t.planFor(img.Names)
-	vals := make([]any, len(t.keyCols))
+	if cap(b.keyRow) < len(t.keyCols) {
+		b.keyRow, b.keyInts = make([]any, len(t.keyCols)), make([]int64, len(t.keyCols))
+	}
+	vals := b.keyRow[:len(t.keyCols)]
 	for i, col := range t.keyCols {
 		j := p.keySrc[i]
 		if j < 0 {
 			return nil, &Error{Pos: c.Pos, Table: t.Schema.String(), Column: col.Name,
 				Reason: fmt.Sprintf("the %s image of a %s change lacks key column %s", which, c.Kind, col.Name),
 				Hint:   "every key column must be present to find the row; check that the source captures the full key (for Debezium PostgreSQL set REPLICA IDENTITY FULL or keep the key in the replica identity)"}
+		}
+		if n, ok := coerce.Int64(col, img.Values[j]); ok {
+			b.keyInts[i] = n
+			vals[i] = box.Int64(&b.keyInts[i])
+			continue
 		}
 		cv, err := coerce.Value(col, img.Values[j])
 		if err != nil {
