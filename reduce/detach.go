@@ -41,6 +41,10 @@ const rowChunk = 8192
 // unused end of one block, and the rows of two units sharing a block.
 // Rows of more than rowChunk/8 bytes get a block of their own, so that
 // no large row is kept alive by, or keeps alive, many small ones.
+//
+// free is the current block's unused part. alloc and front take from its
+// front, in multiples of 8 bytes, so that it stays 8-byte aligned; text
+// (see place) takes strings' bytes from its back.
 type rowMem struct{ free []byte }
 
 // alloc returns n bytes, 8-byte aligned (as detach's headers, integers
@@ -87,121 +91,89 @@ func (m *rowSlots) alloc(n int) []any {
 	return row
 }
 
-// keep returns row, converted by convertRow into the buffer's scratch
-// row, as the buffer keeps it: in a []any of its own carved from
-// rowSlots, its values detached into rowMem as detachIn does, with the
-// bytes it then holds (see rowBytes). convertRow noted each value's kind
-// and the memory they take (see conversion): the row is copied and
-// detached in one pass, without a type switch per value. A row it did
-// not convert (one merged from two images) takes detachIn's way.
-func (b *Buffer) keep(row []any) ([]any, int) {
-	cv := &b.conv
-	if len(row) == 0 || len(row) != len(cv.kinds) || &row[0] != &b.row[0] {
-		return b.keepAny(row)
-	}
-	kept := b.rowSlots.alloc(len(row))
-	size := 16*len(row) + cv.bytes
-	if cv.strs+cv.ints+cv.times == 0 {
-		copy(kept, row)
-		return kept, size
-	}
-	hdrs, is, ts, text := carve(&b.rowMem, cv.strs, cv.ints, cv.times, cv.text)
-	at, j, ji, jt := 0, 0, 0, 0
-	for k, kind := range cv.kinds {
-		switch kind {
-		case kindString:
-			hdrs[j] = own(text, &at, row[k].(string))
-			kept[k] = box.String(&hdrs[j])
-			j++
-		case kindNumber:
-			hdrs[j] = own(text, &at, string(row[k].(changelog.Number)))
-			kept[k] = box.Number(&hdrs[j])
-			j++
-		case kindInt:
-			is[ji] = row[k].(int64)
-			kept[k] = box.Int64(&is[ji])
-			ji++
-		case kindTime:
-			ts[jt] = row[k].(time.Time)
-			kept[k] = box.Time(&ts[jt])
-			jt++
-		default:
-			kept[k] = row[k]
-		}
-	}
-	return kept, size
-}
-
-// keepAny is keep for values convertRow did not convert (a key of
-// keyValues): copied into a []any of rowSlots and detached by detachIn.
+// keepAny returns vals (a key of keyValues, a merged row) as the buffer
+// keeps them: copied into a []any of rowSlots and detached into rowMem
+// (see detachIn), with the bytes they hold.
 func (b *Buffer) keepAny(vals []any) ([]any, int) {
 	kept := b.rowSlots.alloc(len(vals))
 	copy(kept, vals)
 	return kept, detachIn(&b.rowMem, kept)
 }
 
-// valueKind is what keep does with a converted value (see conversion).
-type valueKind uint8
-
-// The value kinds: copied as a string's or a Number's text, as an int64,
-// as a time in UTC, or kept as it is (nil, bool, []byte, a float, a time
-// elsewhere than in UTC).
-const (
-	kindOther valueKind = iota
-	kindString
-	kindNumber
-	kindInt
-	kindTime
-)
-
-// conversion describes the scratch row convertRow made, for keep: each
-// value's kind, how many strings (and Numbers), integers and times in UTC
-// it holds, their text's length, and what its values take in memory as
-// rowBytes counts it, beside the []any.
-type conversion struct {
-	kinds                   []valueKind
-	strs, ints, times, text int
-	bytes                   int
-}
-
-// reset starts the description of a row of n values.
-func (cv *conversion) reset(n int) {
-	if cap(cv.kinds) < n {
-		cv.kinds = make([]valueKind, n)
+// front returns n bytes (a multiple of 8, so the front stays 8-byte
+// aligned) from the front of m's block for a value of a row being
+// converted, *placed counting what the row took so far; nil when the
+// block has no room left or the row would outgrow a shared block's share
+// (rowChunk/8, see rowMem): the row then goes to detachIn.
+func (m *rowMem) front(n int, placed *int) unsafe.Pointer {
+	if len(m.free) < n || *placed+n > rowChunk/8 {
+		return nil
 	}
-	cv.kinds = cv.kinds[:n]
-	cv.strs, cv.ints, cv.times, cv.text, cv.bytes = 0, 0, 0, 0, 0
+	at := unsafe.Pointer(&m.free[0])
+	m.free = m.free[n:]
+	*placed += n
+	return at
 }
 
-// note records v as value k of the row. The sizes are rowBytes' (see
-// valueBytes), inline for the kinds keep copies.
-func (cv *conversion) note(k int, v any) {
-	kind := kindOther
-	switch x := v.(type) {
+// place writes value k of row, a value convertRow converted, into m's
+// block, as detachIn would: a string's or Number's header at the front and
+// its text at the back (text needs no alignment, so rows leave no gaps),
+// an int64 or a time in UTC at the front; other values need nothing. It
+// reports false, having written nothing, when the block (or the row's
+// share) has no room for it.
+func (m *rowMem) place(row []any, k int, placed *int) bool {
+	switch x := row[k].(type) {
 	case string:
-		kind = kindString
-		cv.strs++
-		cv.text += len(x)
-		cv.bytes += headerBytes + len(x)
+		h := m.text(x, placed)
+		if h == nil {
+			return false
+		}
+		row[k] = box.String(h)
 	case changelog.Number:
-		kind = kindNumber
-		cv.strs++
-		cv.text += len(x)
-		cv.bytes += headerBytes + len(x)
+		h := m.text(string(x), placed)
+		if h == nil {
+			return false
+		}
+		row[k] = box.Number(h)
 	case int64:
-		kind = kindInt
-		cv.ints++
-		cv.bytes += 8
+		at := m.front(8, placed)
+		if at == nil {
+			return false
+		}
+		*(*int64)(at) = x
+		row[k] = box.Int64((*int64)(at))
 	case time.Time:
 		if ownable(x) {
-			kind = kindTime
-			cv.times++
+			at := m.front(timeBytes, placed)
+			if at == nil {
+				return false
+			}
+			*(*time.Time)(at) = x
+			row[k] = box.Time((*time.Time)(at))
 		}
-		cv.bytes += timeBytes
-	default:
-		cv.bytes += valueBytes(v)
 	}
-	cv.kinds[k] = kind
+	return true
+}
+
+// text copies s into m's block (see place) and returns its header there,
+// nil when there is no room.
+func (m *rowMem) text(s string, placed *int) *string {
+	free, need := m.free, headerBytes+len(s)
+	if len(free) < need || *placed+need > rowChunk/8 {
+		return nil
+	}
+	h := (*string)(unsafe.Pointer(unsafe.SliceData(free)))
+	tail := len(free) - len(s)
+	if len(s) == 0 {
+		*h = ""
+	} else {
+		t := free[tail:]
+		copy(t, s)
+		*h = unsafe.String(unsafe.SliceData(t), len(s))
+	}
+	m.free = free[headerBytes:tail]
+	*placed += need
+	return h
 }
 
 // detachIn is detach with the row's memory from mem (see rowMem): for the

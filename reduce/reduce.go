@@ -426,9 +426,9 @@ type Buffer struct {
 	// keyMem is the block the entries' keys are copied into (see
 	// keyString).
 	key, oldKey, keyMem []byte
-	// ints and times are scratch space for a row's converted values until
-	// detach copies them (see convertRow); every row converted must be
-	// detached or dropped before the next is converted.
+	// ints and times are scratch space for a row's converted values that
+	// are not written into rowMem (see convertRow): valid until the next
+	// row is converted.
 	ints  []int64
 	times []time.Time
 	// idle holds the table states a Merge emptied, kept (with their
@@ -448,13 +448,11 @@ type Buffer struct {
 	// Take commits instead of the -U's own until it is paired or lone.
 	retracting map[string]*retraction
 	// rowMem holds the buffered rows' values (see detachIn), rowSlots
-	// their []any (see keep); row is the scratch row convertRow converts
-	// into.
+	// their []any (see convertRow); row is the scratch row convertRow
+	// converts into for Check.
 	rowMem   rowMem
 	rowSlots rowSlots
 	row      []any
-	// conv describes row (see keep).
-	conv conversion
 	// keyRow and keyInts are keyValues' scratch.
 	keyRow  []any
 	keyInts []int64
@@ -669,7 +667,7 @@ func (b *Buffer) Check(t *Table, c *changelog.Change) error {
 			return &Error{Pos: c.Pos, Table: t.Schema.String(), Reason: fmt.Sprintf("a %s change reached an append-only table", c.Kind),
 				Hint: "an append-only table takes inserts only; declare a primary key on the target table and drop append-only from its tables entry, or stop the source from sending updates and deletes for it"}
 		}
-		_, _, err := b.convertRow(t, c, c.After, "")
+		_, _, _, err := b.convertRow(t, c, c.After, "", false)
 		return err
 	case c.Kind == changelog.Delete:
 		if _, err := b.keyValues(t, c, c.Before, "before"); err != nil || t.ignoreDeletes {
@@ -678,7 +676,7 @@ func (b *Buffer) Check(t *Table, c *changelog.Change) error {
 		_, err := b.deleteExtras(t, c, c.Before, time.Time{})
 		return err
 	case c.Kind.Upserts():
-		p, _, err := b.convertRow(t, c, c.After, "after")
+		p, _, _, err := b.convertRow(t, c, c.After, "after", false)
 		if err != nil {
 			return err
 		}
@@ -765,11 +763,10 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 	if t.AppendOnly {
 		switch c.Kind {
 		case changelog.Insert:
-			p, row, err := b.convertRow(t, c, c.After, "")
+			p, row, size, err := b.convertRow(t, c, c.After, "", true)
 			if err != nil {
 				return err
 			}
-			row, size := b.keep(row)
 			size += entryBytes
 			ts := b.state(t)
 			ts.inserts = append(ts.inserts, entry{pos: c.Pos, cols: p.out, row: row, size: size})
@@ -809,7 +806,7 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 			return err
 		}
 	case changelog.Insert, changelog.UpdateAfter:
-		p, row, err := b.convertRow(t, c, c.After, "after")
+		p, row, size, err := b.convertRow(t, c, c.After, "after", true)
 		if err != nil {
 			return err
 		}
@@ -824,6 +821,11 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 		if t.softCol != nil {
 			if cols, row, err = t.revive(p, row); err != nil {
 				return b.valueError(t, c, t.softCol.Name, keyFromImage(t, c.After), err)
+			}
+			if len(cols) != len(p.out) {
+				// A row merged with the soft-delete column's value, which
+				// is not in the row's memory yet.
+				row, size = b.keepAny(row)
 			}
 		}
 		if paired != nil {
@@ -868,16 +870,14 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 				if err != nil {
 					return err
 				}
-				oldKey, size := b.keepAny(oldKey)
-				size += keyedEntryBytes + detachIn(&b.rowMem, extra) + len(b.oldKey)
-				if err := b.put(ts, b.oldKey, entry{pos: c.Pos, del: true, key: oldKey, row: extra, size: size}, keyOf{vals: oldKey}); err != nil {
+				oldKey, dsize := b.keepAny(oldKey)
+				dsize += keyedEntryBytes + detachIn(&b.rowMem, extra) + len(b.oldKey)
+				if err := b.put(ts, b.oldKey, entry{pos: c.Pos, del: true, key: oldKey, row: extra, size: dsize}, keyOf{vals: oldKey}); err != nil {
 					return err
 				}
 			}
 		}
-		row, size := b.keep(row)
 		size += keyedEntryBytes + len(b.key)
-		k.vals = row
 		e := entry{pos: c.Pos, cols: cols, row: row, size: size, partial: partial}
 		if origin != nil {
 			e = t.mergeImages(origin, e)
@@ -1322,71 +1322,122 @@ func (t *Table) RowKey(img changelog.Row, seed maphash.Seed) (key uint64, ok boo
 // order, and returns the row with the plan that made it (whose out names
 // the row's columns). A column the target lacks is refused: writing the
 // rest would drop data silently.
-func (b *Buffer) convertRow(t *Table, c *changelog.Change, img changelog.Row, which string) (*plan, []any, error) {
+//
+// With keep, the row is one the buffer keeps: its []any from rowSlots,
+// its values written into rowMem as they are converted (see
+// rowMem.place), as detachIn would copy them, and size is what it holds
+// (see rowBytes). A refused row gives back the memory it took. Without
+// keep (Check), the row is scratch, valid until the next convertRow, and
+// size is 0.
+func (b *Buffer) convertRow(t *Table, c *changelog.Change, img changelog.Row, which string, keep bool) (p *plan, row []any, size int, err error) {
 	if img.IsZero() {
-		return nil, nil, &Error{Pos: c.Pos, Table: t.Schema.String(), Reason: fmt.Sprintf("a %s change has no row image", c.Kind), Hint: "the decoder produced an empty row; check the message"}
+		return nil, nil, 0, &Error{Pos: c.Pos, Table: t.Schema.String(), Reason: fmt.Sprintf("a %s change has no row image", c.Kind), Hint: "the decoder produced an empty row; check the message"}
 	}
-	p := t.planFor(img.Names)
+	p = t.planFor(img.Names)
 	if p.bad >= 0 {
 		name := img.Names[p.bad]
-		return nil, nil, &Error{Pos: c.Pos, Table: t.Schema.String(), Column: name,
+		return nil, nil, 0, &Error{Pos: c.Pos, Table: t.Schema.String(), Column: name,
 			Reason: fmt.Sprintf("the change carries column %s, which the target table does not have", name),
 			Hint:   "add the column to the target table (txsink never drops data silently), or set schema.evolve: add-columns to have txsink add it, then run again"}
 	}
-	// The row is converted into scratch space: Check and a refused
-	// change keep nothing of it, and keep copies it into the buffer's
-	// shared memory.
-	if cap(b.row) < len(p.out) {
-		b.row = make([]any, len(p.out))
-	}
-	row := b.row[:len(p.out)]
+	n := len(p.out)
 	// Integers and date-times in their common shapes are converted
-	// without boxing into scratch memory the row's values point at until
-	// detach copies them into the row's own block (see detach): the
-	// boxes of the others are allocations of their own.
-	if len(b.ints) < len(p.cols) {
-		b.ints, b.times = make([]int64, len(p.cols)), make([]time.Time, len(p.cols))
+	// without boxing, into the row's memory or, without it, into scratch
+	// memory: the boxes of the others are allocations of their own.
+	if len(b.ints) < n {
+		b.ints, b.times = make([]int64, n), make([]time.Time, n)
 	}
-	cv := &b.conv
-	cv.reset(len(p.cols))
+	m := &b.rowMem
+	slots, free := b.rowSlots.free, m.free
+	// direct: the values go straight into rowMem's block, until it has no
+	// room left for the row (or the row outgrows a shared block's share):
+	// the rest are converted as without keep, and detachIn copies the
+	// whole row into memory of its own.
+	direct := keep
+	if keep {
+		row, size = b.rowSlots.alloc(n), 16*n
+	} else {
+		if cap(b.row) < n {
+			b.row = make([]any, n)
+		}
+		row = b.row[:n]
+	}
+	placed := 0
 	for k, col := range p.cols {
 		raw := img.Values[p.src[k]]
 		switch col.Class {
 		case schema.Int:
-			if n, ok := coerce.Int64(col, raw); ok {
-				b.ints[k] = n
+			if v, ok := coerce.Int64(col, raw); ok {
+				size += 8
+				if direct {
+					if at := m.front(8, &placed); at != nil {
+						*(*int64)(at) = v
+						row[k] = box.Int64((*int64)(at))
+						continue
+					}
+					direct = false
+				}
+				b.ints[k] = v
 				row[k] = box.Int64(&b.ints[k])
-				cv.kinds[k] = kindInt
-				cv.ints++
-				cv.bytes += 8
 				continue
 			}
 		case schema.DateTime, schema.Timestamp:
 			// coerce.DateTime's times are in UTC (see ownable).
 			if tv, ok := coerce.DateTime(col, raw); ok {
+				size += timeBytes
+				if direct {
+					if at := m.front(timeBytes, &placed); at != nil {
+						*(*time.Time)(at) = tv
+						row[k] = box.Time((*time.Time)(at))
+						continue
+					}
+					direct = false
+				}
 				b.times[k] = tv
 				row[k] = box.Time(&b.times[k])
-				cv.kinds[k] = kindTime
-				cv.times++
-				cv.bytes += timeBytes
 				continue
 			}
 		}
 		v, err := coerce.Value(col, raw)
 		if err != nil {
-			return nil, nil, b.valueError(t, c, col.Name, keyFromImage(t, img), err)
+			b.rowSlots.free, m.free = slots, free
+			return nil, nil, 0, b.valueError(t, c, col.Name, keyFromImage(t, img), err)
 		}
 		row[k] = v
-		cv.note(k, v)
+		if !keep {
+			continue
+		}
+		// Text, the common result (String, Decimal, Date, JSON columns),
+		// told by one type assertion; the rest by place's switch.
+		if s, ok := v.(string); ok {
+			size += headerBytes + len(s)
+			if direct {
+				if h := m.text(s, &placed); h != nil {
+					row[k] = box.String(h)
+					continue
+				}
+				direct = false
+			}
+			continue
+		}
+		size += valueBytes(v)
+		if direct {
+			direct = m.place(row, k, &placed)
+		}
 	}
 	for i, kc := range t.keyCols {
 		if j := p.keyOut[i]; j < 0 || row[j] == nil {
-			return nil, nil, &Error{Pos: c.Pos, Table: t.Schema.String(), Column: kc.Name,
+			b.rowSlots.free, m.free = slots, free
+			return nil, nil, 0, &Error{Pos: c.Pos, Table: t.Schema.String(), Column: kc.Name,
 				Reason: fmt.Sprintf("the %s image of a %s change lacks key column %s (or it is NULL)", which, c.Kind, kc.Name),
 				Hint:   "every key column must be present to find the row; check the tables entry's primary-key and the source"}
 		}
 	}
-	return p, row, nil
+	if keep && !direct {
+		// Some values are still the decoder's or in scratch memory.
+		detachIn(m, row)
+	}
+	return p, row, size, nil
 }
 
 // keyFromImage renders the key of an image for messages, best effort.
