@@ -1363,8 +1363,12 @@ func (b *Buffer) convertRow(t *Table, c *changelog.Change, img changelog.Row, wh
 		row = b.row[:n]
 	}
 	placed := 0
+	// Sliced to the columns' count, so that the loop's indexes need no
+	// bounds check each.
+	vals, src := img.Values, p.src[:len(p.cols)]
+	row = row[:len(p.cols)]
 	for k, col := range p.cols {
-		raw := img.Values[p.src[k]]
+		raw := vals[src[k]]
 		switch col.Class {
 		case schema.Int:
 			if v, ok := coerce.Int64(col, raw); ok {
