@@ -137,6 +137,10 @@ type plan struct {
 	// in the image.
 	cols []*schema.Column
 	src  []int
+	// ints holds, for each of out of class Int, the range of its values
+	// (coerce.IntRange), so that convertRow checks an integer read by
+	// coerce.ShortInt without asking the column each time.
+	ints []intRange
 	// keyOut holds, for each key column, its index in out (-1: absent);
 	// keySrc its index in the image as Row.Get finds it (-1: absent).
 	keyOut, keySrc []int
@@ -145,6 +149,9 @@ type plan struct {
 	// their value (see Buffer.Add).
 	partial bool
 }
+
+// intRange is the least and the greatest value of an Int column.
+type intRange struct{ lo, hi int64 }
 
 // maxPlans bounds the plans a table keeps; past it the cache starts over.
 // A table has one plan per distinct column list its changes carry, usually
@@ -199,6 +206,11 @@ func (t *Table) newPlan(names []string) *plan {
 		p.out = append(p.out, col.Name)
 		p.cols = append(p.cols, col)
 		p.src = append(p.src, idx[i])
+		var r intRange
+		if col.Class == schema.Int {
+			r.lo, r.hi = coerce.IntRange(col)
+		}
+		p.ints = append(p.ints, r)
 	}
 	p.out = p.out[:len(p.out):len(p.out)]
 	p.partial = len(p.out) < t.writable
@@ -1365,13 +1377,14 @@ func (b *Buffer) convertRow(t *Table, c *changelog.Change, img changelog.Row, wh
 	placed := 0
 	// Sliced to the columns' count, so that the loop's indexes need no
 	// bounds check each.
-	vals, src := img.Values, p.src[:len(p.cols)]
+	vals, src, ints := img.Values, p.src[:len(p.cols)], p.ints[:len(p.cols)]
 	row = row[:len(p.cols)]
 	for k, col := range p.cols {
 		raw := vals[src[k]]
 		switch col.Class {
 		case schema.Int:
-			if v, ok := coerce.Int64(col, raw); ok {
+			// coerce.Int64, with the column's range the plan's.
+			if v, ok := coerce.ShortInt(raw); ok && ints[k].lo <= v && v <= ints[k].hi {
 				size += 8
 				if direct {
 					if at := m.front(8, &placed); at != nil {
