@@ -1,0 +1,76 @@
+package jsonrecord
+
+import (
+	"testing"
+
+	"github.com/txsink/txsink/format/internal/jsonscan"
+)
+
+// TestCompact checks that a cursor takes only text the scanner reads with
+// the same meaning, and leaves the rest to it.
+func TestCompact(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		read func(c *Compact) []byte
+		want string // what read returns, "" for a failed cursor
+		ok   bool
+	}{
+		{`"abc",`, (*Compact).String, "abc", true},
+		{`"",`, (*Compact).String, "", true},
+		{`"a b~",`, (*Compact).String, "a b~", true},
+		{`"a\"b",`, (*Compact).String, "", false},
+		{`"a\u0041",`, (*Compact).String, "", false},
+		{"\"a\tb\",", (*Compact).String, "", false},
+		{"\"caf\xc3\xa9\",", (*Compact).String, "", false},
+		{"\"a\x7f\",", (*Compact).String, "", false},
+		{`"abc`, (*Compact).String, "", false},
+		{` "abc"`, (*Compact).String, "", false},
+		{`abc"`, (*Compact).String, "", false},
+		{`0,`, (*Compact).Uint, "0", true},
+		{`7}`, (*Compact).Uint, "7", true},
+		{`1234567890123,`, (*Compact).Uint, "1234567890123", true},
+		{`42`, (*Compact).Uint, "42", true},
+		{`01,`, (*Compact).Uint, "", false},
+		{`-1,`, (*Compact).Uint, "", false},
+		{`1.5,`, (*Compact).Uint, "", false},
+		{`1e3,`, (*Compact).Uint, "", false},
+		{`1E3,`, (*Compact).Uint, "", false},
+		{`"1",`, (*Compact).Uint, "", false},
+		{`,`, (*Compact).Uint, "", false},
+		{``, (*Compact).Uint, "", false},
+	} {
+		s := jsonscan.New([]byte(tc.in))
+		c := At(&s)
+		got := tc.read(&c)
+		if c.OK() != tc.ok || string(got) != tc.want {
+			t.Errorf("%q: got %q, ok %v; want %q, ok %v", tc.in, got, c.OK(), tc.want, tc.ok)
+		}
+	}
+}
+
+// TestCompactCommit checks that a cursor moves the scanner only when
+// every step matched, and that a failed step fails the later ones.
+func TestCompactCommit(t *testing.T) {
+	for _, tc := range []struct {
+		in  string
+		ok  bool
+		pos int
+	}{
+		{`{"id":"t1","n":1}x`, true, 17},
+		{`{"id":"t1", "n":1}x`, false, 0},
+		{`{"id":"t\n1","n":1}x`, false, 0},
+		{`{"id":"t1","n":1.0}x`, false, 0},
+		{`{"id":"t1","n":1`, false, 0},
+	} {
+		s := jsonscan.New([]byte(tc.in))
+		c := At(&s)
+		c.Lit(`{"id":`)
+		c.String()
+		c.Lit(`,"n":`)
+		c.Uint()
+		c.Lit(`}`)
+		if ok := c.Commit(&s); ok != tc.ok || s.Pos() != tc.pos {
+			t.Errorf("%q: ok %v at %d, want %v at %d", tc.in, ok, s.Pos(), tc.ok, tc.pos)
+		}
+	}
+}
