@@ -34,9 +34,13 @@
 // goroutine's stack (no allocation), and a key is found in the table with
 // one look and a comparison of words (jsonscan.Keys), the members a format
 // does not want passed over without a call each (jsonscan.Scanner.NextKeyOf).
+// A table told the order its format's records write their fields in
+// (Fields.Sequence) first compares the next bytes with the key it
+// expects there, which costs less than finding a key in the table.
 package envelope
 
 import (
+	"encoding/binary"
 	"math"
 	"strconv"
 	"sync/atomic"
@@ -164,6 +168,14 @@ type Fields struct {
 	repeatable Seen
 	// strict refuses a member whose key is not in the table.
 	strict bool
+	// The order a format's records write their fields in (see
+	// Sequence): firsts are the fields an object may start with, as
+	// their keys are written first, `"name":`; next[f] is the field
+	// expected after field f (-1 for none), and lits[f] field f's key as
+	// the member after another is written, `,"name":`.
+	firsts []litKey
+	next   [MaxFields]int8
+	lits   []litKey
 }
 
 // Names returns the names of the fields, in the order of their indexes.
@@ -177,7 +189,95 @@ func NewFields(names ...string) *Fields {
 	if len(names) > MaxFields {
 		panic("envelope: more than " + strconv.Itoa(MaxFields) + " fields")
 	}
-	return &Fields{keys: jsonscan.NewKeys(names...)}
+	t := &Fields{keys: jsonscan.NewKeys(names...)}
+	for f := range t.next {
+		t.next[f] = -1
+	}
+	return t
+}
+
+// Sequence tells the order the records of a format usually write some of
+// the fields in: fs[0] may be an object's first field, and each of fs
+// follows the one before it, with no other member between. Read looks
+// for the expected field's key first, compared as the bytes of a compact
+// key, and reads the member the general way when it is not there, so a
+// record in another order is read as before, only not as fast (a few
+// instructions per member). A field whose name is not plain ASCII or is
+// longer than 12 bytes is never expected. It returns the table.
+func (t *Fields) Sequence(fs ...int) *Fields {
+	if t.lits == nil {
+		for f, n := range t.Names() {
+			t.lits = append(t.lits, newLitKey(f, `,"`+n+`":`))
+		}
+	}
+	t.firsts = append(t.firsts, newLitKey(fs[0], `"`+t.Names()[fs[0]]+`":`))
+	for i := 1; i < len(fs); i++ {
+		t.next[fs[i-1]] = int8(fs[i])
+	}
+	return t
+}
+
+// litKey is the text of a member's key, up to 16 bytes, as two words to
+// compare the record's next 16 bytes with under a mask.
+type litKey struct {
+	w, m [2]uint64
+	n    int8 // the text's length, 0 for a field never expected
+	f    int8 // the field
+}
+
+// newLitKey returns the key text lit of field f, one never expected
+// when lit is longer than 16 bytes or not plain ASCII between its quotes.
+func newLitKey(f int, lit string) litKey {
+	k := litKey{f: int8(f)}
+	if len(lit) > 16 {
+		return k
+	}
+	for i := 0; i < len(lit); i++ {
+		if c := lit[i]; c < 0x20 || c >= 0x7f || c == '\\' || c == '"' && i != 0 && i != 1 && i != len(lit)-2 {
+			return k
+		}
+		k.w[i/8] |= uint64(lit[i]) << (8 * (i % 8))
+		k.m[i/8] |= 0xff << (8 * (i % 8))
+	}
+	k.n = int8(len(lit))
+	return k
+}
+
+// at reports whether d holds k's text at i (and 16 bytes from there: a
+// key is followed by its value).
+func (k *litKey) at(d []byte, i int) bool {
+	if k.n == 0 || i < 0 || len(d)-i < 16 {
+		return false
+	}
+	b := (*[16]byte)(d[i : i+16])
+	return binary.LittleEndian.Uint64(b[:8])&k.m[0] == k.w[0] && binary.LittleEndian.Uint64(b[8:])&k.m[1] == k.w[1]
+}
+
+// expected reads the key of the next member at s when it is the field
+// the table's Sequence expects there (at the object's start, one of its
+// first fields; else the one that follows field prev), and returns its
+// field, or -1 for the general way.
+func (t *Fields) expected(s *jsonscan.Scanner, first bool, prev int) int {
+	d, i := s.Data(), s.Pos()
+	var k *litKey
+	switch {
+	case first:
+		for j := range t.firsts {
+			if t.firsts[j].at(d, i) {
+				k = &t.firsts[j]
+				break
+			}
+		}
+	case prev >= 0 && t.next[prev] >= 0:
+		if l := &t.lits[t.next[prev]]; l.at(d, i) {
+			k = l
+		}
+	}
+	if k == nil {
+		return -1
+	}
+	s.Skip(int(k.n))
+	return int(k.f)
 }
 
 // Repeatable lets the fields fs appear more than once in an object, and
@@ -208,18 +308,22 @@ func (t *Fields) Read(s *jsonscan.Scanner, hint string, field func(f int) error)
 	if err := s.BeginObject(); err != nil {
 		return seen, err
 	}
+	prev := -1
 	for first := true; ; first = false {
-		var f int
-		var ok bool
-		var err error
-		if t.strict {
-			f, ok, err = t.nextStrict(s, first, hint)
-		} else {
-			f, ok, err = s.NextKeyOf(first, &t.keys)
+		f := t.expected(s, first, prev)
+		if f < 0 {
+			var ok bool
+			var err error
+			if t.strict {
+				f, ok, err = t.nextStrict(s, first, hint)
+			} else {
+				f, ok, err = s.NextKeyOf(first, &t.keys)
+			}
+			if err != nil || !ok {
+				return seen, err
+			}
 		}
-		if err != nil || !ok {
-			return seen, err
-		}
+		prev = f
 		if err := field(f); err != nil {
 			return seen, err
 		}
