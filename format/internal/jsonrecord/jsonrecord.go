@@ -226,6 +226,11 @@ func NamedTable(t changelog.Table, data []byte) string {
 
 // ReadName reads a name field: a string, or null (nil).
 func ReadName(s *jsonscan.Scanner, field, hint string) ([]byte, error) {
+	// Most names are plain strings, read in place.
+	c := At(s)
+	if b := c.String(); c.Commit(s) {
+		return b, nil
+	}
 	tok, err := s.Value()
 	if err != nil {
 		return nil, err
@@ -244,6 +249,16 @@ func ReadName(s *jsonscan.Scanner, field, hint string) ([]byte, error) {
 // returned as that string, so reading one does not allocate; another is
 // decoded.
 func ReadEnum(s *jsonscan.Scanner, field, hint string, null bool, known []string) (string, error) {
+	// Most are plain strings, read in place: their value is their text.
+	c := At(s)
+	if b := c.String(); c.Commit(s) {
+		for _, k := range known {
+			if string(b) == k {
+				return k, nil
+			}
+		}
+		return string(b), nil
+	}
 	tok, err := s.Value()
 	if err != nil {
 		return "", err
