@@ -70,8 +70,15 @@ func TestLastString(t *testing.T) {
 			if n := testing.AllocsPerRun(100, func() { c.Get(tc.arena, []byte("t2")) }); n != 0 {
 				t.Errorf("a repeated string allocates %v times", n)
 			}
-			if n := testing.AllocsPerRun(100, func() { c.Get(tc.arena, []byte("t3")); c.Get(tc.arena, []byte("t4")) }); tc.arena != nil && n != 2 {
-				t.Errorf("a new string allocates %v times, want 1", n/2)
+			// In an arena, new strings are carved from heap blocks of
+			// hundreds of bytes (changelog.Arena.Recent).
+			if n := testing.AllocsPerRun(1, func() {
+				for range 500 {
+					c.Get(tc.arena, []byte("t3"))
+					c.Get(tc.arena, []byte("t4"))
+				}
+			}); tc.arena != nil && n > 10 {
+				t.Errorf("1000 new strings allocate %v times, want a few blocks", n)
 			}
 		})
 	}
