@@ -221,63 +221,49 @@ func (t *Fields) Sequence(fs ...int) *Fields {
 // compare the record's next 16 bytes with under a mask.
 type litKey struct {
 	w, m [2]uint64
-	n    int8 // the text's length, 0 for a field never expected
+	n    int8 // the text's length
 	f    int8 // the field
 }
 
-// newLitKey returns the key text lit of field f, one never expected
+// newLitKey returns the key text lit of field f, one that matches nothing
 // when lit is longer than 16 bytes or not plain ASCII between its quotes.
 func newLitKey(f int, lit string) litKey {
-	k := litKey{f: int8(f)}
+	never := litKey{w: [2]uint64{1, 0}, f: int8(f)} // no masked word is 1
 	if len(lit) > 16 {
-		return k
+		return never
 	}
+	k := litKey{n: int8(len(lit)), f: int8(f)}
 	for i := 0; i < len(lit); i++ {
 		if c := lit[i]; c < 0x20 || c >= 0x7f || c == '\\' || c == '"' && i != 0 && i != 1 && i != len(lit)-2 {
-			return k
+			return never
 		}
 		k.w[i/8] |= uint64(lit[i]) << (8 * (i % 8))
 		k.m[i/8] |= 0xff << (8 * (i % 8))
 	}
-	k.n = int8(len(lit))
 	return k
 }
 
 // at reports whether d holds k's text at i (and 16 bytes from there: a
 // key is followed by its value).
 func (k *litKey) at(d []byte, i int) bool {
-	if k.n == 0 || i < 0 || len(d)-i < 16 {
+	if len(d)-i < 16 {
 		return false
 	}
 	b := (*[16]byte)(d[i : i+16])
 	return binary.LittleEndian.Uint64(b[:8])&k.m[0] == k.w[0] && binary.LittleEndian.Uint64(b[8:])&k.m[1] == k.w[1]
 }
 
-// expected reads the key of the next member at s when it is the field
-// the table's Sequence expects there (at the object's start, one of its
-// first fields; else the one that follows field prev), and returns its
+// firstAt reads the key of an object's first member at s when it is one
+// of the fields the table's Sequence expects first, and returns its
 // field, or -1 for the general way.
-func (t *Fields) expected(s *jsonscan.Scanner, first bool, prev int) int {
-	d, i := s.Data(), s.Pos()
-	var k *litKey
-	switch {
-	case first:
-		for j := range t.firsts {
-			if t.firsts[j].at(d, i) {
-				k = &t.firsts[j]
-				break
-			}
-		}
-	case prev >= 0 && t.next[prev] >= 0:
-		if l := &t.lits[t.next[prev]]; l.at(d, i) {
-			k = l
+func (t *Fields) firstAt(s *jsonscan.Scanner) int {
+	for j := range t.firsts {
+		if k := &t.firsts[j]; k.at(s.Data(), s.Pos()) {
+			s.Skip(int(k.n))
+			return int(k.f)
 		}
 	}
-	if k == nil {
-		return -1
-	}
-	s.Skip(int(k.n))
-	return int(k.f)
+	return -1
 }
 
 // Repeatable lets the fields fs appear more than once in an object, and
@@ -308,9 +294,8 @@ func (t *Fields) Read(s *jsonscan.Scanner, hint string, field func(f int) error)
 	if err := s.BeginObject(); err != nil {
 		return seen, err
 	}
-	prev := -1
+	f := t.firstAt(s)
 	for first := true; ; first = false {
-		f := t.expected(s, first, prev)
 		if f < 0 {
 			var ok bool
 			var err error
@@ -323,7 +308,6 @@ func (t *Fields) Read(s *jsonscan.Scanner, hint string, field func(f int) error)
 				return seen, err
 			}
 		}
-		prev = f
 		if err := field(f); err != nil {
 			return seen, err
 		}
@@ -334,6 +318,15 @@ func (t *Fields) Read(s *jsonscan.Scanner, hint string, field func(f int) error)
 			return seen, &jsonrecord.Error{Reason: "field " + strconv.Quote(t.Names()[f]) + " appears twice", Hint: hint}
 		}
 		seen |= bit
+		// The field the table's Sequence expects next, when its key is
+		// there (written out here rather than a call: this loop is the
+		// hot path of every JSON format).
+		if n := t.next[f]; n >= 0 && t.lits[n].at(s.Data(), s.Pos()) {
+			s.Skip(int(t.lits[n].n))
+			f = int(n)
+		} else {
+			f = -1
+		}
 	}
 }
 
