@@ -331,15 +331,21 @@ func scanObject(s *jsonscan.Scanner, rs *jsonscan.Rows, p *jsonscan.Pending, key
 		} else {
 			err = s.ScanRow(rs, p)
 		}
-		if errors.Is(err, jsonscan.ErrDuplicateColumn) {
-			return false, &Error{Reason: strconv.Quote(field) + what + ": " + err.Error(), Hint: hint}
-		}
 		if err != nil {
+			if errors.Is(err, jsonscan.ErrDuplicateColumn) {
+				return false, &Error{Reason: strconv.Quote(field) + what + ": " + err.Error(), Hint: hint}
+			}
 			return false, InImage(err, strconv.Quote(field))
 		}
 		return true, nil
 	case 'n':
-		_, err = s.Value() // checks the literal
+		// An insert's "before", a delete's "after": null, read in place
+		// when it is, else checked as a literal by the scanner.
+		c := At(s)
+		if c.Lit("null"); c.Commit(s) {
+			return false, nil
+		}
+		_, err = s.Value()
 		return false, err
 	}
 	tok, err := s.Value()
