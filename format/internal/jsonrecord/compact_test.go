@@ -78,3 +78,32 @@ func TestCompactCommit(t *testing.T) {
 		}
 	}
 }
+
+// FuzzCompact: what a cursor takes, the scanner reads as the same value
+// ending at the same place.
+func FuzzCompact(f *testing.F) {
+	for _, seed := range []string{`"abc",`, `"a\"b"`, "\"caf\xc3\xa9\"", `0,`, `01`, `12.5`, `7e1`, `"`, `-3`, `null`} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, read := range []func(*Compact) []byte{(*Compact).String, (*Compact).Uint} {
+			s := jsonscan.New(data)
+			c := At(&s)
+			got := read(&c)
+			if !c.OK() {
+				continue
+			}
+			want := jsonscan.New(data)
+			tok, err := want.Value()
+			if err != nil {
+				t.Fatalf("%q: the cursor took %q, the scanner refused it: %v", data, got, err)
+			}
+			if text := want.Text(tok); text != string(got) || tok.Kind != jsonscan.String && tok.Kind != jsonscan.Number {
+				t.Fatalf("%q: the cursor took %q, the scanner read %q (%v)", data, got, text, tok.Kind)
+			}
+			if c.Commit(&s); s.Pos() != want.Pos() {
+				t.Fatalf("%q: the cursor ends at %d, the scanner at %d", data, s.Pos(), want.Pos())
+			}
+		}
+	})
+}
