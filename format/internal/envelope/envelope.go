@@ -154,8 +154,9 @@ func (e *Reader) Object(s *jsonscan.Scanner) error {
 // bit 1<<f.
 type Seen uint64
 
-// Has reports whether the object held field f.
-func (s Seen) Has(f int) bool { return s&(1<<f) != 0 }
+// Has reports whether the object held field f (below MaxFields, as every
+// field of a table is).
+func (s Seen) Has(f int) bool { return s&(1<<(uint(f)&(MaxFields-1))) != 0 }
 
 // Fields is a field table: the names of the members of an object a format
 // reads, indexed in the order given. Make one per kind of object, once
@@ -311,7 +312,7 @@ func (t *Fields) Read(s *jsonscan.Scanner, hint string, field func(f int) error)
 		if err := field(f); err != nil {
 			return seen, err
 		}
-		bit := Seen(1) << f
+		bit := Seen(1) << (uint(f) & (MaxFields - 1)) // f < MaxFields: one shift
 		if seen&bit&^t.repeatable != 0 {
 			// The key matched the name exactly once decoded, so the
 			// name is the key as s.Text would give it.
