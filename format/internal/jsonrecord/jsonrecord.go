@@ -253,7 +253,9 @@ func ReadEnum(s *jsonscan.Scanner, field, hint string, null bool, known []string
 	c := At(s)
 	if b := c.String(); c.Commit(s) {
 		for _, k := range known {
-			if string(b) == k {
+			// The first byte first: most known values are a byte or
+			// two long, and differ there.
+			if len(b) == len(k) && (len(k) == 0 || b[0] == k[0]) && string(b) == k {
 				return k, nil
 			}
 		}
