@@ -208,10 +208,10 @@ func NewFields(names ...string) *Fields {
 func (t *Fields) Sequence(fs ...int) *Fields {
 	if t.lits == nil {
 		for f, n := range t.Names() {
-			t.lits = append(t.lits, newLitKey(f, `,"`+n+`":`))
+			t.lits = append(t.lits, newLitKey(f, ",", n))
 		}
 	}
-	t.firsts = append(t.firsts, newLitKey(fs[0], `"`+t.Names()[fs[0]]+`":`))
+	t.firsts = append(t.firsts, newLitKey(fs[0], "", t.Names()[fs[0]]))
 	for i := 1; i < len(fs); i++ {
 		t.next[fs[i-1]] = int8(fs[i])
 	}
@@ -226,18 +226,22 @@ type litKey struct {
 	f    int8 // the field
 }
 
-// newLitKey returns the key text lit of field f, one that matches nothing
-// when lit is longer than 16 bytes or not plain ASCII between its quotes.
-func newLitKey(f int, lit string) litKey {
+// newLitKey returns the key of field f, named name, as written after
+// prefix (`,` or nothing): one that matches nothing when the name is
+// longer than 12 bytes or not plain ASCII.
+func newLitKey(f int, prefix, name string) litKey {
 	never := litKey{w: [2]uint64{1, 0}, f: int8(f)} // no masked word is 1
-	if len(lit) > 16 {
+	if len(name) > 12 {
 		return never
 	}
-	k := litKey{n: int8(len(lit)), f: int8(f)}
-	for i := 0; i < len(lit); i++ {
-		if c := lit[i]; c < 0x20 || c >= 0x7f || c == '\\' || c == '"' && i != 0 && i != 1 && i != len(lit)-2 {
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
 			return never
 		}
+	}
+	lit := prefix + `"` + name + `":`
+	k := litKey{n: int8(len(lit)), f: int8(f)}
+	for i := 0; i < len(lit); i++ {
 		k.w[i/8] |= uint64(lit[i]) << (8 * (i % 8))
 		k.m[i/8] |= 0xff << (8 * (i % 8))
 	}

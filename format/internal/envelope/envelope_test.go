@@ -195,3 +195,33 @@ func ExampleFields_Read() {
 	// op d
 	// field "op" appears twice
 }
+
+// TestLitKey: a key is matched as written, compactly, and a name that
+// cannot be (too long, not plain) matches nothing.
+func TestLitKey(t *testing.T) {
+	const pad = "                "
+	for _, tc := range []struct {
+		prefix, name, text string
+		match              bool
+	}{
+		{",", "op", `,"op":"c"`, true},
+		{"", "op", `"op":"c"`, true},
+		{",", "op", `,"op" :"c"`, false},
+		{",", "op", `,"opx":"c"`, false},
+		{",", "op", `,"o\u0070":"c"`, false},
+		{",", "transaction", `,"transaction":null`, true},
+		{",", "databaseName", `,"databaseName":"x"`, true},
+		{",", "data_collection", `,"data_collection":null`, false},
+		{",", `a"b`, `,"a"b":1`, false},
+		{",", "caf\u00e9", `,"café":1`, false},
+	} {
+		k := newLitKey(0, tc.prefix, tc.name)
+		if got := k.at([]byte(tc.text+pad), 0); got != tc.match {
+			t.Errorf("%q%q at %q: %v, want %v", tc.prefix, tc.name, tc.text, got, tc.match)
+		}
+	}
+	// A record that ends within 16 bytes of the key is read the general way.
+	if k := newLitKey(0, ",", "op"); k.at([]byte(`,"op":"c"}`), 0) {
+		t.Error("matched with fewer than 16 bytes left")
+	}
+}
