@@ -1610,21 +1610,13 @@ func (g *groupSet) add(cols []string, partial bool, row []any, pos changelog.Pos
 // share its column list, so the common case is one slice twice, told
 // without comparing the strings; the next most common is two slices of
 // the same strings (a plan's copy of a decoder's names, see plan.names),
-// told by comparing the two arrays of headers (pointers and lengths) at
-// once.
+// each told by its pointer and length without a call to compare its
+// bytes.
 func sameSlice(a, b []string) bool {
 	if len(a) != len(b) {
 		return false
 	}
 	if len(a) == 0 || &a[0] == &b[0] {
-		return true
-	}
-	// Equal headers (data pointer and length) are equal strings: the
-	// common case, a plan's copy of a decoder's names, told by one
-	// comparison of the two arrays of headers as bytes; strings of equal
-	// content at other addresses are told one by one below.
-	n := len(a) * headerBytes
-	if unsafe.String((*byte)(unsafe.Pointer(&a[0])), n) == unsafe.String((*byte)(unsafe.Pointer(&b[0])), n) {
 		return true
 	}
 	for i := range a {
