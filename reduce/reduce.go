@@ -133,25 +133,47 @@ type plan struct {
 	// out lists the columns of a converted row, in the target's column
 	// order; it is shared by every row of the plan and never modified.
 	out []string
-	// cols and src give, for each of out, the target column and its index
-	// in the image.
-	cols []*schema.Column
-	src  []int
-	// ints holds, for each of out of class Int, the range of its values
-	// (coerce.IntRange), so that convertRow checks an integer read by
-	// coerce.ShortInt without asking the column each time.
-	ints []intRange
+	// conv says, for each of out, how convertRow makes its value: one
+	// slice of everything the loop reads per column, so that the loop
+	// keeps one base pointer live across its calls, not one per list.
+	conv []conv
 	// keyOut holds, for each key column, its index in out (-1: absent);
 	// keySrc its index in the image as Row.Get finds it (-1: absent).
 	keyOut, keySrc []int
+	// keyLacks reports a key column absent from out (a keyOut of -1):
+	// convertRow then refuses every row of the plan.
+	keyLacks bool
 	// partial reports images that lack a column the table writes: as an
 	// update's image, such a one says nothing of those columns, which keep
 	// their value (see Buffer.Add).
 	partial bool
 }
 
-// intRange is the least and the greatest value of an Int column.
-type intRange struct{ lo, hi int64 }
+// conv is how convertRow makes one value of a plan's rows: the target
+// column, the value's index in the image, and the fast path tried first.
+type conv struct {
+	col *schema.Column
+	src int
+	// lo and hi are an Int column's range (coerce.IntRange), so that an
+	// integer read by coerce.ShortInt is checked without asking the
+	// column each time.
+	lo, hi int64
+	kind   convKind
+}
+
+// convKind is the fast path convertRow tries for a column before
+// coerce.Value.
+type convKind uint8
+
+const (
+	// convValue: none, coerce.Value converts every value.
+	convValue convKind = iota
+	// convInt: an Int column, its short integers read by coerce.ShortInt.
+	convInt
+	// convTime: a DateTime or Timestamp column, its plain date-times read
+	// by coerce.DateTime.
+	convTime
+)
 
 // maxPlans bounds the plans a table keeps; past it the cache starts over.
 // A table has one plan per distinct column list its changes carry, usually
@@ -204,13 +226,15 @@ func (t *Table) newPlan(names []string) *plan {
 			continue
 		}
 		p.out = append(p.out, col.Name)
-		p.cols = append(p.cols, col)
-		p.src = append(p.src, idx[i])
-		var r intRange
-		if col.Class == schema.Int {
-			r.lo, r.hi = coerce.IntRange(col)
+		cv := conv{col: col, src: idx[i]}
+		switch col.Class {
+		case schema.Int:
+			cv.kind = convInt
+			cv.lo, cv.hi = coerce.IntRange(col)
+		case schema.DateTime, schema.Timestamp:
+			cv.kind = convTime
 		}
-		p.ints = append(p.ints, r)
+		p.conv = append(p.conv, cv)
 	}
 	p.out = p.out[:len(p.out):len(p.out)]
 	p.partial = len(p.out) < t.writable
@@ -224,6 +248,7 @@ func (t *Table) newPlan(names []string) *plan {
 			}
 		}
 		p.keyOut = append(p.keyOut, at)
+		p.keyLacks = p.keyLacks || at < 0
 		p.keySrc = append(p.keySrc, img.Index(kc.Name))
 	}
 	return p
@@ -1153,7 +1178,7 @@ func (b *Buffer) movedFrom(t *Table, c *changelog.Change, after *plan) ([]any, e
 	for i, j := range bp.keySrc {
 		// The after image's key value is the one its row was converted
 		// from; the row has every key column, or convertRow refused it.
-		if !sameRaw(c.Before.Values[j], c.After.Values[after.src[after.keyOut[i]]]) {
+		if !sameRaw(c.Before.Values[j], c.After.Values[after.conv[after.keyOut[i]].src]) {
 			same = false
 			break
 		}
@@ -1375,16 +1400,18 @@ func (b *Buffer) convertRow(t *Table, c *changelog.Change, img changelog.Row, wh
 		row = b.row[:n]
 	}
 	placed := 0
-	// Sliced to the columns' count, so that the loop's indexes need no
-	// bounds check each.
-	vals, src, ints := img.Values, p.src[:len(p.cols)], p.ints[:len(p.cols)]
-	row = row[:len(p.cols)]
-	for k, col := range p.cols {
-		raw := vals[src[k]]
-		switch col.Class {
-		case schema.Int:
+	// nulls notes a NULL converted (only coerce.Value makes one): a key
+	// column's is refused below.
+	nulls := false
+	vals, cv := img.Values, p.conv
+	row = row[:len(cv)]
+	for k := range cv {
+		w := &cv[k]
+		raw := vals[w.src]
+		switch w.kind {
+		case convInt:
 			// coerce.Int64, with the column's range the plan's.
-			if v, ok := coerce.ShortInt(raw); ok && ints[k].lo <= v && v <= ints[k].hi {
+			if v, ok := coerce.ShortInt(raw); ok && w.lo <= v && v <= w.hi {
 				size += 8
 				if direct {
 					if at := m.front(8, &placed); at != nil {
@@ -1398,9 +1425,9 @@ func (b *Buffer) convertRow(t *Table, c *changelog.Change, img changelog.Row, wh
 				row[k] = box.Int64(&b.ints[k])
 				continue
 			}
-		case schema.DateTime, schema.Timestamp:
+		case convTime:
 			// coerce.DateTime's times are in UTC (see ownable).
-			if tv, ok := coerce.DateTime(col, raw); ok {
+			if tv, ok := coerce.DateTime(w.col, raw); ok {
 				size += timeBytes
 				if direct {
 					if at := m.front(timeBytes, &placed); at != nil {
@@ -1415,12 +1442,17 @@ func (b *Buffer) convertRow(t *Table, c *changelog.Change, img changelog.Row, wh
 				continue
 			}
 		}
-		v, err := coerce.Value(col, raw)
+		v, err := coerce.Value(w.col, raw)
 		if err != nil {
 			b.rowSlots.free, m.free = slots, free
-			return nil, nil, 0, b.valueError(t, c, col.Name, keyFromImage(t, img), err)
+			return nil, nil, 0, b.valueError(t, c, w.col.Name, keyFromImage(t, img), err)
 		}
 		row[k] = v
+		if v == nil {
+			// Needs no memory (valueBytes, place).
+			nulls = true
+			continue
+		}
 		if !keep {
 			continue
 		}
@@ -1442,12 +1474,14 @@ func (b *Buffer) convertRow(t *Table, c *changelog.Change, img changelog.Row, wh
 			direct = m.place(row, k, &placed)
 		}
 	}
-	for i, kc := range t.keyCols {
-		if j := p.keyOut[i]; j < 0 || row[j] == nil {
-			b.rowSlots.free, m.free = slots, free
-			return nil, nil, 0, &Error{Pos: c.Pos, Table: t.Schema.String(), Column: kc.Name,
-				Reason: fmt.Sprintf("the %s image of a %s change lacks key column %s (or it is NULL)", which, c.Kind, kc.Name),
-				Hint:   "every key column must be present to find the row; check the tables entry's primary-key and the source"}
+	if p.keyLacks || nulls {
+		for i, kc := range t.keyCols {
+			if j := p.keyOut[i]; j < 0 || row[j] == nil {
+				b.rowSlots.free, m.free = slots, free
+				return nil, nil, 0, &Error{Pos: c.Pos, Table: t.Schema.String(), Column: kc.Name,
+					Reason: fmt.Sprintf("the %s image of a %s change lacks key column %s (or it is NULL)", which, c.Kind, kc.Name),
+					Hint:   "every key column must be present to find the row; check the tables entry's primary-key and the source"}
+			}
 		}
 	}
 	if keep && !direct {
