@@ -169,7 +169,8 @@ type Engine struct {
 	// touches it.
 	refused map[refusedAt]*reduce.Error
 
-	tables  map[changelog.Table]*reduce.Table
+	// tables holds each routed source table's Table (see tableFor).
+	tables  reduce.Tables
 	unknown map[changelog.Table]bool
 	// noted holds the kinds and tables of skipped records already logged
 	// (see noteSkipped); guarded by mu.
@@ -236,7 +237,6 @@ func New(ctx context.Context, cfg *config.Config, opts ...Option) (*Engine, erro
 		random:    rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
 		log:       slog.New(slog.DiscardHandler),
 		ownTarget: true,
-		tables:    map[changelog.Table]*reduce.Table{},
 		unknown:   map[changelog.Table]bool{},
 		byTarget:  map[schema.Name]*reduce.Table{},
 		evolving:  map[schema.Name][]coltype.Column{},

@@ -109,7 +109,7 @@ const maxShapeRestarts = 10
 // positions and describes the tables anew.
 func (e *Engine) forgetShapes(ctx context.Context) error {
 	e.buf = reduce.NewBuffer(e.cfg.Name)
-	clear(e.tables)
+	e.tables.Clear()
 	clear(e.byTarget)
 	clear(e.unknown)
 	e.appliedAt = appliedAt{}

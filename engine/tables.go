@@ -138,7 +138,7 @@ func TableOf(st *schema.Table, tc *config.Table) (*reduce.Table, error) {
 }
 
 func (e *Engine) tableFor(ctx context.Context, c *changelog.Change) (*reduce.Table, error) {
-	if t, ok := e.tables[c.Table]; ok {
+	if t, ok := e.tables.Get(c.Table); ok {
 		return t, nil
 	}
 	if e.unknown[c.Table] {
@@ -173,7 +173,7 @@ func (e *Engine) tableFor(ctx context.Context, c *changelog.Change) (*reduce.Tab
 		}
 	}
 	t := reduce.Fan(main, history...)
-	e.tables[c.Table] = t
+	e.tables.Put(c.Table, t)
 	e.narrowBefore(c.Table, t)
 	return t, nil
 }
@@ -192,9 +192,7 @@ func (e *Engine) narrowKnown(ctx context.Context, dec format.Decoder) {
 	if e.narrower == nil {
 		return
 	}
-	for src, t := range e.tables {
-		e.narrowBefore(src, t)
-	}
+	e.tables.All(e.narrowBefore)
 	for i := range e.cfg.Tables {
 		tc := &e.cfg.Tables[i]
 		if !route.Known(tc) {

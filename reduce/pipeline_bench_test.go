@@ -178,6 +178,9 @@ func BenchmarkPipeline(b *testing.B) {
 				}
 				part[r] = last
 			}
+			// As the engine finds each change's table (Engine.tableFor),
+			// remembered under the names of its first change.
+			var byTable Tables
 			var mem *changelog.Arena
 			if bc.arena {
 				mem = new(changelog.Arena)
@@ -206,7 +209,12 @@ func BenchmarkPipeline(b *testing.B) {
 						buf.Skip(pos, t0)
 						continue
 					}
-					if err := buf.Add(tables[cs[j].Table], &cs[j], t0); err != nil {
+					t, ok := byTable.Get(cs[j].Table)
+					if !ok {
+						t = tables[cs[j].Table]
+						byTable.Put(cs[j].Table, t)
+					}
+					if err := buf.Add(t, &cs[j], t0); err != nil {
 						b.Fatal(err)
 					}
 				}
