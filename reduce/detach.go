@@ -42,10 +42,19 @@ const rowChunk = 8192
 // Rows of more than rowChunk/8 bytes get a block of their own, so that
 // no large row is kept alive by, or keeps alive, many small ones.
 //
-// free is the current block's unused part. alloc and front take from its
-// front, in multiples of 8 bytes, so that it stays 8-byte aligned; text
-// (see place) takes strings' bytes from its back.
-type rowMem struct{ free []byte }
+// block is the current block and block[lo:hi] its unused part. alloc
+// and front take from its front, in multiples of 8 bytes, so that it
+// stays 8-byte aligned; text (see place) takes strings' bytes from its
+// back. The part is kept as two offsets, not a slice, so that taking
+// from it writes no pointer (no write barrier): block changes only with
+// a new block.
+type rowMem struct {
+	block  []byte
+	lo, hi int
+}
+
+// room is the size of m's unused part.
+func (m *rowMem) room() int { return m.hi - m.lo }
 
 // alloc returns n bytes, 8-byte aligned (as detach's headers, integers
 // and times must be), from m's current block, or from a new one; with m
@@ -55,11 +64,11 @@ func (m *rowMem) alloc(n int) []byte {
 		return make([]byte, n)
 	}
 	n8 := (n + 7) &^ 7
-	if len(m.free) < n8 {
-		m.free = make([]byte, rowChunk)
+	if m.hi-m.lo < n8 {
+		m.block, m.lo, m.hi = make([]byte, rowChunk), 0, rowChunk
 	}
-	block := m.free[:n:n]
-	m.free = m.free[n8:]
+	block := m.block[m.lo : m.lo+n : m.lo+n]
+	m.lo += n8
 	return block
 }
 
@@ -75,19 +84,26 @@ const rowSlotsChunk = 512
 // its unused end and the rows of two units alive. Each row is capped at
 // its own length, so an append to one (the sinks append to copies only)
 // could never write into the next. Rows of more than rowSlotsChunk/8
-// values get a slice of their own.
-type rowSlots struct{ free []any }
+// values get a slice of their own. block[at:] is the current block's
+// unused part (an offset, as rowMem's: no pointer written per row).
+type rowSlots struct {
+	block []any
+	at    int
+}
+
+// room is the number of values left in m's block.
+func (m *rowSlots) room() int { return len(m.block) - m.at }
 
 // alloc returns a []any of n values, length and capacity n.
 func (m *rowSlots) alloc(n int) []any {
 	if n > rowSlotsChunk/8 {
 		return make([]any, n)
 	}
-	if len(m.free) < n {
-		m.free = make([]any, rowSlotsChunk)
+	if len(m.block)-m.at < n {
+		m.block, m.at = make([]any, rowSlotsChunk), 0
 	}
-	row := m.free[:n:n]
-	m.free = m.free[n:]
+	row := m.block[m.at : m.at+n : m.at+n]
+	m.at += n
 	return row
 }
 
@@ -106,11 +122,12 @@ func (b *Buffer) keepAny(vals []any) ([]any, int) {
 // block has no room left or the row would outgrow a shared block's share
 // (rowChunk/8, see rowMem): the row then goes to detachIn.
 func (m *rowMem) front(n int, placed *int) unsafe.Pointer {
-	if len(m.free) < n || *placed+n > rowChunk/8 {
+	if m.hi-m.lo < n || *placed+n > rowChunk/8 {
 		return nil
 	}
-	at := unsafe.Pointer(&m.free[0])
-	m.free = m.free[n:]
+	// n > 0 bytes are left: m.block is a block, lo within it.
+	at := unsafe.Add(unsafe.Pointer(unsafe.SliceData(m.block)), m.lo)
+	m.lo += n
 	*placed += n
 	return at
 }
@@ -158,20 +175,23 @@ func (m *rowMem) place(row []any, k int, placed *int) bool {
 // text copies s into m's block (see place) and returns its header there,
 // nil when there is no room.
 func (m *rowMem) text(s string, placed *int) *string {
-	free, need := m.free, headerBytes+len(s)
-	if len(free) < need || *placed+need > rowChunk/8 {
+	need := headerBytes + len(s)
+	if m.hi-m.lo < need || *placed+need > rowChunk/8 {
 		return nil
 	}
-	h := (*string)(unsafe.Pointer(unsafe.SliceData(free)))
-	tail := len(free) - len(s)
+	// At least a header's bytes are left: m.block is a block, lo and
+	// tail within it.
+	base := unsafe.Pointer(unsafe.SliceData(m.block))
+	h := (*string)(unsafe.Add(base, m.lo))
+	tail := m.hi - len(s)
 	if len(s) == 0 {
 		*h = ""
 	} else {
-		t := free[tail:]
+		t := unsafe.Slice((*byte)(unsafe.Add(base, tail)), len(s))
 		copy(t, s)
 		*h = unsafe.String(unsafe.SliceData(t), len(s))
 	}
-	m.free = free[headerBytes:tail]
+	m.lo, m.hi = m.lo+headerBytes, tail
 	*placed += need
 	return h
 }

@@ -136,7 +136,7 @@ func TestRowMemBlocks(t *testing.T) {
 			}
 		}
 	}
-	if free := len(m.free); free >= rowChunk {
+	if free := m.room(); free >= rowChunk {
 		t.Fatalf("rows larger than rowChunk/8 were carved from the shared block (%d bytes left)", free)
 	}
 	var nilMem *rowMem
@@ -186,7 +186,7 @@ func TestKeptRowMatchesDetach(t *testing.T) {
 		for i, img := range tests {
 			b := NewBuffer("p")
 			if room >= 0 {
-				b.rowMem.free = make([]byte, rowChunk)[rowChunk-room:]
+				b.rowMem = rowMem{block: make([]byte, rowChunk), lo: rowChunk - room, hi: rowChunk}
 			}
 			c := &changelog.Change{Kind: changelog.Insert, After: img}
 			_, conv, _, err := b.convertRow(tbl, c, img, "after", false)
@@ -195,7 +195,7 @@ func TestKeptRowMatchesDetach(t *testing.T) {
 			}
 			want := append([]any(nil), conv...)
 			wantSize := detach(want)
-			shared := b.rowMem.free
+			shared := b.rowMem.block[b.rowMem.lo:b.rowMem.hi]
 			_, got, size, err := b.convertRow(tbl, c, img, "after", true)
 			if err != nil {
 				t.Fatalf("row %d: %v", i, err)
@@ -226,15 +226,15 @@ func TestKeptRowMatchesDetach(t *testing.T) {
 		// A refused row (nn is NOT NULL) leaves the memory as it was.
 		b := NewBuffer("p")
 		if room >= 0 {
-			b.rowMem.free = make([]byte, rowChunk)[rowChunk-room:]
+			b.rowMem = rowMem{block: make([]byte, rowChunk), lo: rowChunk - room, hi: rowChunk}
 		}
-		mem, slots := len(b.rowMem.free), len(b.rowSlots.free)
+		mem, slots := b.rowMem.room(), b.rowSlots.room()
 		img := row("id", changelog.Number("9"), "s", "abc", "at", "2026-11-30 08:00:00", "nn", nil)
 		if _, _, _, err := b.convertRow(tbl, &changelog.Change{Kind: changelog.Insert, After: img}, img, "after", true); err == nil {
 			t.Fatal("a NULL in a NOT NULL column was accepted")
 		}
-		if len(b.rowMem.free) != mem || len(b.rowSlots.free) != slots {
-			t.Errorf("room %d: a refused row took %d bytes and %d slots", room, mem-len(b.rowMem.free), slots-len(b.rowSlots.free))
+		if b.rowMem.room() != mem || b.rowSlots.room() != slots {
+			t.Errorf("room %d: a refused row took %d bytes and %d slots", room, mem-b.rowMem.room(), slots-b.rowSlots.room())
 		}
 	}
 }

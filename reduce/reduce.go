@@ -1385,7 +1385,8 @@ func (b *Buffer) convertRow(t *Table, c *changelog.Change, img changelog.Row, wh
 		b.ints, b.times = make([]int64, n), make([]time.Time, n)
 	}
 	m := &b.rowMem
-	slots, free := b.rowSlots.free, m.free
+	// What the row takes is given back if it is refused.
+	slots, lo, hi := b.rowSlots, m.lo, m.hi
 	// direct: the values go straight into rowMem's block, until it has no
 	// room left for the row (or the row outgrows a shared block's share):
 	// the rest are converted as without keep, and detachIn copies the
@@ -1444,7 +1445,7 @@ func (b *Buffer) convertRow(t *Table, c *changelog.Change, img changelog.Row, wh
 		}
 		v, err := coerce.Value(w.col, raw)
 		if err != nil {
-			b.rowSlots.free, m.free = slots, free
+			b.rowSlots, m.lo, m.hi = slots, lo, hi
 			return nil, nil, 0, b.valueError(t, c, w.col.Name, keyFromImage(t, img), err)
 		}
 		row[k] = v
@@ -1477,7 +1478,7 @@ func (b *Buffer) convertRow(t *Table, c *changelog.Change, img changelog.Row, wh
 	if p.keyLacks || nulls {
 		for i, kc := range t.keyCols {
 			if j := p.keyOut[i]; j < 0 || row[j] == nil {
-				b.rowSlots.free, m.free = slots, free
+				b.rowSlots, m.lo, m.hi = slots, lo, hi
 				return nil, nil, 0, &Error{Pos: c.Pos, Table: t.Schema.String(), Column: kc.Name,
 					Reason: fmt.Sprintf("the %s image of a %s change lacks key column %s (or it is NULL)", which, c.Kind, kc.Name),
 					Hint:   "every key column must be present to find the row; check the tables entry's primary-key and the source"}
