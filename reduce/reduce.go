@@ -747,7 +747,9 @@ func (b *Buffer) touch(pos changelog.Position, now time.Time) {
 // moveTo records pos as the progress of its partition.
 func (b *Buffer) moveTo(pos changelog.Position) {
 	i := b.last
-	if i >= len(b.progress) || b.progress[i].Partition != pos.Partition {
+	// A source gives a partition's positions one string, told without
+	// a call to compare its bytes.
+	if i >= len(b.progress) || !sameString(b.progress[i].Partition, pos.Partition) && b.progress[i].Partition != pos.Partition {
 		var ok bool
 		if i, ok = b.partIdx[pos.Partition]; !ok {
 			i = len(b.progress)
