@@ -13,7 +13,13 @@ import "strings"
 // and the server refuses one either way). Byte by byte is right for UTF-8
 // and for binary data alike: no byte of a multibyte UTF-8 character is
 // ASCII.
+//
+// Most values have none of those bytes, so a scan eight bytes at a time
+// (plain decides) comes first, and such a value is appended whole.
 func AppendEscaped[S string | []byte](b []byte, s S, nul bool) []byte {
+	if plain(s) {
+		return append(b, s...)
+	}
 	start := 0
 	for i := 0; i < len(s); i++ {
 		var e byte
@@ -39,6 +45,61 @@ func AppendEscaped[S string | []byte](b []byte, s S, nul bool) []byte {
 		start = i + 1
 	}
 	return append(b, s[start:]...)
+}
+
+// Bytes repeated in each of a word's eight lanes, for the scans of plain.
+const (
+	lanes1   = 0x0101010101010101
+	lanesTop = 0x8080808080808080
+)
+
+// plain reports whether s holds no byte below 0x20 and no backslash, so no
+// byte AppendEscaped escapes (every one of them is among those). It reads
+// s a word at a time, the last word overlapping the one before; a value
+// shorter than a word is read in two overlapping halves, or byte by byte
+// below four bytes.
+func plain[S string | []byte](s S) bool {
+	n := len(s)
+	switch {
+	case n >= 8:
+		for i := 0; i < n-8; i += 8 {
+			if !plainWord(load64(s, i)) {
+				return false
+			}
+		}
+		return plainWord(load64(s, n-8))
+	case n >= 4:
+		return plainWord(uint64(load32(s, 0)) | uint64(load32(s, n-4))<<32)
+	}
+	for i := 0; i < n; i++ {
+		if c := s[i]; c < 0x20 || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+// plainWord reports whether none of w's bytes is below 0x20 or a
+// backslash: the classic tests for a byte below n, (w - n*lanes1) &^ w,
+// and for a zero byte after w ^ '\\'*lanes1, whose top bits are set in
+// a lane only if some lane holds such a byte.
+func plainWord(w uint64) bool {
+	bs := w ^ '\\'*lanes1
+	return ((w-0x20*lanes1)&^w|(bs-lanes1)&^bs)&lanesTop == 0
+}
+
+// load64 reads s[i:i+8] as a little-endian word (the compiler makes it
+// one load).
+func load64[S string | []byte](s S, i int) uint64 {
+	s = s[i : i+8]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+// load32 reads s[i:i+4] as a little-endian word.
+func load32[S string | []byte](s S, i int) uint32 {
+	s = s[i : i+4]
+	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
 }
 
 // AppendDate appends the date year-month-day as YYYY-MM-DD, the form both

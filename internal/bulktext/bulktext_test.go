@@ -1,6 +1,10 @@
 package bulktext
 
-import "testing"
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
 
 func TestAppendEscaped(t *testing.T) {
 	for _, tc := range []struct {
@@ -24,6 +28,76 @@ func TestAppendEscaped(t *testing.T) {
 			t.Errorf("AppendEscaped([]byte %q, nul %v) = %q, want %q", tc.in, tc.nul, got, tc.want)
 		}
 	}
+}
+
+// escapedRef is AppendEscaped as it was before plain's scan: byte by
+// byte, the reference the scan must not change a byte of.
+func escapedRef(s string, nul bool) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '\\':
+			b.WriteString(`\\`)
+		case c == '\t':
+			b.WriteString(`\t`)
+		case c == '\n':
+			b.WriteString(`\n`)
+		case c == '\r':
+			b.WriteString(`\r`)
+		case c == 0 && nul:
+			b.WriteString(`\0`)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// TestAppendEscapedScan puts each byte value at each position of values
+// of every length up to 40 (every path of plain: bytes, half words, whole
+// and overlapping words), alone and beside a second one, and compares with
+// escapedRef.
+func TestAppendEscapedScan(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for n := 0; n <= 40; n++ {
+		base := make([]byte, n)
+		for i := range base {
+			base[i] = "abcXYZ09 ~\x7f\x80\xe9\xff"[r.IntN(14)]
+		}
+		check := func(s []byte) {
+			for _, nul := range []bool{false, true} {
+				want := escapedRef(string(s), nul)
+				if got := string(AppendEscaped([]byte("<"), string(s), nul)); got != "<"+want {
+					t.Fatalf("AppendEscaped(%q, nul %v) = %q, want %q", s, nul, got, "<"+want)
+				}
+				if got := string(AppendEscaped(nil, s, nul)); got != want {
+					t.Fatalf("AppendEscaped([]byte %q, nul %v) = %q, want %q", s, nul, got, want)
+				}
+			}
+		}
+		check(base)
+		for pos := 0; pos < n; pos++ {
+			for c := 0; c < 256; c++ {
+				s := append([]byte(nil), base...)
+				s[pos] = byte(c)
+				check(s)
+				s[r.IntN(n)] = []byte("\\\t\n\r\x00\x01\x1f ![]")[r.IntN(11)]
+				check(s)
+			}
+		}
+	}
+}
+
+// FuzzAppendEscaped compares AppendEscaped with escapedRef on any bytes.
+func FuzzAppendEscaped(f *testing.F) {
+	for _, s := range []string{"", "plain", "a\tb\nc\rd\\e", "nul\x00byte", "0123456789abcdef\\", "\x1f\x20\x5b\x5c\x5d"} {
+		f.Add(s, true)
+	}
+	f.Fuzz(func(t *testing.T, s string, nul bool) {
+		if got, want := string(AppendEscaped(nil, s, nul)), escapedRef(s, nul); got != want {
+			t.Fatalf("AppendEscaped(%q, nul %v) = %q, want %q", s, nul, got, want)
+		}
+	})
 }
 
 func TestAppendDateAndClock(t *testing.T) {
