@@ -5,7 +5,10 @@
 // the bench's SQLite load reads it, so the escaping rules live here once.
 package bulktext
 
-import "strings"
+import (
+	"strings"
+	"time"
+)
 
 // AppendEscaped appends s with the bytes that would end a field or a row,
 // or start an escape, written as backslash escapes: \\, \t, \n, \r; with
@@ -102,41 +105,137 @@ func load32[S string | []byte](s S, i int) uint32 {
 	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
 }
 
-// AppendDate appends the date year-month-day as YYYY-MM-DD, the form both
-// servers read. year must be 1 to 9999.
-func AppendDate(b []byte, year, month, day int) []byte {
-	b = appendDigits(b, year, 4)
-	b = appendDigits(append(b, '-'), month, 2)
-	return appendDigits(append(b, '-'), day, 2)
+// A Clock says which part of a date-time AppendDateTime writes.
+type Clock int
+
+const (
+	// DateOnly writes the date alone.
+	DateOnly Clock = iota
+	// WithClock writes the date and the time of day.
+	WithClock
+	// ClockUnlessMidnight writes the date alone when the time of day is
+	// 00:00:00 exactly, as MySQL's driver writes a DATETIME.
+	ClockUnlessMidnight
+)
+
+// The Unix seconds of 0001-01-01 00:00:00 UTC and of 10000-01-01: the
+// years both servers read in four digits.
+const (
+	minUnix = -62135596800
+	maxUnix = 253402300800
+)
+
+// AppendDateTime appends t's UTC date as YYYY-MM-DD and, as c says, its
+// time of day after a space as hh:mm:ss, then a point and the nanoseconds
+// without their trailing zeros when they are not 0: the text
+// t.UTC().Format("2006-01-02 15:04:05.999999999") writes. It reports
+// false, appending nothing, when t's UTC year is not 1 to 9999.
+func AppendDateTime(b []byte, t time.Time, c Clock) ([]byte, bool) {
+	var w DateTimes
+	return w.Append(b, t, c)
 }
 
-// AppendClock appends a time of day as hh:mm:ss, then a point and the
-// nanoseconds without their trailing zeros when nsec is not 0.
-func AppendClock(b []byte, hour, minute, sec, nsec int) []byte {
-	b = appendDigits(b, hour, 2)
-	b = appendDigits(append(b, ':'), minute, 2)
-	b = appendDigits(append(b, ':'), sec, 2)
+// DateTimes writes date-times as AppendDateTime does, and keeps the last
+// one's date: a group's rows mostly fall on one day, so most of them skip
+// the calendar arithmetic. The zero value is ready for use; it is not safe
+// for concurrent use.
+type DateTimes struct {
+	day  uint64 // days since 0001-01-01 of date, plus 1; 0 before the first
+	date [10]byte
+}
+
+// Append appends t as AppendDateTime does.
+//
+// It works from t.Unix alone, the calendar by Hinnant's days-to-civil
+// arithmetic and the digits by pairs from a table: a small part of the
+// time package's Date, Clock and Format.
+func (w *DateTimes) Append(b []byte, t time.Time, c Clock) ([]byte, bool) {
+	unix := t.Unix()
+	if unix < minUnix || unix >= maxUnix {
+		return b, false
+	}
+	secs := uint64(unix - minUnix) // since 0001-01-01
+	days := secs / 86400
+	sod := secs - days*86400
+	if days+1 != w.day {
+		w.setDate(days)
+	}
+	var d [29]byte
+	*(*[10]byte)(d[:10]) = w.date
+	nsec := uint64(t.Nanosecond())
+	if c == DateOnly || c == ClockUnlessMidnight && sod == 0 && nsec == 0 {
+		return append(b, d[:10]...), true
+	}
+	d[10] = ' '
+	hour, minute := sod/3600, sod/60
+	put2(d[11:], hour)
+	d[13] = ':'
+	put2(d[14:], minute-hour*60)
+	d[16] = ':'
+	put2(d[17:], sod-minute*60)
 	if nsec == 0 {
-		return b
+		return append(b, d[:19]...), true
 	}
-	digits := 9
-	for nsec%10 == 0 {
-		nsec /= 10
-		digits--
+	d[19] = '.'
+	// Whole milliseconds and microseconds are the common fractions:
+	// write their digits only.
+	n, ms := 23, nsec/1e6
+	put2(d[20:], ms/10)
+	d[22] = byte('0' + ms%10)
+	if rest := nsec - ms*1e6; rest != 0 {
+		us := rest / 1e3
+		n = 26
+		put2(d[23:], us/10)
+		d[25] = byte('0' + us%10)
+		if ns := rest - us*1e3; ns != 0 {
+			n = 29
+			put2(d[26:], ns/10)
+			d[28] = byte('0' + ns%10)
+		}
 	}
-	return appendDigits(append(b, '.'), nsec, digits)
+	for d[n-1] == '0' {
+		n--
+	}
+	return append(b, d[:n]...), true
 }
 
-// appendDigits appends n (0 or more) in exactly width decimal digits (at
-// most 9). Writing them directly is what makes these faster than
-// time.AppendFormat, which reads its layout on every call.
-func appendDigits(b []byte, n, width int) []byte {
-	var d [9]byte
-	for i := width - 1; i >= 0; i-- {
-		d[i] = byte('0' + n%10)
-		n /= 10
+// setDate writes the date of days since 0001-01-01 into w.
+func (w *DateTimes) setDate(days uint64) {
+	// Days since 0000-03-01, in 400-year eras: a year starting in March
+	// puts the leap day last.
+	z := days + 306
+	era := z / 146097
+	doe := z - era*146097
+	yoe := (doe - doe/1460 + doe/36524 - doe/146096) / 365
+	doy := doe - (365*yoe + yoe/4 - yoe/100)
+	mp := (5*doy + 2) / 153
+	day := doy - (153*mp+2)/5 + 1
+	month, year := mp+3, yoe+era*400
+	if mp >= 10 {
+		month, year = mp-9, year+1
 	}
-	return append(b, d[:width]...)
+	d := w.date[:]
+	century := year / 100
+	put2(d[0:], century)
+	put2(d[2:], year-century*100)
+	d[4] = '-'
+	put2(d[5:], month)
+	d[7] = '-'
+	put2(d[8:], day)
+	w.day = days + 1
+}
+
+// pairs holds the two digits of 0 to 99, for put2.
+var pairs = func() (p [100][2]byte) {
+	for i := range p {
+		p[i] = [2]byte{byte('0' + i/10), byte('0' + i%10)}
+	}
+	return p
+}()
+
+// put2 writes n (below 100) in two digits at d[0:2].
+func put2(d []byte, n uint64) {
+	*(*[2]byte)(d[:2]) = pairs[n]
 }
 
 // Unescape reads one field of that format back: \t, \n and \r are the
