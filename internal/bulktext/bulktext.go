@@ -6,6 +6,8 @@
 package bulktext
 
 import (
+	"math/bits"
+	"slices"
 	"strings"
 	"time"
 )
@@ -224,6 +226,51 @@ func (w *DateTimes) setDate(days uint64) {
 	put2(d[8:], day)
 	w.day = days + 1
 }
+
+// AppendInt appends v in decimal, as strconv.AppendInt(b, v, 10) does.
+func AppendInt(b []byte, v int64) []byte {
+	if v >= 0 {
+		return AppendUint(b, uint64(v))
+	}
+	return AppendUint(append(b, '-'), -uint64(v))
+}
+
+// AppendUint appends v in decimal, as strconv.AppendUint(b, v, 10) does.
+// It counts the digits first and writes them in place, two at a time,
+// where strconv writes them into an array of its own and copies that.
+func AppendUint(b []byte, v uint64) []byte {
+	if v < 10 {
+		return append(b, byte('0'+v))
+	}
+	// The digits of v: ⌊log10 v⌋+1, from its bit length (1233/4096 is
+	// just above log10 2), less one below the next power of ten.
+	t := uint(bits.Len64(v)) * 1233 >> 12
+	n := int(t) + 1
+	if v < pow10[t&31] {
+		n--
+	}
+	at := len(b)
+	b = slices.Grow(b, n)[:at+n]
+	d := b[at:]
+	i := n
+	for v >= 100 {
+		q := v / 100
+		i -= 2
+		put2(d[i:], v-q*100)
+		v = q
+	}
+	if v >= 10 {
+		put2(d[:2], v)
+	} else {
+		d[0] = byte('0' + v)
+	}
+	return b
+}
+
+// pow10 holds the powers of ten a uint64 holds (from 1e0 to 1e19), for
+// AppendUint; the rest of its 32 entries are never reached.
+var pow10 = [32]uint64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
+	1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19}
 
 // pairs holds the two digits of 0 to 99, for put2.
 var pairs = func() (p [100][2]byte) {

@@ -1,7 +1,9 @@
 package bulktext
 
 import (
+	"math"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -167,6 +169,31 @@ func TestAppendDateTime(t *testing.T) {
 	} {
 		if got, ok := AppendDateTime([]byte(">"), tm, WithClock); ok || string(got) != ">" {
 			t.Errorf("AppendDateTime(%v) = %q, %v; want it refused", tm, got, ok)
+		}
+	}
+}
+
+// TestAppendInt compares AppendInt and AppendUint with strconv's, for the
+// powers of ten and their neighbours (where the digit count changes), the
+// extremes, and random values of every bit length.
+func TestAppendInt(t *testing.T) {
+	vals := []uint64{0, 1, 9, 10, 11, 99, 100, 101, math.MaxInt64, math.MaxInt64 + 1, math.MaxUint64}
+	for p := uint64(10); p < math.MaxUint64/10; p *= 10 {
+		vals = append(vals, p-1, p, p+1)
+	}
+	vals = append(vals, 1e19-1, 1e19, 1e19+1)
+	r := rand.New(rand.NewPCG(9, 10))
+	for range 100000 {
+		vals = append(vals, r.Uint64()>>r.IntN(64))
+	}
+	for _, u := range vals {
+		if got, want := string(AppendUint([]byte(">"), u)), ">"+strconv.FormatUint(u, 10); got != want {
+			t.Fatalf("AppendUint(%d) = %q, want %q", u, got, want)
+		}
+		for _, v := range []int64{int64(u), -int64(u)} {
+			if got, want := string(AppendInt([]byte(">"), v)), ">"+strconv.FormatInt(v, 10); got != want {
+				t.Fatalf("AppendInt(%d) = %q, want %q", v, got, want)
+			}
 		}
 	}
 }

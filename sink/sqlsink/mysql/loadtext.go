@@ -78,7 +78,7 @@ func appendRow(b []byte, row []any, dates *bulktext.DateTimes) ([]byte, error) {
 		case string:
 			b = bulktext.AppendEscaped(b, x, true)
 		case int64:
-			b = strconv.AppendInt(b, x, 10)
+			b = bulktext.AppendInt(b, x)
 		case nil:
 			b = append(b, '\\', 'N')
 		case time.Time:
@@ -110,9 +110,9 @@ func appendField(b []byte, v any, dates *bulktext.DateTimes) ([]byte, error) {
 	case nil:
 		return append(b, '\\', 'N'), nil
 	case int64:
-		return strconv.AppendInt(b, x, 10), nil
+		return bulktext.AppendInt(b, x), nil
 	case uint64:
-		return strconv.AppendUint(b, x, 10), nil
+		return bulktext.AppendUint(b, x), nil
 	case string:
 		return bulktext.AppendEscaped(b, x, true), nil
 	case []byte:

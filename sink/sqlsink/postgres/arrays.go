@@ -230,9 +230,9 @@ func (Dialect) AppendArray(dst []byte, col *schema.Column, tuples [][]any, i int
 func appendBare(dst []byte, v any) ([]byte, bool) {
 	switch v := v.(type) {
 	case int64:
-		return strconv.AppendInt(dst, v, 10), true
+		return bulktext.AppendInt(dst, v), true
 	case uint64:
-		return strconv.AppendUint(dst, v, 10), true
+		return bulktext.AppendUint(dst, v), true
 	case float64:
 		// The shortest text that reads back as v; for a float4 column v
 		// is a float32 value, and the nearest float32 to that text is v
