@@ -78,7 +78,11 @@ func appendRow(b []byte, row []any, dates *bulktext.DateTimes) ([]byte, error) {
 		case string:
 			b = bulktext.AppendEscaped(b, x, true)
 		case int64:
-			b = bulktext.AppendInt(b, x)
+			if uint64(x) < 10 {
+				b = append(b, byte('0'+x)) // counts, flags: no call
+			} else {
+				b = bulktext.AppendInt(b, x)
+			}
 		case nil:
 			b = append(b, '\\', 'N')
 		case time.Time:
