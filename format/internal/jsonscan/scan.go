@@ -505,133 +505,44 @@ func (k *Keys) scan(key []byte) int {
 
 // NextKeyOf is NextKeyIn for keys made once.
 func (s *Scanner) NextKeyOf(first bool, keys *Keys) (k int, ok bool, err error) {
-	d, i := s.data, s.pos
+	i := s.pos
 	for ; ; first = false {
-		if i < len(d) && d[i] == '}' {
-			s.pos = i + 1
+		at, k, st := skipMembers(s.data, i, first, keys)
+		switch st {
+		case skipFound:
+			s.pos = at
+			return k, true, nil
+		case skipEnd:
+			s.pos = at
 			return -1, false, nil
-		}
-		j := i
-		if !first {
-			if j >= len(d) || d[j] != ',' {
-				goto member
-			}
-			j++
-		}
-		if j < len(d) && d[j] == '"' {
-			// A plain key of up to 16 bytes is found in its first two
-			// words, which are its table words too, without a call;
-			// scanString reads the others.
-			var end int
-			var w, tail uint64
-			short := false
-			if j+19 <= len(d) {
-				// b holds the key, its quote and ':' when the key is
-				// short: one bounds check for all.
-				b := (*[18]byte)(d[j+1 : j+19])
-				n := 0
-				w = binary.LittleEndian.Uint64(b[:8])
-				if m := special8(w); m != 0 {
-					n = int(bits.TrailingZeros64(m)>>3) & 7
-					w &= keyMasks[n]
-				} else if w2 := binary.LittleEndian.Uint64(b[8:16]); special8(w2) != 0 {
-					p := int(bits.TrailingZeros64(special8(w2))>>3) & 7
-					n = 8 + p
-					if p > 0 {
-						tail = w>>(8*p) | w2<<(64-8*p) // the key's last 8 bytes
-					}
-				} else {
-					n, tail = 16, w2
-				}
-				short = b[n] == '"' && b[n+1] == ':'
-				end = j + 1 + n
-			}
-			if !short {
-				e, plain, bad := scanString(d, j+1)
-				if bad != "" || !plain || e+1 >= len(d) || d[e+1] != ':' {
-					goto member
-				}
-				end = e
-			}
-			if n := uint(end - j - 1); n >= 64 || keys.lens>>n&1 != 0 {
-				// A look in the table, comparing a key of up to 16 bytes
-				// as its first and last 8 without a call (when d holds 8
-				// bytes from its start, as a record does: the value
-				// follows).
-				k := -1
-				if t := keys.table; t != nil && n-1 < 16 && j+9 <= len(d) {
-					if !short {
-						w, tail = binary.LittleEndian.Uint64(d[j+1:j+9]), 0
-						if n < 8 {
-							w &= keyMasks[n]
-						} else if n > 8 {
-							tail = binary.LittleEndian.Uint64(d[end-8 : end])
-						}
-					}
-					if h := keyHash(keys.seed, w, tail, int(n)); t.words[h] == w && t.tails[h] == tail && uint(t.lens[h]) == n {
-						k = int(t.index[h])
-					}
-				} else {
-					k = keys.Find(d[j+1 : end])
-				}
-				if k >= 0 {
-					s.pos = end + 2
-					return k, true, nil
-				}
-			}
-			v := end + 2
-			if v >= len(d) {
-				goto member
-			}
-			switch c := d[v]; {
-			case c == '"':
-				// A plain value of up to 15 bytes (most of a Debezium
-				// "source" block's) ends at the first special byte of its
-				// first two words: passed over without a call.
-				if v+17 <= len(d) {
-					m := special8(binary.LittleEndian.Uint64(d[v+1:]))
-					p := v + 1
-					if m == 0 {
-						m, p = special8(binary.LittleEndian.Uint64(d[v+9:])), v+9
-					}
-					if m != 0 {
-						if p += bits.TrailingZeros64(m) >> 3; d[p] == '"' {
-							i = p + 1
-							continue
-						}
-					}
-				}
-				e, _, bad := scanString(d, v+1)
-				if bad != "" {
-					goto member
-				}
-				i = e + 1
-				continue
-			case c == 'n' && len(d)-v >= 4 && string(d[v:v+4]) == "null":
-				i = v + 4
-				continue
-			case c == '-' || isDigit(c):
-				e, bad := scanNumber(d, v)
-				if bad != "" {
-					goto member
-				}
-				i = e
-				continue
-			}
-			// Another value (an object, an array, a literal) after a
-			// key read and not wanted: read it as the general way would
+		case skipValue:
+			// A value skipMembers does not pass over, after a key it
+			// read and did not find: read it as the general way would
 			// after reading the key again, without reading the key again.
-			s.pos, s.keyAt = v, j+1
+			s.pos, s.keyAt = at, k
+			if _, err := s.value(0); err != nil {
+				return -1, false, err
+			}
+			i = s.pos
+			continue
+		case skipLookup:
+			// A key skipMembers read but could not look up without a
+			// call: the value follows its ':' at at+2.
+			if k := keys.Find(s.data[k:at]); k >= 0 {
+				s.pos = at + 2
+				return k, true, nil
+			}
+			s.pos, s.keyAt = at+2, k
 			if _, err := s.value(0); err != nil {
 				return -1, false, err
 			}
 			i = s.pos
 			continue
 		}
-	member:
-		// Anything else: one member the general way.
-		s.pos, s.keyAt = i, -1
-		key, ok, err := s.NextKey(first)
+		// Anything else: one member the general way (the first only if
+		// skipMembers passed over none).
+		s.pos, s.keyAt = at, -1
+		key, ok, err := s.NextKey(first && at == i)
 		if err != nil || !ok {
 			return -1, ok, err
 		}
@@ -647,6 +558,198 @@ func (s *Scanner) NextKeyOf(first bool, keys *Keys) (k int, ok bool, err error) 
 		i = s.pos
 	}
 }
+
+// What skipMembers stopped at.
+const (
+	// skipMember: the member at the offset is left to NextKey and Value.
+	skipMember = iota
+	// skipFound: the key of the given index was found; the offset is
+	// past its ':'.
+	skipFound
+	// skipEnd: the object ended; the offset is past its '}'.
+	skipEnd
+	// skipValue: the value at the offset, after a key not wanted that
+	// starts at the given offset, is left to Value.
+	skipValue
+	// skipLookup: the plain key from the given offset up to the offset
+	// (its closing quote, ':' next) is to be looked up with Keys.Find.
+	skipLookup
+)
+
+// skipMembers is NextKeyOf's loop: from d[i], the ',' before a member
+// (or, first, its key) or the '}' that closes the object, it passes over
+// the members of compact JSON with plain keys and scalar values whose
+// keys are not among keys, and stops at a member whose key is, at the
+// object's end, or at anything it does not read itself (white space, an
+// escape or a multi-byte character in a key or a string, an object or an
+// array, a malformed value, the input's last 8 bytes), which it leaves to
+// NextKey and Value from the start of the member or of its value, so that
+// the errors are theirs at the same offsets. It calls nothing: in Go a
+// call clobbers every register, and a loop with calls in its slow paths
+// keeps its state on the stack for all of them.
+func skipMembers(d []byte, i int, first bool, keys *Keys) (at, k int, st int) {
+	j := i + 1 // the key's opening quote
+	switch {
+	case i+2 <= len(d) && binary.LittleEndian.Uint16(d[i:i+2]) == commaQuote && !first:
+	case i < len(d) && d[i] == '"' && first:
+		j = i
+	case i < len(d) && d[i] == '}':
+		return i + 1, -1, skipEnd
+	default:
+		return i, -1, skipMember
+	}
+	lens := keys.lens
+	for {
+		// The key: plain bytes up to the first byte that is not, which
+		// must be its closing quote, ':' next. A key of up to 15 bytes
+		// (most) ends in its first two words, read with one bounds
+		// check.
+		if j+19 > len(d) {
+			return i, -1, skipMember
+		}
+		b := (*[18]byte)(d[j+1 : j+19])
+		end := 0
+		if m := special8(binary.LittleEndian.Uint64(b[:8])); m != 0 {
+			n := int(bits.TrailingZeros64(m)>>3) & 7
+			if b[n] != '"' || b[n+1] != ':' {
+				return i, -1, skipMember
+			}
+			end = j + 1 + n
+		} else if m := special8(binary.LittleEndian.Uint64(b[8:16])); m != 0 {
+			n := int(bits.TrailingZeros64(m)>>3) & 7
+			if b[8+n] != '"' || b[9+n] != ':' {
+				return i, -1, skipMember
+			}
+			end = j + 9 + n
+		} else {
+			for end = j + 17; ; end += 8 {
+				if end+8 > len(d) {
+					return i, -1, skipMember
+				}
+				if m := special8(binary.LittleEndian.Uint64(d[end : end+8])); m != 0 {
+					end += bits.TrailingZeros64(m) >> 3
+					break
+				}
+			}
+			if end+2 > len(d) || binary.LittleEndian.Uint16(d[end:end+2]) != quoteColon {
+				return i, -1, skipMember
+			}
+		}
+		if n := uint(end - j - 1); n >= 64 || lens>>n&1 != 0 {
+			// A key of a wanted length is looked up in the table, a key
+			// of up to 16 bytes compared as its first and last 8 (d
+			// holds 8 bytes from its start: b).
+			t := keys.table
+			if t == nil || n-1 >= 16 {
+				return end, j + 1, skipLookup
+			}
+			w, tail := binary.LittleEndian.Uint64(b[:8]), uint64(0)
+			if n < 8 {
+				w &= keyMasks[n]
+			} else if n > 8 {
+				tail = binary.LittleEndian.Uint64(d[end-8 : end])
+			}
+			if h := keyHash(keys.seed, w, tail, int(n)); t.words[h] == w && t.tails[h] == tail && uint(t.lens[h]) == n {
+				return end + 2, int(t.index[h]), skipFound
+			}
+		}
+		// The value of a member not wanted, from v up to p.
+		v, p := end+2, 0
+		if v >= len(d) {
+			return i, -1, skipMember
+		}
+		switch c := d[v]; {
+		case c == '"':
+			// Plain bytes eight at a time up to the first byte that is
+			// not, which must be the closing quote.
+			for p = v + 1; ; p += 8 {
+				if p+8 > len(d) {
+					return v, j + 1, skipValue
+				}
+				if m := special8(binary.LittleEndian.Uint64(d[p : p+8])); m != 0 {
+					p += bits.TrailingZeros64(m) >> 3
+					break
+				}
+			}
+			if d[p] != '"' {
+				return v, j + 1, skipValue
+			}
+			p++
+		case c == 'n' && v+4 <= len(d) && binary.LittleEndian.Uint32(d[v:v+4]) == litNull,
+			c == 't' && v+4 <= len(d) && binary.LittleEndian.Uint32(d[v:v+4]) == litTrue:
+			p = v + 4
+		case c == 'f' && v+5 <= len(d) && binary.LittleEndian.Uint32(d[v:v+4]) == litFals && d[v+4] == 'e':
+			p = v + 5
+		case c-'0' < 10 || c == '-':
+			// A number per the grammar (see scanNumber); anything
+			// else is left to scanNumber, which says what is wrong.
+			p = v
+			if c == '-' {
+				p++
+			}
+			switch {
+			case p < len(d) && d[p] == '0':
+				p++
+			case p < len(d) && d[p]-'1' < 9:
+				// The integer's digits eight at a time (an integer of
+				// one digit pays as much as a byte at a time would).
+				p++
+				for p+8 <= len(d) {
+					if m := nonDigit8(binary.LittleEndian.Uint64(d[p : p+8])); m != 0 {
+						p += bits.TrailingZeros64(m) >> 3
+						goto frac
+					}
+					p += 8
+				}
+				for p < len(d) && d[p]-'0' < 10 {
+					p++
+				}
+			default:
+				return v, j + 1, skipValue
+			}
+		frac:
+			if p < len(d) && d[p] == '.' {
+				p++
+				if p >= len(d) || d[p]-'0' >= 10 {
+					return v, j + 1, skipValue
+				}
+				for p < len(d) && d[p]-'0' < 10 {
+					p++
+				}
+			}
+			if p < len(d) && d[p]|0x20 == 'e' {
+				p++
+				if p < len(d) && (d[p] == '+' || d[p] == '-') {
+					p++
+				}
+				if p >= len(d) || d[p]-'0' >= 10 {
+					return v, j + 1, skipValue
+				}
+				for p < len(d) && d[p]-'0' < 10 {
+					p++
+				}
+			}
+		default:
+			return v, j + 1, skipValue
+		}
+		// The next member's ',' and key's quote, or the object's end.
+		if p+2 <= len(d) && binary.LittleEndian.Uint16(d[p:p+2]) == commaQuote {
+			i, j = p, p+1
+			continue
+		}
+		if p < len(d) && d[p] == '}' {
+			return p + 1, -1, skipEnd
+		}
+		return p, -1, skipMember
+	}
+}
+
+// commaQuote and quoteColon are `,"` and `":` as little-endian 16-bit
+// words, for two bytes compared in one step.
+const (
+	commaQuote = ',' | '"'<<8
+	quoteColon = '"' | ':'<<8
+)
 
 // Value reads one complete value. Objects and arrays are checked and
 // skipped; the token spans their whole text.
@@ -864,16 +967,40 @@ func escapeAt(d []byte, j int) bool {
 	return false
 }
 
+// nonDigit8 returns a mask whose lowest set bit is the high bit of the
+// first of the eight bytes of x (little-endian) that is not an ASCII
+// digit, 0 when all eight are digits. A byte's high bit is set when it is
+// at or above 0x80 (x), above '9' (x+0x46 reaches 0x80; a carry out of a
+// byte happens only for one at or above 0xBA) or below '0' (x-0x30
+// borrows), so only the lowest set bit is exact, as in special8.
+func nonDigit8(x uint64) uint64 {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	return ((x + lo*0x46) | (x - lo*'0') | x) & hi
+}
+
+// litNull, litTrue and litFals are "null", "true" and "fals" as
+// little-endian words, for a literal compared in one step.
+const (
+	litNull = 'n' | 'u'<<8 | 'l'<<16 | 'l'<<24
+	litTrue = 't' | 'r'<<8 | 'u'<<16 | 'e'<<24
+	litFals = 'f' | 'a'<<8 | 'l'<<16 | 's'<<24
+)
+
 // special8 returns a mask whose lowest set bit is the high bit of the
 // first of the eight bytes of x (little-endian) that is not plain: '"',
 // '\\', a control character or a byte of a multi-byte UTF-8 sequence; 0 when
-// all eight are plain. Bits above the lowest may be false alarms (a borrow
-// carries into the next byte), so only the lowest is used.
+// all eight are plain. Bits above the lowest may be false alarms, so only
+// the lowest is used: a byte's high bit is set when it is at or above 0x80
+// (x), below 0x20 (x-0x20, which then borrows), or '"' or '\\' (its XOR
+// with the quote or backslash is 0, whose decrement borrows); below the
+// first special byte nothing borrows, and a decrement that sets a high bit
+// without borrowing (an XOR at or above 0x81, x-0x20 at or above 0x80)
+// does it only for a byte at or above 0x80, which x flags anyway.
 func special8(x uint64) uint64 {
 	const lo, hi = 0x0101010101010101, 0x8080808080808080
 	q := x ^ (lo * '"')
 	b := x ^ (lo * '\\')
-	return ((q-lo)&^q | (b-lo)&^b | (x - lo*0x20) | x) & hi
+	return ((q - lo) | (b - lo) | (x - lo*0x20) | x) & hi
 }
 
 // plainByte marks the bytes that stand for themselves inside a string:

@@ -1,0 +1,107 @@
+package jsonscan
+
+import (
+	"encoding/binary"
+	"math/bits"
+	"strings"
+	"testing"
+)
+
+// TestWordTests holds special8 and nonDigit8 to their byte-at-a-time
+// definitions: for every byte value at every position of a word, after
+// bytes that pass and before bytes of each kind (which may borrow or
+// carry into the bytes above), the lowest set bit is that byte's when it
+// fails the test and above it when it passes.
+func TestWordTests(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		f    func(uint64) uint64
+		pass func(byte) bool
+		fill byte // a byte that passes
+	}{
+		{"special8", special8, func(c byte) bool { return plainByte[c] }, 'a'},
+		{"nonDigit8", nonDigit8, func(c byte) bool { return c >= '0' && c <= '9' }, '5'},
+	} {
+		for pos := range 8 {
+			for c := range 256 {
+				for _, above := range []byte{0x00, 0x1f, 0x20, '"', '0', '9', ':', '\\', 0x7f, 0x80, 0xb9, 0xba, 0xff, tc.fill} {
+					var b [8]byte
+					for k := range b {
+						switch {
+						case k < pos:
+							b[k] = tc.fill
+						case k == pos:
+							b[k] = byte(c)
+						default:
+							b[k] = above
+						}
+					}
+					m := tc.f(binary.LittleEndian.Uint64(b[:]))
+					first := 8 // the first byte that fails, 8 for none
+					for k := range b {
+						if !tc.pass(b[k]) {
+							first = k
+							break
+						}
+					}
+					if got := bits.TrailingZeros64(m) >> 3; got != first {
+						t.Fatalf("%s(% x) = %#x: first failing byte %d, want %d", tc.name, b, m, got, first)
+					}
+				}
+			}
+		}
+	}
+}
+
+// skipCases are objects NextKeyOf's loop (skipMembers) passes over or
+// leaves to the general way at every turn: each kind of value, compact
+// and not, well and badly formed, and cut short at every length.
+var skipCases = []string{
+	`{"version":"2.7.3.Final","connector":"mysql","name":"bench","ts_ms":1767225600000,"snapshot":"false","db":"shop","sequence":null,"table":"orders","server_id":1,"gtid":null,"file":"binlog.000001","pos":4711,"row":0,"thread":7,"query":null}`,
+	`{"id":"t1","total_order":1,"data_collection_order":1}`,
+	`{"a":0,"b":-0,"c":-1,"d":12345678901234567890,"e":1.5,"f":-0.25e+10,"g":1E5,"h":0e-0,"i":123456789.123456789e123456789,"db":1}`,
+	`{"a":true,"b":false,"c":null,"d":"","e":"x","f":"12345678","g":"123456789012345678901234567890","db":2}`,
+	`{"a":"caf\u00e9","b":"\"","c":"é","d":"\ud83d\ude00","e":"a\\b","f":"tab\there","db":3}`,
+	`{"a":{"x":[1,2,{"y":null}]},"b":[],"c":{},"db":4}`,
+	`{"abcdefghijklmno":1,"abcdefghijklmnop":2,"abcdefghijklmnopq":3,"abcdefghijklmnopqrstuvwxyz0123456789":4,"db":5}`,
+	`{"a\u0062":1,"é":2,"\"":3,"db":6}`,
+	`{ "a" : 1 , "b":2 ,"c" :3, "db" :7}`,
+	// malformed values and members
+	`{"a":01,"db":1}`, `{"a":-,"db":1}`, `{"a":-a}`, `{"a":1.,"db":1}`, `{"a":1.e5}`, `{"a":1e,"db":1}`, `{"a":1e+}`,
+	`{"a":1e+a}`, `{"a":.5}`, `{"a":+1}`, `{"a":1x}`, `{"a":12345678x}`, `{"a":123456789012345678x}`, `{"a":fals}`,
+	`{"a":falsee}`, `{"a":tru}`, `{"a":truex}`, `{"a":nul}`, `{"a":nulll}`, `{"a":"x\qy"}`, "{\"a\":\"x\x01y\"}",
+	"{\"a\":\"x\xffy\"}", "{\"a\xff\":1}", "{\"a\x1f\":1}", `{"a":"\ud800"}`, `{"a":1,,"b":2}`, `{"a":1,}`, `{"a":1 }`,
+	`{"a":1"b":2}`, `{"a"1}`, `{"a":}`, `{"a",1}`, `{a:1}`, `{"a":1]`, `{"a":"x"]`, `{"a":null,"db"}`,
+	`{"abcdefghijklmnopq"1}`, `{"abcdefghijklmnopq":x}`, `{"abcdefg"`, `{"abcdefghijklmnopqrstu":1,"a":1`,
+}
+
+// TestNextKeyOfSkips holds NextKeyOf to NextKey and Value (checkNextKeyIn:
+// the members found, the error and its offset, where the walk ends) on
+// skipCases, whole, cut short at every byte, and followed by more input
+// (the loop reads words past an object's end when the input goes on).
+func TestNextKeyOfSkips(t *testing.T) {
+	keys := append(nextKeyInKeys, []string{"db", "abcdefghijklmnopq", "abcdefghijklmnopqrstuvwxyz0123456789"})
+	for _, in := range skipCases {
+		for _, data := range []string{in, in + `,"more":"after the object, as in a record"}`} {
+			for n := 0; n <= len(data); n++ {
+				for _, k := range keys {
+					checkNextKeyIn(t, []byte(data[:n]), k)
+				}
+			}
+		}
+	}
+}
+
+// FuzzNextKeyOf holds NextKeyOf to NextKey and Value (checkNextKeyIn) on
+// objects shaped like the Debezium blocks it mostly reads.
+func FuzzNextKeyOf(f *testing.F) {
+	for _, in := range skipCases {
+		f.Add([]byte(in), uint8(0))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, which uint8) {
+		keys := nextKeyInKeys[int(which)%len(nextKeyInKeys)]
+		checkNextKeyIn(t, data, keys)
+		// The same object with more input after it.
+		checkNextKeyIn(t, []byte(string(data)+strings.Repeat(`,"x":1`, 3)), keys)
+	})
+}
