@@ -708,25 +708,11 @@ func skipMembers(d []byte, i int, first bool, keys *Keys) (at, k int, st int) {
 				return v, j + 1, skipValue
 			}
 		frac:
-			if p < len(d) && d[p] == '.' {
-				p++
-				if p >= len(d) || d[p]-'0' >= 10 {
+			if p < len(d) && (d[p] == '.' || d[p]|0x20 == 'e') {
+				// A fraction or an exponent, rare in the blocks passed
+				// over: the whole number again, with a call.
+				if p = numberEnd(d, v); p == v {
 					return v, j + 1, skipValue
-				}
-				for p < len(d) && d[p]-'0' < 10 {
-					p++
-				}
-			}
-			if p < len(d) && d[p]|0x20 == 'e' {
-				p++
-				if p < len(d) && (d[p] == '+' || d[p] == '-') {
-					p++
-				}
-				if p >= len(d) || d[p]-'0' >= 10 {
-					return v, j + 1, skipValue
-				}
-				for p < len(d) && d[p]-'0' < 10 {
-					p++
 				}
 			}
 		default:
@@ -742,6 +728,49 @@ func skipMembers(d []byte, i int, first bool, keys *Keys) (at, k int, st int) {
 		}
 		return p, -1, skipMember
 	}
+}
+
+// numberEnd returns the offset just past the number at d[i] per the JSON
+// grammar (see scanNumber), or i when there is none there: scanNumber then
+// says what is wrong. It calls nothing.
+func numberEnd(d []byte, i int) int {
+	p := i
+	if p < len(d) && d[p] == '-' {
+		p++
+	}
+	switch {
+	case p < len(d) && d[p] == '0':
+		p++
+	case p < len(d) && d[p]-'1' < 9:
+		p++
+		for p < len(d) && d[p]-'0' < 10 {
+			p++
+		}
+	default:
+		return i
+	}
+	if p < len(d) && d[p] == '.' {
+		p++
+		if p >= len(d) || d[p]-'0' >= 10 {
+			return i
+		}
+		for p < len(d) && d[p]-'0' < 10 {
+			p++
+		}
+	}
+	if p < len(d) && d[p]|0x20 == 'e' {
+		p++
+		if p < len(d) && (d[p] == '+' || d[p] == '-') {
+			p++
+		}
+		if p >= len(d) || d[p]-'0' >= 10 {
+			return i
+		}
+		for p < len(d) && d[p]-'0' < 10 {
+			p++
+		}
+	}
+	return p
 }
 
 // commaQuote and quoteColon are `,"` and `":` as little-endian 16-bit

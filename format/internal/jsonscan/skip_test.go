@@ -2,7 +2,9 @@ package jsonscan
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math/bits"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -92,16 +94,84 @@ func TestNextKeyOfSkips(t *testing.T) {
 	}
 }
 
-// FuzzNextKeyOf holds NextKeyOf to NextKey and Value (checkNextKeyIn) on
-// objects shaped like the Debezium blocks it mostly reads.
+// TestScanRowFast holds ScanRow (its loop, scanMembers) to the general
+// way (scanRowGeneral) on skipCases as TestNextKeyOfSkips does, and on
+// rows wider than Rows' buffer.
+func TestScanRowFast(t *testing.T) {
+	wide := make([]string, 40)
+	for i := range wide {
+		wide[i] = fmt.Sprintf(`"c%d":%d`, i, i)
+	}
+	for _, in := range append(skipCases, "{"+strings.Join(wide, ",")+"}", "{"+strings.Join(wide[:32], ",")+"}") {
+		for _, data := range []string{in, in + `,"more":"after the object, as in a record"}`} {
+			for n := 0; n <= len(data); n++ {
+				checkScanRow(t, []byte(data[:n]))
+			}
+		}
+	}
+}
+
+// scanRowGeneral is ScanRow as it was before scanMembers: every member
+// read with NextKey and Value.
+func scanRowGeneral(s *Scanner, rs *Rows, p *Pending) error {
+	if err := s.BeginObject(); err != nil {
+		return err
+	}
+	start := s.pos - 1
+	p.start, p.lo, p.names = start, rs.n, nil
+	for first := true; ; first = false {
+		key, ok, err := s.NextKey(first)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			break
+		}
+		val, err := s.value(0)
+		if err != nil {
+			return s.inColumn(err, key)
+		}
+		rs.next().set(start, key, val)
+	}
+	return s.rowNames(rs, p, start)
+}
+
+// checkScanRow fails unless ScanRow and scanRowGeneral read data alike:
+// the same error, the same members and row, the same offset after it.
+func checkScanRow(t *testing.T, data []byte) {
+	t.Helper()
+	var rs, grs Rows
+	var p, gp Pending
+	s, g := New(data), New(data)
+	err, gerr := s.ScanRow(&rs, &p), scanRowGeneral(&g, &grs, &gp)
+	if fmt.Sprint(err) != fmt.Sprint(gerr) || s.pos != g.pos {
+		t.Fatalf("%q: ScanRow %v at %d, the general way %v at %d", data, err, s.pos, gerr, g.pos)
+	}
+	if err != nil {
+		return
+	}
+	if !reflect.DeepEqual(rs.members(&p), grs.members(&gp)) || !reflect.DeepEqual(p, gp) {
+		t.Fatalf("%q: ScanRow %+v %+v, the general way %+v %+v", data, rs.members(&p), p, grs.members(&gp), gp)
+	}
+	if row, grow := rs.Row(data, &p), grs.Row(data, &gp); !reflect.DeepEqual(row, grow) {
+		t.Fatalf("%q: ScanRow's row %v, the general way's %v", data, row, grow)
+	}
+}
+
+// FuzzNextKeyOf holds NextKeyOf to NextKey and Value (checkNextKeyIn), and
+// ScanRow to the general way (checkScanRow), on objects shaped like the
+// Debezium blocks and rows they mostly read.
 func FuzzNextKeyOf(f *testing.F) {
 	for _, in := range skipCases {
 		f.Add([]byte(in), uint8(0))
 	}
 	f.Fuzz(func(t *testing.T, data []byte, which uint8) {
 		keys := nextKeyInKeys[int(which)%len(nextKeyInKeys)]
-		checkNextKeyIn(t, data, keys)
-		// The same object with more input after it.
-		checkNextKeyIn(t, []byte(string(data)+strings.Repeat(`,"x":1`, 3)), keys)
+		more := []byte(string(data) + strings.Repeat(`,"x":1`, 3))
+		// The object, and the same object with more input after it.
+		for _, in := range [][]byte{data, more} {
+			checkNextKeyIn(t, in, keys)
+			checkScanRow(t, in)
+		}
 	})
 }
