@@ -793,7 +793,26 @@ func (s *Scanner) value(depth int) (Token, error) {
 	}
 	switch c := d[start]; c {
 	case '"':
-		end, plain, bad := scanString(d, start+1)
+		// A plain string whose closing quote is in its first two words
+		// (most that decoders read: names, ids, enums) without a call;
+		// scanString reads the others from the first byte that is not
+		// plain (the bytes before it are, so its result and its errors
+		// are the same).
+		p := start + 1
+		if p+16 <= len(d) {
+			m := special8(binary.LittleEndian.Uint64(d[p : p+8]))
+			if m == 0 {
+				p += 8
+				m = special8(binary.LittleEndian.Uint64(d[p : p+8]))
+			}
+			if m != 0 {
+				if p += bits.TrailingZeros64(m) >> 3; d[p] == '"' {
+					s.pos = p + 1
+					return Token{Kind: String, Start: start + 1, End: p, Plain: true}, nil
+				}
+			}
+		}
+		end, plain, bad := scanString(d, p)
 		if bad != "" && s.tolerant {
 			end, plain, bad = scanTolerant(d, start+1)
 		}
