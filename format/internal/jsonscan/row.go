@@ -610,7 +610,8 @@ func Duplicate(names []string) (string, bool) {
 // and 2,907). TestNextKeyOfSkips and TestScanRowFast hold both to the
 // general way.
 func scanMembers(d []byte, i int, first bool, ms *[32]member, n, start int) (at, n2 int, end bool) {
-	j := i + 1 // the key's opening quote
+	d = d[:len(d):len(d)] // cap(d) == len(d), as in skipMembers
+	j := i + 1
 	switch {
 	case i+2 <= len(d) && binary.LittleEndian.Uint16(d[i:i+2]) == commaQuote && !first:
 	case i < len(d) && d[i] == '"' && first:
@@ -621,7 +622,7 @@ func scanMembers(d []byte, i int, first bool, ms *[32]member, n, start int) (at,
 		return i, n, false
 	}
 	for n < len(ms) {
-		// The key, as skipMembers reads it.
+		// The key (its opening quote at j), as skipMembers reads it.
 		if j+19 > len(d) {
 			return i, n, false
 		}

@@ -248,7 +248,7 @@ func (s *Scanner) BeginObject() error {
 func (s *Scanner) NextKey(first bool) (key Token, ok bool, err error) {
 	// The fast path, for compact JSON: '}', or a key right after the ','
 	// (or the '{'), a plain or escaped string, and ':' right after it.
-	d, i := s.data, s.pos
+	d, i := s.data[:len(s.data):len(s.data)], s.pos // cap(d) == len(d), as in skipMembers
 	if i < len(d) {
 		switch c := d[i]; {
 		case c == '}':
@@ -588,6 +588,9 @@ const (
 // call clobbers every register, and a loop with calls in its slow paths
 // keeps its state on the stack for all of them.
 func skipMembers(d []byte, i int, first bool, keys *Keys) (at, k int, st int) {
+	// With cap(d) == len(d) known, a slice of d needs no test of its
+	// end against cap(d): -170 instructions per "source" block.
+	d = d[:len(d):len(d)]
 	j := i + 1 // the key's opening quote
 	switch {
 	case i+2 <= len(d) && binary.LittleEndian.Uint16(d[i:i+2]) == commaQuote && !first:
@@ -785,7 +788,7 @@ const (
 func (s *Scanner) Value() (Token, error) { return s.value(0) }
 
 func (s *Scanner) value(depth int) (Token, error) {
-	d := s.data
+	d := s.data[:len(s.data):len(s.data)] // cap(d) == len(d), as in skipMembers
 	start := skipWS(d, s.pos)
 	s.pos = start
 	if start >= len(d) {
@@ -913,6 +916,7 @@ func (s *Scanner) skipArray(depth int) error {
 // closing quote and whether the contents are plain (no escape: the value is
 // the text itself); on error, bad says what is wrong at offset end.
 func scanString(d []byte, i int) (end int, plain bool, bad string) {
+	d = d[:len(d):len(d)] // cap(d) == len(d), as in skipMembers
 	plain = true
 	for {
 		// The common case: eight plain bytes at a time, then one table
