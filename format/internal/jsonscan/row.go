@@ -623,10 +623,10 @@ func scanMembers(d []byte, i int, first bool, ms *[32]member, n, start int) (at,
 	}
 	for n < len(ms) {
 		// The key (its opening quote at j), as skipMembers reads it.
-		if j+19 > len(d) {
+		if len(d)-j < 19 {
 			return i, n, false
 		}
-		b := (*[18]byte)(d[j+1 : j+19])
+		b := (*[18]byte)(d[j+1:])
 		e := 0
 		if m := special8(binary.LittleEndian.Uint64(b[:8])); m != 0 {
 			k := int(bits.TrailingZeros64(m)>>3) & 7

@@ -607,10 +607,10 @@ func skipMembers(d []byte, i int, first bool, keys *Keys) (at, k int, st int) {
 		// must be its closing quote, ':' next. A key of up to 15 bytes
 		// (most) ends in its first two words, read with one bounds
 		// check.
-		if j+19 > len(d) {
+		if len(d)-j < 19 {
 			return i, -1, skipMember
 		}
-		b := (*[18]byte)(d[j+1 : j+19])
+		b := (*[18]byte)(d[j+1:])
 		end := 0
 		if m := special8(binary.LittleEndian.Uint64(b[:8])); m != 0 {
 			n := int(bits.TrailingZeros64(m)>>3) & 7
