@@ -106,6 +106,10 @@ type Scanner struct {
 	mem   *changelog.Arena
 	// tolerant passes over bad text (see TolerateBadText).
 	tolerant bool
+	// depth is the depth (see value) of the object whose members
+	// NextKeyOf reads: 0 but while skipObject passes over an object
+	// nested in another with it.
+	depth int
 	// keyAt is where the key text (past its opening quote) starts of the
 	// member NextKeyOf last read the general way (white space, an escaped
 	// key) or whose value it refused; -1 when the member's key itself was
@@ -520,7 +524,7 @@ func (s *Scanner) NextKeyOf(first bool, keys *Keys) (k int, ok bool, err error) 
 			// read and did not find: read it as the general way would
 			// after reading the key again, without reading the key again.
 			s.pos, s.keyAt = at, k
-			if _, err := s.value(0); err != nil {
+			if _, err := s.value(s.depth); err != nil {
 				return -1, false, err
 			}
 			i = s.pos
@@ -533,7 +537,7 @@ func (s *Scanner) NextKeyOf(first bool, keys *Keys) (k int, ok bool, err error) 
 				return k, true, nil
 			}
 			s.pos, s.keyAt = at+2, k
-			if _, err := s.value(0); err != nil {
+			if _, err := s.value(s.depth); err != nil {
 				return -1, false, err
 			}
 			i = s.pos
@@ -549,15 +553,20 @@ func (s *Scanner) NextKeyOf(first bool, keys *Keys) (k int, ok bool, err error) 
 		// keyAt is also the member whose value is in error below, so
 		// that ScanRowOf can name its column.
 		s.keyAt = key.Start
-		if k := s.FindKey(keys, key); k >= 0 {
-			return k, true, nil
+		if len(keys.names) > 0 {
+			if k := s.FindKey(keys, key); k >= 0 {
+				return k, true, nil
+			}
 		}
-		if _, err := s.value(0); err != nil {
+		if _, err := s.value(s.depth); err != nil {
 			return -1, false, err
 		}
 		i = s.pos
 	}
 }
+
+// noKeys is the Keys of no key, for skipObject.
+var noKeys Keys
 
 // What skipMembers stopped at.
 const (
@@ -862,23 +871,21 @@ func (s *Scanner) literal(lit string, k Kind) (Token, error) {
 	return Token{Kind: k, Start: start, End: s.pos}, nil
 }
 
+// skipObject passes over the object at the scanner's position, at depth
+// depth, checking it: its members in NextKeyOf's loop, for no key, which
+// ends at the object's end or at an error, reading the values it does not
+// pass over itself at depth (s.depth). The member keyAt names is the
+// caller's again after it (ScanRowOf names a column by it).
 func (s *Scanner) skipObject(depth int) error {
 	if depth > MaxDepth {
 		return s.errf("nesting deeper than " + strconv.Itoa(MaxDepth))
 	}
 	s.pos++ // '{'
-	for first := true; ; first = false {
-		_, ok, err := s.NextKey(first)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return nil
-		}
-		if _, err := s.value(depth); err != nil {
-			return err
-		}
-	}
+	keyAt, outer := s.keyAt, s.depth
+	s.depth = depth
+	_, _, err := s.NextKeyOf(true, &noKeys)
+	s.keyAt, s.depth = keyAt, outer
+	return err
 }
 
 func (s *Scanner) skipArray(depth int) error {

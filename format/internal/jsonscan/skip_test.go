@@ -94,6 +94,82 @@ func TestNextKeyOfSkips(t *testing.T) {
 	}
 }
 
+// refValue is Value as it was before skipObject passed over members in
+// NextKeyOf's loop: an object's members read with NextKey and refValue,
+// an array's elements with refValue; scalars as Value reads them.
+func refValue(s *Scanner, depth int) (Token, error) {
+	start := skipWS(s.data, s.pos)
+	s.pos = start
+	if start >= len(s.data) || s.data[start] != '{' && s.data[start] != '[' {
+		return s.value(depth)
+	}
+	if depth+1 > MaxDepth {
+		return Token{}, s.errf("nesting deeper than " + fmt.Sprint(MaxDepth))
+	}
+	s.pos++
+	if s.data[start] == '{' {
+		for first := true; ; first = false {
+			_, ok, err := s.NextKey(first)
+			if err != nil {
+				return Token{}, err
+			}
+			if !ok {
+				return Token{Kind: Object, Start: start, End: s.pos}, nil
+			}
+			if _, err := refValue(s, depth+1); err != nil {
+				return Token{}, err
+			}
+		}
+	}
+	if s.Peek() == ']' {
+		s.pos++
+		return Token{Kind: Array, Start: start, End: s.pos}, nil
+	}
+	for {
+		if _, err := refValue(s, depth+1); err != nil {
+			return Token{}, err
+		}
+		switch s.Peek() {
+		case ',':
+			s.pos++
+		case ']':
+			s.pos++
+			return Token{Kind: Array, Start: start, End: s.pos}, nil
+		default:
+			return Token{}, s.unexpected("',' or ']'")
+		}
+	}
+}
+
+// checkValue fails unless Value and refValue read data alike: the same
+// token, error and offset after it.
+func checkValue(t *testing.T, data []byte) {
+	t.Helper()
+	s, r := New(data), New(data)
+	tok, err := s.Value()
+	rtok, rerr := refValue(&r, 0)
+	if fmt.Sprint(err) != fmt.Sprint(rerr) || s.pos != r.pos || err == nil && tok != rtok {
+		t.Fatalf("%q: Value %+v, %v at %d; refValue %+v, %v at %d", data, tok, err, s.pos, rtok, rerr, r.pos)
+	}
+}
+
+// TestSkipObject holds Value's skipObject to refValue on skipCases, whole,
+// cut short at every byte and inside other values, and on nesting at and
+// past MaxDepth.
+func TestSkipObject(t *testing.T) {
+	for _, in := range skipCases {
+		for _, data := range []string{in, `{"x":` + in + `}`, `[` + in + `,` + in + `]`, `{"a":[{"b":` + in + `}],"c":1}`} {
+			for n := 0; n <= len(data); n++ {
+				checkValue(t, []byte(data[:n]))
+			}
+		}
+	}
+	for _, depth := range []int{MaxDepth - 1, MaxDepth, MaxDepth + 1} {
+		checkValue(t, []byte(strings.Repeat(`{"a":`, depth)+"1"+strings.Repeat("}", depth)))
+		checkValue(t, []byte(strings.Repeat(`{"a":[`, depth/2)+"1"+strings.Repeat("]}", depth/2)))
+	}
+}
+
 // TestScanRowFast holds ScanRow (its loop, scanMembers) to the general
 // way (scanRowGeneral) on skipCases as TestNextKeyOfSkips does, and on
 // rows wider than Rows' buffer.
@@ -158,9 +234,10 @@ func checkScanRow(t *testing.T, data []byte) {
 	}
 }
 
-// FuzzNextKeyOf holds NextKeyOf to NextKey and Value (checkNextKeyIn), and
-// ScanRow to the general way (checkScanRow), on objects shaped like the
-// Debezium blocks and rows they mostly read.
+// FuzzNextKeyOf holds NextKeyOf to NextKey and Value (checkNextKeyIn),
+// ScanRow to the general way (checkScanRow) and Value to refValue
+// (checkValue), on objects shaped like the Debezium blocks and rows they
+// mostly read.
 func FuzzNextKeyOf(f *testing.F) {
 	for _, in := range skipCases {
 		f.Add([]byte(in), uint8(0))
@@ -172,6 +249,7 @@ func FuzzNextKeyOf(f *testing.F) {
 		for _, in := range [][]byte{data, more} {
 			checkNextKeyIn(t, in, keys)
 			checkScanRow(t, in)
+			checkValue(t, in)
 		}
 	})
 }
