@@ -235,8 +235,18 @@ func (s *Scanner) End() error {
 	return nil
 }
 
-// BeginObject consumes the '{' that opens an object.
+// BeginObject consumes the '{' that opens an object: one right at the
+// position (compact JSON) without a call, anything else by beginObject.
 func (s *Scanner) BeginObject() error {
+	if p := s.pos; p < len(s.data) && s.data[p] == '{' {
+		s.pos = p + 1
+		return nil
+	}
+	return s.beginObject()
+}
+
+// beginObject is BeginObject after white space, and its error.
+func (s *Scanner) beginObject() error {
 	s.skipSpace()
 	if s.pos >= len(s.data) || s.data[s.pos] != '{' {
 		return s.unexpected("'{'")
