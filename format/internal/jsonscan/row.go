@@ -628,29 +628,27 @@ func scanMembers(d []byte, i int, first bool, ms *[32]member, n, start int) (at,
 		}
 		b := (*[18]byte)(d[j+1:])
 		e := 0
+		var c byte // the value's first byte, in b
 		if m := special8(binary.LittleEndian.Uint64(b[:8])); m != 0 {
 			k := int(bits.TrailingZeros64(m)>>3) & 7
 			if b[k] != '"' || b[k+1] != ':' {
 				return i, n, false
 			}
-			e = j + 1 + k
+			e, c = j+1+k, b[k+2]
 		} else if m := special8(binary.LittleEndian.Uint64(b[8:16])); m != 0 {
 			k := int(bits.TrailingZeros64(m)>>3) & 7
 			if b[8+k] != '"' || b[9+k] != ':' {
 				return i, n, false
 			}
-			e = j + 9 + k
+			e, c = j+9+k, b[10+k]
 		} else {
 			return i, n, false
 		}
 		// The value, from v up to p, of kind kind; vs and ve delimit
 		// its text as a Token does.
 		v, p, kind := e+2, 0, String
-		if v >= len(d) {
-			return i, n, false
-		}
 		vs, ve := v, 0
-		switch c := d[v]; {
+		switch {
 		case c == '"':
 			for p = v + 1; ; p += 8 {
 				if p+8 > len(d) {

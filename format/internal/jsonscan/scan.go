@@ -631,18 +631,19 @@ func skipMembers(d []byte, i int, first bool, keys *Keys) (at, k int, st int) {
 		}
 		b := (*[18]byte)(d[j+1:])
 		end := 0
+		var c byte // the value's first byte, in b after a short key
 		if m := special8(binary.LittleEndian.Uint64(b[:8])); m != 0 {
 			n := int(bits.TrailingZeros64(m)>>3) & 7
 			if b[n] != '"' || b[n+1] != ':' {
 				return i, -1, skipMember
 			}
-			end = j + 1 + n
+			end, c = j+1+n, b[n+2]
 		} else if m := special8(binary.LittleEndian.Uint64(b[8:16])); m != 0 {
 			n := int(bits.TrailingZeros64(m)>>3) & 7
 			if b[8+n] != '"' || b[9+n] != ':' {
 				return i, -1, skipMember
 			}
-			end = j + 9 + n
+			end, c = j+9+n, b[10+n]
 		} else {
 			for end = j + 17; ; end += 8 {
 				if end+8 > len(d) {
@@ -653,9 +654,10 @@ func skipMembers(d []byte, i int, first bool, keys *Keys) (at, k int, st int) {
 					break
 				}
 			}
-			if end+2 > len(d) || binary.LittleEndian.Uint16(d[end:end+2]) != quoteColon {
+			if end+3 > len(d) || binary.LittleEndian.Uint16(d[end:end+2]) != quoteColon {
 				return i, -1, skipMember
 			}
+			c = d[end+2]
 		}
 		if n := uint(end - j - 1); n >= 64 || lens>>n&1 != 0 {
 			// A key of a wanted length is looked up in the table, a key
@@ -677,10 +679,7 @@ func skipMembers(d []byte, i int, first bool, keys *Keys) (at, k int, st int) {
 		}
 		// The value of a member not wanted, from v up to p.
 		v, p := end+2, 0
-		if v >= len(d) {
-			return i, -1, skipMember
-		}
-		switch c := d[v]; {
+		switch {
 		case c == '"':
 			// Plain bytes eight at a time up to the first byte that is
 			// not, which must be the closing quote.
