@@ -35,6 +35,11 @@ type Arena struct {
 	// recent is the string Recent made last. It is on the heap, so it
 	// outlives Reset and serves the arena's next batches too.
 	recent string
+	// heap is the block Recent carves its strings from: heap memory
+	// that is never written again where a string was carved (Reset
+	// leaves it alone), so each string lives as long as whoever holds
+	// it, as a string of its own would.
+	heap []byte
 	// bytes is the memory of the slabs handed out since the last Reset,
 	// those grown past included (see Bytes).
 	bytes int
@@ -102,17 +107,44 @@ func (a *Arena) Text(b []byte) string {
 
 // Recent returns a string holding a copy of b, on the heap: the very
 // string of the previous call when b repeats it, so that the events of
-// one source transaction share its id instead of allocating it each.
-// Unlike Text's strings, it stays valid after Reset. A nil arena's Recent
-// allocates every time.
+// one source transaction share its id instead of allocating it each, and
+// else carved from a heap block shared with the strings of the calls
+// before, so that a transaction's id seldom costs an allocation either.
+// Unlike Text's strings, it stays valid after Reset, for as long as it is
+// held (a transaction's id outlives its arena: the engine remembers the
+// ids of transactions lately ended). A nil arena's Recent allocates
+// every time.
 func (a *Arena) Recent(b []byte) string {
 	if a == nil {
 		return string(b)
 	}
 	if a.recent != string(b) {
-		a.recent = string(b)
+		a.recent = a.heapString(b)
 	}
 	return a.recent
+}
+
+// Sizes of the heap blocks Recent carves strings from: a block holds
+// the ids of dozens of transactions, which then cost an allocation
+// together instead of one each; a string too long for a block's share
+// is allocated alone.
+const (
+	heapBlock     = 512
+	maxHeapString = heapBlock / 8
+)
+
+// heapString returns a copy of b in memory no one writes again.
+func (a *Arena) heapString(b []byte) string {
+	if len(b) == 0 || len(b) > maxHeapString {
+		return string(b)
+	}
+	if cap(a.heap)-len(a.heap) < len(b) {
+		// The full block stays alive as long as a string in it does.
+		a.heap = make([]byte, 0, heapBlock)
+	}
+	n := len(a.heap)
+	a.heap = append(a.heap, b...)
+	return unsafe.String(&a.heap[n], len(b))
 }
 
 // Reset makes the arena's memory free to be handed out again, and drops

@@ -1,6 +1,7 @@
 package changelog
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"unsafe"
@@ -110,6 +111,40 @@ func TestArenaRecentSharesRepeatsAndOutlivesReset(t *testing.T) {
 	var nilArena *Arena
 	if got := nilArena.Recent([]byte("x")); got != "x" {
 		t.Errorf("nil arena: %q", got)
+	}
+}
+
+// TestArenaRecentCarvesDistinctIDs: the ids of transactions one after
+// another are carved from shared heap blocks, each keeping its text
+// through Resets and the blocks that follow, and an id too long for a
+// block's share is a string of its own.
+func TestArenaRecentCarvesDistinctIDs(t *testing.T) {
+	a := new(Arena)
+	var ids []string
+	for i := range 1000 {
+		ids = append(ids, a.Recent([]byte("t"+strconv.Itoa(i))))
+		if i%7 == 0 {
+			a.Reset()
+		}
+	}
+	long := strings.Repeat("x", maxHeapString+1)
+	if got := a.Recent([]byte(long)); got != long {
+		t.Errorf("a long id: %q", got)
+	}
+	for i, id := range ids {
+		if id != "t"+strconv.Itoa(i) {
+			t.Fatalf("id %d is %q", i, id)
+		}
+	}
+	if allocs := testing.AllocsPerRun(1, func() {
+		for n := range 10000 {
+			a.Recent([]byte{'u', byte('0' + n%10), byte('0' + n/10%10), byte('0' + n/100%10)})
+		}
+	}); allocs > 10000/(heapBlock/4)+1 {
+		t.Errorf("10000 ids allocate %v times, want one per block of %d bytes", allocs, heapBlock)
+	}
+	if got := a.Recent(nil); got != "" {
+		t.Errorf("an empty id: %q", got)
 	}
 }
 

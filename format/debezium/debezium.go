@@ -168,6 +168,10 @@ const (
 	fDatabaseName
 	fDDL
 	fTableChanges
+	// The event's time, not read: a field so that the members after it
+	// are expected (see envreader.Fields.Sequence). It is never refused
+	// for appearing twice, as when it was passed over.
+	fTsMs
 	// The Kafka Connect wrapper's, at the top level only.
 	fSchema
 	fPayload
@@ -182,10 +186,13 @@ const (
 // someone else's.
 var (
 	topFields = envreader.NewFields("before", "after", "op", "source", "transaction", "status",
-		"id", "event_count", "databaseName", "ddl", "tableChanges", "schema", "payload").
-		Repeatable(fID, fEventCount, fDatabaseName, fDDL, fTableChanges)
+		"id", "event_count", "databaseName", "ddl", "tableChanges", "ts_ms", "schema", "payload").
+		Repeatable(fID, fEventCount, fDatabaseName, fDDL, fTableChanges, fTsMs).
+		Sequence(fBefore, fAfter, fSource, fOp, fTsMs, fTransaction).Sequence(fStatus, fID, fEventCount).
+		Sequence(fSchema, fPayload)
 	payloadFields = envreader.NewFields(topFields.Names()[:fSchema]...).
-			Repeatable(fID, fEventCount, fDatabaseName, fDDL, fTableChanges)
+			Repeatable(fID, fEventCount, fDatabaseName, fDDL, fTableChanges, fTsMs).
+			Sequence(fBefore, fAfter, fSource, fOp, fTsMs, fTransaction)
 )
 
 // ops are the values of "op" txsink knows, and statuses those of a
@@ -484,8 +491,9 @@ func (d *Decoder) readEnvelope(s *jsonscan.Scanner, rs *jsonscan.Rows, e *envelo
 			e.eventCount, err = scalarBytes(s)
 		case fDatabaseName:
 			e.database, err = scalarBytes(s)
-		case fDDL, fTableChanges:
-			// What changed is not read: txsink applies rows, not DDL.
+		case fDDL, fTableChanges, fTsMs:
+			// What changed is not read: txsink applies rows, not DDL;
+			// nor is the time of the event.
 			_, err = s.Value()
 		case fSchema:
 			err = d.readSchema(s, e)
@@ -604,6 +612,21 @@ func readTransaction(s *jsonscan.Scanner, e *envelope) error {
 			return err
 		}
 		return &recordError{Reason: `"transaction" must be an object or null, not a ` + tok.Kind.String(), Hint: hintMalformed}
+	}
+	// The block as every Debezium connector writes it, read in place: a
+	// third of the members of a row event, passed over one by one
+	// otherwise.
+	c := jsonrecord.At(s)
+	c.Lit(`{"id":`)
+	id := c.String()
+	c.Lit(`,"total_order":`)
+	order := c.Uint()
+	c.Lit(`,"data_collection_order":`)
+	c.Uint()
+	c.Lit(`}`)
+	if c.Commit(s) {
+		e.txnID, e.txnOrder = id, txnOrder(order)
+		return nil
 	}
 	if err := s.BeginObject(); err != nil {
 		return err

@@ -276,6 +276,16 @@ func TestDecodeTransactionID(t *testing.T) {
 		{`{"id":"7","total_order":1.5}`, "7", 0},
 		{`{"id":"7","total_order":-1}`, "7", 0},
 		{`{"id":"7","total_order":null}`, "7", 0},
+		// The block as connectors write it, which the decoder reads in
+		// place, and the same with what it leaves to the general way.
+		{`{"id":"t1","total_order":4,"data_collection_order":2}`, "t1", 4},
+		{`{"id":"","total_order":0,"data_collection_order":0}`, "", 0},
+		{`{"id":"t1","total_order":2147483648,"data_collection_order":1}`, "t1", 0},
+		{`{"id":"t1","total_order":4,"data_collection_order":2.5}`, "t1", 4},
+		{`{"id":"t\u00e9","total_order":4,"data_collection_order":2}`, "t\u00e9", 4},
+		{`{"id":"té","total_order":4,"data_collection_order":2}`, "té", 4},
+		{`{ "id":"t1","total_order":4,"data_collection_order":2}`, "t1", 4},
+		{`{"id":null,"total_order":4,"data_collection_order":2}`, "", 4},
 	} {
 		rec := []byte(`{"op":"c","after":{"id":1},"source":` + testSource + `,"transaction":` + tc.txn + `}`)
 		c := decodeOne(t, d, rec)
@@ -356,6 +366,8 @@ func TestDecodeErrors(t *testing.T) {
 		{"after empty", string(bare("c", "null", "{}")), `"after" image has no columns`, "envelope", "inventory.orders"},
 		{"duplicate column", string(bare("c", "null", `{"id":1,"id":2}`)), `"after" image: duplicate column "id"`, "envelope", "inventory.orders"},
 		{"transaction id an object", `{"op":"c","after":{"id":1},"source":` + testSource + `,"transaction":{"id":{}}}`, `"transaction.id" must be a string`, "envelope", "inventory.orders"},
+		{"transaction order with a leading zero", `{"op":"c","after":{"id":1},"source":` + testSource + `,"transaction":{"id":"t1","total_order":1,"data_collection_order":01}}`, "invalid JSON", "", "inventory.orders"},
+		{"transaction id not text", `{"op":"c","after":{"id":1},"source":` + testSource + `,"transaction":{"id":"t` + "\xff" + `","total_order":1,"data_collection_order":1}}`, "invalid UTF-8", "", "inventory.orders"},
 		{"transaction a string", `{"op":"c","after":{"id":1},"source":` + testSource + `,"transaction":"t1"}`, `"transaction" must be an object`, "envelope", "inventory.orders"},
 		{"payload and envelope", `{"schema":null,"payload":` + string(bare("c", "null", `{"id":1}`)) + `,"op":"c"}`, `both a Kafka Connect "payload"`, "envelope", "inventory.orders"},
 		{"payload a string", `{"schema":null,"payload":"x"}`, `"payload" must be an object`, "envelope", ""},

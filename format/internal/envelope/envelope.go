@@ -34,9 +34,13 @@
 // goroutine's stack (no allocation), and a key is found in the table with
 // one look and a comparison of words (jsonscan.Keys), the members a format
 // does not want passed over without a call each (jsonscan.Scanner.NextKeyOf).
+// A table told the order its format's records write their fields in
+// (Fields.Sequence) first compares the next bytes with the key it
+// expects there, which costs less than finding a key in the table.
 package envelope
 
 import (
+	"encoding/binary"
 	"math"
 	"strconv"
 	"sync/atomic"
@@ -150,8 +154,9 @@ func (e *Reader) Object(s *jsonscan.Scanner) error {
 // bit 1<<f.
 type Seen uint64
 
-// Has reports whether the object held field f.
-func (s Seen) Has(f int) bool { return s&(1<<f) != 0 }
+// Has reports whether the object held field f (below MaxFields, as every
+// field of a table is).
+func (s Seen) Has(f int) bool { return s&(1<<(uint(f)&(MaxFields-1))) != 0 }
 
 // Fields is a field table: the names of the members of an object a format
 // reads, indexed in the order given. Make one per kind of object, once
@@ -164,6 +169,14 @@ type Fields struct {
 	repeatable Seen
 	// strict refuses a member whose key is not in the table.
 	strict bool
+	// The order a format's records write their fields in (see
+	// Sequence): firsts are the fields an object may start with, as
+	// their keys are written first, `"name":`; next[f] is the field
+	// expected after field f (-1 for none), and lits[f] field f's key as
+	// the member after another is written, `,"name":`.
+	firsts []litKey
+	next   [MaxFields]int8
+	lits   []litKey
 }
 
 // Names returns the names of the fields, in the order of their indexes.
@@ -177,7 +190,85 @@ func NewFields(names ...string) *Fields {
 	if len(names) > MaxFields {
 		panic("envelope: more than " + strconv.Itoa(MaxFields) + " fields")
 	}
-	return &Fields{keys: jsonscan.NewKeys(names...)}
+	t := &Fields{keys: jsonscan.NewKeys(names...)}
+	for f := range t.next {
+		t.next[f] = -1
+	}
+	return t
+}
+
+// Sequence tells the order the records of a format usually write some of
+// the fields in: fs[0] may be an object's first field, and each of fs
+// follows the one before it, with no other member between. Read looks
+// for the expected field's key first, compared as the bytes of a compact
+// key, and reads the member the general way when it is not there, so a
+// record in another order is read as before, only not as fast (a few
+// instructions per member). A field whose name is not plain ASCII or is
+// longer than 12 bytes is never expected. It returns the table.
+func (t *Fields) Sequence(fs ...int) *Fields {
+	if t.lits == nil {
+		for f, n := range t.Names() {
+			t.lits = append(t.lits, newLitKey(f, ",", n))
+		}
+	}
+	t.firsts = append(t.firsts, newLitKey(fs[0], "", t.Names()[fs[0]]))
+	for i := 1; i < len(fs); i++ {
+		t.next[fs[i-1]] = int8(fs[i])
+	}
+	return t
+}
+
+// litKey is the text of a member's key, up to 16 bytes, as two words to
+// compare the record's next 16 bytes with under a mask.
+type litKey struct {
+	w, m [2]uint64
+	n    int8 // the text's length
+	f    int8 // the field
+}
+
+// newLitKey returns the key of field f, named name, as written after
+// prefix (`,` or nothing): one that matches nothing when the name is
+// longer than 12 bytes or not plain ASCII.
+func newLitKey(f int, prefix, name string) litKey {
+	never := litKey{w: [2]uint64{1, 0}, f: int8(f)} // no masked word is 1
+	if len(name) > 12 {
+		return never
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return never
+		}
+	}
+	lit := prefix + `"` + name + `":`
+	k := litKey{n: int8(len(lit)), f: int8(f)}
+	for i := 0; i < len(lit); i++ {
+		k.w[i/8] |= uint64(lit[i]) << (8 * (i % 8))
+		k.m[i/8] |= 0xff << (8 * (i % 8))
+	}
+	return k
+}
+
+// at reports whether d holds k's text at i (and 16 bytes from there: a
+// key is followed by its value).
+func (k *litKey) at(d []byte, i int) bool {
+	if len(d)-i < 16 {
+		return false
+	}
+	b := (*[16]byte)(d[i : i+16])
+	return binary.LittleEndian.Uint64(b[:8])&k.m[0] == k.w[0] && binary.LittleEndian.Uint64(b[8:])&k.m[1] == k.w[1]
+}
+
+// firstAt reads the key of an object's first member at s when it is one
+// of the fields the table's Sequence expects first, and returns its
+// field, or -1 for the general way.
+func (t *Fields) firstAt(s *jsonscan.Scanner) int {
+	for j := range t.firsts {
+		if k := &t.firsts[j]; k.at(s.Data(), s.Pos()) {
+			s.Skip(int(k.n))
+			return int(k.f)
+		}
+	}
+	return -1
 }
 
 // Repeatable lets the fields fs appear more than once in an object, and
@@ -208,28 +299,39 @@ func (t *Fields) Read(s *jsonscan.Scanner, hint string, field func(f int) error)
 	if err := s.BeginObject(); err != nil {
 		return seen, err
 	}
+	f := t.firstAt(s)
 	for first := true; ; first = false {
-		var f int
-		var ok bool
-		var err error
-		if t.strict {
-			f, ok, err = t.nextStrict(s, first, hint)
-		} else {
-			f, ok, err = s.NextKeyOf(first, &t.keys)
-		}
-		if err != nil || !ok {
-			return seen, err
+		if f < 0 {
+			var ok bool
+			var err error
+			if t.strict {
+				f, ok, err = t.nextStrict(s, first, hint)
+			} else {
+				f, ok, err = s.NextKeyOf(first, &t.keys)
+			}
+			if err != nil || !ok {
+				return seen, err
+			}
 		}
 		if err := field(f); err != nil {
 			return seen, err
 		}
-		bit := Seen(1) << f
+		bit := Seen(1) << (uint(f) & (MaxFields - 1)) // f < MaxFields: one shift
 		if seen&bit&^t.repeatable != 0 {
 			// The key matched the name exactly once decoded, so the
 			// name is the key as s.Text would give it.
 			return seen, &jsonrecord.Error{Reason: "field " + strconv.Quote(t.Names()[f]) + " appears twice", Hint: hint}
 		}
 		seen |= bit
+		// The field the table's Sequence expects next, when its key is
+		// there (written out here rather than a call: this loop is the
+		// hot path of every JSON format).
+		if n := t.next[f]; n >= 0 && t.lits[n].at(s.Data(), s.Pos()) {
+			s.Skip(int(t.lits[n].n))
+			f = int(n)
+		} else {
+			f = -1
+		}
 	}
 }
 

@@ -41,6 +41,11 @@ func TestFieldsRead(t *testing.T) {
 	)
 	loose := NewFields("a", "b", "id").Repeatable(fID)
 	strict := NewFields("a", "b", "id").Strict()
+	// The same with the order records write them in told: read the
+	// same, whatever order a record has.
+	seq := NewFields("a", "b", "id").Repeatable(fID).Sequence(fA, fB, fID).Sequence(fID, fA)
+	strictSeq := NewFields("a", "b", "id").Strict().Sequence(fA, fB)
+	long := NewFields("a", "a_field_name_too_long").Sequence(0, 1)
 	for _, tc := range []struct {
 		name   string
 		fields *Fields
@@ -60,6 +65,18 @@ func TestFieldsRead(t *testing.T) {
 		{"strict", strict, `{"a":1,"id":2}`, "a=1 id=2", 1<<fA | 1<<fID, ""},
 		{"strict unknown", strict, `{"a":1,"zz":2}`, "a=1", 1 << fA, `unknown field "zz"`},
 		{"strict twice", strict, `{"id":1,"id":2}`, "id=1 id=2", 1 << fID, `field "id" appears twice`},
+		{"in order", seq, `{"a":1,"b":"x","id":"a longer value"}`, "a=1 b=x id=a longer value", 1<<fA | 1<<fB | 1<<fID, ""},
+		{"in another order", seq, `{"b":"x","id":7,"a":"a longer value"}`, "b=x id=7 a=a longer value", 1<<fA | 1<<fB | 1<<fID, ""},
+		{"another first", seq, `{"id":7,"a":"a longer value","b":1}`, "id=7 a=a longer value b=1", 1<<fA | 1<<fB | 1<<fID, ""},
+		{"others between", seq, `{"a":1,"z":"a longer value","b":"x","c":[1,2,3,4,5,6,7,8]}`, "a=1 b=x", 1<<fA | 1<<fB, ""},
+		{"spaced", seq, `{ "a" : 1 , "b" : "x" , "id" : "a longer value" }`, "a=1 b=x id=a longer value", 1<<fA | 1<<fB | 1<<fID, ""},
+		{"escaped in order", seq, `{"a":1,"\u0062":"a longer value"}`, "a=1 b=a longer value", 1<<fA | 1<<fB, ""},
+		{"twice in order", seq, `{"a":1,"b":"a longer value","a":"a longer value"}`, "a=1 b=a longer value a=a longer value", 1<<fA | 1<<fB, `field "a" appears twice`},
+		{"twice expected", seq, `{"id":1,"a":"a longer value","b":2,"b":3,"id":"a longer value"}`, "id=1 a=a longer value b=2 b=3", 1<<fA | 1<<fB | 1<<fID, `field "b" appears twice`},
+		{"prefix of a key", seq, `{"a":1,"bb":"a longer value","b":2}`, "a=1 b=2", 1<<fA | 1<<fB, ""},
+		{"strict in order", strictSeq, `{"a":1,"b":"a longer value"}`, "a=1 b=a longer value", 1<<fA | 1<<fB, ""},
+		{"strict unknown in order", strictSeq, `{"a":1,"zz":"a longer value"}`, "a=1", 1 << fA, `unknown field "zz"`},
+		{"key too long to expect", long, `{"a":1,"a_field_name_too_long":"a longer value"}`, "a=1 a_field_name_too_long=a longer value", 3, ""},
 		{"not an object", loose, `[1]`, "", 0, "record is a JSON array, not an object"},
 		{"trailing", loose, `{"a":1} x`, "a=1", 1 << fA, "after the top-level value"},
 		{"syntax", loose, `{"a":1,}`, "a=1", 1 << fA, "unexpected"},
@@ -177,4 +194,34 @@ func ExampleFields_Read() {
 	// table t
 	// op d
 	// field "op" appears twice
+}
+
+// TestLitKey: a key is matched as written, compactly, and a name that
+// cannot be (too long, not plain) matches nothing.
+func TestLitKey(t *testing.T) {
+	const pad = "                "
+	for _, tc := range []struct {
+		prefix, name, text string
+		match              bool
+	}{
+		{",", "op", `,"op":"c"`, true},
+		{"", "op", `"op":"c"`, true},
+		{",", "op", `,"op" :"c"`, false},
+		{",", "op", `,"opx":"c"`, false},
+		{",", "op", `,"o\u0070":"c"`, false},
+		{",", "transaction", `,"transaction":null`, true},
+		{",", "databaseName", `,"databaseName":"x"`, true},
+		{",", "data_collection", `,"data_collection":null`, false},
+		{",", `a"b`, `,"a"b":1`, false},
+		{",", "caf\u00e9", `,"café":1`, false},
+	} {
+		k := newLitKey(0, tc.prefix, tc.name)
+		if got := k.at([]byte(tc.text+pad), 0); got != tc.match {
+			t.Errorf("%q%q at %q: %v, want %v", tc.prefix, tc.name, tc.text, got, tc.match)
+		}
+	}
+	// A record that ends within 16 bytes of the key is read the general way.
+	if k := newLitKey(0, ",", "op"); k.at([]byte(`,"op":"c"}`), 0) {
+		t.Error("matched with fewer than 16 bytes left")
+	}
 }

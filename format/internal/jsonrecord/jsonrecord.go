@@ -226,6 +226,11 @@ func NamedTable(t changelog.Table, data []byte) string {
 
 // ReadName reads a name field: a string, or null (nil).
 func ReadName(s *jsonscan.Scanner, field, hint string) ([]byte, error) {
+	// Most names are plain strings, read in place.
+	c := At(s)
+	if b := c.String(); c.Commit(s) {
+		return b, nil
+	}
 	tok, err := s.Value()
 	if err != nil {
 		return nil, err
@@ -244,6 +249,18 @@ func ReadName(s *jsonscan.Scanner, field, hint string) ([]byte, error) {
 // returned as that string, so reading one does not allocate; another is
 // decoded.
 func ReadEnum(s *jsonscan.Scanner, field, hint string, null bool, known []string) (string, error) {
+	// Most are plain strings, read in place: their value is their text.
+	c := At(s)
+	if b := c.String(); c.Commit(s) {
+		for _, k := range known {
+			// The first byte first: most known values are a byte or
+			// two long, and differ there.
+			if len(b) == len(k) && (len(k) == 0 || b[0] == k[0]) && string(b) == k {
+				return k, nil
+			}
+		}
+		return string(b), nil
+	}
 	tok, err := s.Value()
 	if err != nil {
 		return "", err
@@ -316,15 +333,21 @@ func scanObject(s *jsonscan.Scanner, rs *jsonscan.Rows, p *jsonscan.Pending, key
 		} else {
 			err = s.ScanRow(rs, p)
 		}
-		if errors.Is(err, jsonscan.ErrDuplicateColumn) {
-			return false, &Error{Reason: strconv.Quote(field) + what + ": " + err.Error(), Hint: hint}
-		}
 		if err != nil {
+			if errors.Is(err, jsonscan.ErrDuplicateColumn) {
+				return false, &Error{Reason: strconv.Quote(field) + what + ": " + err.Error(), Hint: hint}
+			}
 			return false, InImage(err, strconv.Quote(field))
 		}
 		return true, nil
 	case 'n':
-		_, err = s.Value() // checks the literal
+		// An insert's "before", a delete's "after": null, read in place
+		// when it is, else checked as a literal by the scanner.
+		c := At(s)
+		if c.Lit("null"); c.Commit(s) {
+			return false, nil
+		}
+		_, err = s.Value()
 		return false, err
 	}
 	tok, err := s.Value()

@@ -70,8 +70,15 @@ func TestLastString(t *testing.T) {
 			if n := testing.AllocsPerRun(100, func() { c.Get(tc.arena, []byte("t2")) }); n != 0 {
 				t.Errorf("a repeated string allocates %v times", n)
 			}
-			if n := testing.AllocsPerRun(100, func() { c.Get(tc.arena, []byte("t3")); c.Get(tc.arena, []byte("t4")) }); tc.arena != nil && n != 2 {
-				t.Errorf("a new string allocates %v times, want 1", n/2)
+			// In an arena, new strings are carved from heap blocks of
+			// hundreds of bytes (changelog.Arena.Recent).
+			if n := testing.AllocsPerRun(1, func() {
+				for range 500 {
+					c.Get(tc.arena, []byte("t3"))
+					c.Get(tc.arena, []byte("t4"))
+				}
+			}); tc.arena != nil && n > 10 {
+				t.Errorf("1000 new strings allocate %v times, want a few blocks", n)
 			}
 		})
 	}
@@ -105,6 +112,32 @@ func TestFindTable(t *testing.T) {
 	}
 }
 
+func TestReadName(t *testing.T) {
+	for _, tc := range []struct {
+		in, want string
+		null     bool
+		err      string
+	}{
+		{`"shop"`, "shop", false, ""},
+		{`"sh\u006fp"`, "shop", false, ""},
+		{`"caf\u00e9s"`, "cafés", false, ""},
+		{"\"caf\xc3\xa9\"", "café", false, ""},
+		{`""`, "", false, ""},
+		{` "shop"`, "shop", false, ""},
+		{`null`, "", true, ""},
+		{`7`, "", false, `"source.db" must be a string, not a number`},
+		{"\"sh\xffp\"", "", false, "invalid UTF-8"},
+		{"\"sh\x01p\"", "", false, "control character"},
+		{`"shop`, "", false, "unterminated string"},
+	} {
+		s := jsonscan.New([]byte(tc.in))
+		got, err := ReadName(&s, "source.db", "hint")
+		if string(got) != tc.want || (got == nil) != (tc.null || tc.err != "") || (err == nil) != (tc.err == "") || err != nil && !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("ReadName(%s) = %q, %v; want %q, %q", tc.in, got, err, tc.want, tc.err)
+		}
+	}
+}
+
 func TestReadEnum(t *testing.T) {
 	known := []string{"c", "u"}
 	for _, tc := range []struct {
@@ -119,6 +152,10 @@ func TestReadEnum(t *testing.T) {
 		{`null`, false, "", `"op" must be a string, not a null`},
 		{`5`, true, "", `"op" must be a string, not a number`},
 		{`"u`, true, "", "unterminated string"},
+		{`"\u0063"`, false, "c", ""},
+		{`"xyz"`, false, "xyz", ""},
+		{` "u"`, false, "u", ""},
+		{"\"\xff\"", false, "", "invalid UTF-8"},
 	} {
 		s := jsonscan.New([]byte(tc.in))
 		got, err := ReadEnum(&s, "op", "hint", tc.null, known)
