@@ -599,10 +599,11 @@ func Duplicate(names []string) (string, bool) {
 // true, false) as offsets from start, and returns the offset it stopped
 // at and how many members ms then holds; end says the object ended, at
 // is then past its '}'. It stops at anything else (white space, an escape
-// or a multi-byte character, an object or an array, a malformed value,
-// the input's last 8 bytes, a full ms), which it leaves to NextKey and
-// Value from the start of its member, so that the errors are theirs at
-// the same offsets.
+// or a multi-byte character, an object or an array, a malformed value, a
+// key or a value too near the input's end for its words to be read, a
+// full ms), which it leaves to NextKey and Value from the start of its
+// member, so that the errors are theirs at the same offsets. It calls
+// only numberEnd, for a number.
 //
 // It is skipMembers' loop again rather than one loop for both: the one
 // loop kept more of its state on the stack and cost NextKeyOf 220

@@ -601,9 +601,11 @@ const (
 // keys are not among keys, and stops at a member whose key is, at the
 // object's end, or at anything it does not read itself (white space, an
 // escape or a multi-byte character in a key or a string, an object or an
-// array, a malformed value, the input's last 8 bytes), which it leaves to
-// NextKey and Value from the start of the member or of its value, so that
-// the errors are theirs at the same offsets. It calls nothing: in Go a
+// array, a malformed value, a key or a value too near the input's end for
+// its words to be read), which it leaves to NextKey and Value from the
+// start of the member or of its value, so that the errors are theirs at
+// the same offsets. It calls nothing but numberEnd, for a number with a
+// fraction or an exponent (rare in the blocks it passes over): in Go a
 // call clobbers every register, and a loop with calls in its slow paths
 // keeps its state on the stack for all of them.
 func skipMembers(d []byte, i int, first bool, keys *Keys) (at, k int, st int) {
