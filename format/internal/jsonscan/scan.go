@@ -714,23 +714,10 @@ func skipMembers(d []byte, i int, first bool, keys *Keys) (at, k int, st int) {
 			case p < len(d) && d[p] == '0':
 				p++
 			case p < len(d) && d[p]-'1' < 9:
-				// The integer's digits eight at a time (an integer of
-				// one digit pays as much as a byte at a time would).
-				p++
-				for p+8 <= len(d) {
-					if m := nonDigit8(binary.LittleEndian.Uint64(d[p : p+8])); m != 0 {
-						p += bits.TrailingZeros64(m) >> 3
-						goto frac
-					}
-					p += 8
-				}
-				for p < len(d) && d[p]-'0' < 10 {
-					p++
-				}
+				p = skipDigits(d, p+1) // inlined: no call
 			default:
 				return v, j + 1, skipValue
 			}
-		frac:
 			if p < len(d) && (d[p] == '.' || d[p]|0x20 == 'e') {
 				// A fraction or an exponent, rare in the blocks passed
 				// over: the whole number again, with a call.
@@ -1129,8 +1116,16 @@ func scanNumber(d []byte, i int) (end int, bad string) {
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
 // skipDigits returns the offset of the first byte at or after i that is not
-// a digit.
+// a digit: eight at a time while 8 bytes are left (a time in epoch
+// milliseconds has 13 digits), then one at a time.
 func skipDigits(d []byte, i int) int {
+	d = d[:len(d):len(d)] // cap(d) == len(d), as in skipMembers
+	for i+8 <= len(d) {
+		if m := nonDigit8(binary.LittleEndian.Uint64(d[i : i+8])); m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+		i += 8
+	}
 	for i < len(d) && isDigit(d[i]) {
 		i++
 	}

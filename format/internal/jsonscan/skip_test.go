@@ -253,3 +253,26 @@ func FuzzNextKeyOf(f *testing.F) {
 		}
 	})
 }
+
+// TestSkipDigits holds skipDigits to a byte-at-a-time loop: runs of
+// digits of every length up to 20 ended by every byte value or by the
+// input's end, from every offset.
+func TestSkipDigits(t *testing.T) {
+	for n := 0; n <= 20; n++ {
+		for c := -1; c < 256; c++ {
+			b := []byte("x" + strings.Repeat("7", n))
+			if c >= 0 {
+				b = append(b, byte(c), '1', '2')
+			}
+			for from := 0; from <= len(b); from++ {
+				want := from
+				for want < len(b) && b[want] >= '0' && b[want] <= '9' {
+					want++
+				}
+				if got := skipDigits(b, from); got != want {
+					t.Fatalf("skipDigits(%q, %d) = %d, want %d", b, from, got, want)
+				}
+			}
+		}
+	}
+}
