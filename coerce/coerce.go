@@ -200,6 +200,17 @@ func Int64(col *schema.Column, v changelog.Value) (n int64, ok bool) {
 	return 0, false
 }
 
+// ShortInt reads v when it has the shape Int64 converts without boxing (a
+// Number or string of at most 18 digits, after an optional '-'), for a
+// caller that converts many values of one column and checks the range
+// itself: for an Int column col, Int64(col, v) is ShortInt(v) when that is
+// within IntRange(col), and not ok otherwise.
+func ShortInt(v changelog.Value) (n int64, ok bool) { return shortIntOf(v) }
+
+// IntRange returns the least and the greatest value the Int column col
+// holds, by its Bits (see ShortInt).
+func IntRange(col *schema.Column) (lo, hi int64) { return intRange(intBits(col)) }
+
 // DateTime converts v for the DateTime or Timestamp column col when v is
 // a plain date-time string without a zone (the shape nearly every one
 // arrives in), returning the same time.Time Value would (in UTC, its

@@ -112,6 +112,14 @@ func FuzzFastPaths(f *testing.F) {
 		for _, in := range []changelog.Value{num(s), s} {
 			sameAsGeneral(t, toIntAny, intCol("INT", bits), in)
 			sameAsGeneral(t, toUintAny, uintCol("INT UNSIGNED", bits), in)
+			// ShortInt within IntRange is Int64 (see ShortInt).
+			col := intCol("INT", bits)
+			n, ok := Int64(&col, in)
+			sn, sok := ShortInt(in)
+			lo, hi := IntRange(&col)
+			if sok = sok && lo <= sn && sn <= hi; ok != sok || ok && n != sn {
+				t.Errorf("INT(%d) %#v: Int64 %d, %v; ShortInt within IntRange %d, %v", bits, in, n, ok, sn, sok)
+			}
 		}
 		sameAsGeneral(t, toDateTimeAny, timeCol(schema.DateTime, int(shape)%10), s)
 		sameAsGeneral(t, toStringAny, strCol(int(shape)%20), s)

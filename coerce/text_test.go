@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/schema"
@@ -229,6 +230,26 @@ func TestTextPassesThroughWithoutAllocating(t *testing.T) {
 			}
 		}); n != 0 {
 			t.Errorf("%s column, %#v: %v allocations per conversion, want 0", c.col.Class, c.in, n)
+		}
+	}
+}
+
+// TestValidTextIsValidString: validText, toString's short-text check,
+// agrees with utf8.ValidString at every length around its two words and
+// with a non-ASCII or invalid byte at every place.
+func TestValidTextIsValidString(t *testing.T) {
+	for n := 0; n <= 24; n++ {
+		base := strings.Repeat("a", n)
+		cases := []string{base}
+		for i := 0; i < n; i++ {
+			for _, b := range []string{"\x80", "\xff", "é"[:1], "é"} {
+				cases = append(cases, base[:i]+b+base[i+1:])
+			}
+		}
+		for _, s := range cases {
+			if got, want := validText(s), utf8.ValidString(s); got != want {
+				t.Errorf("validText(%q) = %v, utf8.ValidString %v", s, got, want)
+			}
 		}
 	}
 }

@@ -41,6 +41,10 @@ const rowChunk = 8192
 // unused end of one block, and the rows of two units sharing a block.
 // Rows of more than rowChunk/8 bytes get a block of their own, so that
 // no large row is kept alive by, or keeps alive, many small ones.
+//
+// free is the current block's unused part. alloc and front take from its
+// front, in multiples of 8 bytes, so that it stays 8-byte aligned; text
+// (see place) takes strings' bytes from its back.
 type rowMem struct{ free []byte }
 
 // alloc returns n bytes, 8-byte aligned (as detach's headers, integers
@@ -57,6 +61,119 @@ func (m *rowMem) alloc(n int) []byte {
 	block := m.free[:n:n]
 	m.free = m.free[n8:]
 	return block
+}
+
+// rowSlotsChunk is the number of values the blocks rowSlots carves rows'
+// []any from hold (8 KiB).
+const rowSlotsChunk = 512
+
+// rowSlots hands out the []any of a buffer's rows from shared blocks of
+// rowSlotsChunk values, as rowMem does their values' memory: one
+// allocation per block instead of one per row. The lifetimes are
+// rowMem's: a buffer's rows all live until their unit is committed (the
+// sinks read them, and copy a row they change), so a block keeps at most
+// its unused end and the rows of two units alive. Each row is capped at
+// its own length, so an append to one (the sinks append to copies only)
+// could never write into the next. Rows of more than rowSlotsChunk/8
+// values get a slice of their own.
+type rowSlots struct{ free []any }
+
+// alloc returns a []any of n values, length and capacity n.
+func (m *rowSlots) alloc(n int) []any {
+	if n > rowSlotsChunk/8 {
+		return make([]any, n)
+	}
+	if len(m.free) < n {
+		m.free = make([]any, rowSlotsChunk)
+	}
+	row := m.free[:n:n]
+	m.free = m.free[n:]
+	return row
+}
+
+// keepAny returns vals (a key of keyValues, a merged row) as the buffer
+// keeps them: copied into a []any of rowSlots and detached into rowMem
+// (see detachIn), with the bytes they hold.
+func (b *Buffer) keepAny(vals []any) ([]any, int) {
+	kept := b.rowSlots.alloc(len(vals))
+	copy(kept, vals)
+	return kept, detachIn(&b.rowMem, kept)
+}
+
+// front returns n bytes (a multiple of 8, so the front stays 8-byte
+// aligned) from the front of m's block for a value of a row being
+// converted, *placed counting what the row took so far; nil when the
+// block has no room left or the row would outgrow a shared block's share
+// (rowChunk/8, see rowMem): the row then goes to detachIn.
+func (m *rowMem) front(n int, placed *int) unsafe.Pointer {
+	if len(m.free) < n || *placed+n > rowChunk/8 {
+		return nil
+	}
+	at := unsafe.Pointer(&m.free[0])
+	m.free = m.free[n:]
+	*placed += n
+	return at
+}
+
+// place writes value k of row, a value convertRow converted, into m's
+// block, as detachIn would: a string's or Number's header at the front and
+// its text at the back (text needs no alignment, so rows leave no gaps),
+// an int64 or a time in UTC at the front; other values need nothing. It
+// reports false, having written nothing, when the block (or the row's
+// share) has no room for it.
+func (m *rowMem) place(row []any, k int, placed *int) bool {
+	switch x := row[k].(type) {
+	case string:
+		h := m.text(x, placed)
+		if h == nil {
+			return false
+		}
+		row[k] = box.String(h)
+	case changelog.Number:
+		h := m.text(string(x), placed)
+		if h == nil {
+			return false
+		}
+		row[k] = box.Number(h)
+	case int64:
+		at := m.front(8, placed)
+		if at == nil {
+			return false
+		}
+		*(*int64)(at) = x
+		row[k] = box.Int64((*int64)(at))
+	case time.Time:
+		if ownable(x) {
+			at := m.front(timeBytes, placed)
+			if at == nil {
+				return false
+			}
+			*(*time.Time)(at) = x
+			row[k] = box.Time((*time.Time)(at))
+		}
+	}
+	return true
+}
+
+// text copies s into m's block (see place) and returns its header there,
+// nil when there is no room.
+func (m *rowMem) text(s string, placed *int) *string {
+	free, need := m.free, headerBytes+len(s)
+	if len(free) < need || *placed+need > rowChunk/8 {
+		return nil
+	}
+	h := (*string)(unsafe.Pointer(unsafe.SliceData(free)))
+	tail := len(free) - len(s)
+	if len(s) == 0 {
+		*h = ""
+	} else {
+		t := free[tail:]
+		copy(t, s)
+		*h = unsafe.String(unsafe.SliceData(t), len(s))
+	}
+	m.free = free[headerBytes:tail]
+	*placed += need
+	return h
 }
 
 // detachIn is detach with the row's memory from mem (see rowMem): for the
@@ -87,11 +204,7 @@ func detachIn(mem *rowMem, row []any) int {
 	// []byte of 16 bytes or more is at least 8-byte aligned, as a header,
 	// an int64 and a time.Time must be; the headers, then the integers,
 	// then the times keep that alignment, and the text follows them.
-	block := mem.alloc(headerBytes*n + 8*ints + timeBytes*times + size)
-	hdrs := slab[string](block, 0, n)
-	is := slab[int64](block, headerBytes*n, ints)
-	ts := slab[time.Time](block, headerBytes*n+8*ints, times)
-	text := block[headerBytes*n+8*ints+timeBytes*times:]
+	hdrs, is, ts, text := carve(mem, n, ints, times, size)
 	at, j, ji, jt := 0, 0, 0, 0
 	for k, v := range row {
 		switch x := v.(type) {
@@ -116,6 +229,18 @@ func detachIn(mem *rowMem, row []any) int {
 		}
 	}
 	return rowBytes(row)
+}
+
+// carve returns a row's block from mem (see rowMem.alloc), laid out as
+// the headers of strs strings, ints integers, times times and size bytes
+// of text.
+func carve(mem *rowMem, strs, ints, times, size int) (hdrs []string, is []int64, ts []time.Time, text []byte) {
+	block := mem.alloc(headerBytes*strs + 8*ints + timeBytes*times + size)
+	hdrs = slab[string](block, 0, strs)
+	is = slab[int64](block, headerBytes*strs, ints)
+	ts = slab[time.Time](block, headerBytes*strs+8*ints, times)
+	text = block[headerBytes*strs+8*ints+timeBytes*times:]
+	return hdrs, is, ts, text
 }
 
 // ownable reports whether t may be kept in memory the collector does not
@@ -147,26 +272,31 @@ const headerBytes = int(unsafe.Sizeof(""))
 func rowBytes(row []any) int {
 	n := 16 * cap(row) // an interface is two words
 	for _, v := range row {
-		switch x := v.(type) {
-		case nil, bool:
-			// Boxed without memory of their own.
-		case string:
-			n += 16 + len(x)
-		case changelog.Number:
-			n += 16 + len(x)
-		case []byte:
-			n += 24 + cap(x)
-		case time.Time:
-			n += int(unsafe.Sizeof(x))
-		case int64, uint64, float64, int, uint, int32, uint32, float32:
-			n += 8
-		default:
-			// A type no converter of this module makes today: count it
-			// as a small struct rather than nothing.
-			n += 32
-		}
+		n += valueBytes(v)
 	}
 	return n
+}
+
+// valueBytes is what rowBytes counts for value v beside its interface.
+func valueBytes(v any) int {
+	switch x := v.(type) {
+	case nil, bool:
+		// Boxed without memory of their own.
+		return 0
+	case string:
+		return 16 + len(x)
+	case changelog.Number:
+		return 16 + len(x)
+	case []byte:
+		return 24 + cap(x)
+	case time.Time:
+		return timeBytes
+	case int64, uint64, float64, int, uint, int32, uint32, float32:
+		return 8
+	}
+	// A type no converter of this module makes today: count it as a
+	// small struct rather than nothing.
+	return 32
 }
 
 // own copies s into text at *at, advances *at past it, and returns the

@@ -9,6 +9,7 @@ import (
 
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/internal/box"
+	"github.com/txsink/txsink/schema"
 )
 
 func TestDetachKeepsValuesAndTypes(t *testing.T) {
@@ -141,5 +142,99 @@ func TestRowMemBlocks(t *testing.T) {
 	var nilMem *rowMem
 	if b := nilMem.alloc(16); len(b) != 16 {
 		t.Fatalf("nil rowMem: %d bytes", len(b))
+	}
+}
+
+// TestKeptRowMatchesDetach: a row convertRow converts to keep, its
+// values written straight into the buffer's row memory, is the row
+// detach makes of the same values, of the same types, with the size
+// rowBytes gives it, for every kind of value a conversion returns, with
+// the block empty, nearly full or roomy; a row too large for a shared
+// block gets memory of its own, and a refused row gives back what it took.
+func TestKeptRowMatchesDetach(t *testing.T) {
+	st := &schema.Table{Namespace: "test", Name: "kinds", PrimaryKey: []string{"id"}, Columns: []schema.Column{
+		{Name: "id", Class: schema.Int, Bits: 64},
+		{Name: "u", Class: schema.Uint, Bits: 64, Nullable: true},
+		{Name: "s", Class: schema.String, Nullable: true},
+		{Name: "d", Class: schema.Decimal, Precision: 10, Scale: 2, Nullable: true},
+		{Name: "f", Class: schema.Float, Bits: 64, Nullable: true},
+		{Name: "b", Class: schema.Bool, Nullable: true},
+		{Name: "raw", Class: schema.Bytes, Nullable: true},
+		{Name: "day", Class: schema.Date, Nullable: true},
+		{Name: "at", Class: schema.DateTime, FracDigits: 3, Nullable: true},
+		{Name: "ts", Class: schema.Timestamp, FracDigits: 6, Nullable: true},
+		{Name: "j", Class: schema.JSON, Nullable: true},
+		{Name: "nn", Class: schema.String, Nullable: false},
+	}}
+	tbl, err := NewTable(st, nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)
+	long := strings.Repeat("x", 2*rowChunk/8)
+	tests := []changelog.Row{
+		row("id", changelog.Number("7"), "nn", "a"),
+		row("id", changelog.Number("1234567"), "u", changelog.Number("18446744073709551615"), "s", "ünï", "d", changelog.Number("1.5"),
+			"f", changelog.Number("2.5"), "b", true, "raw", []byte("xy"), "day", "2026-11-30", "at", "2026-11-30 08:00:00.125",
+			"ts", "2026-11-30T08:00:00+02:00", "j", changelog.JSON(`{"a":1}`), "nn", changelog.Number("12")),
+		row("id", "-5", "s", "", "d", "0.50", "at", changelog.Number("1764489600000"), "ts", at, "u", nil, "j", nil, "nn", ""),
+		row("id", int64(99999), "ts", at.In(time.FixedZone("x", 3600)), "s", changelog.Number("12"), "nn", "b"),
+		row("id", changelog.Number("8"), "s", long, "nn", "c"),
+	}
+	// The rooms keep the front 8-byte aligned, as blocks and front do.
+	for _, room := range []int{-1, 0, 40, 104, rowChunk} {
+		for i, img := range tests {
+			b := NewBuffer("p")
+			if room >= 0 {
+				b.rowMem.free = make([]byte, rowChunk)[rowChunk-room:]
+			}
+			c := &changelog.Change{Kind: changelog.Insert, After: img}
+			_, conv, _, err := b.convertRow(tbl, c, img, "after", false)
+			if err != nil {
+				t.Fatalf("row %d: %v", i, err)
+			}
+			want := append([]any(nil), conv...)
+			wantSize := detach(want)
+			shared := b.rowMem.free
+			_, got, size, err := b.convertRow(tbl, c, img, "after", true)
+			if err != nil {
+				t.Fatalf("row %d: %v", i, err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("room %d, row %d: kept %#v, want %#v", room, i, got, want)
+			}
+			for k := range got {
+				if reflect.TypeOf(got[k]) != reflect.TypeOf(want[k]) {
+					t.Errorf("room %d, row %d value %d: type %T, want %T", room, i, k, got[k], want[k])
+				}
+			}
+			if size != wantSize || size != rowBytes(got) {
+				t.Errorf("room %d, row %d: size %d, detach's %d, rowBytes %d", room, i, size, wantSize, rowBytes(got))
+			}
+			if cap(got) != len(got) {
+				t.Errorf("room %d, row %d: capacity %d, length %d", room, i, cap(got), len(got))
+			}
+			for _, v := range got {
+				if s, _ := v.(string); s == long && len(shared) > 0 {
+					lo := uintptr(unsafe.Pointer(unsafe.SliceData(shared)))
+					if p := uintptr(unsafe.Pointer(unsafe.StringData(s))); p >= lo && p < lo+uintptr(len(shared)) {
+						t.Errorf("room %d: a row of %d bytes was written into the shared block", room, size)
+					}
+				}
+			}
+		}
+		// A refused row (nn is NOT NULL) leaves the memory as it was.
+		b := NewBuffer("p")
+		if room >= 0 {
+			b.rowMem.free = make([]byte, rowChunk)[rowChunk-room:]
+		}
+		mem, slots := len(b.rowMem.free), len(b.rowSlots.free)
+		img := row("id", changelog.Number("9"), "s", "abc", "at", "2026-11-30 08:00:00", "nn", nil)
+		if _, _, _, err := b.convertRow(tbl, &changelog.Change{Kind: changelog.Insert, After: img}, img, "after", true); err == nil {
+			t.Fatal("a NULL in a NOT NULL column was accepted")
+		}
+		if len(b.rowMem.free) != mem || len(b.rowSlots.free) != slots {
+			t.Errorf("room %d: a refused row took %d bytes and %d slots", room, mem-len(b.rowMem.free), slots-len(b.rowSlots.free))
+		}
 	}
 }

@@ -189,11 +189,11 @@ func (b *Buffer) historyRow(t *Table, c *changelog.Change, now time.Time) (r his
 	if !ok || err != nil {
 		return historyRow{}, ok, err
 	}
-	p, row, err := b.convertRow(t, c, img, "")
+	p, row, size, err := b.convertRow(t, c, img, "", true)
 	if err != nil {
 		return historyRow{}, false, err
 	}
-	return historyRow{t: t, cols: p.out, row: row, size: entryBytes + detachIn(&b.rowMem, row)}, true, nil
+	return historyRow{t: t, cols: p.out, row: row, size: entryBytes + size}, true, nil
 }
 
 // historyImage returns the row change c makes in history table t: its
@@ -280,7 +280,7 @@ func (b *Buffer) checkRouted(main *Table, history []*Table, c *changelog.Change)
 	for _, h := range history {
 		img, ok, err := historyImage(h, c, time.Time{})
 		if ok && err == nil {
-			_, _, err = b.convertRow(h, c, img, "")
+			_, _, _, err = b.convertRow(h, c, img, "", false)
 		}
 		if err != nil {
 			return err

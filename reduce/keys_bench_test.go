@@ -55,10 +55,10 @@ func BenchmarkAppendKey(b *testing.B) {
 				b.Fatal(err)
 			}
 			var dst []byte
-			val := func(int) any { return bc.val }
+			vals := []any{bc.val}
 			b.ReportAllocs()
 			for b.Loop() {
-				dst = appendKey(dst[:0], tbl, val)
+				dst = appendKey(dst[:0], tbl, vals, nil)
 			}
 		})
 	}

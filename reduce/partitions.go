@@ -130,11 +130,13 @@ func (k *KeyPartitions) Bytes() int64 {
 	return n
 }
 
-// keyHash returns the 128-bit hash of the key encoded as key in t.
-func keyHash(t *Table, key []byte) (uint64, uint64) {
-	h1 := maphash.Bytes(keySeeds[0], key) ^ t.salt[0]
-	h2 := maphash.Bytes(keySeeds[1], key) ^ t.salt[1]
-	return h1, h2
+// A key's 128-bit hash in t is indexHash(t, key) (the half the buffer's
+// index finds the key by, see keyIndex) and keyHash2(t, key).
+
+// keyHash2 returns the second half of the 128-bit hash of the key encoded
+// as key in t.
+func keyHash2(t *Table, key []byte) uint64 {
+	return maphash.Bytes(keySeeds[1], key) ^ t.salt[1]
 }
 
 // tableSalt returns what a table's keys' hashes are mixed with: equal

@@ -93,8 +93,9 @@ type Table struct {
 
 	keyCols []*schema.Column
 	// keyExact has bit i set when key column i is collate.Exact (the
-	// first 64): its values are their own comparison form.
-	keyExact uint64
+	// first 64): its values are their own comparison form; keyInt when
+	// it is also of class Int, its values int64 (see appendKey).
+	keyExact, keyInt uint64
 	// salt is mixed into the hashes of the table's keys (see keyHash).
 	salt [2]uint64
 	// colIndex maps each column of Schema, lower-cased, to its index;
@@ -136,6 +137,10 @@ type plan struct {
 	// in the image.
 	cols []*schema.Column
 	src  []int
+	// ints holds, for each of out of class Int, the range of its values
+	// (coerce.IntRange), so that convertRow checks an integer read by
+	// coerce.ShortInt without asking the column each time.
+	ints []intRange
 	// keyOut holds, for each key column, its index in out (-1: absent);
 	// keySrc its index in the image as Row.Get finds it (-1: absent).
 	keyOut, keySrc []int
@@ -144,6 +149,9 @@ type plan struct {
 	// their value (see Buffer.Add).
 	partial bool
 }
+
+// intRange is the least and the greatest value of an Int column.
+type intRange struct{ lo, hi int64 }
 
 // maxPlans bounds the plans a table keeps; past it the cache starts over.
 // A table has one plan per distinct column list its changes carry, usually
@@ -198,6 +206,11 @@ func (t *Table) newPlan(names []string) *plan {
 		p.out = append(p.out, col.Name)
 		p.cols = append(p.cols, col)
 		p.src = append(p.src, idx[i])
+		var r intRange
+		if col.Class == schema.Int {
+			r.lo, r.hi = coerce.IntRange(col)
+		}
+		p.ints = append(p.ints, r)
 	}
 	p.out = p.out[:len(p.out):len(p.out)]
 	p.partial = len(p.out) < t.writable
@@ -263,6 +276,9 @@ func NewTable(t *schema.Table, key []string, appendOnly bool) (*Table, error) {
 		}
 		if collate.Exact(c) && len(rt.keyCols) < 64 {
 			rt.keyExact |= 1 << len(rt.keyCols)
+			if c.Class == schema.Int {
+				rt.keyInt |= 1 << len(rt.keyCols)
+			}
 		}
 		rt.keyCols = append(rt.keyCols, c)
 	}
@@ -377,7 +393,7 @@ type entry struct {
 // appendKey); both keep their capacity from one unit to the next.
 type tableState struct {
 	t       *Table
-	index   map[string]int32
+	index   keyIndex
 	entries []entry
 	inserts []entry
 	// truncated is set once a TRUNCATE of the table was added: the
@@ -391,7 +407,7 @@ type tableState struct {
 // reset empties ts for reuse. The entries are cleared, not only truncated,
 // so the rows a taken unit holds are not kept alive by the buffer.
 func (ts *tableState) reset() {
-	clear(ts.index)
+	ts.index.reset()
 	clear(ts.entries)
 	clear(ts.inserts)
 	ts.entries, ts.inserts = ts.entries[:0], ts.inserts[:0]
@@ -422,9 +438,9 @@ type Buffer struct {
 	// keyMem is the block the entries' keys are copied into (see
 	// keyString).
 	key, oldKey, keyMem []byte
-	// ints and times are scratch space for a row's converted values until
-	// detach copies them (see convertRow); every row converted must be
-	// detached or dropped before the next is converted.
+	// ints and times are scratch space for a row's converted values that
+	// are not written into rowMem (see convertRow): valid until the next
+	// row is converted.
 	ints  []int64
 	times []time.Time
 	// idle holds the table states a Merge emptied, kept (with their
@@ -443,8 +459,15 @@ type Buffer struct {
 	// Add): its key, and the progress the partition had before it, which
 	// Take commits instead of the -U's own until it is paired or lone.
 	retracting map[string]*retraction
-	// rowMem holds the buffered rows' values (see detachIn).
-	rowMem rowMem
+	// rowMem holds the buffered rows' values (see detachIn), rowSlots
+	// their []any (see convertRow); row is the scratch row convertRow
+	// converts into for Check.
+	rowMem   rowMem
+	rowSlots rowSlots
+	row      []any
+	// keyRow and keyInts are keyValues' scratch.
+	keyRow  []any
+	keyInts []int64
 	// orders holds the latest place of each partition's source logs the
 	// buffer consumed (see noteOrder), lastOrder the index noted last.
 	orders    []commit.Order
@@ -455,7 +478,6 @@ type Buffer struct {
 type retraction struct {
 	t   *Table
 	key []any
-	enc string
 	// hold is the partition's progress in the buffer before the -U; its
 	// Partition is "" when the buffer had none (the position committed
 	// last is then before the -U).
@@ -548,25 +570,37 @@ func (b *Buffer) conflict(ts *tableState, key []byte, pos changelog.Position, k 
 	if !b.confined {
 		return nil
 	}
-	if i, ok := ts.index[string(key)]; ok {
+	h := indexHash(ts.t, key)
+	if i, ok := ts.index.find(ts.entries, key, h); ok {
 		if other := ts.entries[i].pos; other.Partition != pos.Partition {
 			return crossError(ts.t, k, pos, other, true)
 		}
 		return nil
 	}
 	if b.keys != nil {
-		h1, h2 := keyHash(ts.t, key)
-		if other, crossed := b.keys.check(h1, h2, pos.Partition); crossed {
+		if other, crossed := b.keys.check(h, keyHash2(ts.t, key), pos.Partition); crossed {
 			return crossError(ts.t, k, pos, other, false)
 		}
 	}
 	return nil
 }
 
+// smallTables is how many tables' states state looks through before it
+// hashes.
+const smallTables = 4
+
 // state returns the buffer's state for t, taking the table's spare one
 // (left by an earlier Take) when there is one.
 func (b *Buffer) state(t *Table) *tableState {
-	if ts := b.byTable[t]; ts != nil {
+	// A unit mostly holds a few tables: looking through them costs less
+	// than hashing the pointer. tables and byTable hold the same states.
+	if len(b.tables) <= smallTables {
+		for _, ts := range b.tables {
+			if ts.t == t {
+				return ts
+			}
+		}
+	} else if ts := b.byTable[t]; ts != nil {
 		return ts
 	}
 	ts := b.idle[t]
@@ -576,7 +610,7 @@ func (b *Buffer) state(t *Table) *tableState {
 		ts = t.spare.Swap(nil)
 	}
 	if ts == nil {
-		ts = &tableState{t: t, index: map[string]int32{}}
+		ts = &tableState{t: t}
 	}
 	b.byTable[t] = ts
 	b.tables = append(b.tables, ts)
@@ -645,7 +679,7 @@ func (b *Buffer) Check(t *Table, c *changelog.Change) error {
 			return &Error{Pos: c.Pos, Table: t.Schema.String(), Reason: fmt.Sprintf("a %s change reached an append-only table", c.Kind),
 				Hint: "an append-only table takes inserts only; declare a primary key on the target table and drop append-only from its tables entry, or stop the source from sending updates and deletes for it"}
 		}
-		_, _, err := b.convertRow(t, c, c.After, "")
+		_, _, _, err := b.convertRow(t, c, c.After, "", false)
 		return err
 	case c.Kind == changelog.Delete:
 		if _, err := b.keyValues(t, c, c.Before, "before"); err != nil || t.ignoreDeletes {
@@ -654,7 +688,7 @@ func (b *Buffer) Check(t *Table, c *changelog.Change) error {
 		_, err := b.deleteExtras(t, c, c.Before, time.Time{})
 		return err
 	case c.Kind.Upserts():
-		p, _, err := b.convertRow(t, c, c.After, "after")
+		p, _, _, err := b.convertRow(t, c, c.After, "after", false)
 		if err != nil {
 			return err
 		}
@@ -741,11 +775,11 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 	if t.AppendOnly {
 		switch c.Kind {
 		case changelog.Insert:
-			p, row, err := b.convertRow(t, c, c.After, "")
+			p, row, size, err := b.convertRow(t, c, c.After, "", true)
 			if err != nil {
 				return err
 			}
-			size := entryBytes + detachIn(&b.rowMem, row)
+			size += entryBytes
 			ts := b.state(t)
 			ts.inserts = append(ts.inserts, entry{pos: c.Pos, cols: p.out, row: row, size: size})
 			b.rows++
@@ -777,13 +811,14 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 		if err != nil {
 			return err
 		}
-		size := keyedEntryBytes + detachIn(&b.rowMem, key) + detachIn(&b.rowMem, extra)
-		b.key = appendKey(b.key[:0], t, func(i int) any { return key[i] })
+		key, size := b.keepAny(key)
+		size += keyedEntryBytes + detachIn(&b.rowMem, extra)
+		b.key = appendKey(b.key[:0], t, key, nil)
 		if err := b.put(b.state(t), b.key, entry{pos: c.Pos, del: true, key: key, row: extra, size: size + len(b.key)}, keyOf{vals: key}); err != nil {
 			return err
 		}
 	case changelog.Insert, changelog.UpdateAfter:
-		p, row, err := b.convertRow(t, c, c.After, "after")
+		p, row, size, err := b.convertRow(t, c, c.After, "after", true)
 		if err != nil {
 			return err
 		}
@@ -799,24 +834,29 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 			if cols, row, err = t.revive(p, row); err != nil {
 				return b.valueError(t, c, t.softCol.Name, keyFromImage(t, c.After), err)
 			}
+			if len(cols) != len(p.out) {
+				// A row merged with the soft-delete column's value, which
+				// is not in the row's memory yet.
+				row, size = b.keepAny(row)
+			}
 		}
 		if paired != nil {
 			// The +U of a -U: the -U's key is the old one (the same key
 			// when the update kept it, which puts nothing below).
 			oldKey = paired.key
 		}
-		b.key = appendKey(b.key[:0], t, func(i int) any { return row[p.keyOut[i]] })
+		b.key = appendKey(b.key[:0], t, row, p.keyOut)
 		ts := b.state(t)
 		k := keyOf{vals: row, at: p.keyOut}
 		partial := c.Kind == changelog.UpdateAfter && p.partial
 		var origin *entry
 		if oldKey != nil {
-			b.oldKey = appendKey(b.oldKey[:0], t, func(i int) any { return oldKey[i] })
+			b.oldKey = appendKey(b.oldKey[:0], t, oldKey, nil)
 			if !bytes.Equal(b.oldKey, b.key) && partial {
 				// A partial image of a row that moves: the columns it
 				// lacks are the old row's, which only the buffer can give
 				// (txsink does not read the target's rows).
-				if i, ok := ts.index[string(b.oldKey)]; ok && !ts.entries[i].del {
+				if i, ok := ts.index.find(ts.entries, b.oldKey, indexHash(t, b.oldKey)); ok && !ts.entries[i].del {
 					o := ts.entries[i]
 					origin = &o
 				} else {
@@ -842,13 +882,14 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 				if err != nil {
 					return err
 				}
-				size := keyedEntryBytes + detachIn(&b.rowMem, oldKey) + detachIn(&b.rowMem, extra) + len(b.oldKey)
-				if err := b.put(ts, b.oldKey, entry{pos: c.Pos, del: true, key: oldKey, row: extra, size: size}, keyOf{vals: oldKey}); err != nil {
+				oldKey, dsize := b.keepAny(oldKey)
+				dsize += keyedEntryBytes + detachIn(&b.rowMem, extra) + len(b.oldKey)
+				if err := b.put(ts, b.oldKey, entry{pos: c.Pos, del: true, key: oldKey, row: extra, size: dsize}, keyOf{vals: oldKey}); err != nil {
 					return err
 				}
 			}
 		}
-		size := keyedEntryBytes + detachIn(&b.rowMem, row) + len(b.key)
+		size += keyedEntryBytes + len(b.key)
 		e := entry{pos: c.Pos, cols: cols, row: row, size: size, partial: partial}
 		if origin != nil {
 			e = t.mergeImages(origin, e)
@@ -866,19 +907,20 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 
 // What an entry takes in memory beside its values (see rowBytes and
 // Bytes): the entry itself in its table's slice and, for a keyed table,
-// its slot in the index (a key's header and an index, about 24 bytes in a
-// map kept at most 7/8 full) beside the key's encoding.
+// its share of the index (an 8-byte slot in a keyIndex kept a quarter to
+// half full: 16 to 32 bytes) beside the key's encoding.
 const (
 	entryBytes      = int(unsafe.Sizeof(entry{}))
-	keyedEntryBytes = entryBytes + 28
+	keyedEntryBytes = entryBytes + 24
 )
 
 // put makes e the entry of the key encoded as key, whose values k holds
-// (for messages). The map is searched with the scratch bytes; a string is
+// (for messages). The index is searched with the scratch bytes; a string is
 // only made for a key seen first. A confined buffer refuses a key another
 // partition changed (see ConfinePartitions), changing nothing.
 func (b *Buffer) put(ts *tableState, key []byte, e entry, k keyOf) error {
-	if i, ok := ts.index[string(key)]; ok {
+	h := indexHash(ts.t, key)
+	if i, ok := ts.index.find(ts.entries, key, h); ok {
 		if other := ts.entries[i].pos; b.confined && other.Partition != e.pos.Partition {
 			return crossError(ts.t, k, e.pos, other, true)
 		}
@@ -891,13 +933,12 @@ func (b *Buffer) put(ts *tableState, key []byte, e entry, k keyOf) error {
 		if b.keysIdx == 0 || e.pos.Partition != b.keysPart {
 			b.keysPart, b.keysIdx = e.pos.Partition, b.keys.part(e.pos.Partition)
 		}
-		h1, h2 := keyHash(ts.t, key)
-		if other, crossed := b.keys.note(h1, h2, b.keysIdx, e.pos); crossed {
+		if other, crossed := b.keys.note(h, keyHash2(ts.t, key), b.keysIdx, e.pos); crossed {
 			return crossError(ts.t, k, e.pos, other, false)
 		}
 	}
 	e.k = b.keyString(key)
-	b.append(ts, e)
+	b.append(ts, e, h)
 	return nil
 }
 
@@ -999,8 +1040,9 @@ func (b *Buffer) retract(t *Table, c *changelog.Change) {
 	if err != nil {
 		return
 	}
+	key = append([]any(nil), key...) // out of keyValues' scratch
 	detach(key)
-	r := &retraction{t: t, key: key, enc: string(appendKey(nil, t, func(i int) any { return key[i] }))}
+	r := &retraction{t: t, key: key}
 	if i, ok := b.partIdx[c.Pos.Partition]; ok {
 		r.hold = b.progress[i]
 	}
@@ -1015,10 +1057,11 @@ func (b *Buffer) retract(t *Table, c *changelog.Change) {
 // reads from the committed position.
 func (b *Buffer) Forget(part string) { delete(b.retracting, part) }
 
-// append adds e, whose key ts does not hold, as ts's last entry.
-func (b *Buffer) append(ts *tableState, e entry) {
-	ts.index[e.k] = int32(len(ts.entries))
+// append adds e, whose key (of hash h, see indexHash) ts does not hold,
+// as ts's last entry.
+func (b *Buffer) append(ts *tableState, e entry, h uint64) {
 	ts.entries = append(ts.entries, e)
+	ts.index.add(ts.t, ts.entries, len(ts.entries)-1, h)
 	b.rows++
 	b.bytes += int64(e.size)
 }
@@ -1054,7 +1097,8 @@ func (b *Buffer) Merge(o *Buffer) error {
 			}
 			for i := range ots.entries {
 				e := &ots.entries[i]
-				if j, ok := ts.index[e.k]; ok {
+				h := indexHashString(ts.t, e.k)
+				if j, ok := ts.index.findString(ts.entries, e.k, h); ok {
 					if other := ts.entries[j].pos; b.confined && other.Partition != e.pos.Partition {
 						return crossError(ts.t, entryKey(ts.t, e), e.pos, other, true)
 					}
@@ -1062,7 +1106,7 @@ func (b *Buffer) Merge(o *Buffer) error {
 						return err
 					}
 				} else {
-					b.append(ts, *e)
+					b.append(ts, *e, h)
 				}
 			}
 			ts.inserts = append(ts.inserts, ots.inserts...)
@@ -1139,16 +1183,27 @@ func sameRaw(a, b changelog.Value) bool {
 	return false
 }
 
-// keyValues converts the key columns of img, in key order.
+// keyValues converts the key columns of img, in key order, into the
+// buffer's scratch key, integers in their common shape without boxing
+// them (as convertRow does): valid until the next keyValues, and copied by
+// keepAny for an entry that keeps it.
 func (b *Buffer) keyValues(t *Table, c *changelog.Change, img changelog.Row, which string) ([]any, error) {
 	p := t.planFor(img.Names)
-	vals := make([]any, len(t.keyCols))
+	if cap(b.keyRow) < len(t.keyCols) {
+		b.keyRow, b.keyInts = make([]any, len(t.keyCols)), make([]int64, len(t.keyCols))
+	}
+	vals := b.keyRow[:len(t.keyCols)]
 	for i, col := range t.keyCols {
 		j := p.keySrc[i]
 		if j < 0 {
 			return nil, &Error{Pos: c.Pos, Table: t.Schema.String(), Column: col.Name,
 				Reason: fmt.Sprintf("the %s image of a %s change lacks key column %s", which, c.Kind, col.Name),
 				Hint:   "every key column must be present to find the row; check that the source captures the full key (for Debezium PostgreSQL set REPLICA IDENTITY FULL or keep the key in the replica identity)"}
+		}
+		if n, ok := coerce.Int64(col, img.Values[j]); ok {
+			b.keyInts[i] = n
+			vals[i] = box.Int64(&b.keyInts[i])
+			continue
 		}
 		cv, err := coerce.Value(col, img.Values[j])
 		if err != nil {
@@ -1162,20 +1217,32 @@ func (b *Buffer) keyValues(t *Table, c *changelog.Change, img changelog.Row, whi
 	return vals, nil
 }
 
-// appendKey appends the encoding of a key, whose converted values val
-// returns in key order, to dst. Keys the target considers equal encode
-// equally: each value in its comparison form (package collate), which for
-// integers and binary-collated text is its plain rendering. With several
-// key columns each form is followed by its length in four bytes, so the
-// encoding reads back unambiguously from its end whatever bytes the values
-// hold.
-func appendKey(dst []byte, t *Table, val func(i int) any) []byte {
+// appendKey appends the encoding of a key to dst: its converted values
+// are vals in key order, or, with at, vals[at[i]] for key column i (a
+// row's values, at its plan's keyOut). Keys the target considers equal
+// encode equally: each value in its comparison form (package collate),
+// which for binary-collated text is its plain rendering, and for an Int
+// column, whose values are all int64 (coerce.Value), the integer's eight
+// bytes, which strconv would take ten times as long to render. With
+// several key columns each form is followed by its length in four bytes,
+// so the encoding reads back unambiguously from its end whatever bytes the
+// values hold. The encoding lives as long as the process (KeyPartitions
+// keeps its hash, nothing stores it).
+func appendKey(dst []byte, t *Table, vals []any, at []int) []byte {
 	for i, kc := range t.keyCols {
 		start := len(dst)
-		if t.keyExact&(1<<i) != 0 {
-			dst = collate.AppendValue(dst, val(i))
+		var v any
+		if at != nil {
+			v = vals[at[i]]
 		} else {
-			dst = collate.AppendKey(dst, kc, val(i))
+			v = vals[i]
+		}
+		if n, ok := v.(int64); ok && t.keyInt&(1<<i) != 0 {
+			dst = binary.LittleEndian.AppendUint64(dst, uint64(n))
+		} else if t.keyExact&(1<<i) != 0 {
+			dst = collate.AppendValue(dst, v)
+		} else {
+			dst = collate.AppendKey(dst, kc, v)
 		}
 		if len(t.keyCols) > 1 {
 			dst = binary.LittleEndian.AppendUint32(dst, uint32(len(dst)-start))
@@ -1267,37 +1334,82 @@ func (t *Table) RowKey(img changelog.Row, seed maphash.Seed) (key uint64, ok boo
 // order, and returns the row with the plan that made it (whose out names
 // the row's columns). A column the target lacks is refused: writing the
 // rest would drop data silently.
-func (b *Buffer) convertRow(t *Table, c *changelog.Change, img changelog.Row, which string) (*plan, []any, error) {
+//
+// With keep, the row is one the buffer keeps: its []any from rowSlots,
+// its values written into rowMem as they are converted (see
+// rowMem.place), as detachIn would copy them, and size is what it holds
+// (see rowBytes). A refused row gives back the memory it took. Without
+// keep (Check), the row is scratch, valid until the next convertRow, and
+// size is 0.
+func (b *Buffer) convertRow(t *Table, c *changelog.Change, img changelog.Row, which string, keep bool) (p *plan, row []any, size int, err error) {
 	if img.IsZero() {
-		return nil, nil, &Error{Pos: c.Pos, Table: t.Schema.String(), Reason: fmt.Sprintf("a %s change has no row image", c.Kind), Hint: "the decoder produced an empty row; check the message"}
+		return nil, nil, 0, &Error{Pos: c.Pos, Table: t.Schema.String(), Reason: fmt.Sprintf("a %s change has no row image", c.Kind), Hint: "the decoder produced an empty row; check the message"}
 	}
-	p := t.planFor(img.Names)
+	p = t.planFor(img.Names)
 	if p.bad >= 0 {
 		name := img.Names[p.bad]
-		return nil, nil, &Error{Pos: c.Pos, Table: t.Schema.String(), Column: name,
+		return nil, nil, 0, &Error{Pos: c.Pos, Table: t.Schema.String(), Column: name,
 			Reason: fmt.Sprintf("the change carries column %s, which the target table does not have", name),
 			Hint:   "add the column to the target table (txsink never drops data silently), or set schema.evolve: add-columns to have txsink add it, then run again"}
 	}
-	row := make([]any, len(p.out))
+	n := len(p.out)
 	// Integers and date-times in their common shapes are converted
-	// without boxing into scratch memory the row's values point at until
-	// detach copies them into the row's own block (see detach): the
-	// boxes of the others are allocations of their own.
-	if len(b.ints) < len(p.cols) {
-		b.ints, b.times = make([]int64, len(p.cols)), make([]time.Time, len(p.cols))
+	// without boxing, into the row's memory or, without it, into scratch
+	// memory: the boxes of the others are allocations of their own.
+	if len(b.ints) < n {
+		b.ints, b.times = make([]int64, n), make([]time.Time, n)
 	}
+	m := &b.rowMem
+	slots, free := b.rowSlots.free, m.free
+	// direct: the values go straight into rowMem's block, until it has no
+	// room left for the row (or the row outgrows a shared block's share):
+	// the rest are converted as without keep, and detachIn copies the
+	// whole row into memory of its own.
+	direct := keep
+	if keep {
+		row, size = b.rowSlots.alloc(n), 16*n
+	} else {
+		if cap(b.row) < n {
+			b.row = make([]any, n)
+		}
+		row = b.row[:n]
+	}
+	placed := 0
+	// Sliced to the columns' count, so that the loop's indexes need no
+	// bounds check each.
+	vals, src, ints := img.Values, p.src[:len(p.cols)], p.ints[:len(p.cols)]
+	row = row[:len(p.cols)]
 	for k, col := range p.cols {
-		raw := img.Values[p.src[k]]
+		raw := vals[src[k]]
 		switch col.Class {
 		case schema.Int:
-			if n, ok := coerce.Int64(col, raw); ok {
-				b.ints[k] = n
+			// coerce.Int64, with the column's range the plan's.
+			if v, ok := coerce.ShortInt(raw); ok && ints[k].lo <= v && v <= ints[k].hi {
+				size += 8
+				if direct {
+					if at := m.front(8, &placed); at != nil {
+						*(*int64)(at) = v
+						row[k] = box.Int64((*int64)(at))
+						continue
+					}
+					direct = false
+				}
+				b.ints[k] = v
 				row[k] = box.Int64(&b.ints[k])
 				continue
 			}
 		case schema.DateTime, schema.Timestamp:
 			// coerce.DateTime's times are in UTC (see ownable).
 			if tv, ok := coerce.DateTime(col, raw); ok {
+				size += timeBytes
+				if direct {
+					if at := m.front(timeBytes, &placed); at != nil {
+						*(*time.Time)(at) = tv
+						row[k] = box.Time((*time.Time)(at))
+						continue
+					}
+					direct = false
+				}
 				b.times[k] = tv
 				row[k] = box.Time(&b.times[k])
 				continue
@@ -1305,18 +1417,44 @@ func (b *Buffer) convertRow(t *Table, c *changelog.Change, img changelog.Row, wh
 		}
 		v, err := coerce.Value(col, raw)
 		if err != nil {
-			return nil, nil, b.valueError(t, c, col.Name, keyFromImage(t, img), err)
+			b.rowSlots.free, m.free = slots, free
+			return nil, nil, 0, b.valueError(t, c, col.Name, keyFromImage(t, img), err)
 		}
 		row[k] = v
+		if !keep {
+			continue
+		}
+		// Text, the common result (String, Decimal, Date, JSON columns),
+		// told by one type assertion; the rest by place's switch.
+		if s, ok := v.(string); ok {
+			size += headerBytes + len(s)
+			if direct {
+				if h := m.text(s, &placed); h != nil {
+					row[k] = box.String(h)
+					continue
+				}
+				direct = false
+			}
+			continue
+		}
+		size += valueBytes(v)
+		if direct {
+			direct = m.place(row, k, &placed)
+		}
 	}
 	for i, kc := range t.keyCols {
 		if j := p.keyOut[i]; j < 0 || row[j] == nil {
-			return nil, nil, &Error{Pos: c.Pos, Table: t.Schema.String(), Column: kc.Name,
+			b.rowSlots.free, m.free = slots, free
+			return nil, nil, 0, &Error{Pos: c.Pos, Table: t.Schema.String(), Column: kc.Name,
 				Reason: fmt.Sprintf("the %s image of a %s change lacks key column %s (or it is NULL)", which, c.Kind, kc.Name),
 				Hint:   "every key column must be present to find the row; check the tables entry's primary-key and the source"}
 		}
 	}
-	return p, row, nil
+	if keep && !direct {
+		// Some values are still the decoder's or in scratch memory.
+		detachIn(m, row)
+	}
+	return p, row, size, nil
 }
 
 // keyFromImage renders the key of an image for messages, best effort.
@@ -1470,7 +1608,10 @@ func (g *groupSet) add(cols []string, partial bool, row []any, pos changelog.Pos
 
 // sameSlice reports whether a and b hold the same strings. Rows of one plan
 // share its column list, so the common case is one slice twice, told
-// without comparing the strings.
+// without comparing the strings; the next most common is two slices of
+// the same strings (a plan's copy of a decoder's names, see plan.names),
+// each told by its pointer and length without a call to compare its
+// bytes.
 func sameSlice(a, b []string) bool {
 	if len(a) != len(b) {
 		return false
@@ -1479,7 +1620,7 @@ func sameSlice(a, b []string) bool {
 		return true
 	}
 	for i := range a {
-		if a[i] != b[i] {
+		if len(a[i]) != len(b[i]) || unsafe.StringData(a[i]) != unsafe.StringData(b[i]) && a[i] != b[i] {
 			return false
 		}
 	}

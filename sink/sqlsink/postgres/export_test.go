@@ -30,3 +30,18 @@ func LoadCounts() (direct, staged, retried int64) {
 
 // CitextFold is citextFold, for tests.
 var CitextFold = citextFold
+
+// SetBinary turns COPY's binary format on or off until tb ends.
+func SetBinary(tb testing.TB, on bool) {
+	tb.Helper()
+	old := binaryCopy
+	binaryCopy = on
+	tb.Cleanup(func() { binaryCopy = old })
+}
+
+// BinaryLoads returns how many loads went in COPY's binary format.
+func BinaryLoads() int64 { return loads.binary.Load() }
+
+// BinaryCopy is binaryCopy, for benchmarks that take turns between the
+// formats.
+var BinaryCopy = &binaryCopy

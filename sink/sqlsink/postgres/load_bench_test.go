@@ -32,11 +32,14 @@ func BenchmarkLoadGroup(b *testing.B) {
 		name     string
 		minRows  int
 		strategy postgres.Strategy
+		binary   bool // COPY in binary format
 	}{
-		{"values", -1, postgres.Adaptive},
-		{"arrays", math.MaxInt, postgres.Adaptive},
-		{"direct", 1, postgres.DirectOnly},
-		{"staged", 1, postgres.StagedOnly},
+		{"values", -1, postgres.Adaptive, false},
+		{"arrays", math.MaxInt, postgres.Adaptive, false},
+		{"direct", 1, postgres.DirectOnly, false},
+		{"direct-binary", 1, postgres.DirectOnly, true},
+		{"staged", 1, postgres.StagedOnly, false},
+		{"staged-binary", 1, postgres.StagedOnly, true},
 	}
 	for _, size := range []int{30, 100, 300, 1000, 3000, 10000} {
 		for _, existing := range []bool{false, true} {
@@ -50,6 +53,7 @@ func BenchmarkLoadGroup(b *testing.B) {
 				}
 				b.Run(fmt.Sprintf("%s/%d/%s", keys, size, p.name), func(b *testing.B) {
 					bt := newBenchTarget(b, p.minRows, p.strategy)
+					postgres.SetBinary(b, p.binary)
 					next := 0
 					bt.run(b, size, existing, func() *commit.Unit {
 						if existing {
@@ -65,14 +69,16 @@ func BenchmarkLoadGroup(b *testing.B) {
 
 // BenchmarkLoadUnit applies units shaped as the insert-only bench's are:
 // 1,250 new orders and their 3,750 items, with a progress row, by the
-// array statements and by COPY.
+// array statements and by COPY in text and in binary format.
 func BenchmarkLoadUnit(b *testing.B) {
 	for _, p := range []struct {
 		name    string
 		minRows int
-	}{{"arrays", math.MaxInt}, {"copy", 100}} {
+		binary  bool
+	}{{"arrays", math.MaxInt, false}, {"copy", 100, false}, {"copy-binary", 100, true}} {
 		b.Run(p.name, func(b *testing.B) {
 			bt := newBenchTarget(b, p.minRows, postgres.Adaptive)
+			postgres.SetBinary(b, p.binary)
 			if err := bt.tdb.Setup(context.Background()); err != nil {
 				b.Fatal(err)
 			}
@@ -91,6 +97,80 @@ func BenchmarkLoadUnit(b *testing.B) {
 					{Table: bt.items, Upserts: []commit.Group{{Columns: []string{"order_id", "line_no", "sku", "qty", "price"}, Rows: items, Pos: positions(len(items))}}},
 				}}
 			})
+		})
+	}
+}
+
+// BenchmarkLoadFormats applies units by COPY in text and in binary format
+// by turns, on one session, and reports each format's server CPU and wall
+// time per row: taking turns unit by unit cancels the drift of a shared
+// machine, which two separate runs do not. "unit" is BenchmarkLoadUnit's
+// (1,250 new orders and their 3,750 items), "orders/N" a group of N new
+// orders, "staged/N" N orders that all exist, through the staging table.
+func BenchmarkLoadFormats(b *testing.B) {
+	shapes := []struct {
+		name     string
+		orders   int
+		items    bool
+		existing bool // the same keys every time, upserted through the staging table
+	}{{"unit", 1250, true, false}, {"orders/100", 100, false, false}, {"orders/1000", 1000, false, false},
+		{"orders/10000", 10000, false, false}, {"staged/1000", 1000, false, true}, {"staged/10000", 10000, false, true}}
+	for _, sh := range shapes {
+		b.Run(sh.name, func(b *testing.B) {
+			strategy := postgres.Adaptive
+			if sh.existing {
+				strategy = postgres.StagedOnly
+			}
+			bt := newBenchTarget(b, 100, strategy)
+			b.Cleanup(func() { *postgres.BinaryCopy = true })
+			ctx := context.Background()
+			if err := bt.tdb.Setup(ctx); err != nil {
+				b.Fatal(err)
+			}
+			next, pos, rows := 0, int64(0), sh.orders
+			if sh.items {
+				rows *= 4
+			}
+			unit := func() *commit.Unit {
+				if sh.existing {
+					next = 0
+				}
+				first := next
+				u := &commit.Unit{Pipeline: "bench", Batches: []*commit.Batch{bt.orders(sh.orders, &next)}}
+				if sh.items {
+					var items [][]any
+					for id := first + 1; id <= next; id++ {
+						for line := 1; line <= 3; line++ {
+							items = append(items, []any{int64(id), int64(line), "SKU-12345", int64(2), "19.99"})
+						}
+					}
+					pos += int64(rows)
+					u.Progress = []changelog.Position{{Partition: "p0", Offset: pos}}
+					u.Batches = append(u.Batches, &commit.Batch{Table: bt.items, Upserts: []commit.Group{{
+						Columns: []string{"order_id", "line_no", "sku", "qty", "price"}, Rows: items, Pos: positions(len(items))}}})
+				}
+				return u
+			}
+			var server, wall [2]time.Duration
+			for b.Loop() {
+				for f := range 2 {
+					b.StopTimer()
+					u := unit()
+					*postgres.BinaryCopy = f == 1
+					b.StartTimer()
+					cpu, start := backendCPU(b, bt.pid), time.Now()
+					if err := bt.apply.Apply(ctx, u); err != nil {
+						b.Fatal(err)
+					}
+					wall[f] += time.Since(start)
+					server[f] += backendCPU(b, bt.pid) - cpu
+				}
+			}
+			n := float64(b.N * rows)
+			for f, name := range []string{"text", "binary"} {
+				b.ReportMetric(float64(server[f].Nanoseconds())/n, name+"-server-ns/row")
+				b.ReportMetric(float64(wall[f].Nanoseconds())/n, name+"-ns/row")
+			}
 		})
 	}
 }
