@@ -33,7 +33,15 @@ const maxRowBytes = 1<<32 - 1
 // concurrent use; the zero Names is ready.
 type Names struct {
 	// p holds the lists, copied on write: lookups never lock.
-	p atomic.Pointer[[][]string]
+	p atomic.Pointer[[]nameList]
+}
+
+// nameList is a list of Names with, for each name of up to 8 bytes, its
+// bytes as a little-endian word (zero-padded), for find to compare a key
+// with it in one step instead of a call.
+type nameList struct {
+	names []string
+	words []uint64
 }
 
 // maxNameLists bounds a Names; past it, it starts over. A table usually
@@ -50,18 +58,31 @@ func (n *Names) find(row []byte, ms []member) []string {
 	}
 next:
 	for _, l := range *lists {
-		if len(l) != len(ms) {
+		if len(l.names) != len(ms) {
 			continue
 		}
-		for i := range ms {
-			if string(row[ms[i].kStart:ms[i].kEnd]) != l[i] {
+		for i, m := range ms {
+			// A name of up to 8 bytes is compared as a word, when
+			// the row holds 8 bytes from the key's start (it does
+			// but for a short last key).
+			if k := int(m.kEnd - m.kStart); k == len(l.names[i]) && k <= 8 && int(m.kStart)+8 <= len(row) {
+				if binary.LittleEndian.Uint64(row[m.kStart:])&keyMasks8[k] != l.words[i] {
+					continue next
+				}
+				continue
+			}
+			if string(row[m.kStart:m.kEnd]) != l.names[i] {
 				continue next
 			}
 		}
-		return l
+		return l.names
 	}
 	return nil
 }
+
+// keyMasks8 is keyMasks with 8 bytes: keyMasks8[n] keeps the first n
+// bytes of a little-endian word, n up to 8.
+var keyMasks8 = [9]uint64{0, 0xff, 0xffff, 0xffffff, 0xffffffff, 0xffffffffff, 0xffffffffffff, 0xffffffffffffff, 0xffffffffffffffff}
 
 // newNames returns the decoded keys of ms, members of row, as a list
 // whose plain names share one allocation of their own, so that the list
@@ -91,11 +112,17 @@ func newNames(row []byte, ms []member) []string {
 // keep adds l, a list of distinct names, to the lists find looks in.
 func (n *Names) keep(l []string) {
 	old := n.p.Load()
-	var lists [][]string
+	var lists []nameList
 	if old != nil && len(*old) < maxNameLists {
-		lists = append(make([][]string, 0, len(*old)+1), *old...)
+		lists = append(make([]nameList, 0, len(*old)+1), *old...)
 	}
-	lists = append(lists, l)
+	words := make([]uint64, len(l))
+	for i, name := range l {
+		if len(name) <= 8 {
+			words[i] = keyWord([]byte(name))
+		}
+	}
+	lists = append(lists, nameList{names: l, words: words})
 	n.p.Store(&lists)
 }
 

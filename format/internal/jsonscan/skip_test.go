@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/bits"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -271,6 +272,42 @@ func TestSkipDigits(t *testing.T) {
 				}
 				if got := skipDigits(b, from); got != want {
 					t.Fatalf("skipDigits(%q, %d) = %d, want %d", b, from, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestNamesFindByWords checks Names.find's comparison of short names as
+// words: a row is given the interned list of its names exactly when its
+// keys are those names, for names of every length up to 10, differing in
+// any one byte, and last in a short row (fewer than 8 bytes after the
+// key's start).
+func TestNamesFindByWords(t *testing.T) {
+	row := func(names *Names, in string) []string {
+		t.Helper()
+		s := New([]byte(in))
+		s.UseNames(names)
+		r, err := s.Row()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Names
+	}
+	for n := 1; n <= 10; n++ {
+		name := strings.Repeat("k", n)
+		for _, shape := range []string{`{"a":1,"%s":2}`, `{"%s":1}`, `{"%s":1,"b":2}`} {
+			var names Names
+			first := row(&names, fmt.Sprintf(shape, name))
+			if again := row(&names, fmt.Sprintf(shape, name)); &again[0] != &first[0] {
+				t.Errorf("%q, %s: the same names not shared", name, shape)
+			}
+			for at := range n {
+				other := []byte(name)
+				other[at] = 'x'
+				got := row(&names, fmt.Sprintf(shape, other))
+				if &got[0] == &first[0] || !slices.Contains(got, string(other)) {
+					t.Errorf("%q, %s: names %q for key %q", name, shape, got, other)
 				}
 			}
 		}
