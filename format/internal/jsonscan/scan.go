@@ -848,6 +848,15 @@ func (s *Scanner) value(depth int) (Token, error) {
 	case 'n':
 		return s.literal("null", Null)
 	default:
+		if c-'1' < 9 {
+			// An integer from 1 up (most numbers decoders read: a time,
+			// an order, a count) without a call; scanNumber reads a
+			// fraction or an exponent, from the start.
+			if p := skipDigits(d, start+1); p >= len(d) || d[p] != '.' && d[p]|0x20 != 'e' {
+				s.pos = p
+				return Token{Kind: Number, Start: start, End: p}, nil
+			}
+		}
 		if c == '-' || (c >= '0' && c <= '9') {
 			end, bad := scanNumber(d, start)
 			s.pos = end
