@@ -113,6 +113,9 @@ func TestScanRowOf(t *testing.T) {
 		{`{"id":1,"id":2}`, "", `duplicate column "id"`},
 		{`{"id":1,"a":"b` + "\xff" + `"}`, "", `column "a"`},
 		{`{"id":1,"a":[true,"` + "\xff" + `"]}`, "", `column "a"`},
+		{`{"id":1,"a":{"b":"` + "\xff" + `"}}`, "", `column "a"`},
+		{`{"id":1,"a":{"b":{"c":[{"d":"x` + "\xff" + `"}]}},"k2":1}`, "", `column "a"`},
+		{`{"id":1,"a":{"b` + "\xff" + `":1}}`, "", `column "a"`},
 		{`{"id":1,"a` + "\xff" + `":1}`, "", "invalid UTF-8"},
 		{`{"id":1,"a":tru}`, "", "invalid JSON"},
 	} {

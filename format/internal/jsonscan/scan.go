@@ -106,6 +106,10 @@ type Scanner struct {
 	mem   *changelog.Arena
 	// tolerant passes over bad text (see TolerateBadText).
 	tolerant bool
+	// depth is the depth (see value) of the object whose members
+	// NextKeyOf reads: 0 but while skipObject passes over an object
+	// nested in another with it.
+	depth int
 	// keyAt is where the key text (past its opening quote) starts of the
 	// member NextKeyOf last read the general way (white space, an escaped
 	// key) or whose value it refused; -1 when the member's key itself was
@@ -231,8 +235,18 @@ func (s *Scanner) End() error {
 	return nil
 }
 
-// BeginObject consumes the '{' that opens an object.
+// BeginObject consumes the '{' that opens an object: one right at the
+// position (compact JSON) without a call, anything else by beginObject.
 func (s *Scanner) BeginObject() error {
+	if p := s.pos; p < len(s.data) && s.data[p] == '{' {
+		s.pos = p + 1
+		return nil
+	}
+	return s.beginObject()
+}
+
+// beginObject is BeginObject after white space, and its error.
+func (s *Scanner) beginObject() error {
 	s.skipSpace()
 	if s.pos >= len(s.data) || s.data[s.pos] != '{' {
 		return s.unexpected("'{'")
@@ -248,7 +262,7 @@ func (s *Scanner) BeginObject() error {
 func (s *Scanner) NextKey(first bool) (key Token, ok bool, err error) {
 	// The fast path, for compact JSON: '}', or a key right after the ','
 	// (or the '{'), a plain or escaped string, and ':' right after it.
-	d, i := s.data, s.pos
+	d, i := s.data[:len(s.data):len(s.data)], s.pos // cap(d) == len(d), as in skipMembers
 	if i < len(d) {
 		switch c := d[i]; {
 		case c == '}':
@@ -505,155 +519,283 @@ func (k *Keys) scan(key []byte) int {
 
 // NextKeyOf is NextKeyIn for keys made once.
 func (s *Scanner) NextKeyOf(first bool, keys *Keys) (k int, ok bool, err error) {
-	d, i := s.data, s.pos
+	i := s.pos
 	for ; ; first = false {
-		if i < len(d) && d[i] == '}' {
-			s.pos = i + 1
+		at, k, st := skipMembers(s.data, i, first, keys)
+		switch st {
+		case skipFound:
+			s.pos = at
+			return k, true, nil
+		case skipEnd:
+			s.pos = at
 			return -1, false, nil
-		}
-		j := i
-		if !first {
-			if j >= len(d) || d[j] != ',' {
-				goto member
-			}
-			j++
-		}
-		if j < len(d) && d[j] == '"' {
-			// A plain key of up to 16 bytes is found in its first two
-			// words, which are its table words too, without a call;
-			// scanString reads the others.
-			var end int
-			var w, tail uint64
-			short := false
-			if j+19 <= len(d) {
-				// b holds the key, its quote and ':' when the key is
-				// short: one bounds check for all.
-				b := (*[18]byte)(d[j+1 : j+19])
-				n := 0
-				w = binary.LittleEndian.Uint64(b[:8])
-				if m := special8(w); m != 0 {
-					n = int(bits.TrailingZeros64(m)>>3) & 7
-					w &= keyMasks[n]
-				} else if w2 := binary.LittleEndian.Uint64(b[8:16]); special8(w2) != 0 {
-					p := int(bits.TrailingZeros64(special8(w2))>>3) & 7
-					n = 8 + p
-					if p > 0 {
-						tail = w>>(8*p) | w2<<(64-8*p) // the key's last 8 bytes
-					}
-				} else {
-					n, tail = 16, w2
-				}
-				short = b[n] == '"' && b[n+1] == ':'
-				end = j + 1 + n
-			}
-			if !short {
-				e, plain, bad := scanString(d, j+1)
-				if bad != "" || !plain || e+1 >= len(d) || d[e+1] != ':' {
-					goto member
-				}
-				end = e
-			}
-			if n := uint(end - j - 1); n >= 64 || keys.lens>>n&1 != 0 {
-				// A look in the table, comparing a key of up to 16 bytes
-				// as its first and last 8 without a call (when d holds 8
-				// bytes from its start, as a record does: the value
-				// follows).
-				k := -1
-				if t := keys.table; t != nil && n-1 < 16 && j+9 <= len(d) {
-					if !short {
-						w, tail = binary.LittleEndian.Uint64(d[j+1:j+9]), 0
-						if n < 8 {
-							w &= keyMasks[n]
-						} else if n > 8 {
-							tail = binary.LittleEndian.Uint64(d[end-8 : end])
-						}
-					}
-					if h := keyHash(keys.seed, w, tail, int(n)); t.words[h] == w && t.tails[h] == tail && uint(t.lens[h]) == n {
-						k = int(t.index[h])
-					}
-				} else {
-					k = keys.Find(d[j+1 : end])
-				}
-				if k >= 0 {
-					s.pos = end + 2
-					return k, true, nil
-				}
-			}
-			v := end + 2
-			if v >= len(d) {
-				goto member
-			}
-			switch c := d[v]; {
-			case c == '"':
-				// A plain value of up to 15 bytes (most of a Debezium
-				// "source" block's) ends at the first special byte of its
-				// first two words: passed over without a call.
-				if v+17 <= len(d) {
-					m := special8(binary.LittleEndian.Uint64(d[v+1:]))
-					p := v + 1
-					if m == 0 {
-						m, p = special8(binary.LittleEndian.Uint64(d[v+9:])), v+9
-					}
-					if m != 0 {
-						if p += bits.TrailingZeros64(m) >> 3; d[p] == '"' {
-							i = p + 1
-							continue
-						}
-					}
-				}
-				e, _, bad := scanString(d, v+1)
-				if bad != "" {
-					goto member
-				}
-				i = e + 1
-				continue
-			case c == 'n' && len(d)-v >= 4 && string(d[v:v+4]) == "null":
-				i = v + 4
-				continue
-			case c == '-' || isDigit(c):
-				e, bad := scanNumber(d, v)
-				if bad != "" {
-					goto member
-				}
-				i = e
-				continue
-			}
-			// Another value (an object, an array, a literal) after a
-			// key read and not wanted: read it as the general way would
+		case skipValue:
+			// A value skipMembers does not pass over, after a key it
+			// read and did not find: read it as the general way would
 			// after reading the key again, without reading the key again.
-			s.pos, s.keyAt = v, j+1
-			if _, err := s.value(0); err != nil {
+			s.pos, s.keyAt = at, k
+			if _, err := s.value(s.depth); err != nil {
+				return -1, false, err
+			}
+			i = s.pos
+			continue
+		case skipLookup:
+			// A key skipMembers read but could not look up without a
+			// call: the value follows its ':' at at+2.
+			if k := keys.Find(s.data[k:at]); k >= 0 {
+				s.pos = at + 2
+				return k, true, nil
+			}
+			s.pos, s.keyAt = at+2, k
+			if _, err := s.value(s.depth); err != nil {
 				return -1, false, err
 			}
 			i = s.pos
 			continue
 		}
-	member:
-		// Anything else: one member the general way.
-		s.pos, s.keyAt = i, -1
-		key, ok, err := s.NextKey(first)
+		// Anything else: one member the general way (the first only if
+		// skipMembers passed over none).
+		s.pos, s.keyAt = at, -1
+		key, ok, err := s.NextKey(first && at == i)
 		if err != nil || !ok {
 			return -1, ok, err
 		}
 		// keyAt is also the member whose value is in error below, so
 		// that ScanRowOf can name its column.
 		s.keyAt = key.Start
-		if k := s.FindKey(keys, key); k >= 0 {
-			return k, true, nil
+		if len(keys.names) > 0 {
+			if k := s.FindKey(keys, key); k >= 0 {
+				return k, true, nil
+			}
 		}
-		if _, err := s.value(0); err != nil {
+		if _, err := s.value(s.depth); err != nil {
 			return -1, false, err
 		}
 		i = s.pos
 	}
 }
 
+// noKeys is the Keys of no key, for skipObject.
+var noKeys Keys
+
+// What skipMembers stopped at.
+const (
+	// skipMember: the member at the offset is left to NextKey and Value.
+	skipMember = iota
+	// skipFound: the key of the given index was found; the offset is
+	// past its ':'.
+	skipFound
+	// skipEnd: the object ended; the offset is past its '}'.
+	skipEnd
+	// skipValue: the value at the offset, after a key not wanted that
+	// starts at the given offset, is left to Value.
+	skipValue
+	// skipLookup: the plain key from the given offset up to the offset
+	// (its closing quote, ':' next) is to be looked up with Keys.Find.
+	skipLookup
+)
+
+// skipMembers is NextKeyOf's loop: from d[i], the ',' before a member
+// (or, first, its key) or the '}' that closes the object, it passes over
+// the members of compact JSON with plain keys and scalar values whose
+// keys are not among keys, and stops at a member whose key is, at the
+// object's end, or at anything it does not read itself (white space, an
+// escape or a multi-byte character in a key or a string, an object or an
+// array, a malformed value, a key or a value too near the input's end for
+// its words to be read), which it leaves to NextKey and Value from the
+// start of the member or of its value, so that the errors are theirs at
+// the same offsets. It calls nothing but numberEnd, for a number with a
+// fraction or an exponent (rare in the blocks it passes over): in Go a
+// call clobbers every register, and a loop with calls in its slow paths
+// keeps its state on the stack for all of them.
+func skipMembers(d []byte, i int, first bool, keys *Keys) (at, k int, st int) {
+	// With cap(d) == len(d) known, a slice of d needs no test of its
+	// end against cap(d): -170 instructions per "source" block.
+	d = d[:len(d):len(d)]
+	j := i + 1 // the key's opening quote
+	switch {
+	case i+2 <= len(d) && binary.LittleEndian.Uint16(d[i:i+2]) == commaQuote && !first:
+	case i < len(d) && d[i] == '"' && first:
+		j = i
+	case i < len(d) && d[i] == '}':
+		return i + 1, -1, skipEnd
+	default:
+		return i, -1, skipMember
+	}
+	lens := keys.lens
+	for {
+		// The key: plain bytes up to the first byte that is not, which
+		// must be its closing quote, ':' next. A key of up to 15 bytes
+		// (most) ends in its first two words, read with one bounds
+		// check.
+		if len(d)-j < 19 {
+			return i, -1, skipMember
+		}
+		b := (*[18]byte)(d[j+1:])
+		end := 0
+		var c byte // the value's first byte, in b after a short key
+		if m := special8(binary.LittleEndian.Uint64(b[:8])); m != 0 {
+			n := int(bits.TrailingZeros64(m)>>3) & 7
+			if b[n] != '"' || b[n+1] != ':' {
+				return i, -1, skipMember
+			}
+			end, c = j+1+n, b[n+2]
+		} else if m := special8(binary.LittleEndian.Uint64(b[8:16])); m != 0 {
+			n := int(bits.TrailingZeros64(m)>>3) & 7
+			if b[8+n] != '"' || b[9+n] != ':' {
+				return i, -1, skipMember
+			}
+			end, c = j+9+n, b[10+n]
+		} else {
+			for end = j + 17; ; end += 8 {
+				if end+8 > len(d) {
+					return i, -1, skipMember
+				}
+				if m := special8(binary.LittleEndian.Uint64(d[end : end+8])); m != 0 {
+					end += bits.TrailingZeros64(m) >> 3
+					break
+				}
+			}
+			if end+3 > len(d) || binary.LittleEndian.Uint16(d[end:end+2]) != quoteColon {
+				return i, -1, skipMember
+			}
+			c = d[end+2]
+		}
+		if n := uint(end - j - 1); n >= 64 || lens>>n&1 != 0 {
+			// A key of a wanted length is looked up in the table, a key
+			// of up to 16 bytes compared as its first and last 8 (d
+			// holds 8 bytes from its start: b).
+			t := keys.table
+			if t == nil || n-1 >= 16 {
+				return end, j + 1, skipLookup
+			}
+			w, tail := binary.LittleEndian.Uint64(b[:8]), uint64(0)
+			if n < 8 {
+				w &= keyMasks[n]
+			} else if n > 8 {
+				tail = binary.LittleEndian.Uint64(d[end-8 : end])
+			}
+			if h := keyHash(keys.seed, w, tail, int(n)); t.words[h] == w && t.tails[h] == tail && uint(t.lens[h]) == n {
+				return end + 2, int(t.index[h]), skipFound
+			}
+		}
+		// The value of a member not wanted, from v up to p.
+		v, p := end+2, 0
+		switch {
+		case c == '"':
+			// Plain bytes eight at a time up to the first byte that is
+			// not, which must be the closing quote.
+			for p = v + 1; ; p += 8 {
+				if p+8 > len(d) {
+					return v, j + 1, skipValue
+				}
+				if m := special8(binary.LittleEndian.Uint64(d[p : p+8])); m != 0 {
+					p += bits.TrailingZeros64(m) >> 3
+					break
+				}
+			}
+			if d[p] != '"' {
+				return v, j + 1, skipValue
+			}
+			p++
+		case c == 'n' && v+4 <= len(d) && binary.LittleEndian.Uint32(d[v:v+4]) == litNull,
+			c == 't' && v+4 <= len(d) && binary.LittleEndian.Uint32(d[v:v+4]) == litTrue:
+			p = v + 4
+		case c == 'f' && v+5 <= len(d) && binary.LittleEndian.Uint32(d[v:v+4]) == litFals && d[v+4] == 'e':
+			p = v + 5
+		case c-'0' < 10 || c == '-':
+			// A number per the grammar (see scanNumber); anything
+			// else is left to scanNumber, which says what is wrong.
+			p = v
+			if c == '-' {
+				p++
+			}
+			switch {
+			case p < len(d) && d[p] == '0':
+				p++
+			case p < len(d) && d[p]-'1' < 9:
+				p = skipDigits(d, p+1) // inlined: no call
+			default:
+				return v, j + 1, skipValue
+			}
+			if p < len(d) && (d[p] == '.' || d[p]|0x20 == 'e') {
+				// A fraction or an exponent, rare in the blocks passed
+				// over: the whole number again, with a call.
+				if p = numberEnd(d, v); p == v {
+					return v, j + 1, skipValue
+				}
+			}
+		default:
+			return v, j + 1, skipValue
+		}
+		// The next member's ',' and key's quote, or the object's end.
+		if p+2 <= len(d) && binary.LittleEndian.Uint16(d[p:p+2]) == commaQuote {
+			i, j = p, p+1
+			continue
+		}
+		if p < len(d) && d[p] == '}' {
+			return p + 1, -1, skipEnd
+		}
+		return p, -1, skipMember
+	}
+}
+
+// numberEnd returns the offset just past the number at d[i] per the JSON
+// grammar (see scanNumber), or i when there is none there: scanNumber then
+// says what is wrong. It calls nothing.
+func numberEnd(d []byte, i int) int {
+	p := i
+	if p < len(d) && d[p] == '-' {
+		p++
+	}
+	switch {
+	case p < len(d) && d[p] == '0':
+		p++
+	case p < len(d) && d[p]-'1' < 9:
+		p++
+		for p < len(d) && d[p]-'0' < 10 {
+			p++
+		}
+	default:
+		return i
+	}
+	if p < len(d) && d[p] == '.' {
+		p++
+		if p >= len(d) || d[p]-'0' >= 10 {
+			return i
+		}
+		for p < len(d) && d[p]-'0' < 10 {
+			p++
+		}
+	}
+	if p < len(d) && d[p]|0x20 == 'e' {
+		p++
+		if p < len(d) && (d[p] == '+' || d[p] == '-') {
+			p++
+		}
+		if p >= len(d) || d[p]-'0' >= 10 {
+			return i
+		}
+		for p < len(d) && d[p]-'0' < 10 {
+			p++
+		}
+	}
+	return p
+}
+
+// commaQuote and quoteColon are `,"` and `":` as little-endian 16-bit
+// words, for two bytes compared in one step.
+const (
+	commaQuote = ',' | '"'<<8
+	quoteColon = '"' | ':'<<8
+)
+
 // Value reads one complete value. Objects and arrays are checked and
 // skipped; the token spans their whole text.
 func (s *Scanner) Value() (Token, error) { return s.value(0) }
 
 func (s *Scanner) value(depth int) (Token, error) {
-	d := s.data
+	d := s.data[:len(s.data):len(s.data)] // cap(d) == len(d), as in skipMembers
 	start := skipWS(d, s.pos)
 	s.pos = start
 	if start >= len(d) {
@@ -661,7 +803,26 @@ func (s *Scanner) value(depth int) (Token, error) {
 	}
 	switch c := d[start]; c {
 	case '"':
-		end, plain, bad := scanString(d, start+1)
+		// A plain string whose closing quote is in its first two words
+		// (most that decoders read: names, ids, enums) without a call;
+		// scanString reads the others from the first byte that is not
+		// plain (the bytes before it are, so its result and its errors
+		// are the same).
+		p := start + 1
+		if p+16 <= len(d) {
+			m := special8(binary.LittleEndian.Uint64(d[p : p+8]))
+			if m == 0 {
+				p += 8
+				m = special8(binary.LittleEndian.Uint64(d[p : p+8]))
+			}
+			if m != 0 {
+				if p += bits.TrailingZeros64(m) >> 3; d[p] == '"' {
+					s.pos = p + 1
+					return Token{Kind: String, Start: start + 1, End: p, Plain: true}, nil
+				}
+			}
+		}
+		end, plain, bad := scanString(d, p)
 		if bad != "" && s.tolerant {
 			end, plain, bad = scanTolerant(d, start+1)
 		}
@@ -687,6 +848,15 @@ func (s *Scanner) value(depth int) (Token, error) {
 	case 'n':
 		return s.literal("null", Null)
 	default:
+		if c-'1' < 9 {
+			// An integer from 1 up (most numbers decoders read: a time,
+			// an order, a count) without a call; scanNumber reads a
+			// fraction or an exponent, from the start.
+			if p := skipDigits(d, start+1); p >= len(d) || d[p] != '.' && d[p]|0x20 != 'e' {
+				s.pos = p
+				return Token{Kind: Number, Start: start, End: p}, nil
+			}
+		}
 		if c == '-' || (c >= '0' && c <= '9') {
 			end, bad := scanNumber(d, start)
 			s.pos = end
@@ -708,23 +878,21 @@ func (s *Scanner) literal(lit string, k Kind) (Token, error) {
 	return Token{Kind: k, Start: start, End: s.pos}, nil
 }
 
+// skipObject passes over the object at the scanner's position, at depth
+// depth, checking it: its members in NextKeyOf's loop, for no key, which
+// ends at the object's end or at an error, reading the values it does not
+// pass over itself at depth (s.depth). The member keyAt names is the
+// caller's again after it (ScanRowOf names a column by it).
 func (s *Scanner) skipObject(depth int) error {
 	if depth > MaxDepth {
 		return s.errf("nesting deeper than " + strconv.Itoa(MaxDepth))
 	}
 	s.pos++ // '{'
-	for first := true; ; first = false {
-		_, ok, err := s.NextKey(first)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return nil
-		}
-		if _, err := s.value(depth); err != nil {
-			return err
-		}
-	}
+	keyAt, outer := s.keyAt, s.depth
+	s.depth = depth
+	_, _, err := s.NextKeyOf(true, &noKeys)
+	s.keyAt, s.depth = keyAt, outer
+	return err
 }
 
 func (s *Scanner) skipArray(depth int) error {
@@ -762,6 +930,7 @@ func (s *Scanner) skipArray(depth int) error {
 // closing quote and whether the contents are plain (no escape: the value is
 // the text itself); on error, bad says what is wrong at offset end.
 func scanString(d []byte, i int) (end int, plain bool, bad string) {
+	d = d[:len(d):len(d)] // cap(d) == len(d), as in skipMembers
 	plain = true
 	for {
 		// The common case: eight plain bytes at a time, then one table
@@ -864,16 +1033,40 @@ func escapeAt(d []byte, j int) bool {
 	return false
 }
 
+// nonDigit8 returns a mask whose lowest set bit is the high bit of the
+// first of the eight bytes of x (little-endian) that is not an ASCII
+// digit, 0 when all eight are digits. A byte's high bit is set when it is
+// at or above 0x80 (x), above '9' (x+0x46 reaches 0x80; a carry out of a
+// byte happens only for one at or above 0xBA) or below '0' (x-0x30
+// borrows), so only the lowest set bit is exact, as in special8.
+func nonDigit8(x uint64) uint64 {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	return ((x + lo*0x46) | (x - lo*'0') | x) & hi
+}
+
+// litNull, litTrue and litFals are "null", "true" and "fals" as
+// little-endian words, for a literal compared in one step.
+const (
+	litNull = 'n' | 'u'<<8 | 'l'<<16 | 'l'<<24
+	litTrue = 't' | 'r'<<8 | 'u'<<16 | 'e'<<24
+	litFals = 'f' | 'a'<<8 | 'l'<<16 | 's'<<24
+)
+
 // special8 returns a mask whose lowest set bit is the high bit of the
 // first of the eight bytes of x (little-endian) that is not plain: '"',
 // '\\', a control character or a byte of a multi-byte UTF-8 sequence; 0 when
-// all eight are plain. Bits above the lowest may be false alarms (a borrow
-// carries into the next byte), so only the lowest is used.
+// all eight are plain. Bits above the lowest may be false alarms, so only
+// the lowest is used: a byte's high bit is set when it is at or above 0x80
+// (x), below 0x20 (x-0x20, which then borrows), or '"' or '\\' (its XOR
+// with the quote or backslash is 0, whose decrement borrows); below the
+// first special byte nothing borrows, and a decrement that sets a high bit
+// without borrowing (an XOR at or above 0x81, x-0x20 at or above 0x80)
+// does it only for a byte at or above 0x80, which x flags anyway.
 func special8(x uint64) uint64 {
 	const lo, hi = 0x0101010101010101, 0x8080808080808080
 	q := x ^ (lo * '"')
 	b := x ^ (lo * '\\')
-	return ((q-lo)&^q | (b-lo)&^b | (x - lo*0x20) | x) & hi
+	return ((q - lo) | (b - lo) | (x - lo*0x20) | x) & hi
 }
 
 // plainByte marks the bytes that stand for themselves inside a string:
@@ -932,8 +1125,16 @@ func scanNumber(d []byte, i int) (end int, bad string) {
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
 // skipDigits returns the offset of the first byte at or after i that is not
-// a digit.
+// a digit: eight at a time while 8 bytes are left (a time in epoch
+// milliseconds has 13 digits), then one at a time.
 func skipDigits(d []byte, i int) int {
+	d = d[:len(d):len(d)] // cap(d) == len(d), as in skipMembers
+	for i+8 <= len(d) {
+		if m := nonDigit8(binary.LittleEndian.Uint64(d[i : i+8])); m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+		i += 8
+	}
 	for i < len(d) && isDigit(d[i]) {
 		i++
 	}

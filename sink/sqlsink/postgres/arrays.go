@@ -230,9 +230,9 @@ func (Dialect) AppendArray(dst []byte, col *schema.Column, tuples [][]any, i int
 func appendBare(dst []byte, v any) ([]byte, bool) {
 	switch v := v.(type) {
 	case int64:
-		return strconv.AppendInt(dst, v, 10), true
+		return bulktext.AppendInt(dst, v), true
 	case uint64:
-		return strconv.AppendUint(dst, v, 10), true
+		return bulktext.AppendUint(dst, v), true
 	case float64:
 		// The shortest text that reads back as v; for a float4 column v
 		// is a float32 value, and the nearest float32 to that text is v
@@ -256,9 +256,13 @@ func appendBare(dst []byte, v any) ([]byte, bool) {
 // through: time.AppendFormat interprets its layout on every call, which
 // made it the largest cost of encoding a COPY row with a timestamp.
 func appendTime(dst []byte, col *schema.Column, t time.Time) []byte {
-	t = t.UTC()
-	year, month, day := t.Date()
-	if year < 1 || year > 9999 {
+	clock := bulktext.WithClock
+	if col.Class == schema.Date {
+		clock = bulktext.DateOnly
+	}
+	out, ok := bulktext.AppendDateTime(dst, t, clock)
+	if !ok {
+		t = t.UTC()
 		switch col.Class {
 		case schema.DateTime:
 			return t.AppendFormat(dst, "2006-01-02 15:04:05.999999999")
@@ -267,16 +271,10 @@ func appendTime(dst []byte, col *schema.Column, t time.Time) []byte {
 		}
 		return t.AppendFormat(dst, "2006-01-02 15:04:05.999999999-07:00")
 	}
-	dst = bulktext.AppendDate(dst, year, int(month), day)
-	if col.Class == schema.Date {
-		return dst
+	if col.Class == schema.Date || col.Class == schema.DateTime {
+		return out
 	}
-	hour, minute, sec := t.Clock()
-	dst = bulktext.AppendClock(append(dst, ' '), hour, minute, sec, t.Nanosecond())
-	if col.Class == schema.DateTime {
-		return dst
-	}
-	return append(dst, "+00:00"...)
+	return append(out, "+00:00"...)
 }
 
 func appendQuoted(dst []byte, s string) []byte {
