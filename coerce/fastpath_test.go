@@ -250,8 +250,8 @@ func TestCivilDays(t *testing.T) {
 	want := time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC).Unix() / 86400
 	for d := time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC); d.Year() < 10000; d = d.AddDate(0, 0, 1) {
 		y, m, day := d.Date()
-		if got := civilDays(y, int(m), day); got != want {
-			t.Fatalf("civilDays(%d, %d, %d) = %d, want %d", y, m, day, got, want)
+		if got := CivilDays(y, int(m), day); got != want {
+			t.Fatalf("CivilDays(%d, %d, %d) = %d, want %d", y, m, day, got, want)
 		}
 		want++
 	}

@@ -69,8 +69,9 @@ func fracReason(n, fd int) string {
 	return "has " + plural(n, "fractional-second digit") + ", the column keeps " + keeps + " (txsink never rounds)"
 }
 
-// daysIn returns the number of days in month m of year y.
-func daysIn(y, m int) int {
+// DaysIn returns the number of days in month m (1 to 12) of year y of the
+// proleptic Gregorian calendar, the calendar of every target.
+func DaysIn(y, m int) int {
 	switch m {
 	case 2:
 		if y%4 == 0 && (y%100 != 0 || y%400 == 0) {
@@ -137,7 +138,7 @@ func parseDate(s string, w *wall, syntax string) string {
 	if y < 1 {
 		return "has year 0000: " + yearRange
 	}
-	if m < 1 || m > 12 || d < 1 || d > daysIn(y, m) {
+	if m < 1 || m > 12 || d < 1 || d > DaysIn(y, m) {
 		return "is not a valid calendar date"
 	}
 	w.year, w.month, w.day = y, m, d
@@ -393,7 +394,7 @@ func plainDateTime(s string, fd int) (t time.Time, ok bool) {
 		return t, false
 	}
 	y := y1*100 + y2
-	if y < 1 || mo < 1 || mo > 12 || d < 1 || d > daysIn(y, mo) || h > 23 || mi > 59 || sec > 59 {
+	if y < 1 || mo < 1 || mo > 12 || d < 1 || d > DaysIn(y, mo) || h > 23 || mi > 59 || sec > 59 {
 		return t, false
 	}
 	nsec := 0
@@ -421,15 +422,15 @@ func plainDateTime(s string, fd int) (t time.Time, ok bool) {
 	}
 	// time.Date would give the same Time, but spends a third of this path
 	// normalising fields that are already valid and looking up the zone.
-	days := civilDays(y, mo, d)
+	days := CivilDays(y, mo, d)
 	return time.Unix(days*86400+int64(h*3600+mi*60+sec), int64(nsec)).UTC(), true
 }
 
-// civilDays returns the number of days from 1970-01-01 to the valid date
+// CivilDays returns the number of days from 1970-01-01 to the valid date
 // y-m-d of the proleptic Gregorian calendar, for years 1 to 9999. It counts
 // years from March, so that the leap day ends a year, in eras of 400 years
 // (146097 days), after Howard Hinnant's days_from_civil.
-func civilDays(y, m, d int) int64 {
+func CivilDays(y, m, d int) int64 {
 	if m <= 2 {
 		y--
 	}

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"math"
 	"time"
+
+	"github.com/txsink/txsink/coerce"
 )
 
 // COPY's binary format (see load.go's package comment for when it is
@@ -411,7 +413,7 @@ func parseDate(s string) (int64, bool) {
 	y, ok1 := digitsOf(s[0:4])
 	m, ok2 := digitsOf(s[5:7])
 	d, ok3 := digitsOf(s[8:10])
-	if !ok1 || !ok2 || !ok3 || y < 1 || m < 1 || m > 12 || d < 1 || d > daysIn(y, m) {
+	if !ok1 || !ok2 || !ok3 || y < 1 || m < 1 || m > 12 || d < 1 || d > coerce.DaysIn(y, m) {
 		return 0, false
 	}
 	return daysFromCivil(y, m, d), true
@@ -429,34 +431,12 @@ func digitsOf(s string) (int, bool) {
 	return n, true
 }
 
-// daysIn returns the days of month m of year y (proleptic Gregorian, as
-// PostgreSQL's calendar).
-func daysIn(y, m int) int {
-	switch m {
-	case 2:
-		if y%4 == 0 && (y%100 != 0 || y%400 == 0) {
-			return 29
-		}
-		return 28
-	case 4, 6, 9, 11:
-		return 30
-	}
-	return 31
-}
+// pgEpochDays is PostgreSQL's epoch, 2000-01-01, in days from 1970-01-01.
+const pgEpochDays = 10957
 
-// daysFromCivil returns the days from 2000-01-01 to y-m-d (Howard
-// Hinnant's days_from_civil, shifted to PostgreSQL's epoch).
-func daysFromCivil(y, m, d int) int64 {
-	if m <= 2 {
-		y--
-	}
-	era := y / 400 // y >= 0 here: years 1 to 9999
-	yoe := y - era*400
-	mp := (m + 9) % 12
-	doy := (153*mp+2)/5 + d - 1
-	doe := yoe*365 + yoe/4 - yoe/100 + doy
-	return int64(era*146097+doe) - 719468 - 10957
-}
+// daysFromCivil returns the days from PostgreSQL's epoch to the valid
+// date y-m-d.
+func daysFromCivil(y, m, d int) int64 { return coerce.CivilDays(y, m, d) - pgEpochDays }
 
 // parseTime returns the microseconds since midnight of HH:MM:SS with up
 // to six fractional digits, at most 24:00:00 (what time_in reads the
