@@ -226,6 +226,22 @@ func DateTime(col *schema.Column, v changelog.Value) (t time.Time, ok bool) {
 	return time.Time{}, false
 }
 
+// Text reports whether Value returns the string s itself for the String
+// column col (valid UTF-8 within the column's Length), for a caller that
+// copies the text it keeps and so needs no interface made of it. When it
+// is false, Value converts or refuses s.
+func Text(col *schema.Column, s string) bool {
+	return col.Class == schema.String && fitsText(col, s)
+}
+
+// DecimalText reports whether Value returns the text s itself for the
+// Decimal column col, s being a string or a Number's text: plain decimal
+// text in canonical form whose digits fit the column as written. When it
+// is false, Value converts or refuses the value.
+func DecimalText(col *schema.Column, s string) bool {
+	return col.Class == schema.Decimal && fitsAsWritten(s, col.Precision, col.Scale)
+}
+
 // Error reports a value a column cannot hold. It is permanent: the same value
 // fails the same way every time, so retrying does not help.
 type Error struct {

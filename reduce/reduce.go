@@ -173,6 +173,12 @@ const (
 	// convTime: a DateTime or Timestamp column, its plain date-times read
 	// by coerce.DateTime.
 	convTime
+	// convText: a String column, its strings that fit (coerce.Text)
+	// copied into the row's memory without coerce.Value's interface.
+	convText
+	// convDecimal: a Decimal column, its Numbers and strings in canonical
+	// form that fit (coerce.DecimalText) copied as convText's are.
+	convDecimal
 )
 
 // maxPlans bounds the plans a table keeps; past it the cache starts over.
@@ -233,6 +239,10 @@ func (t *Table) newPlan(names []string) *plan {
 			cv.lo, cv.hi = coerce.IntRange(col)
 		case schema.DateTime, schema.Timestamp:
 			cv.kind = convTime
+		case schema.String:
+			cv.kind = convText
+		case schema.Decimal:
+			cv.kind = convDecimal
 		}
 		p.conv = append(p.conv, cv)
 	}
@@ -1443,6 +1453,35 @@ func (b *Buffer) convertRow(t *Table, c *changelog.Change, img changelog.Row, wh
 				b.times[k] = tv
 				row[k] = box.Time(&b.times[k])
 				continue
+			}
+		case convText:
+			// What coerce.Value returns for such a string is the string
+			// itself, which the row keeps a copy of (text, below).
+			if s, ok := raw.(string); ok && direct && coerce.Text(w.col, s) {
+				if h := m.text(s, &placed); h != nil {
+					size += headerBytes + len(s)
+					row[k] = box.String(h)
+					continue
+				}
+				direct = false
+			}
+		case convDecimal:
+			// As convText: coerce.Value returns such text as a string.
+			// Any other value leaves s empty, which is no decimal.
+			var s string
+			switch x := raw.(type) {
+			case changelog.Number:
+				s = string(x)
+			case string:
+				s = x
+			}
+			if direct && coerce.DecimalText(w.col, s) {
+				if h := m.text(s, &placed); h != nil {
+					size += headerBytes + len(s)
+					row[k] = box.String(h)
+					continue
+				}
+				direct = false
 			}
 		}
 		v, err := coerce.Value(w.col, raw)
