@@ -96,6 +96,10 @@ type Table struct {
 	// first 64): its values are their own comparison form; keyInt when
 	// it is also of class Int, its values int64 (see appendKey).
 	keyExact, keyInt uint64
+	// intKey reports that every key column is one of keyInt's, and keySeq
+	// lists 0 to len(keyCols)-1: see appendIntKey.
+	intKey bool
+	keySeq []int
 	// salt is mixed into the hashes of the table's keys (see keyHash).
 	salt [2]uint64
 	// colIndex maps each column of Schema, lower-cased, to its index;
@@ -316,6 +320,10 @@ func NewTable(t *schema.Table, key []string, appendOnly bool) (*Table, error) {
 			}
 		}
 		rt.keyCols = append(rt.keyCols, c)
+	}
+	rt.intKey = len(rt.keyCols) <= 64 && rt.keyInt == 1<<len(rt.keyCols)-1
+	for i := range rt.keyCols {
+		rt.keySeq = append(rt.keySeq, i)
 	}
 	return rt, nil
 }
@@ -882,7 +890,15 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 			// when the update kept it, which puts nothing below).
 			oldKey = paired.key
 		}
-		b.key = appendKey(b.key[:0], t, row, p.keyOut)
+		// appendKey's common case without its call (appendIntKey inlines).
+		key, ok := b.key[:0], false
+		if t.intKey {
+			key, ok = appendIntKey(key, row, p.keyOut)
+		}
+		if !ok {
+			key = appendKey(key, t, row, p.keyOut)
+		}
+		b.key = key
 		ts := b.state(t)
 		k := keyOf{vals: row, at: p.keyOut}
 		partial := c.Kind == changelog.UpdateAfter && p.partial
@@ -1266,6 +1282,14 @@ func (b *Buffer) keyValues(t *Table, c *changelog.Change, img changelog.Row, whi
 // values hold. The encoding lives as long as the process (KeyPartitions
 // keeps its hash, nothing stores it).
 func appendKey(dst []byte, t *Table, vals []any, at []int) []byte {
+	if t.intKey {
+		if at == nil {
+			at = t.keySeq
+		}
+		if key, ok := appendIntKey(dst, vals, at); ok {
+			return key
+		}
+	}
 	for i, kc := range t.keyCols {
 		start := len(dst)
 		var v any
@@ -1286,6 +1310,28 @@ func appendKey(dst []byte, t *Table, vals []any, at []int) []byte {
 		}
 	}
 	return dst
+}
+
+// appendIntKey is appendKey for a table whose key columns are all exact
+// Int columns (Table.intKey), the key's values vals[at[i]]: each value's
+// eight bytes, each followed by its length (8) when there are several. The
+// values of an Int column are int64 (coerce.Value), so the loop needs
+// none of appendKey's choices per column; ok is false, and dst as it was,
+// for a value that is not an int64 all the same.
+func appendIntKey(dst []byte, vals []any, at []int) (key []byte, ok bool) {
+	start := len(dst)
+	several := len(at) > 1
+	for _, j := range at {
+		n, ok := vals[j].(int64)
+		if !ok {
+			return dst[:start], false
+		}
+		dst = binary.LittleEndian.AppendUint64(dst, uint64(n))
+		if several {
+			dst = binary.LittleEndian.AppendUint32(dst, 8)
+		}
+	}
+	return dst, true
 }
 
 func render(v any) string {
