@@ -416,15 +416,18 @@ func plainDateTime(s string, fd int) (t time.Time, ok bool) {
 		if significant > fd {
 			return t, false
 		}
-		for i := len(s); i < 29; i++ {
-			nsec *= 10
-		}
+		// The 1 to 9 digits read scaled to nanoseconds by one product.
+		nsec *= nanoScale[29-len(s)]
 	}
 	// time.Date would give the same Time, but spends a third of this path
 	// normalising fields that are already valid and looking up the zone.
 	days := CivilDays(y, mo, d)
 	return time.Unix(days*86400+int64(h*3600+mi*60+sec), int64(nsec)).UTC(), true
 }
+
+// nanoScale holds the powers of ten that scale a fraction of 9-n digits to
+// nanoseconds (see plainDateTime).
+var nanoScale = [...]int{1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8}
 
 // CivilDays returns the number of days from 1970-01-01 to the valid date
 // y-m-d of the proleptic Gregorian calendar, for years 1 to 9999. It counts
