@@ -700,7 +700,7 @@ func (b *Buffer) Due(now time.Time, p Policy) FlushReason {
 // applied: progress moves past it, and the unit carries d.
 func (b *Buffer) DeadLetter(d commit.DeadLetter, now time.Time) {
 	delete(b.retracting, d.Pos.Partition)
-	b.touch(d.Pos, now)
+	b.touch(&d.Pos, now)
 	b.dead = append(b.dead, d)
 }
 
@@ -751,10 +751,13 @@ func (b *Buffer) Skip(pos changelog.Position, now time.Time) {
 		// A -U followed by anything but its +U is lone.
 		delete(b.retracting, pos.Partition)
 	}
-	b.touch(pos, now)
+	b.touch(&pos, now)
 }
 
-func (b *Buffer) touch(pos changelog.Position, now time.Time) {
+// touch counts a change at *pos, added at now, and moves its partition's
+// progress to it. pos is a pointer, as moveTo's: a Position is six words,
+// which each call taking it by value copied.
+func (b *Buffer) touch(pos *changelog.Position, now time.Time) {
 	if b.changes == 0 && len(b.progress) == 0 {
 		b.since = now
 	}
@@ -762,8 +765,8 @@ func (b *Buffer) touch(pos changelog.Position, now time.Time) {
 	b.changes++
 }
 
-// moveTo records pos as the progress of its partition.
-func (b *Buffer) moveTo(pos changelog.Position) {
+// moveTo records *pos as the progress of its partition.
+func (b *Buffer) moveTo(pos *changelog.Position) {
 	i := b.last
 	// A source gives a partition's positions one string, told without
 	// a call to compare its bytes.
@@ -772,11 +775,11 @@ func (b *Buffer) moveTo(pos changelog.Position) {
 		if i, ok = b.partIdx[pos.Partition]; !ok {
 			i = len(b.progress)
 			b.partIdx[pos.Partition] = i
-			b.progress = append(b.progress, pos)
+			b.progress = append(b.progress, *pos)
 		}
 		b.last = i
 	}
-	b.progress[i] = pos
+	b.progress[i] = *pos
 }
 
 // Add adds one change for table t at time now. A change the buffer refuses
@@ -804,7 +807,7 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 	}
 	if c.Kind == changelog.EndTxn {
 		// A transaction boundary holds no row; only progress moves.
-		b.touch(c.Pos, now)
+		b.touch(&c.Pos, now)
 		return nil
 	}
 	if c.Order != nil {
@@ -814,7 +817,7 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 		if err := b.truncate(t, c); err != nil {
 			return err
 		}
-		b.touch(c.Pos, now)
+		b.touch(&c.Pos, now)
 		return nil
 	}
 	if t.AppendOnly {
@@ -835,13 +838,13 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 			return &Error{Pos: c.Pos, Table: t.Schema.String(), Reason: fmt.Sprintf("a %s change reached an append-only table", c.Kind),
 				Hint: "an append-only table takes inserts only; declare a primary key on the target table and drop append-only from its tables entry, or stop the source from sending updates and deletes for it"}
 		}
-		b.touch(c.Pos, now)
+		b.touch(&c.Pos, now)
 		return nil
 	}
 	switch c.Kind {
 	case changelog.UpdateBefore:
 		b.retract(t, c)
-		b.touch(c.Pos, now)
+		b.touch(&c.Pos, now)
 		return nil
 	case changelog.Delete:
 		key, err := b.keyValues(t, c, c.Before, "before")
@@ -954,7 +957,7 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 	default:
 		return &Error{Pos: c.Pos, Table: t.Schema.String(), Reason: fmt.Sprintf("unknown change kind %d", c.Kind), Hint: "this is a bug in the decoder that produced it; please report it"}
 	}
-	b.touch(c.Pos, now)
+	b.touch(&c.Pos, now)
 	return nil
 }
 
@@ -1174,8 +1177,8 @@ func (b *Buffer) Merge(o *Buffer) error {
 		}
 		o.idle[ots.t] = ots
 	}
-	for _, pos := range o.progress {
-		b.moveTo(pos)
+	for i := range o.progress {
+		b.moveTo(&o.progress[i])
 	}
 	for _, o := range o.orders {
 		b.noteOrder(o.Partition, o.Order)
