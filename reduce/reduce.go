@@ -609,20 +609,20 @@ func crossError(t *Table, k keyOf, pos, other changelog.Position, buffered bool)
 
 // conflict returns the error put would return for a change at pos of the
 // key encoded as key, without recording anything.
-func (b *Buffer) conflict(ts *tableState, key []byte, pos changelog.Position, k keyOf) error {
+func (b *Buffer) conflict(ts *tableState, key []byte, pos changelog.Position, k *keyOf) error {
 	if !b.confined {
 		return nil
 	}
 	h := indexHash(ts.t, key)
 	if i, ok := ts.index.find(ts.entries, key, h); ok {
 		if other := ts.entries[i].pos; other.Partition != pos.Partition {
-			return crossError(ts.t, k, pos, other, true)
+			return crossError(ts.t, *k, pos, other, true)
 		}
 		return nil
 	}
 	if b.keys != nil {
 		if other, crossed := b.keys.check(h, keyHash2(ts.t, key), pos.Partition); crossed {
-			return crossError(ts.t, k, pos, other, false)
+			return crossError(ts.t, *k, pos, other, false)
 		}
 	}
 	return nil
@@ -862,7 +862,7 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 		key, size := b.keepAny(key)
 		size += keyedEntryBytes + detachIn(&b.rowMem, extra)
 		b.key = appendKey(b.key[:0], t, key, nil)
-		if err := b.put(b.state(t), b.key, entry{pos: c.Pos, del: true, key: key, row: extra, size: size + len(b.key)}, keyOf{vals: key}); err != nil {
+		if err := b.put(b.state(t), b.key, entry{pos: c.Pos, del: true, key: key, row: extra, size: size + len(b.key)}, &keyOf{vals: key}); err != nil {
 			return err
 		}
 	case changelog.Insert, changelog.UpdateAfter:
@@ -870,12 +870,18 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 		if err != nil {
 			return err
 		}
-		oldKey, err := b.movedFrom(t, c, p)
-		if err != nil {
-			return err
+		// movedFrom's and versioned's first tests, made here: an insert,
+		// or a table without a version column, needs neither call.
+		var oldKey []any
+		if c.Kind == changelog.UpdateAfter && !c.Before.IsZero() {
+			if oldKey, err = b.movedFrom(t, c, p); err != nil {
+				return err
+			}
 		}
-		if err := t.versioned(p, c); err != nil {
-			return err
+		if t.verCol != nil {
+			if err := t.versioned(p, c); err != nil {
+				return err
+			}
 		}
 		cols := p.out
 		if t.softCol != nil {
@@ -928,7 +934,7 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 			} else if !bytes.Equal(b.oldKey, b.key) {
 				// Both keys or neither: the new key is checked before
 				// the old one's delete is put.
-				if err := b.conflict(ts, b.key, c.Pos, k); err != nil {
+				if err := b.conflict(ts, b.key, c.Pos, &k); err != nil {
 					return err
 				}
 				// The old key goes at the update's version: its after
@@ -940,7 +946,7 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 				}
 				oldKey, dsize := b.keepAny(oldKey)
 				dsize += keyedEntryBytes + detachIn(&b.rowMem, extra) + len(b.oldKey)
-				if err := b.put(ts, b.oldKey, entry{pos: c.Pos, del: true, key: oldKey, row: extra, size: dsize}, keyOf{vals: oldKey}); err != nil {
+				if err := b.put(ts, b.oldKey, entry{pos: c.Pos, del: true, key: oldKey, row: extra, size: dsize}, &keyOf{vals: oldKey}); err != nil {
 					return err
 				}
 			}
@@ -951,7 +957,7 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 			e = t.mergeImages(origin, e)
 			e.size += len(b.key) - len(origin.k)
 		}
-		if err := b.put(ts, b.key, e, k); err != nil {
+		if err := b.put(ts, b.key, e, &k); err != nil {
 			return err
 		}
 	default:
@@ -970,15 +976,15 @@ const (
 	keyedEntryBytes = entryBytes + 24
 )
 
-// put makes e the entry of the key encoded as key, whose values k holds
-// (for messages). The index is searched with the scratch bytes; a string is
+// put makes e the entry of the key encoded as key, whose values *k holds
+// (for messages; a pointer, which the call passes in one word, not six). The index is searched with the scratch bytes; a string is
 // only made for a key seen first. A confined buffer refuses a key another
 // partition changed (see ConfinePartitions), changing nothing.
-func (b *Buffer) put(ts *tableState, key []byte, e entry, k keyOf) error {
+func (b *Buffer) put(ts *tableState, key []byte, e entry, k *keyOf) error {
 	h := indexHash(ts.t, key)
 	if i, ok := ts.index.find(ts.entries, key, h); ok {
 		if other := ts.entries[i].pos; b.confined && other.Partition != e.pos.Partition {
-			return crossError(ts.t, k, e.pos, other, true)
+			return crossError(ts.t, *k, e.pos, other, true)
 		}
 		return b.replace(ts, i, e)
 	}
@@ -990,7 +996,7 @@ func (b *Buffer) put(ts *tableState, key []byte, e entry, k keyOf) error {
 			b.keysPart, b.keysIdx = e.pos.Partition, b.keys.part(e.pos.Partition)
 		}
 		if other, crossed := b.keys.note(h, keyHash2(ts.t, key), b.keysIdx, e.pos); crossed {
-			return crossError(ts.t, k, e.pos, other, false)
+			return crossError(ts.t, *k, e.pos, other, false)
 		}
 	}
 	e.k = b.keyString(key)
