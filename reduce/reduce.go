@@ -1670,13 +1670,13 @@ func (b *Buffer) Take() *commit.Unit {
 					batch.SoftValues = append(batch.SoftValues, e.row[1])
 				}
 			} else {
-				ups.add(e.cols, e.partial, e.row, e.pos, len(ts.entries)-i)
+				ups.add(e, len(ts.entries)-i)
 			}
 		}
 		batch.Upserts = ups.groups
 		var ins groupSet
 		for i := range ts.inserts {
-			ins.add(ts.inserts[i].cols, false, ts.inserts[i].row, ts.inserts[i].pos, len(ts.inserts)-i)
+			ins.add(&ts.inserts[i], len(ts.inserts)-i)
 		}
 		batch.Inserts = ins.groups
 		batch.Truncate, batch.TruncatePos = ts.truncated, ts.truncPos
@@ -1722,19 +1722,22 @@ type groupSet struct {
 	groups []commit.Group
 }
 
-// add adds a row; left is how many rows may still come (this one included),
-// the capacity a new group starts with: one column set is the rule.
-func (g *groupSet) add(cols []string, partial bool, row []any, pos changelog.Position, left int) {
+// add adds e's row; left is how many rows may still come (this one
+// included), the capacity a new group starts with: one column set is the
+// rule. e is a pointer: an entry's row, columns and position are a dozen
+// words, which passing each by value copied. An insert's entry is never
+// partial.
+func (g *groupSet) add(e *entry, left int) {
 	for i := range g.groups {
-		if g.groups[i].Partial == partial && sameSlice(g.groups[i].Columns, cols) {
-			g.groups[i].Rows = append(g.groups[i].Rows, row)
-			g.groups[i].Pos = append(g.groups[i].Pos, pos)
+		if gr := &g.groups[i]; gr.Partial == e.partial && sameSlice(gr.Columns, e.cols) {
+			gr.Rows = append(gr.Rows, e.row)
+			gr.Pos = append(gr.Pos, e.pos)
 			return
 		}
 	}
-	rows := append(make([][]any, 0, left), row)
-	ps := append(make([]changelog.Position, 0, left), pos)
-	g.groups = append(g.groups, commit.Group{Columns: cols, Rows: rows, Pos: ps, Partial: partial})
+	rows := append(make([][]any, 0, left), e.row)
+	ps := append(make([]changelog.Position, 0, left), e.pos)
+	g.groups = append(g.groups, commit.Group{Columns: e.cols, Rows: rows, Pos: ps, Partial: e.partial})
 }
 
 // sameSlice reports whether a and b hold the same strings. Rows of one plan
