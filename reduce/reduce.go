@@ -151,6 +151,11 @@ type plan struct {
 	// update's image, such a one says nothing of those columns, which keep
 	// their value (see Buffer.Add).
 	partial bool
+	// before caches the plan of the before images last seen with after
+	// images of this plan (see movedFrom): an update's two images keep
+	// their column lists, so it is found by one comparison of names, not
+	// by planFor's look-up. Only a cache, and atomic, as Table.plans.
+	before atomic.Pointer[plan]
 }
 
 // conv is how convertRow makes one value of a plan's rows: the target
@@ -1207,7 +1212,11 @@ func (b *Buffer) movedFrom(t *Table, c *changelog.Change, after *plan) ([]any, e
 	if c.Kind != changelog.UpdateAfter || c.Before.IsZero() {
 		return nil, nil
 	}
-	bp := t.planFor(c.Before.Names)
+	bp := after.before.Load()
+	if bp == nil || !sameSlice(bp.names, c.Before.Names) {
+		bp = t.planFor(c.Before.Names)
+		after.before.Store(bp)
+	}
 	if !bp.hasKey() {
 		return nil, nil
 	}
