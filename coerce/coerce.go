@@ -226,6 +226,24 @@ func DateTime(col *schema.Column, v changelog.Value) (t time.Time, ok bool) {
 	return time.Time{}, false
 }
 
+// Text reports that Value returns the string s itself for the String
+// column col, for a caller that copies the text it keeps and so needs no
+// interface made of it: true for valid UTF-8 no longer in bytes than the
+// column's Length, told with one call (validText's). false says nothing
+// more: Value then converts s (a longer text may still fit in characters)
+// or refuses it.
+func Text(col *schema.Column, s string) bool {
+	return col.Class == schema.String && (col.Length <= 0 || len(s) <= col.Length) && validText(s)
+}
+
+// DecimalText reports whether Value returns the text s itself for the
+// Decimal column col, s being a string or a Number's text: plain decimal
+// text in canonical form whose digits fit the column as written. When it
+// is false, Value converts or refuses the value.
+func DecimalText(col *schema.Column, s string) bool {
+	return col.Class == schema.Decimal && fitsAsWritten(s, col.Precision, col.Scale)
+}
+
 // Error reports a value a column cannot hold. It is permanent: the same value
 // fails the same way every time, so retrying does not help.
 type Error struct {

@@ -379,21 +379,30 @@ func toDateTimeAny(col *schema.Column, v changelog.Value) (any, error) {
 // returns for such text; ok is false for anything else, which
 // toDateTimeAny then reads (and refuses, when it must).
 func plainDateTime(s string, fd int) (t time.Time, ok bool) {
-	if len(s) < 19 || len(s) == 20 || len(s) > 29 ||
-		s[4] != '-' || s[7] != '-' || (s[10] != ' ' && s[10] != 'T') || s[13] != ':' || s[16] != ':' {
+	if len(s) < 19 || len(s) == 20 || len(s) > 29 || s[16] != ':' {
 		return t, false
 	}
-	y1, ok1 := twoDigits(s, 0)
-	y2, ok2 := twoDigits(s, 2)
-	mo, ok3 := twoDigits(s, 5)
-	d, ok4 := twoDigits(s, 8)
-	h, ok5 := twoDigits(s, 11)
-	mi, ok6 := twoDigits(s, 14)
-	sec, ok7 := twoDigits(s, 17)
-	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6 && ok7) {
+	// "YYYY-MM-" and "DD HH:MM" are read as two words: their separators
+	// checked by one comparison each, their digits by one test each (see
+	// digitPairs), instead of a load and a test per byte.
+	w0, w1 := word(s), word(s[8:])
+	const (
+		sep0  = uint64('-')<<32 | uint64('-')<<56 // bytes 4 and 7
+		mask0 = 0xff<<32 | 0xff<<56
+		sep1  = uint64(':') << 40 // byte 5; byte 2 is ' ' or 'T'
+		mask1 = 0xff << 40
+	)
+	if w0&mask0 != sep0 || w1&mask1 != sep1 || s[10] != ' ' && s[10] != 'T' {
 		return t, false
 	}
-	y := y1*100 + y2
+	p0, ok0 := digitPairs(w0, mask0)
+	p1, ok1 := digitPairs(w1, mask1|0xff<<16)
+	sec, ok2 := twoDigits(s, 17)
+	if !(ok0 && ok1 && ok2) {
+		return t, false
+	}
+	y := int(p0&0xff)*100 + int(p0>>16&0xff)
+	mo, d, h, mi := int(p0>>40&0xff), int(p1&0xff), int(p1>>24&0xff), int(p1>>48&0xff)
 	if y < 1 || mo < 1 || mo > 12 || d < 1 || d > DaysIn(y, mo) || h > 23 || mi > 59 || sec > 59 {
 		return t, false
 	}
@@ -416,15 +425,42 @@ func plainDateTime(s string, fd int) (t time.Time, ok bool) {
 		if significant > fd {
 			return t, false
 		}
-		for i := len(s); i < 29; i++ {
-			nsec *= 10
-		}
+		// The 1 to 9 digits read scaled to nanoseconds by one product.
+		nsec *= nanoScale[29-len(s)]
 	}
 	// time.Date would give the same Time, but spends a third of this path
 	// normalising fields that are already valid and looking up the zone.
 	days := CivilDays(y, mo, d)
 	return time.Unix(days*86400+int64(h*3600+mi*60+sec), int64(nsec)).UTC(), true
 }
+
+// digitPairs reads the 8 bytes of w, a little-endian word of text, as
+// digits, but for the bytes seps masks (separators, checked apart): ok
+// reports whether every other byte is one of '0' to '9', and byte i of
+// pairs, for i from 0 to 6, is the number the digits at i and i+1 make
+// (10*digit(i) + digit(i+1); a masked byte counts as 0).
+func digitPairs(w, seps uint64) (pairs uint64, ok bool) {
+	const (
+		zeros = 0x3030303030303030
+		high  = 0x8080808080808080
+		above = 0x4646464646464646 // pushes a byte above '9' past 0x7f
+	)
+	x := w&^seps | zeros&seps
+	// A digit keeps its high bit clear in x, x + above and x - zeros. Any
+	// other byte sets it in one of them: 0x80 and up in x itself, a byte
+	// above '9' (and below 0x80, so no carry) in x + above, one below '0'
+	// in x - zeros (the borrow it takes from the byte above it makes no
+	// difference: ok is false all the same).
+	if (x|(x+above)|(x-zeros))&high != 0 {
+		return 0, false
+	}
+	v := x - zeros           // each byte its digit, 0 to 9, no borrow
+	return v*10 + v>>8, true // at most 99 a byte: no carry
+}
+
+// nanoScale holds the powers of ten that scale a fraction of 9-n digits to
+// nanoseconds (see plainDateTime).
+var nanoScale = [...]int{1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8}
 
 // CivilDays returns the number of days from 1970-01-01 to the valid date
 // y-m-d of the proleptic Gregorian calendar, for years 1 to 9999. It counts

@@ -20,11 +20,17 @@ func toString(col *schema.Column, v changelog.Value) (any, error) {
 	// The common case first: a string that fits, returned as the very
 	// interface passed in, without normalize's type switch and sameOr's
 	// comparison.
-	if s, ok := v.(string); ok && validText(s) &&
-		(col.Length <= 0 || len(s) <= col.Length || !col.LengthInBytes && utf8.RuneCountInString(s) <= col.Length) {
+	if s, ok := v.(string); ok && fitsText(col, s) {
 		return v, nil
 	}
 	return toStringAny(col, v)
+}
+
+// fitsText reports whether the string s goes into the character column col
+// as it is: valid UTF-8, within the column's Length.
+func fitsText(col *schema.Column, s string) bool {
+	return validText(s) &&
+		(col.Length <= 0 || len(s) <= col.Length || !col.LengthInBytes && utf8.RuneCountInString(s) <= col.Length)
 }
 
 // validText reports whether s is valid UTF-8, as utf8.ValidString does,

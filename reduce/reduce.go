@@ -96,6 +96,10 @@ type Table struct {
 	// first 64): its values are their own comparison form; keyInt when
 	// it is also of class Int, its values int64 (see appendKey).
 	keyExact, keyInt uint64
+	// intKey reports that every key column is one of keyInt's, and keySeq
+	// lists 0 to len(keyCols)-1: see appendIntKey.
+	intKey bool
+	keySeq []int
 	// salt is mixed into the hashes of the table's keys (see keyHash).
 	salt [2]uint64
 	// colIndex maps each column of Schema, lower-cased, to its index;
@@ -147,6 +151,11 @@ type plan struct {
 	// update's image, such a one says nothing of those columns, which keep
 	// their value (see Buffer.Add).
 	partial bool
+	// before caches the plan of the before images last seen with after
+	// images of this plan (see movedFrom): an update's two images keep
+	// their column lists, so it is found by one comparison of names, not
+	// by planFor's look-up. Only a cache, and atomic, as Table.plans.
+	before atomic.Pointer[plan]
 }
 
 // conv is how convertRow makes one value of a plan's rows: the target
@@ -173,6 +182,12 @@ const (
 	// convTime: a DateTime or Timestamp column, its plain date-times read
 	// by coerce.DateTime.
 	convTime
+	// convText: a String column, its strings that fit (coerce.Text)
+	// copied into the row's memory without coerce.Value's interface.
+	convText
+	// convDecimal: a Decimal column, its Numbers and strings in canonical
+	// form that fit (coerce.DecimalText) copied as convText's are.
+	convDecimal
 )
 
 // maxPlans bounds the plans a table keeps; past it the cache starts over.
@@ -233,6 +248,10 @@ func (t *Table) newPlan(names []string) *plan {
 			cv.lo, cv.hi = coerce.IntRange(col)
 		case schema.DateTime, schema.Timestamp:
 			cv.kind = convTime
+		case schema.String:
+			cv.kind = convText
+		case schema.Decimal:
+			cv.kind = convDecimal
 		}
 		p.conv = append(p.conv, cv)
 	}
@@ -306,6 +325,10 @@ func NewTable(t *schema.Table, key []string, appendOnly bool) (*Table, error) {
 			}
 		}
 		rt.keyCols = append(rt.keyCols, c)
+	}
+	rt.intKey = len(rt.keyCols) <= 64 && rt.keyInt == 1<<len(rt.keyCols)-1
+	for i := range rt.keyCols {
+		rt.keySeq = append(rt.keySeq, i)
 	}
 	return rt, nil
 }
@@ -591,20 +614,20 @@ func crossError(t *Table, k keyOf, pos, other changelog.Position, buffered bool)
 
 // conflict returns the error put would return for a change at pos of the
 // key encoded as key, without recording anything.
-func (b *Buffer) conflict(ts *tableState, key []byte, pos changelog.Position, k keyOf) error {
+func (b *Buffer) conflict(ts *tableState, key []byte, pos changelog.Position, k *keyOf) error {
 	if !b.confined {
 		return nil
 	}
 	h := indexHash(ts.t, key)
 	if i, ok := ts.index.find(ts.entries, key, h); ok {
 		if other := ts.entries[i].pos; other.Partition != pos.Partition {
-			return crossError(ts.t, k, pos, other, true)
+			return crossError(ts.t, *k, pos, other, true)
 		}
 		return nil
 	}
 	if b.keys != nil {
 		if other, crossed := b.keys.check(h, keyHash2(ts.t, key), pos.Partition); crossed {
-			return crossError(ts.t, k, pos, other, false)
+			return crossError(ts.t, *k, pos, other, false)
 		}
 	}
 	return nil
@@ -682,7 +705,7 @@ func (b *Buffer) Due(now time.Time, p Policy) FlushReason {
 // applied: progress moves past it, and the unit carries d.
 func (b *Buffer) DeadLetter(d commit.DeadLetter, now time.Time) {
 	delete(b.retracting, d.Pos.Partition)
-	b.touch(d.Pos, now)
+	b.touch(&d.Pos, now)
 	b.dead = append(b.dead, d)
 }
 
@@ -733,10 +756,13 @@ func (b *Buffer) Skip(pos changelog.Position, now time.Time) {
 		// A -U followed by anything but its +U is lone.
 		delete(b.retracting, pos.Partition)
 	}
-	b.touch(pos, now)
+	b.touch(&pos, now)
 }
 
-func (b *Buffer) touch(pos changelog.Position, now time.Time) {
+// touch counts a change at *pos, added at now, and moves its partition's
+// progress to it. pos is a pointer, as moveTo's: a Position is six words,
+// which each call taking it by value copied.
+func (b *Buffer) touch(pos *changelog.Position, now time.Time) {
 	if b.changes == 0 && len(b.progress) == 0 {
 		b.since = now
 	}
@@ -744,8 +770,8 @@ func (b *Buffer) touch(pos changelog.Position, now time.Time) {
 	b.changes++
 }
 
-// moveTo records pos as the progress of its partition.
-func (b *Buffer) moveTo(pos changelog.Position) {
+// moveTo records *pos as the progress of its partition.
+func (b *Buffer) moveTo(pos *changelog.Position) {
 	i := b.last
 	// A source gives a partition's positions one string, told without
 	// a call to compare its bytes.
@@ -754,11 +780,11 @@ func (b *Buffer) moveTo(pos changelog.Position) {
 		if i, ok = b.partIdx[pos.Partition]; !ok {
 			i = len(b.progress)
 			b.partIdx[pos.Partition] = i
-			b.progress = append(b.progress, pos)
+			b.progress = append(b.progress, *pos)
 		}
 		b.last = i
 	}
-	b.progress[i] = pos
+	b.progress[i] = *pos
 }
 
 // Add adds one change for table t at time now. A change the buffer refuses
@@ -786,7 +812,7 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 	}
 	if c.Kind == changelog.EndTxn {
 		// A transaction boundary holds no row; only progress moves.
-		b.touch(c.Pos, now)
+		b.touch(&c.Pos, now)
 		return nil
 	}
 	if c.Order != nil {
@@ -796,7 +822,7 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 		if err := b.truncate(t, c); err != nil {
 			return err
 		}
-		b.touch(c.Pos, now)
+		b.touch(&c.Pos, now)
 		return nil
 	}
 	if t.AppendOnly {
@@ -817,13 +843,13 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 			return &Error{Pos: c.Pos, Table: t.Schema.String(), Reason: fmt.Sprintf("a %s change reached an append-only table", c.Kind),
 				Hint: "an append-only table takes inserts only; declare a primary key on the target table and drop append-only from its tables entry, or stop the source from sending updates and deletes for it"}
 		}
-		b.touch(c.Pos, now)
+		b.touch(&c.Pos, now)
 		return nil
 	}
 	switch c.Kind {
 	case changelog.UpdateBefore:
 		b.retract(t, c)
-		b.touch(c.Pos, now)
+		b.touch(&c.Pos, now)
 		return nil
 	case changelog.Delete:
 		key, err := b.keyValues(t, c, c.Before, "before")
@@ -841,7 +867,7 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 		key, size := b.keepAny(key)
 		size += keyedEntryBytes + detachIn(&b.rowMem, extra)
 		b.key = appendKey(b.key[:0], t, key, nil)
-		if err := b.put(b.state(t), b.key, entry{pos: c.Pos, del: true, key: key, row: extra, size: size + len(b.key)}, keyOf{vals: key}); err != nil {
+		if err := b.put(b.state(t), b.key, entry{pos: c.Pos, del: true, key: key, row: extra, size: size + len(b.key)}, &keyOf{vals: key}); err != nil {
 			return err
 		}
 	case changelog.Insert, changelog.UpdateAfter:
@@ -849,12 +875,18 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 		if err != nil {
 			return err
 		}
-		oldKey, err := b.movedFrom(t, c, p)
-		if err != nil {
-			return err
+		// movedFrom's and versioned's first tests, made here: an insert,
+		// or a table without a version column, needs neither call.
+		var oldKey []any
+		if c.Kind == changelog.UpdateAfter && !c.Before.IsZero() {
+			if oldKey, err = b.movedFrom(t, c, p); err != nil {
+				return err
+			}
 		}
-		if err := t.versioned(p, c); err != nil {
-			return err
+		if t.verCol != nil {
+			if err := t.versioned(p, c); err != nil {
+				return err
+			}
 		}
 		cols := p.out
 		if t.softCol != nil {
@@ -872,7 +904,15 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 			// when the update kept it, which puts nothing below).
 			oldKey = paired.key
 		}
-		b.key = appendKey(b.key[:0], t, row, p.keyOut)
+		// appendKey's common case without its call (appendIntKey inlines).
+		key, ok := b.key[:0], false
+		if t.intKey {
+			key, ok = appendIntKey(key, row, p.keyOut)
+		}
+		if !ok {
+			key = appendKey(key, t, row, p.keyOut)
+		}
+		b.key = key
 		ts := b.state(t)
 		k := keyOf{vals: row, at: p.keyOut}
 		partial := c.Kind == changelog.UpdateAfter && p.partial
@@ -899,7 +939,7 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 			} else if !bytes.Equal(b.oldKey, b.key) {
 				// Both keys or neither: the new key is checked before
 				// the old one's delete is put.
-				if err := b.conflict(ts, b.key, c.Pos, k); err != nil {
+				if err := b.conflict(ts, b.key, c.Pos, &k); err != nil {
 					return err
 				}
 				// The old key goes at the update's version: its after
@@ -911,7 +951,7 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 				}
 				oldKey, dsize := b.keepAny(oldKey)
 				dsize += keyedEntryBytes + detachIn(&b.rowMem, extra) + len(b.oldKey)
-				if err := b.put(ts, b.oldKey, entry{pos: c.Pos, del: true, key: oldKey, row: extra, size: dsize}, keyOf{vals: oldKey}); err != nil {
+				if err := b.put(ts, b.oldKey, entry{pos: c.Pos, del: true, key: oldKey, row: extra, size: dsize}, &keyOf{vals: oldKey}); err != nil {
 					return err
 				}
 			}
@@ -922,13 +962,13 @@ func (b *Buffer) Add(t *Table, c *changelog.Change, now time.Time) error {
 			e = t.mergeImages(origin, e)
 			e.size += len(b.key) - len(origin.k)
 		}
-		if err := b.put(ts, b.key, e, k); err != nil {
+		if err := b.put(ts, b.key, e, &k); err != nil {
 			return err
 		}
 	default:
 		return &Error{Pos: c.Pos, Table: t.Schema.String(), Reason: fmt.Sprintf("unknown change kind %d", c.Kind), Hint: "this is a bug in the decoder that produced it; please report it"}
 	}
-	b.touch(c.Pos, now)
+	b.touch(&c.Pos, now)
 	return nil
 }
 
@@ -941,15 +981,15 @@ const (
 	keyedEntryBytes = entryBytes + 24
 )
 
-// put makes e the entry of the key encoded as key, whose values k holds
-// (for messages). The index is searched with the scratch bytes; a string is
+// put makes e the entry of the key encoded as key, whose values *k holds
+// (for messages; a pointer, which the call passes in one word, not six). The index is searched with the scratch bytes; a string is
 // only made for a key seen first. A confined buffer refuses a key another
 // partition changed (see ConfinePartitions), changing nothing.
-func (b *Buffer) put(ts *tableState, key []byte, e entry, k keyOf) error {
+func (b *Buffer) put(ts *tableState, key []byte, e entry, k *keyOf) error {
 	h := indexHash(ts.t, key)
 	if i, ok := ts.index.find(ts.entries, key, h); ok {
 		if other := ts.entries[i].pos; b.confined && other.Partition != e.pos.Partition {
-			return crossError(ts.t, k, e.pos, other, true)
+			return crossError(ts.t, *k, e.pos, other, true)
 		}
 		return b.replace(ts, i, e)
 	}
@@ -961,7 +1001,7 @@ func (b *Buffer) put(ts *tableState, key []byte, e entry, k keyOf) error {
 			b.keysPart, b.keysIdx = e.pos.Partition, b.keys.part(e.pos.Partition)
 		}
 		if other, crossed := b.keys.note(h, keyHash2(ts.t, key), b.keysIdx, e.pos); crossed {
-			return crossError(ts.t, k, e.pos, other, false)
+			return crossError(ts.t, *k, e.pos, other, false)
 		}
 	}
 	e.k = b.keyString(key)
@@ -1148,8 +1188,8 @@ func (b *Buffer) Merge(o *Buffer) error {
 		}
 		o.idle[ots.t] = ots
 	}
-	for _, pos := range o.progress {
-		b.moveTo(pos)
+	for i := range o.progress {
+		b.moveTo(&o.progress[i])
 	}
 	for _, o := range o.orders {
 		b.noteOrder(o.Partition, o.Order)
@@ -1172,7 +1212,11 @@ func (b *Buffer) movedFrom(t *Table, c *changelog.Change, after *plan) ([]any, e
 	if c.Kind != changelog.UpdateAfter || c.Before.IsZero() {
 		return nil, nil
 	}
-	bp := t.planFor(c.Before.Names)
+	bp := after.before.Load()
+	if bp == nil || !sameSlice(bp.names, c.Before.Names) {
+		bp = t.planFor(c.Before.Names)
+		after.before.Store(bp)
+	}
 	if !bp.hasKey() {
 		return nil, nil
 	}
@@ -1256,6 +1300,14 @@ func (b *Buffer) keyValues(t *Table, c *changelog.Change, img changelog.Row, whi
 // values hold. The encoding lives as long as the process (KeyPartitions
 // keeps its hash, nothing stores it).
 func appendKey(dst []byte, t *Table, vals []any, at []int) []byte {
+	if t.intKey {
+		if at == nil {
+			at = t.keySeq
+		}
+		if key, ok := appendIntKey(dst, vals, at); ok {
+			return key
+		}
+	}
 	for i, kc := range t.keyCols {
 		start := len(dst)
 		var v any
@@ -1276,6 +1328,28 @@ func appendKey(dst []byte, t *Table, vals []any, at []int) []byte {
 		}
 	}
 	return dst
+}
+
+// appendIntKey is appendKey for a table whose key columns are all exact
+// Int columns (Table.intKey), the key's values vals[at[i]]: each value's
+// eight bytes, each followed by its length (8) when there are several. The
+// values of an Int column are int64 (coerce.Value), so the loop needs
+// none of appendKey's choices per column; ok is false, and dst as it was,
+// for a value that is not an int64 all the same.
+func appendIntKey(dst []byte, vals []any, at []int) (key []byte, ok bool) {
+	start := len(dst)
+	several := len(at) > 1
+	for _, j := range at {
+		n, ok := vals[j].(int64)
+		if !ok {
+			return dst[:start], false
+		}
+		dst = binary.LittleEndian.AppendUint64(dst, uint64(n))
+		if several {
+			dst = binary.LittleEndian.AppendUint32(dst, 8)
+		}
+	}
+	return dst, true
 }
 
 func render(v any) string {
@@ -1444,6 +1518,35 @@ func (b *Buffer) convertRow(t *Table, c *changelog.Change, img changelog.Row, wh
 				row[k] = box.Time(&b.times[k])
 				continue
 			}
+		case convText:
+			// What coerce.Value returns for such a string is the string
+			// itself, which the row keeps a copy of (text, below).
+			if s, ok := raw.(string); ok && direct && coerce.Text(w.col, s) {
+				if h := m.text(s, &placed); h != nil {
+					size += headerBytes + len(s)
+					row[k] = box.String(h)
+					continue
+				}
+				direct = false
+			}
+		case convDecimal:
+			// As convText: coerce.Value returns such text as a string.
+			// Any other value leaves s empty, which is no decimal.
+			var s string
+			switch x := raw.(type) {
+			case changelog.Number:
+				s = string(x)
+			case string:
+				s = x
+			}
+			if direct && coerce.DecimalText(w.col, s) {
+				if h := m.text(s, &placed); h != nil {
+					size += headerBytes + len(s)
+					row[k] = box.String(h)
+					continue
+				}
+				direct = false
+			}
 		}
 		v, err := coerce.Value(w.col, raw)
 		if err != nil {
@@ -1576,13 +1679,13 @@ func (b *Buffer) Take() *commit.Unit {
 					batch.SoftValues = append(batch.SoftValues, e.row[1])
 				}
 			} else {
-				ups.add(e.cols, e.partial, e.row, e.pos, len(ts.entries)-i)
+				ups.add(e, len(ts.entries)-i)
 			}
 		}
 		batch.Upserts = ups.groups
 		var ins groupSet
 		for i := range ts.inserts {
-			ins.add(ts.inserts[i].cols, false, ts.inserts[i].row, ts.inserts[i].pos, len(ts.inserts)-i)
+			ins.add(&ts.inserts[i], len(ts.inserts)-i)
 		}
 		batch.Inserts = ins.groups
 		batch.Truncate, batch.TruncatePos = ts.truncated, ts.truncPos
@@ -1628,19 +1731,22 @@ type groupSet struct {
 	groups []commit.Group
 }
 
-// add adds a row; left is how many rows may still come (this one included),
-// the capacity a new group starts with: one column set is the rule.
-func (g *groupSet) add(cols []string, partial bool, row []any, pos changelog.Position, left int) {
+// add adds e's row; left is how many rows may still come (this one
+// included), the capacity a new group starts with: one column set is the
+// rule. e is a pointer: an entry's row, columns and position are a dozen
+// words, which passing each by value copied. An insert's entry is never
+// partial.
+func (g *groupSet) add(e *entry, left int) {
 	for i := range g.groups {
-		if g.groups[i].Partial == partial && sameSlice(g.groups[i].Columns, cols) {
-			g.groups[i].Rows = append(g.groups[i].Rows, row)
-			g.groups[i].Pos = append(g.groups[i].Pos, pos)
+		if gr := &g.groups[i]; gr.Partial == e.partial && sameSlice(gr.Columns, e.cols) {
+			gr.Rows = append(gr.Rows, e.row)
+			gr.Pos = append(gr.Pos, e.pos)
 			return
 		}
 	}
-	rows := append(make([][]any, 0, left), row)
-	ps := append(make([]changelog.Position, 0, left), pos)
-	g.groups = append(g.groups, commit.Group{Columns: cols, Rows: rows, Pos: ps, Partial: partial})
+	rows := append(make([][]any, 0, left), e.row)
+	ps := append(make([]changelog.Position, 0, left), e.pos)
+	g.groups = append(g.groups, commit.Group{Columns: e.cols, Rows: rows, Pos: ps, Partial: e.partial})
 }
 
 // sameSlice reports whether a and b hold the same strings. Rows of one plan
