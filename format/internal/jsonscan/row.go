@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"slices"
 	"sync/atomic"
 	"unsafe"
 
@@ -49,7 +50,20 @@ const maxRowBytes = 1<<32 - 1
 // concurrent use; the zero Names is ready.
 type Names struct {
 	// p holds the lists, copied on write: lookups never lock.
-	p atomic.Pointer[[]nameList]
+	p atomic.Pointer[nameSet]
+}
+
+// nameSet is what a Names holds: its lists, and for candidate, for each
+// name of up to 8 bytes that begins one, the longest list it begins.
+type nameSet struct {
+	lists  []nameList
+	firsts []firstName
+}
+
+// firstName is a name that begins the list l, the longest that it begins.
+type firstName struct {
+	key nameKey
+	l   *nameList
 }
 
 // nameList is a list of Names with, for each name, the word find compares
@@ -60,6 +74,40 @@ type nameList struct {
 	names []string
 	words []uint64
 	long  []longName
+	keys  []nameKey // the names again, for scanMembers (see candidate)
+}
+
+// nameKey is a name of a nameList as scanMembers compares the key it reads
+// with it: its length n, and for a name of up to 8 bytes its bytes as a
+// little-endian word w0 (zero-padded), for one of 9 to 16 its first and
+// last 8 bytes w0 and w1. A longer name is not compared so.
+type nameKey struct {
+	w0, w1 uint64
+	n      uint32
+}
+
+// candidate returns the list a row is likely to name, given the input d
+// and the offset at of the quote of the row's first key, nil for none:
+// the longest of the lists whose first name is that key (written compact,
+// as `"name":`, and of up to 8 bytes). scanMembers compares the row's
+// keys with its names as it reads them, and a row that names it needs no
+// find; the longest, because the lists of a table's key columns alone
+// (ScanRowOf's) begin as its rows do. At most one of the distinct first
+// names is followed by the quote in d.
+func (n *Names) candidate(d []byte, at int) *nameList {
+	set := n.p.Load()
+	if set == nil || at < 0 || at+19 > len(d) {
+		return nil
+	}
+	b := (*[18]byte)(d[at+1:])
+	w := binary.LittleEndian.Uint64(b[:8])
+	for i := range set.firsts {
+		f := &set.firsts[i]
+		if k := f.key.n; w&keyMasks8[k] == f.key.w0 && b[k] == '"' && b[k+1] == ':' {
+			return f.l
+		}
+	}
+	return nil
 }
 
 // longName is a name of a nameList longer than 8 bytes: its index, and
@@ -93,12 +141,12 @@ const maxNameLists = 64
 // text. (It was 224 instructions per Debezium record of
 // BenchmarkPipeline/insert-only, comparing name by name, and 142 so.)
 func (n *Names) find(row []byte, ms []member) []string {
-	lists := n.p.Load()
-	if lists == nil {
+	set := n.p.Load()
+	if set == nil {
 		return nil
 	}
-	for li := range *lists {
-		l := &(*lists)[li]
+	for li := range set.lists {
+		l := &set.lists[li]
 		if len(l.names) == len(ms) && l.matches(row, ms) {
 			return l.names
 		}
@@ -198,13 +246,21 @@ func newNames(row []byte, ms []member) []string {
 func (n *Names) keep(l []string) {
 	old := n.p.Load()
 	var lists []nameList
-	if old != nil && len(*old) < maxNameLists {
-		lists = append(make([]nameList, 0, len(*old)+1), *old...)
+	if old != nil && len(old.lists) < maxNameLists {
+		lists = append(make([]nameList, 0, len(old.lists)+1), old.lists...)
 	}
 	words := make([]uint64, len(l))
+	keys := make([]nameKey, len(l))
 	var long []longName
 	for i, name := range l {
 		words[i] = keyWordOf([]byte(name), 0, len(name))
+		keys[i].n = uint32(min(len(name), 1<<31))
+		switch {
+		case len(name) <= 8:
+			keys[i].w0 = words[i]
+		case len(name) <= 16:
+			keys[i].w0, keys[i].w1 = keyWord([]byte(name)), keyTail([]byte(name))
+		}
 		if len(name) > 8 {
 			ln := longName{i: i}
 			if len(name) <= 16 {
@@ -213,8 +269,22 @@ func (n *Names) keep(l []string) {
 			long = append(long, ln)
 		}
 	}
-	lists = append(lists, nameList{names: l, words: words, long: long})
-	n.p.Store(&lists)
+	lists = append(lists, nameList{names: l, words: words, long: long, keys: keys})
+	set := &nameSet{lists: lists}
+	for li := range lists {
+		l := &lists[li]
+		if len(l.keys) == 0 || l.keys[0].n > 8 {
+			continue // a list that begins with a longer name has no candidate
+		}
+		i := slices.IndexFunc(set.firsts, func(f firstName) bool { return f.key == l.keys[0] })
+		switch {
+		case i < 0:
+			set.firsts = append(set.firsts, firstName{key: l.keys[0], l: l})
+		case len(l.keys) > len(set.firsts[i].l.keys):
+			set.firsts[i].l = l
+		}
+	}
+	n.p.Store(set)
 }
 
 // ErrDuplicateColumn is wrapped by the error Row returns for an object that
@@ -353,17 +423,29 @@ func (s *Scanner) ScanRow(rs *Rows, p *Pending) error {
 	}
 	start := s.pos - 1
 	p.start, p.lo, p.names = start, rs.n, nil
+	// The list the row likely names, whose names scanMembers compares
+	// its keys with as it reads them: a row read whole in one call
+	// whose keys are all its names needs no find.
+	var cand *nameList
+	if s.names != nil {
+		cand = s.names.candidate(s.data, s.pos)
+	}
 	for first := true; ; first = false {
 		// Compact members with plain keys and scalar values, most of
 		// a row's, in scanMembers' loop; the member it stops at, if
 		// any, the general way.
 		if rs.n < len(rs.buf) {
-			at, n, end := scanMembers(s.data, s.pos, first, &rs.buf, rs.n, start)
+			at, n, end, named := scanMembers(s.data, s.pos, first, &rs.buf, rs.n, start, cand)
 			first = first && at == s.pos
 			s.pos, rs.n = at, n
 			if end {
+				if named {
+					p.end, p.hi, p.names = s.pos, rs.n, cand.names
+					return nil
+				}
 				break
 			}
+			cand = nil
 		}
 		key, ok, err := s.NextKey(first)
 		if err != nil {
@@ -743,12 +825,19 @@ func Duplicate(names []string) (string, bool) {
 // member, so that the errors are theirs at the same offsets. It calls
 // only numberEnd, for a number.
 //
+// Given cand (see Names.candidate), it compares each key with cand's next
+// name as it reads it: a key that is that name, of up to 8 bytes, costs
+// one word compared instead of its scan, and named says the object ended
+// with its keys all of cand's names, in order, so that the row is
+// cand's without find (find and rowNames took 193 instructions per record
+// of BenchmarkPipeline/insert-only; candidate and these comparisons 85).
+//
 // It is skipMembers' loop again rather than one loop for both: the one
 // loop kept more of its state on the stack and cost NextKeyOf 220
 // instructions more per Debezium "source" block (BenchmarkNextKeyOf 2,688
 // and 2,907). TestNextKeyOfSkips and TestScanRowFast hold both to the
 // general way.
-func scanMembers(d []byte, i int, first bool, ms *[32]member, n, start int) (at, n2 int, end bool) {
+func scanMembers(d []byte, i int, first bool, ms *[32]member, n, start int, cand *nameList) (at, n2 int, end, named bool) {
 	d = d[:len(d):len(d)] // cap(d) == len(d), as in skipMembers
 	j := i + 1
 	switch {
@@ -756,33 +845,62 @@ func scanMembers(d []byte, i int, first bool, ms *[32]member, n, start int) (at,
 	case i < len(d) && d[i] == '"' && first:
 		j = i
 	case i < len(d) && d[i] == '}':
-		return i + 1, n, true
+		return i + 1, n, true, false
 	default:
-		return i, n, false
+		return i, n, false, false
+	}
+	// ki is the index in keys of the name the next key must be for every
+	// key so far to have been keys' names, -1 when one was not.
+	var keys []nameKey
+	ki := -1
+	if cand != nil {
+		keys, ki = cand.keys, 0
 	}
 	for n < len(ms) {
-		// The key (its opening quote at j), as skipMembers reads it.
+		// The key (its opening quote at j), as skipMembers reads it;
+		// or, when it is the next of keys' names, up to 8 bytes, one
+		// word compared: the bytes of a name kept are a key's, checked
+		// when it was read.
 		if len(d)-j < 19 {
-			return i, n, false
+			return i, n, false, false
 		}
 		b := (*[18]byte)(d[j+1:])
 		e := 0
 		var c byte // the value's first byte, in b
+		if uint(ki) < uint(len(keys)) && keys[ki].n <= 8 {
+			if k := keys[ki].n; binary.LittleEndian.Uint64(b[:8])&keyMasks8[k] == keys[ki].w0 && b[k] == '"' && b[k+1] == ':' {
+				e, c = j+1+int(k), b[k+2]
+				ki++
+				goto value
+			}
+			ki = -1
+		}
 		if m := special8(binary.LittleEndian.Uint64(b[:8])); m != 0 {
 			k := int(bits.TrailingZeros64(m)>>3) & 7
 			if b[k] != '"' || b[k+1] != ':' {
-				return i, n, false
+				return i, n, false, false
 			}
 			e, c = j+1+k, b[k+2]
 		} else if m := special8(binary.LittleEndian.Uint64(b[8:16])); m != 0 {
 			k := int(bits.TrailingZeros64(m)>>3) & 7
 			if b[8+k] != '"' || b[9+k] != ':' {
-				return i, n, false
+				return i, n, false, false
 			}
 			e, c = j+9+k, b[10+k]
 		} else {
-			return i, n, false
+			return i, n, false, false
 		}
+		// A key of 9 to 16 bytes is the next name by its first and
+		// last 8 bytes, and its length.
+		if ki >= 0 {
+			if uint(ki) < uint(len(keys)) && keys[ki].n > 8 && keys[ki].n <= 16 && uint32(e-j-1) == keys[ki].n &&
+				binary.LittleEndian.Uint64(b[:8]) == keys[ki].w0 && binary.LittleEndian.Uint64(d[e-8:e]) == keys[ki].w1 {
+				ki++
+			} else {
+				ki = -1
+			}
+		}
+	value:
 		// The value, from v up to p, of kind kind; vs and ve delimit
 		// its text as a Token does.
 		v, p, kind := e+2, 0, String
@@ -791,7 +909,7 @@ func scanMembers(d []byte, i int, first bool, ms *[32]member, n, start int) (at,
 		case c == '"':
 			for p = v + 1; ; p += 8 {
 				if p+8 > len(d) {
-					return i, n, false
+					return i, n, false, false
 				}
 				if m := special8(binary.LittleEndian.Uint64(d[p : p+8])); m != 0 {
 					p += bits.TrailingZeros64(m) >> 3
@@ -799,7 +917,7 @@ func scanMembers(d []byte, i int, first bool, ms *[32]member, n, start int) (at,
 				}
 			}
 			if d[p] != '"' {
-				return i, n, false
+				return i, n, false, false
 			}
 			vs, ve = v+1, p
 			p++
@@ -811,16 +929,16 @@ func scanMembers(d []byte, i int, first bool, ms *[32]member, n, start int) (at,
 			p, kind = v+5, False
 		case c-'0' < 10 || c == '-':
 			if p, kind = numberEnd(d, v), Number; p == v {
-				return i, n, false
+				return i, n, false, false
 			}
 		default:
-			return i, n, false
+			return i, n, false, false
 		}
 		if ve == 0 {
 			ve = p
 		}
 		if uint64(p-start) > maxRowBytes {
-			return i, n, false
+			return i, n, false, false
 		}
 		m := &ms[n]
 		m.kStart, m.kEnd = uint32(j+1-start), uint32(e-start)
@@ -833,9 +951,9 @@ func scanMembers(d []byte, i int, first bool, ms *[32]member, n, start int) (at,
 			continue
 		}
 		if p < len(d) && d[p] == '}' {
-			return p + 1, n, true
+			return p + 1, n, true, ki == len(keys)
 		}
-		return p, n, false
+		return p, n, false, false
 	}
-	return i, n, false
+	return i, n, false, false
 }
