@@ -928,8 +928,32 @@ func scanMembers(d []byte, i int, first bool, ms *[32]member, n, start int, cand
 		case c == 'f' && v+5 <= len(d) && binary.LittleEndian.Uint32(d[v:v+4]) == litFals && d[v+4] == 'e':
 			p, kind = v+5, False
 		case c-'0' < 10 || c == '-':
-			if p, kind = numberEnd(d, v), Number; p == v {
-				return i, n, false, false
+			// A number of up to 7 digits and of up to 7 after a
+			// point, most of a row's, read a word at a time without a
+			// call (a call made the loop keep its state on the stack
+			// for every member); any other, from the start, by
+			// numberEnd.
+			p, kind = v, Number
+			if c-'1' < 9 && v+16 <= len(d) {
+				if m := nonDigit8(binary.LittleEndian.Uint64(d[v : v+8])); m != 0 {
+					p += bits.TrailingZeros64(m) >> 3
+					if d[p] == '.' {
+						m := nonDigit8(binary.LittleEndian.Uint64(d[p+1 : p+9]))
+						if k := bits.TrailingZeros64(m) >> 3; m != 0 && k > 0 {
+							p += 1 + k
+						} else {
+							p = v
+						}
+					}
+					if d[p]|0x20 == 'e' {
+						p = v
+					}
+				}
+			}
+			if p == v {
+				if p = numberEnd(d, v); p == v {
+					return i, n, false, false
+				}
 			}
 		default:
 			return i, n, false, false
