@@ -45,3 +45,38 @@ func TestFillRowKinds(t *testing.T) {
 		}
 	}
 }
+
+// TestChangeInOneRow holds ChangeIn's one-row way (an after image alone,
+// its text copied without rowTexts) and its two-row way to Change: the same
+// rows, in an arena, none sharing the input.
+func TestChangeInOneRow(t *testing.T) {
+	const bt, at = `{"id":1,"s":"a\tb","o":{"k":1}}`, `{"id":1,"s":"c","n":null,"t":true}`
+	for _, c := range []struct{ before, after bool }{{false, true}, {true, false}, {true, true}} {
+		data := []byte(bt + `,"after":` + at)
+		var rs Rows
+		var pb, pa Pending
+		s := New(data)
+		if err := s.ScanRow(&rs, &pb); err != nil {
+			t.Fatal(err)
+		}
+		s.Skip(len(`,"after":`))
+		if err := s.ScanRow(&rs, &pa); err != nil {
+			t.Fatal(err)
+		}
+		before, after := &pb, &pa
+		if !c.before {
+			before = nil
+		}
+		if !c.after {
+			after = nil
+		}
+		want := rs.Change(data, before, after)
+		got := rs.ChangeIn(new(changelog.Arena), data, before, after)
+		for i := range data {
+			data[i] = 'X'
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("before %v, after %v: %#v, want %#v", c.before, c.after, got, want)
+		}
+	}
+}

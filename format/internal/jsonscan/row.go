@@ -617,6 +617,13 @@ func (rs *Rows) ChangeIn(a *changelog.Arena, data []byte, before, after *Pending
 // and their text copied into mem (the heap when nil).
 func (rs *Rows) fill(mem *changelog.Arena, data []byte, a, b *Pending, values []changelog.Value, hdrs []string, ra, rb *changelog.Row) {
 	na, nb := pendingLen(a), pendingLen(b)
+	if na == 0 && nb > 0 {
+		// One row (an insert's after), most changes: its text and
+		// its values without rowTexts' cases and the slicing of two
+		// rows' storage.
+		rs.fillRow(b, mem.Text(data[b.start:b.end]), values, hdrs, rb)
+		return
+	}
 	ta, tb := rowTexts(mem, data, a, b)
 	if na > 0 {
 		rs.fillRow(a, ta, values[:na:na], hdrs[:na], ra)
