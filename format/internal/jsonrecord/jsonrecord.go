@@ -342,9 +342,11 @@ func scanObject(s *jsonscan.Scanner, rs *jsonscan.Rows, p *jsonscan.Pending, key
 		return true, nil
 	case 'n':
 		// An insert's "before", a delete's "after": null, read in place
-		// when it is, else checked as a literal by the scanner.
-		c := At(s)
-		if c.Lit("null"); c.Commit(s) {
+		// when it is (compared as one word, not with a Compact cursor,
+		// which the compiler built and copied on the stack), else
+		// checked as a literal by the scanner.
+		if d, i := s.Data(), s.Pos(); len(d)-i >= 4 && string(d[i:i+4]) == "null" {
+			s.Skip(4)
 			return false, nil
 		}
 		_, err = s.Value()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"slices"
 	"sync/atomic"
 	"unsafe"
 
@@ -22,6 +23,22 @@ type member struct {
 	kPlain, vPlain             bool
 }
 
+// keyWordOf returns the word of the key whose text (between its quotes,
+// escapes and all) is d[start:end]: for a text of up to 8 bytes, its
+// bytes as a little-endian word, zero-padded; for a longer one, longWord.
+// A key's text holds no NUL byte (a control character is refused in a
+// string), so two texts of up to 8 bytes have one word only when they are
+// equal. (Names.matches reads the same words inline.)
+func keyWordOf(d []byte, start, end int) uint64 {
+	if end-start > 8 {
+		return longWord
+	}
+	if start+8 <= len(d) {
+		return binary.LittleEndian.Uint64(d[start:]) & keyMasks8[end-start]
+	}
+	return keyWord(d[start:end])
+}
+
 // maxRowBytes bounds the text of a row object, so member offsets fit.
 const maxRowBytes = 1<<32 - 1
 
@@ -33,16 +50,79 @@ const maxRowBytes = 1<<32 - 1
 // concurrent use; the zero Names is ready.
 type Names struct {
 	// p holds the lists, copied on write: lookups never lock.
-	p atomic.Pointer[[]nameList]
+	p atomic.Pointer[nameSet]
 }
 
-// nameList is a list of Names with, for each name of up to 8 bytes, its
-// bytes as a little-endian word (zero-padded), for find to compare a key
-// with it in one step instead of a call.
+// nameSet is what a Names holds: its lists, and for candidate, for each
+// name of up to 8 bytes that begins one, the longest list it begins.
+type nameSet struct {
+	lists  []nameList
+	firsts []firstName
+}
+
+// firstName is a name that begins the list l, the longest that it begins.
+type firstName struct {
+	key nameKey
+	l   *nameList
+}
+
+// nameList is a list of Names with, for each name, the word find compares
+// a key's word (see keyWordOf) with, in one step instead of a call: for a
+// name of up to 8 bytes, its bytes as a little-endian word (zero-padded);
+// for a longer one, longWord, and the name is in long too.
 type nameList struct {
 	names []string
 	words []uint64
+	long  []longName
+	keys  []nameKey // the names again, for scanMembers (see candidate)
 }
+
+// nameKey is a name of a nameList as scanMembers compares the key it reads
+// with it: its length n, and for a name of up to 8 bytes its bytes as a
+// little-endian word w0 (zero-padded), for one of 9 to 16 its first and
+// last 8 bytes w0 and w1. A longer name is not compared so.
+type nameKey struct {
+	w0, w1 uint64
+	n      uint32
+}
+
+// candidate returns the list a row is likely to name, given the input d
+// and the offset at of the quote of the row's first key, nil for none:
+// the longest of the lists whose first name is that key (written compact,
+// as `"name":`, and of up to 8 bytes). scanMembers compares the row's
+// keys with its names as it reads them, and a row that names it needs no
+// find; the longest, because the lists of a table's key columns alone
+// (ScanRowOf's) begin as its rows do. At most one of the distinct first
+// names is followed by the quote in d.
+func (n *Names) candidate(d []byte, at int) *nameList {
+	set := n.p.Load()
+	if set == nil || at < 0 || at+19 > len(d) {
+		return nil
+	}
+	b := (*[18]byte)(d[at+1:])
+	w := binary.LittleEndian.Uint64(b[:8])
+	for i := range set.firsts {
+		f := &set.firsts[i]
+		if k := f.key.n; w&keyMasks8[k] == f.key.w0 && b[k] == '"' && b[k+1] == ':' {
+			return f.l
+		}
+	}
+	return nil
+}
+
+// longName is a name of a nameList longer than 8 bytes: its index, and
+// for one of up to 16 bytes its first and last 8 bytes as little-endian
+// words, which together are all of it.
+type longName struct {
+	i          int
+	head, tail uint64
+}
+
+// longWord is the word of a name longer than 8 bytes: a word whose first
+// byte is 0 and second is not, which no key of up to 8 bytes masks to
+// (its first byte would be a NUL, which a JSON string never holds raw, or
+// it would be empty, whose word is 0).
+const longWord = 0x0100
 
 // maxNameLists bounds a Names; past it, it starts over. A table usually
 // has one list per image, so the bound is reached only by a stream of many
@@ -50,34 +130,87 @@ type nameList struct {
 const maxNameLists = 64
 
 // find returns the list whose names are the keys of ms, nil if none. row is
-// the text the offsets of ms are from.
+// the input from the offset the offsets of ms are from: the bytes after
+// the row let a short last key be read as a word.
+//
+// The keys' words are compared with the names' words first, one step a
+// column: that tells every key of up to 8 bytes (a key holds no NUL byte,
+// nor does a kept name, so the words are equal only when the lengths are
+// and the bytes) and that the longer keys are as many and where the longer
+// names are, which are then compared as two words (up to 16 bytes) or as
+// text. (It was 224 instructions per Debezium record of
+// BenchmarkPipeline/insert-only, comparing name by name, and 142 so.)
 func (n *Names) find(row []byte, ms []member) []string {
-	lists := n.p.Load()
-	if lists == nil {
+	set := n.p.Load()
+	if set == nil {
 		return nil
 	}
-next:
-	for _, l := range *lists {
-		if len(l.names) != len(ms) {
-			continue
+	for li := range set.lists {
+		l := &set.lists[li]
+		if len(l.names) == len(ms) && l.matches(row, ms) {
+			return l.names
 		}
-		for i, m := range ms {
-			// A name of up to 8 bytes is compared as a word, when
-			// the row holds 8 bytes from the key's start (it does
-			// but for a short last key).
-			if k := int(m.kEnd - m.kStart); k == len(l.names[i]) && k <= 8 && int(m.kStart)+8 <= len(row) {
-				if binary.LittleEndian.Uint64(row[m.kStart:])&keyMasks8[k] != l.words[i] {
-					continue next
-				}
-				continue
-			}
-			if string(row[m.kStart:m.kEnd]) != l.names[i] {
-				continue next
-			}
-		}
-		return l.names
 	}
 	return nil
+}
+
+// matches reports whether the keys of ms, members of row, are l's names:
+// each key's word (see keyWordOf) is l's word for its name, and each of
+// l's long names is its key's text. It indexes ms rather than ranging over
+// copies of its elements, which the compiler made on the stack (find took
+// 64 instructions per column so), and leaves the calls of the rare ways
+// (a key near the input's end, a long name over 16 bytes) out of the
+// loops.
+func (l *nameList) matches(row []byte, ms []member) bool {
+	words := l.words[:len(ms)]
+	for i := range ms {
+		ks, k := int(ms[i].kStart), ms[i].kEnd-ms[i].kStart
+		w := uint64(longWord)
+		if k <= 8 {
+			if ks+8 > len(row) {
+				return l.matchesText(row, ms)
+			}
+			w = binary.LittleEndian.Uint64(row[ks:ks+8]) & keyMasks8[k]
+		}
+		if w != words[i] {
+			return false
+		}
+	}
+	return l.matchesLong(row, ms)
+}
+
+// matchesLong reports whether the keys of ms, members of row, whose
+// words are l's, are l's long names.
+func (l *nameList) matchesLong(row []byte, ms []member) bool {
+	for _, ln := range l.long {
+		m := &ms[ln.i]
+		ks, ke := int(m.kStart), int(m.kEnd)
+		name := l.names[ln.i]
+		if ke-ks != len(name) || ke > len(row) || ks > ke {
+			return false
+		}
+		if len(name) <= 16 {
+			if binary.LittleEndian.Uint64(row[ks:]) != ln.head || binary.LittleEndian.Uint64(row[ke-8:]) != ln.tail {
+				return false
+			}
+			continue
+		}
+		if string(row[ks:ke]) != name {
+			return false
+		}
+	}
+	return true
+}
+
+// matchesText is matches for keys near the end of row, whose words are
+// read a byte at a time.
+func (l *nameList) matchesText(row []byte, ms []member) bool {
+	for i := range ms {
+		if keyWordOf(row, int(ms[i].kStart), int(ms[i].kEnd)) != l.words[i] {
+			return false
+		}
+	}
+	return l.matchesLong(row, ms)
 }
 
 // keyMasks8 is keyMasks with 8 bytes: keyMasks8[n] keeps the first n
@@ -113,17 +246,45 @@ func newNames(row []byte, ms []member) []string {
 func (n *Names) keep(l []string) {
 	old := n.p.Load()
 	var lists []nameList
-	if old != nil && len(*old) < maxNameLists {
-		lists = append(make([]nameList, 0, len(*old)+1), *old...)
+	if old != nil && len(old.lists) < maxNameLists {
+		lists = append(make([]nameList, 0, len(old.lists)+1), old.lists...)
 	}
 	words := make([]uint64, len(l))
+	keys := make([]nameKey, len(l))
+	var long []longName
 	for i, name := range l {
-		if len(name) <= 8 {
-			words[i] = keyWord([]byte(name))
+		words[i] = keyWordOf([]byte(name), 0, len(name))
+		keys[i].n = uint32(min(len(name), 1<<31))
+		switch {
+		case len(name) <= 8:
+			keys[i].w0 = words[i]
+		case len(name) <= 16:
+			keys[i].w0, keys[i].w1 = keyWord([]byte(name)), keyTail([]byte(name))
+		}
+		if len(name) > 8 {
+			ln := longName{i: i}
+			if len(name) <= 16 {
+				ln.head, ln.tail = keyWord([]byte(name)), keyTail([]byte(name))
+			}
+			long = append(long, ln)
 		}
 	}
-	lists = append(lists, nameList{names: l, words: words})
-	n.p.Store(&lists)
+	lists = append(lists, nameList{names: l, words: words, long: long, keys: keys})
+	set := &nameSet{lists: lists}
+	for li := range lists {
+		l := &lists[li]
+		if len(l.keys) == 0 || l.keys[0].n > 8 {
+			continue // a list that begins with a longer name has no candidate
+		}
+		i := slices.IndexFunc(set.firsts, func(f firstName) bool { return f.key == l.keys[0] })
+		switch {
+		case i < 0:
+			set.firsts = append(set.firsts, firstName{key: l.keys[0], l: l})
+		case len(l.keys) > len(set.firsts[i].l.keys):
+			set.firsts[i].l = l
+		}
+	}
+	n.p.Store(set)
 }
 
 // ErrDuplicateColumn is wrapped by the error Row returns for an object that
@@ -262,17 +423,29 @@ func (s *Scanner) ScanRow(rs *Rows, p *Pending) error {
 	}
 	start := s.pos - 1
 	p.start, p.lo, p.names = start, rs.n, nil
+	// The list the row likely names, whose names scanMembers compares
+	// its keys with as it reads them: a row read whole in one call
+	// whose keys are all its names needs no find.
+	var cand *nameList
+	if s.names != nil {
+		cand = s.names.candidate(s.data, s.pos)
+	}
 	for first := true; ; first = false {
 		// Compact members with plain keys and scalar values, most of
 		// a row's, in scanMembers' loop; the member it stops at, if
 		// any, the general way.
 		if rs.n < len(rs.buf) {
-			at, n, end := scanMembers(s.data, s.pos, first, &rs.buf, rs.n, start)
+			at, n, end, named := scanMembers(s.data, s.pos, first, &rs.buf, rs.n, start, cand)
 			first = first && at == s.pos
 			s.pos, rs.n = at, n
 			if end {
+				if named {
+					p.end, p.hi, p.names = s.pos, rs.n, cand.names
+					return nil
+				}
 				break
 			}
+			cand = nil
 		}
 		key, ok, err := s.NextKey(first)
 		if err != nil {
@@ -361,12 +534,12 @@ func (s *Scanner) rowNames(rs *Rows, p *Pending, start int) error {
 	if p.hi == p.lo {
 		return nil
 	}
-	text, ms := s.data[start:s.pos], rs.members(p)
+	ms := rs.members(p)
 	if s.names != nil {
-		p.names = s.names.find(text, ms)
+		p.names = s.names.find(s.data[start:], ms)
 	}
 	if p.names == nil {
-		p.names = newNames(text, ms)
+		p.names = newNames(s.data[start:s.pos], ms)
 		if name, dup := Duplicate(p.names); dup {
 			return fmt.Errorf("%w %q", ErrDuplicateColumn, name)
 		}
@@ -444,6 +617,13 @@ func (rs *Rows) ChangeIn(a *changelog.Arena, data []byte, before, after *Pending
 // and their text copied into mem (the heap when nil).
 func (rs *Rows) fill(mem *changelog.Arena, data []byte, a, b *Pending, values []changelog.Value, hdrs []string, ra, rb *changelog.Row) {
 	na, nb := pendingLen(a), pendingLen(b)
+	if na == 0 && nb > 0 {
+		// One row (an insert's after), most changes: its text and
+		// its values without rowTexts' cases and the slicing of two
+		// rows' storage.
+		rs.fillRow(b, mem.Text(data[b.start:b.end]), values, hdrs, rb)
+		return
+	}
 	ta, tb := rowTexts(mem, data, a, b)
 	if na > 0 {
 		rs.fillRow(a, ta, values[:na:na], hdrs[:na], ra)
@@ -550,30 +730,59 @@ func rowTexts(mem *changelog.Arena, data []byte, a, b *Pending) (ta, tb string) 
 
 // fillRow makes the row p, whose text is img, into *row, with values and
 // hdrs as its storage.
+//
+// The headers of the string and number values are boxed in place (see
+// package box): each is written once, then pointed to, never written
+// again. Nulls and booleans leave theirs unused, which costs less than
+// counting them first. The loop does the scalars of compact rows alone
+// and calls nothing, so that the compiler keeps its state in registers;
+// an escaped string, an object or an array is left to fillHard, after
+// it. (With every kind in one loop, the calls of the rare ones made it
+// reload its state after each member: 218 instructions per record of
+// BenchmarkPipeline/insert-only.)
 func (rs *Rows) fillRow(p *Pending, img string, values []changelog.Value, hdrs []string, row *changelog.Row) {
-	// The headers of the string and number values, boxed in place
-	// (see package box): each is written once, then pointed to, never written
-	// again. Nulls and booleans leave theirs unused, which costs less
-	// than counting them first.
-	for i, m := range rs.members(p) {
+	ms := rs.members(p)
+	values, hdrs = values[:len(ms)], hdrs[:len(ms)]
+	hard := false
+	for i := range ms {
+		m := &ms[i]
 		switch m.vKind {
-		case Null:
-			// nil
-		case True:
-			values[i] = true
-		case False:
-			values[i] = false
 		case Number:
 			hdrs[i] = img[m.vStart:m.vEnd]
 			values[i] = box.Number(&hdrs[i])
 		case String:
-			hdrs[i] = substr(img, m.vStart, m.vEnd, m.vPlain)
+			if !m.vPlain {
+				hard = true
+				continue
+			}
+			hdrs[i] = img[m.vStart:m.vEnd]
 			values[i] = box.String(&hdrs[i])
+		case True:
+			values[i] = true
+		case False:
+			values[i] = false
 		case Object, Array:
+			hard = true
+		}
+	}
+	if hard {
+		fillHard(ms, img, values, hdrs)
+	}
+	row.Names, row.Values = p.names, values
+}
+
+// fillHard makes the values of ms that fillRow leaves: escaped strings,
+// objects and arrays.
+func fillHard(ms []member, img string, values []changelog.Value, hdrs []string) {
+	for i := range ms {
+		switch m := &ms[i]; {
+		case m.vKind == String && !m.vPlain:
+			hdrs[i] = Unescape([]byte(img[m.vStart:m.vEnd]))
+			values[i] = box.String(&hdrs[i])
+		case m.vKind == Object || m.vKind == Array:
 			values[i] = changelog.JSON(img[m.vStart:m.vEnd])
 		}
 	}
-	row.Names, row.Values = p.names, values
 }
 
 // plainKeys reports whether every key of ms is a plain string, whose name
@@ -585,15 +794,6 @@ func plainKeys(ms []member) bool {
 		}
 	}
 	return true
-}
-
-// substr returns the value of the string whose contents are img[start:end]:
-// that substring itself when plain.
-func substr(img string, start, end uint32, plain bool) string {
-	if plain {
-		return img[start:end]
-	}
-	return Unescape([]byte(img[start:end]))
 }
 
 // Duplicate returns a name that occurs twice in names, if any. Rows are usually
@@ -632,12 +832,19 @@ func Duplicate(names []string) (string, bool) {
 // member, so that the errors are theirs at the same offsets. It calls
 // only numberEnd, for a number.
 //
+// Given cand (see Names.candidate), it compares each key with cand's next
+// name as it reads it: a key that is that name, of up to 8 bytes, costs
+// one word compared instead of its scan, and named says the object ended
+// with its keys all of cand's names, in order, so that the row is
+// cand's without find (find and rowNames took 193 instructions per record
+// of BenchmarkPipeline/insert-only; candidate and these comparisons 85).
+//
 // It is skipMembers' loop again rather than one loop for both: the one
 // loop kept more of its state on the stack and cost NextKeyOf 220
 // instructions more per Debezium "source" block (BenchmarkNextKeyOf 2,688
 // and 2,907). TestNextKeyOfSkips and TestScanRowFast hold both to the
 // general way.
-func scanMembers(d []byte, i int, first bool, ms *[32]member, n, start int) (at, n2 int, end bool) {
+func scanMembers(d []byte, i int, first bool, ms *[32]member, n, start int, cand *nameList) (at, n2 int, end, named bool) {
 	d = d[:len(d):len(d)] // cap(d) == len(d), as in skipMembers
 	j := i + 1
 	switch {
@@ -645,33 +852,62 @@ func scanMembers(d []byte, i int, first bool, ms *[32]member, n, start int) (at,
 	case i < len(d) && d[i] == '"' && first:
 		j = i
 	case i < len(d) && d[i] == '}':
-		return i + 1, n, true
+		return i + 1, n, true, false
 	default:
-		return i, n, false
+		return i, n, false, false
+	}
+	// ki is the index in keys of the name the next key must be for every
+	// key so far to have been keys' names, -1 when one was not.
+	var keys []nameKey
+	ki := -1
+	if cand != nil {
+		keys, ki = cand.keys, 0
 	}
 	for n < len(ms) {
-		// The key (its opening quote at j), as skipMembers reads it.
+		// The key (its opening quote at j), as skipMembers reads it;
+		// or, when it is the next of keys' names, up to 8 bytes, one
+		// word compared: the bytes of a name kept are a key's, checked
+		// when it was read.
 		if len(d)-j < 19 {
-			return i, n, false
+			return i, n, false, false
 		}
 		b := (*[18]byte)(d[j+1:])
 		e := 0
 		var c byte // the value's first byte, in b
+		if uint(ki) < uint(len(keys)) && keys[ki].n <= 8 {
+			if k := keys[ki].n; binary.LittleEndian.Uint64(b[:8])&keyMasks8[k] == keys[ki].w0 && b[k] == '"' && b[k+1] == ':' {
+				e, c = j+1+int(k), b[k+2]
+				ki++
+				goto value
+			}
+			ki = -1
+		}
 		if m := special8(binary.LittleEndian.Uint64(b[:8])); m != 0 {
 			k := int(bits.TrailingZeros64(m)>>3) & 7
 			if b[k] != '"' || b[k+1] != ':' {
-				return i, n, false
+				return i, n, false, false
 			}
 			e, c = j+1+k, b[k+2]
 		} else if m := special8(binary.LittleEndian.Uint64(b[8:16])); m != 0 {
 			k := int(bits.TrailingZeros64(m)>>3) & 7
 			if b[8+k] != '"' || b[9+k] != ':' {
-				return i, n, false
+				return i, n, false, false
 			}
 			e, c = j+9+k, b[10+k]
 		} else {
-			return i, n, false
+			return i, n, false, false
 		}
+		// A key of 9 to 16 bytes is the next name by its first and
+		// last 8 bytes, and its length.
+		if ki >= 0 {
+			if uint(ki) < uint(len(keys)) && keys[ki].n > 8 && keys[ki].n <= 16 && uint32(e-j-1) == keys[ki].n &&
+				binary.LittleEndian.Uint64(b[:8]) == keys[ki].w0 && binary.LittleEndian.Uint64(d[e-8:e]) == keys[ki].w1 {
+				ki++
+			} else {
+				ki = -1
+			}
+		}
+	value:
 		// The value, from v up to p, of kind kind; vs and ve delimit
 		// its text as a Token does.
 		v, p, kind := e+2, 0, String
@@ -680,7 +916,7 @@ func scanMembers(d []byte, i int, first bool, ms *[32]member, n, start int) (at,
 		case c == '"':
 			for p = v + 1; ; p += 8 {
 				if p+8 > len(d) {
-					return i, n, false
+					return i, n, false, false
 				}
 				if m := special8(binary.LittleEndian.Uint64(d[p : p+8])); m != 0 {
 					p += bits.TrailingZeros64(m) >> 3
@@ -688,7 +924,7 @@ func scanMembers(d []byte, i int, first bool, ms *[32]member, n, start int) (at,
 				}
 			}
 			if d[p] != '"' {
-				return i, n, false
+				return i, n, false, false
 			}
 			vs, ve = v+1, p
 			p++
@@ -699,17 +935,41 @@ func scanMembers(d []byte, i int, first bool, ms *[32]member, n, start int) (at,
 		case c == 'f' && v+5 <= len(d) && binary.LittleEndian.Uint32(d[v:v+4]) == litFals && d[v+4] == 'e':
 			p, kind = v+5, False
 		case c-'0' < 10 || c == '-':
-			if p, kind = numberEnd(d, v), Number; p == v {
-				return i, n, false
+			// A number of up to 7 digits and of up to 7 after a
+			// point, most of a row's, read a word at a time without a
+			// call (a call made the loop keep its state on the stack
+			// for every member); any other, from the start, by
+			// numberEnd.
+			p, kind = v, Number
+			if c-'1' < 9 && v+16 <= len(d) {
+				if m := nonDigit8(binary.LittleEndian.Uint64(d[v : v+8])); m != 0 {
+					p += bits.TrailingZeros64(m) >> 3
+					if d[p] == '.' {
+						m := nonDigit8(binary.LittleEndian.Uint64(d[p+1 : p+9]))
+						if k := bits.TrailingZeros64(m) >> 3; m != 0 && k > 0 {
+							p += 1 + k
+						} else {
+							p = v
+						}
+					}
+					if d[p]|0x20 == 'e' {
+						p = v
+					}
+				}
+			}
+			if p == v {
+				if p = numberEnd(d, v); p == v {
+					return i, n, false, false
+				}
 			}
 		default:
-			return i, n, false
+			return i, n, false, false
 		}
 		if ve == 0 {
 			ve = p
 		}
 		if uint64(p-start) > maxRowBytes {
-			return i, n, false
+			return i, n, false, false
 		}
 		m := &ms[n]
 		m.kStart, m.kEnd = uint32(j+1-start), uint32(e-start)
@@ -722,9 +982,9 @@ func scanMembers(d []byte, i int, first bool, ms *[32]member, n, start int) (at,
 			continue
 		}
 		if p < len(d) && d[p] == '}' {
-			return p + 1, n, true
+			return p + 1, n, true, ki == len(keys)
 		}
-		return p, n, false
+		return p, n, false, false
 	}
-	return i, n, false
+	return i, n, false, false
 }
