@@ -1,6 +1,11 @@
 package jsonrecord
 
-import "github.com/txsink/txsink/format/internal/jsonscan"
+import (
+	"encoding/binary"
+	"math/bits"
+
+	"github.com/txsink/txsink/format/internal/jsonscan"
+)
 
 // Compact reads, in place, JSON text of the one shape most producers
 // write a small object or value in: no white space, plain keys and
@@ -12,8 +17,8 @@ import "github.com/txsink/txsink/format/internal/jsonscan"
 //
 // What a cursor accepts, the scanner accepts too, with the same meaning:
 // literal bytes the caller gives (keys, punctuation), plain strings
-// (printable ASCII other than '"' and '\\': text with no escape, whose
-// value is its bytes) and whole numbers written without a sign, fraction
+// (ASCII other than control characters, '"' and '\\': text with no
+// escape, whose value is its bytes) and whole numbers written without a sign, fraction
 // or exponent. Anything else fails it (white space, an escape, a byte
 // past ASCII, a fraction), so no check on input is lost: the general
 // way refuses what is wrong.
@@ -50,18 +55,44 @@ func (c *Compact) String() []byte {
 		c.ok = false
 		return nil
 	}
-	for j := i + 1; j < len(d); j++ {
+	j := i + 1
+	// Eight bytes at a time up to the first that is not plain, which
+	// must be the closing quote: a name or a version is a word or two.
+	for ; len(d)-j >= 8; j += 8 {
+		if m := special8(binary.LittleEndian.Uint64(d[j : j+8])); m != 0 {
+			j += bits.TrailingZeros64(m) >> 3
+			if d[j] != '"' {
+				c.ok = false
+				return nil
+			}
+			c.i = j + 1
+			return d[i+1 : j]
+		}
+	}
+	for ; j < len(d); j++ {
 		switch b := d[j]; {
 		case b == '"':
 			c.i = j + 1
 			return d[i+1 : j]
-		case b < 0x20 || b >= 0x7f || b == '\\':
+		case b < 0x20 || b >= 0x80 || b == '\\':
 			c.ok = false
 			return nil
 		}
 	}
 	c.ok = false
 	return nil
+}
+
+// special8 returns a mask whose lowest set bit is the high bit of the
+// first of the eight bytes of x (little-endian) that is not plain: '"',
+// '\\', a control character or a byte past ASCII; 0 when all eight are
+// plain. Only the lowest set bit is exact (see jsonscan's special8, of
+// which this is a copy: the scanner does not export its own).
+func special8(x uint64) uint64 {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	q := x ^ (lo * '"')
+	b := x ^ (lo * '\\')
+	return ((q - lo) | (b - lo) | (x - lo*0x20) | x) & hi
 }
 
 // Uint matches a whole number written 0 or [1-9][0-9]*, followed by
