@@ -547,6 +547,15 @@ func readSource(s *jsonscan.Scanner, e *envelope, env *envreader.Reader) error {
 		}
 		return &recordError{Reason: `"source" must be an object, not a ` + tok.Kind.String(), Hint: hintSource}
 	}
+	if readSourceAt(s, e, env) {
+		return nil
+	}
+	return readSourceMembers(s, e, env)
+}
+
+// readSourceMembers is readSource for an object in any shape: member by
+// member, those not wanted passed over by NextKeyOf.
+func readSourceMembers(s *jsonscan.Scanner, e *envelope, env *envreader.Reader) error {
 	if err := s.BeginObject(); err != nil {
 		return err
 	}
@@ -578,19 +587,24 @@ func readSource(s *jsonscan.Scanner, e *envelope, env *envreader.Reader) error {
 			return err
 		}
 	}
+	e.table = namedTable(db, schema, table, env)
+	return nil
+}
+
+// namedTable returns the table "source" names: schema (when not empty)
+// or else db, and table. env, if not nil, interns it.
+func namedTable(db, schema, table []byte, env *envreader.Reader) changelog.Table {
 	ns := db
 	if len(schema) > 0 {
 		ns = schema
 	}
 	switch {
 	case len(table) == 0:
-		e.table = changelog.Table{Namespace: string(ns)}
+		return changelog.Table{Namespace: string(ns)}
 	case env != nil:
-		e.table = env.Table(ns, table)
-	default:
-		e.table = changelog.Table{Namespace: string(ns), Name: string(table)}
+		return env.Table(ns, table)
 	}
-	return nil
+	return changelog.Table{Namespace: string(ns), Name: string(table)}
 }
 
 // transactionKeys are the members of the "transaction" block
