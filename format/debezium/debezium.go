@@ -627,21 +627,41 @@ func readTransaction(s *jsonscan.Scanner, e *envelope) error {
 		}
 		return &recordError{Reason: `"transaction" must be an object or null, not a ` + tok.Kind.String(), Hint: hintMalformed}
 	}
-	// The block as every Debezium connector writes it, read in place: a
-	// third of the members of a row event, passed over one by one
-	// otherwise.
-	c := jsonrecord.At(s)
-	c.Lit(`{"id":`)
-	id := c.String()
-	c.Lit(`,"total_order":`)
-	order := c.Uint()
-	c.Lit(`,"data_collection_order":`)
-	c.Uint()
-	c.Lit(`}`)
-	if c.Commit(s) {
-		e.txnID, e.txnOrder = id, txnOrder(order)
+	if readTransactionAt(s, e) {
 		return nil
 	}
+	return readTransactionMembers(s, e)
+}
+
+// readTransactionAt reads the "transaction" block at s in place, as every
+// Debezium connector writes it ({"id":S,"total_order":N,"data_collection_order":N},
+// see readSourceAt), and reports whether it was; when it was not, nothing
+// of s has moved. The block is a third of the members of a row event,
+// passed over one by one otherwise.
+func readTransactionAt(s *jsonscan.Scanner, e *envelope) bool {
+	d, i := s.Data(), s.Pos()
+	var id, order []byte
+	i, id = jsonrecord.ScanString(d, kTxnID.End(d, i), false)
+	i, order = jsonrecord.ScanUint(d, kTotalOrder.End(d, i), false)
+	// `,"data_collection_order":` is longer than a Key16, and at the
+	// record's end, where fewer than the 16 bytes a Key16 reads may be
+	// left after the first 16: those are compared as a constant.
+	if j := kCollectionOrder.End(d, i); j >= 0 && len(d)-j >= 9 && string(d[j:j+9]) == `n_order":` {
+		i, _ = jsonrecord.ScanUint(d, j+9, false)
+	} else {
+		i = -1
+	}
+	if i < 0 || i >= len(d) || d[i] != '}' {
+		return false
+	}
+	s.Skip(i + 1 - s.Pos())
+	e.txnID, e.txnOrder = id, txnOrder(order)
+	return true
+}
+
+// readTransactionMembers is readTransaction for an object in any shape:
+// member by member, those not wanted passed over by NextKeyOf.
+func readTransactionMembers(s *jsonscan.Scanner, e *envelope) error {
 	if err := s.BeginObject(); err != nil {
 		return err
 	}
@@ -674,6 +694,15 @@ func readTransaction(s *jsonscan.Scanner, e *envelope) error {
 		}
 	}
 }
+
+// The keys of the "transaction" block's first members, as
+// readTransaction expects them.
+var (
+	kTxnID      = jsonrecord.NewKey16(`{"id":`)
+	kTotalOrder = jsonrecord.NewKey16(`,"total_order":`)
+	// The first 16 bytes of `,"data_collection_order":`.
+	kCollectionOrder = jsonrecord.NewKey16(`,"data_collectio`)
+)
 
 // txnOrder returns a total_order written as a whole number from 1 to
 // 2^31-1, else 0 (none: the order is then not used).
