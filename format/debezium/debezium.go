@@ -276,11 +276,23 @@ func (d *Decoder) DecodeIn(a *changelog.Arena, data []byte, pos changelog.Positi
 
 func (d *Decoder) decode(a *changelog.Arena, data []byte, top *envelope) (_ []changelog.Change, err error) {
 	s := d.env.Scanner(a, data)
-	var rs jsonscan.Rows
 	if err := d.env.Object(&s); err != nil {
 		return nil, err
 	}
-	if err := d.readEnvelope(&s, &rs, top, topFields); err != nil {
+	if readBoundaryAt(&s, top) {
+		if err := s.End(); err != nil {
+			return nil, err
+		}
+		return d.boundary(a, top)
+	}
+	return d.decodeEnvelope(a, data, &s, top)
+}
+
+// decodeEnvelope is decode for a record read the general way, from just
+// inside its top-level object at s.
+func (d *Decoder) decodeEnvelope(a *changelog.Arena, data []byte, s *jsonscan.Scanner, top *envelope) (_ []changelog.Change, err error) {
+	var rs jsonscan.Rows
+	if err := d.readEnvelope(s, &rs, top, topFields); err != nil {
 		return nil, err
 	}
 	if err := s.End(); err != nil {
@@ -302,26 +314,7 @@ func (d *Decoder) decode(a *changelog.Arena, data []byte, top *envelope) (_ []ch
 
 	if !e.seen.Has(fOp) {
 		if e.boundary {
-			if e.status == "BEGIN" {
-				return nil, nil
-			}
-			// END: the transaction is over. It becomes a row-less EndTxn
-			// change, so transaction assembly sees where it ends and how
-			// many events it had.
-			if len(e.boundaryID) == 0 {
-				return nil, &recordError{Reason: `transaction END event has no "id"`, Hint: hintMalformed}
-			}
-			var events int32
-			if len(e.eventCount) > 0 {
-				n, err := strconv.Atoi(string(e.eventCount))
-				if err != nil || n < 0 {
-					return nil, &recordError{Reason: `"event_count" must be a whole number, not ` + strconv.Quote(string(e.eventCount)), Hint: hintMalformed}
-				}
-				events = int32(min(n, math.MaxInt32))
-			}
-			cs := a.Changes(1)
-			cs[0] = changelog.Change{Kind: changelog.EndTxn, TxnID: d.txnKey(a, e.boundaryID), TxnEnd: true, TxnEvents: events}
-			return cs, nil
+			return d.boundary(a, e)
 		}
 		if e.seen&schemaChangeFields != 0 {
 			return d.skipped(a, changelog.SchemaChange, e), nil
