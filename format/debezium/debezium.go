@@ -292,9 +292,26 @@ func (d *Decoder) decode(a *changelog.Arena, data []byte, top *envelope) (_ []ch
 // inside its top-level object at s.
 func (d *Decoder) decodeEnvelope(a *changelog.Arena, data []byte, s *jsonscan.Scanner, top *envelope) (_ []changelog.Change, err error) {
 	var rs jsonscan.Rows
-	if err := d.readEnvelope(s, &rs, top, topFields); err != nil {
+	start := *s
+	switch read, err := d.readEventAt(s, &rs, top); {
+	case err != nil:
 		return nil, err
+	case read == eventAgain:
+		// Read the general way from the start, with what was read
+		// forgotten (the names interned stay: they are the record's).
+		*s, *top, rs = start, envelope{readOrder: top.readOrder}, jsonscan.Rows{}
+		fallthrough
+	case read == eventNot:
+		if err := d.readEnvelope(s, &rs, top, topFields); err != nil {
+			return nil, err
+		}
 	}
+	return d.change(a, data, s, &rs, top)
+}
+
+// change returns the change of the record whose top-level object was
+// read into top and rs, the scanner just past it.
+func (d *Decoder) change(a *changelog.Arena, data []byte, s *jsonscan.Scanner, rs *jsonscan.Rows, top *envelope) (_ []changelog.Change, err error) {
 	if err := s.End(); err != nil {
 		return nil, err
 	}
@@ -353,7 +370,7 @@ func (d *Decoder) decodeEnvelope(a *changelog.Arena, data []byte, s *jsonscan.Sc
 	if e.narrowed != nil && e.hasBefore && (kind != changelog.UpdateAfter || !e.narrowed.covers(e.table, &e.before)) {
 		// Only an update of a table the narrowing names, whose image
 		// holds that table's key, does with part of its before image.
-		if err := d.wholeBefore(a, data, &rs, e); err != nil {
+		if err := d.wholeBefore(a, data, rs, e); err != nil {
 			return nil, err
 		}
 	}
@@ -460,12 +477,7 @@ func (d *Decoder) readEnvelope(s *jsonscan.Scanner, rs *jsonscan.Rows, e *envelo
 	e.seen, err = fields.Read(s, hintMalformed, func(f int) (err error) {
 		switch f {
 		case fBefore:
-			if n := d.narrow.Load(); n != nil && s.Peek() == '{' {
-				e.narrowed, e.beforeAt = n, s.Pos()
-				e.hasBefore, err = jsonrecord.ScanImageOf(s, rs, &e.before, &n.keys, "before", hintMalformed)
-			} else {
-				e.hasBefore, err = jsonrecord.ScanImage(s, rs, &e.before, "before", hintMalformed)
-			}
+			err = d.readBefore(s, rs, e)
 		case fAfter:
 			e.hasAfter, err = jsonrecord.ScanImage(s, rs, &e.after, "after", hintMalformed)
 		case fOp:
@@ -495,6 +507,18 @@ func (d *Decoder) readEnvelope(s *jsonscan.Scanner, rs *jsonscan.Rows, e *envelo
 		}
 		return err
 	})
+	return err
+}
+
+// readBefore reads the "before" image at s into e: whole, or only the
+// columns of the narrowing the decoder has (see narrow.go).
+func (d *Decoder) readBefore(s *jsonscan.Scanner, rs *jsonscan.Rows, e *envelope) (err error) {
+	if n := d.narrow.Load(); n != nil && s.Peek() == '{' {
+		e.narrowed, e.beforeAt = n, s.Pos()
+		e.hasBefore, err = jsonrecord.ScanImageOf(s, rs, &e.before, &n.keys, "before", hintMalformed)
+	} else {
+		e.hasBefore, err = jsonrecord.ScanImage(s, rs, &e.before, "before", hintMalformed)
+	}
 	return err
 }
 
