@@ -268,16 +268,24 @@ func (d *Decoder) Decode(data []byte, pos changelog.Position) ([]changelog.Chang
 
 // DecodeIn is Decode with the change in a (format.ArenaDecoder).
 func (d *Decoder) DecodeIn(a *changelog.Arena, data []byte, pos changelog.Position) ([]changelog.Change, error) {
+	// envreader.Reader.Decode's steps, without its closures.
+	if jsonrecord.IsTombstone(data) {
+		return nil, nil
+	}
 	top := envelope{readOrder: d.orders.Load()}
-	return d.env.Decode(data, pos,
-		func() ([]changelog.Change, error) { return d.decode(a, data, &top) },
-		func(error) string { return tableOf(data, &top) })
+	cs, err := d.decode(a, data, &top)
+	if err != nil {
+		return nil, d.env.Refuse(pos, tableOf(data, &top), err)
+	}
+	return d.env.Decoded(cs, data, pos), nil
 }
 
 func (d *Decoder) decode(a *changelog.Arena, data []byte, top *envelope) (_ []changelog.Change, err error) {
 	s := d.env.Scanner(a, data)
-	if err := d.env.Object(&s); err != nil {
-		return nil, err
+	if len(data) == 0 || data[0] != '{' { // else an object, told without a call
+		if err := d.env.Object(&s); err != nil {
+			return nil, err
+		}
 	}
 	if readBoundaryAt(&s, top) {
 		if err := s.End(); err != nil {

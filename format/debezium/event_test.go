@@ -96,6 +96,9 @@ func TestReadEventAt(t *testing.T) {
 		{"white space after the record", insert + "\n", eventRead},
 
 		{"white space", "{ " + insert[1:], eventNot},
+		{"white space before the record", "\n " + insert, eventRead},
+		{"a tombstone", "null", -1},
+		{"an array", `[1,2]`, -1},
 		{"after first", `{"after":{"id":1},"before":null,"source":` + sourceMySQL + `,"op":"c"}`, eventNot},
 		{"connect envelope", `{"schema":null,"payload":` + insert + `}`, eventNot},
 		{"a member between", r(insert, `,"source"`, `,"x":1,"source"`, 1), eventAgain},
