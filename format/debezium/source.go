@@ -6,11 +6,11 @@ import (
 	"github.com/txsink/txsink/format/internal/jsonscan"
 )
 
-// readSourceAt reads the "source" block at s in place (see
-// jsonrecord.Compact.Members) when it is written the way Debezium's
-// MySQL, MariaDB and PostgreSQL connectors write it, member for member,
-// and reports whether it was; when it was not, nothing of s has moved
-// and readSource reads the block member by member. The block is a third
+// readSourceAt reads the "source" block at s in place (jsonrecord.Key16,
+// ScanString, ScanUint) when it is written the way Debezium's MySQL,
+// MariaDB and PostgreSQL connectors write it, member for member, and
+// reports whether it was; when it was not, nothing of s has moved and
+// readSourceMembers reads the block member by member. The block is a third
 // of a row event's text and its fifteen members are read for three (and,
 // with readOrder, seven more): passed over one by one, each costs a key's
 // scan and look-up; here each key is compared with the one its connector
@@ -25,7 +25,7 @@ import (
 // with S a string, N a whole number and Q a string whose only escapes are
 // \" (PostgreSQL's sequence, ["LSN","LSN"] as a string). Anything else (a
 // snapshot's boolean, a member more or less, white space) is left to
-// readSource.
+// readSourceMembers.
 func readSourceAt(s *jsonscan.Scanner, e *envelope, env *envreader.Reader) bool {
 	// Each step takes the offset the one before it ended at and returns
 	// where it ends, -1 once one did not match: -1 matches nothing.
@@ -119,7 +119,7 @@ var (
 	kXmin      = jsonrecord.NewKey16(`,"xmin":`)
 )
 
-// unquote appends to b the value of text matched by Compact.Quoted: the
+// unquote appends to b the value of text matched by jsonrecord.QuotedEnd: the
 // text without its backslashes.
 func unquote(b, text []byte) []byte {
 	for _, c := range text {
