@@ -268,21 +268,58 @@ func (d *Decoder) Decode(data []byte, pos changelog.Position) ([]changelog.Chang
 
 // DecodeIn is Decode with the change in a (format.ArenaDecoder).
 func (d *Decoder) DecodeIn(a *changelog.Arena, data []byte, pos changelog.Position) ([]changelog.Change, error) {
+	// envreader.Reader.Decode's steps, without its closures.
+	if jsonrecord.IsTombstone(data) {
+		return nil, nil
+	}
 	top := envelope{readOrder: d.orders.Load()}
-	return d.env.Decode(data, pos,
-		func() ([]changelog.Change, error) { return d.decode(a, data, &top) },
-		func(error) string { return tableOf(data, &top) })
+	cs, err := d.decode(a, data, &top)
+	if err != nil {
+		return nil, d.env.Refuse(pos, tableOf(data, &top), err)
+	}
+	return d.env.Decoded(cs, data, pos), nil
 }
 
 func (d *Decoder) decode(a *changelog.Arena, data []byte, top *envelope) (_ []changelog.Change, err error) {
 	s := d.env.Scanner(a, data)
+	if len(data) == 0 || data[0] != '{' { // else an object, told without a call
+		if err := d.env.Object(&s); err != nil {
+			return nil, err
+		}
+	}
+	if readBoundaryAt(&s, top) {
+		if err := s.End(); err != nil {
+			return nil, err
+		}
+		return d.boundary(a, top)
+	}
+	return d.decodeEnvelope(a, data, &s, top)
+}
+
+// decodeEnvelope is decode for a record read the general way, from just
+// inside its top-level object at s.
+func (d *Decoder) decodeEnvelope(a *changelog.Arena, data []byte, s *jsonscan.Scanner, top *envelope) (_ []changelog.Change, err error) {
 	var rs jsonscan.Rows
-	if err := d.env.Object(&s); err != nil {
+	start := *s
+	switch read, err := d.readEventAt(s, &rs, top); {
+	case err != nil:
 		return nil, err
+	case read == eventAgain:
+		// Read the general way from the start, with what was read
+		// forgotten (the names interned stay: they are the record's).
+		*s, *top, rs = start, envelope{readOrder: top.readOrder}, jsonscan.Rows{}
+		fallthrough
+	case read == eventNot:
+		if err := d.readEnvelope(s, &rs, top, topFields); err != nil {
+			return nil, err
+		}
 	}
-	if err := d.readEnvelope(&s, &rs, top, topFields); err != nil {
-		return nil, err
-	}
+	return d.change(a, data, s, &rs, top)
+}
+
+// change returns the change of the record whose top-level object was
+// read into top and rs, the scanner just past it.
+func (d *Decoder) change(a *changelog.Arena, data []byte, s *jsonscan.Scanner, rs *jsonscan.Rows, top *envelope) (_ []changelog.Change, err error) {
 	if err := s.End(); err != nil {
 		return nil, err
 	}
@@ -302,26 +339,7 @@ func (d *Decoder) decode(a *changelog.Arena, data []byte, top *envelope) (_ []ch
 
 	if !e.seen.Has(fOp) {
 		if e.boundary {
-			if e.status == "BEGIN" {
-				return nil, nil
-			}
-			// END: the transaction is over. It becomes a row-less EndTxn
-			// change, so transaction assembly sees where it ends and how
-			// many events it had.
-			if len(e.boundaryID) == 0 {
-				return nil, &recordError{Reason: `transaction END event has no "id"`, Hint: hintMalformed}
-			}
-			var events int32
-			if len(e.eventCount) > 0 {
-				n, err := strconv.Atoi(string(e.eventCount))
-				if err != nil || n < 0 {
-					return nil, &recordError{Reason: `"event_count" must be a whole number, not ` + strconv.Quote(string(e.eventCount)), Hint: hintMalformed}
-				}
-				events = int32(min(n, math.MaxInt32))
-			}
-			cs := a.Changes(1)
-			cs[0] = changelog.Change{Kind: changelog.EndTxn, TxnID: d.txnKey(a, e.boundaryID), TxnEnd: true, TxnEvents: events}
-			return cs, nil
+			return d.boundary(a, e)
 		}
 		if e.seen&schemaChangeFields != 0 {
 			return d.skipped(a, changelog.SchemaChange, e), nil
@@ -360,7 +378,7 @@ func (d *Decoder) decode(a *changelog.Arena, data []byte, top *envelope) (_ []ch
 	if e.narrowed != nil && e.hasBefore && (kind != changelog.UpdateAfter || !e.narrowed.covers(e.table, &e.before)) {
 		// Only an update of a table the narrowing names, whose image
 		// holds that table's key, does with part of its before image.
-		if err := d.wholeBefore(a, data, &rs, e); err != nil {
+		if err := d.wholeBefore(a, data, rs, e); err != nil {
 			return nil, err
 		}
 	}
@@ -467,12 +485,7 @@ func (d *Decoder) readEnvelope(s *jsonscan.Scanner, rs *jsonscan.Rows, e *envelo
 	e.seen, err = fields.Read(s, hintMalformed, func(f int) (err error) {
 		switch f {
 		case fBefore:
-			if n := d.narrow.Load(); n != nil && s.Peek() == '{' {
-				e.narrowed, e.beforeAt = n, s.Pos()
-				e.hasBefore, err = jsonrecord.ScanImageOf(s, rs, &e.before, &n.keys, "before", hintMalformed)
-			} else {
-				e.hasBefore, err = jsonrecord.ScanImage(s, rs, &e.before, "before", hintMalformed)
-			}
+			err = d.readBefore(s, rs, e)
 		case fAfter:
 			e.hasAfter, err = jsonrecord.ScanImage(s, rs, &e.after, "after", hintMalformed)
 		case fOp:
@@ -502,6 +515,18 @@ func (d *Decoder) readEnvelope(s *jsonscan.Scanner, rs *jsonscan.Rows, e *envelo
 		}
 		return err
 	})
+	return err
+}
+
+// readBefore reads the "before" image at s into e: whole, or only the
+// columns of the narrowing the decoder has (see narrow.go).
+func (d *Decoder) readBefore(s *jsonscan.Scanner, rs *jsonscan.Rows, e *envelope) (err error) {
+	if n := d.narrow.Load(); n != nil && s.Peek() == '{' {
+		e.narrowed, e.beforeAt = n, s.Pos()
+		e.hasBefore, err = jsonrecord.ScanImageOf(s, rs, &e.before, &n.keys, "before", hintMalformed)
+	} else {
+		e.hasBefore, err = jsonrecord.ScanImage(s, rs, &e.before, "before", hintMalformed)
+	}
 	return err
 }
 
@@ -547,6 +572,15 @@ func readSource(s *jsonscan.Scanner, e *envelope, env *envreader.Reader) error {
 		}
 		return &recordError{Reason: `"source" must be an object, not a ` + tok.Kind.String(), Hint: hintSource}
 	}
+	if readSourceAt(s, e, env) {
+		return nil
+	}
+	return readSourceMembers(s, e, env)
+}
+
+// readSourceMembers is readSource for an object in any shape: member by
+// member, those not wanted passed over by NextKeyOf.
+func readSourceMembers(s *jsonscan.Scanner, e *envelope, env *envreader.Reader) error {
 	if err := s.BeginObject(); err != nil {
 		return err
 	}
@@ -578,19 +612,24 @@ func readSource(s *jsonscan.Scanner, e *envelope, env *envreader.Reader) error {
 			return err
 		}
 	}
+	e.table = namedTable(db, schema, table, env)
+	return nil
+}
+
+// namedTable returns the table "source" names: schema (when not empty)
+// or else db, and table. env, if not nil, interns it.
+func namedTable(db, schema, table []byte, env *envreader.Reader) changelog.Table {
 	ns := db
 	if len(schema) > 0 {
 		ns = schema
 	}
 	switch {
 	case len(table) == 0:
-		e.table = changelog.Table{Namespace: string(ns)}
+		return changelog.Table{Namespace: string(ns)}
 	case env != nil:
-		e.table = env.Table(ns, table)
-	default:
-		e.table = changelog.Table{Namespace: string(ns), Name: string(table)}
+		return env.Table(ns, table)
 	}
-	return nil
+	return changelog.Table{Namespace: string(ns), Name: string(table)}
 }
 
 // transactionKeys are the members of the "transaction" block
@@ -613,21 +652,41 @@ func readTransaction(s *jsonscan.Scanner, e *envelope) error {
 		}
 		return &recordError{Reason: `"transaction" must be an object or null, not a ` + tok.Kind.String(), Hint: hintMalformed}
 	}
-	// The block as every Debezium connector writes it, read in place: a
-	// third of the members of a row event, passed over one by one
-	// otherwise.
-	c := jsonrecord.At(s)
-	c.Lit(`{"id":`)
-	id := c.String()
-	c.Lit(`,"total_order":`)
-	order := c.Uint()
-	c.Lit(`,"data_collection_order":`)
-	c.Uint()
-	c.Lit(`}`)
-	if c.Commit(s) {
-		e.txnID, e.txnOrder = id, txnOrder(order)
+	if readTransactionAt(s, e) {
 		return nil
 	}
+	return readTransactionMembers(s, e)
+}
+
+// readTransactionAt reads the "transaction" block at s in place, as every
+// Debezium connector writes it ({"id":S,"total_order":N,"data_collection_order":N},
+// see readSourceAt), and reports whether it was; when it was not, nothing
+// of s has moved. The block is a third of the members of a row event,
+// passed over one by one otherwise.
+func readTransactionAt(s *jsonscan.Scanner, e *envelope) bool {
+	d, i := s.Data(), s.Pos()
+	var id, order []byte
+	i, id = jsonrecord.ScanString(d, kTxnID.End(d, i), false)
+	i, order = jsonrecord.ScanUint(d, kTotalOrder.End(d, i), false)
+	// `,"data_collection_order":` is longer than a Key16, and at the
+	// record's end, where fewer than the 16 bytes a Key16 reads may be
+	// left after the first 16: those are compared as a constant.
+	if j := kCollectionOrder.End(d, i); j >= 0 && len(d)-j >= 9 && string(d[j:j+9]) == `n_order":` {
+		i, _ = jsonrecord.ScanUint(d, j+9, false)
+	} else {
+		i = -1
+	}
+	if i < 0 || i >= len(d) || d[i] != '}' {
+		return false
+	}
+	s.Skip(i + 1 - s.Pos())
+	e.txnID, e.txnOrder = id, txnOrder(order)
+	return true
+}
+
+// readTransactionMembers is readTransaction for an object in any shape:
+// member by member, those not wanted passed over by NextKeyOf.
+func readTransactionMembers(s *jsonscan.Scanner, e *envelope) error {
 	if err := s.BeginObject(); err != nil {
 		return err
 	}
@@ -660,6 +719,15 @@ func readTransaction(s *jsonscan.Scanner, e *envelope) error {
 		}
 	}
 }
+
+// The keys of the "transaction" block's first members, as
+// readTransaction expects them.
+var (
+	kTxnID      = jsonrecord.NewKey16(`{"id":`)
+	kTotalOrder = jsonrecord.NewKey16(`,"total_order":`)
+	// The first 16 bytes of `,"data_collection_order":`.
+	kCollectionOrder = jsonrecord.NewKey16(`,"data_collectio`)
+)
 
 // txnOrder returns a total_order written as a whole number from 1 to
 // 2^31-1, else 0 (none: the order is then not used).

@@ -108,19 +108,37 @@ func (e *Reader) Decode(data []byte, pos changelog.Position, read func() ([]chan
 	}
 	cs, err := read()
 	if err != nil {
-		return nil, jsonrecord.Fail(e.Format, pos, table(err), err, e.HintJSON)
+		return nil, e.Refuse(pos, table(err), err)
 	}
+	return e.Decoded(cs, data, pos), nil
+}
+
+// Refuse is the error of Decode for a record at pos that read refused
+// with err, in table ("" for none): for a format that calls read and
+// table itself rather than through Decode's closures (see Decoded).
+func (e *Reader) Refuse(pos changelog.Position, table string, err error) error {
+	return jsonrecord.Fail(e.Format, pos, table, err, e.HintJSON)
+}
+
+// Decoded is the end of Decode for the changes cs that data decoded to,
+// for a format whose decoder does Decode's steps itself, without its
+// closures (a call each, and their set-up, per record): after a
+// tombstone check (jsonrecord.IsTombstone, unless NoTombstones), its own
+// read, and Refuse for an error. It gives each change pos and an equal
+// share of len(data) as Size, and counts no change as skipped
+// (CountSkips).
+func (e *Reader) Decoded(cs []changelog.Change, data []byte, pos changelog.Position) []changelog.Change {
 	if len(cs) == 0 {
 		if e.CountSkips {
 			e.skipped.Add(1)
 		}
-		return nil, nil
+		return nil
 	}
 	for i := range cs {
 		cs[i].Pos = pos
 		cs[i].Size = int32(min(len(data)/len(cs), math.MaxInt32))
 	}
-	return cs, nil
+	return cs
 }
 
 // ReadRecord reads a whole record at s, an object, with fields: a record

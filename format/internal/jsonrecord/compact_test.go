@@ -22,7 +22,7 @@ func TestCompact(t *testing.T) {
 		{`"a\u0041",`, (*Compact).String, "", false},
 		{"\"a\tb\",", (*Compact).String, "", false},
 		{"\"caf\xc3\xa9\",", (*Compact).String, "", false},
-		{"\"a\x7f\",", (*Compact).String, "", false},
+		{"\"a\x7f\",", (*Compact).String, "a\x7f", true}, // DEL is plain to the scanner too
 		{`"a longer plain string, past 8 bytes",`, (*Compact).String, "a longer plain string, past 8 bytes", true},
 		{`"a longer string with an \u0041 escape",`, (*Compact).String, "", false},
 		{"\"a longer string, then caf\xc3\xa9\",", (*Compact).String, "", false},
