@@ -1057,16 +1057,20 @@ const (
 // '\\', a control character or a byte of a multi-byte UTF-8 sequence; 0 when
 // all eight are plain. Bits above the lowest may be false alarms, so only
 // the lowest is used: a byte's high bit is set when it is at or above 0x80
-// (x), below 0x20 (x-0x20, which then borrows), or '"' or '\\' (its XOR
-// with the quote or backslash is 0, whose decrement borrows); below the
-// first special byte nothing borrows, and a decrement that sets a high bit
-// without borrowing (an XOR at or above 0x81, x-0x20 at or above 0x80)
-// does it only for a byte at or above 0x80, which x flags anyway.
+// (x), a control character or '"' (its XOR with 0x02 is then below 0x21:
+// the control characters stay among themselves and '"', 0x22, becomes
+// 0x20, so one subtraction of 0x21 borrows for both), or '\\' (its XOR with
+// the backslash is 0, whose decrement borrows); below the first special
+// byte nothing borrows, and a subtraction that sets a high bit without
+// borrowing (an XOR at or above 0xa1, or at or above 0x81) does it only
+// for a byte at or above 0x80, which x flags anyway. (One test for the
+// quote and the control characters, not one each: 3 instructions fewer
+// a word.)
 func special8(x uint64) uint64 {
 	const lo, hi = 0x0101010101010101, 0x8080808080808080
-	q := x ^ (lo * '"')
+	q := x ^ (lo * 0x02)
 	b := x ^ (lo * '\\')
-	return ((q - lo) | (b - lo) | (x - lo*0x20) | x) & hi
+	return ((q - lo*0x21) | (b - lo) | x) & hi
 }
 
 // plainByte marks the bytes that stand for themselves inside a string:
