@@ -641,12 +641,14 @@ window:
 		// loop reads from is below 64.
 		w := (*[memberWindow]byte)(r)
 		// The key, w[1:n+1]: plain bytes up to its closing quote, ':'
-		// next.
+		// next. (The compiler knows the trailing zeros of a word that
+		// is not 0 to be below 64, so an offset it gives below 8, and
+		// needs no mask of it to leave out a bounds check.)
 		var n uint
 		if m := special8(binary.LittleEndian.Uint64(w[1:9])); m != 0 {
-			n = uint(bits.TrailingZeros64(m)>>3) & 7
+			n = uint(bits.TrailingZeros64(m) >> 3)
 		} else if m := special8(binary.LittleEndian.Uint64(w[9:17])); m != 0 {
-			n = 8 + uint(bits.TrailingZeros64(m)>>3)&7
+			n = 8 + uint(bits.TrailingZeros64(m)>>3)
 		} else {
 			break
 		}
@@ -684,7 +686,7 @@ window:
 					break window
 				}
 				if m := special8(binary.LittleEndian.Uint64(w[p:])); m != 0 {
-					p += uint(bits.TrailingZeros64(m)>>3) & 7
+					p += uint(bits.TrailingZeros64(m) >> 3)
 					break
 				}
 			}
@@ -711,7 +713,7 @@ window:
 						break window
 					}
 				}
-				p += uint(bits.TrailingZeros64(m)>>3) & 7
+				p += uint(bits.TrailingZeros64(m) >> 3)
 			}
 			if e := w[p&63]; e == '.' || e|0x20 == 'e' {
 				break window
@@ -888,7 +890,7 @@ func numberEnd(d []byte, i int) int {
 			return i // no digit
 		}
 		if m != 0 {
-			q := uint(bits.TrailingZeros64(m)>>3) & 7
+			q := uint(bits.TrailingZeros64(m) >> 3)
 			if b[0] == '0' {
 				q = 1 // "0" is the integer part: a digit after it is not
 			}
@@ -902,7 +904,7 @@ func numberEnd(d []byte, i int) int {
 					return i // no digit after the '.'
 				}
 				if m != 0 {
-					q += 1 + uint(bits.TrailingZeros64(m)>>3)&7
+					q += 1 + uint(bits.TrailingZeros64(m)>>3)
 					if b[q]|0x20 != 'e' {
 						return i + int(q)
 					}
