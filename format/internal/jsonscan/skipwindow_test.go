@@ -68,3 +68,22 @@ func TestSkipMembersWindow(t *testing.T) {
 		}
 	}
 }
+
+// FuzzSkipMembersWindow is FuzzNextKeyOf with the object followed by
+// windowTail, so that its members are read in skipMembers' window (and
+// ScanRow's numbers by numberEnd's word tests) rather than near the
+// input's end.
+func FuzzSkipMembersWindow(f *testing.F) {
+	for _, in := range skipCases {
+		f.Add([]byte(in), uint8(0))
+	}
+	for i, v := range windowValues() {
+		f.Add([]byte(`{"ts_ms":`+v+`,"db":1}`), uint8(i))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, which uint8) {
+		in := []byte(string(data) + windowTail)
+		checkNextKeyIn(t, in, nextKeyInKeys[int(which)%len(nextKeyInKeys)])
+		checkScanRow(t, in)
+		checkValue(t, in)
+	})
+}
