@@ -353,7 +353,7 @@ func (s *Scanner) nextKey(first bool) (key Token, ok bool, err error) {
 // many objects for the same keys makes them once with NewKeys and calls
 // NextKeyOf, which finds a key with one look in a table.
 func (s *Scanner) NextKeyIn(first bool, keys []string) (k int, ok bool, err error) {
-	ks := Keys{names: keys, lens: keyLens(keys)}
+	ks := Keys{names: keys, lens: keyLens(keys), ends: keyEnds(keys)}
 	return s.NextKeyOf(first, &ks)
 }
 
@@ -371,6 +371,13 @@ type Keys struct {
 	// lens has bit n set when a key is n bytes long: a key of another
 	// length below 64 is passed over without a look in the table.
 	lens uint64
+	// ends has bit keyEnd(n, c) set for each key of n bytes whose last
+	// byte is c (or, empty, the '"' before it): skipMembers' window
+	// passes over a key whose bit is not set without a look in the
+	// table, as lens does, and so over more of them (of a Debezium
+	// "source" block's dozen, "ts_ms", "thread" and "query" have the
+	// length of a key the decoder reads, but not its last byte).
+	ends uint64
 }
 
 // keyTable is a Keys' table: at each slot the key that hashes to it, as
@@ -392,7 +399,7 @@ const (
 
 // NewKeys returns the Keys names, in the order of their indexes.
 func NewKeys(names ...string) Keys {
-	k := Keys{names: names, lens: keyLens(names)}
+	k := Keys{names: names, lens: keyLens(names), ends: keyEnds(names)}
 	if len(names) > maxKeys {
 		return k
 	}
@@ -440,6 +447,23 @@ func keyLens(keys []string) uint64 {
 	}
 	return lens
 }
+
+// keyEnds is Keys.ends for keys.
+func keyEnds(keys []string) uint64 {
+	var ends uint64
+	for _, w := range keys {
+		c := byte('"')
+		if w != "" {
+			c = w[len(w)-1]
+		}
+		ends |= 1 << keyEnd(uint(len(w)), c)
+	}
+	return ends
+}
+
+// keyEnd is the bit of Keys.ends for a key of n bytes whose last byte is
+// c: one instruction (LEA) and the mask, which the bit test does anyway.
+func keyEnd(n uint, c byte) uint { return (uint(c) + 8*n) & 63 }
 
 // keyMasks[n] keeps the first n bytes of a little-endian word.
 var keyMasks = [8]uint64{0, 0xff, 0xffff, 0xffffff, 0xffffffff, 0xffffffffff, 0xffffffffffff, 0xffffffffffffff}
@@ -634,7 +658,7 @@ func skipMembers(d []byte, i int, first bool, keys *Keys) (at, k int, st int) {
 	// the loop is at, j = len(d)-len(r), worked out only when the loop
 	// returns. The member starts at its ',', d[j-1], or at d[i] for the
 	// first (i == j without a ','): max(j-1, i).
-	lens, r := keys.lens, d[j:]
+	ends, r := keys.ends, d[j:]
 window:
 	for len(r) >= memberWindow {
 		// w[0] is the key's opening quote; every offset in it the
@@ -656,9 +680,10 @@ window:
 		if binary.LittleEndian.Uint16(w[n+1:n+3]) != quoteColon {
 			return max(len(d)-len(r)-1, i), -1, skipMember
 		}
-		if lens>>n&1 != 0 {
-			// A key of a wanted length, looked up in the table as
-			// its first and last 8 bytes.
+		if ends>>keyEnd(n, w[n])&1 != 0 {
+			// A key of a wanted length and last byte (w[0], its
+			// opening quote, when it is empty), looked up in the table
+			// as its first and last 8 bytes.
 			j = len(d) - len(r)
 			t := keys.table
 			if t == nil || n == 0 {

@@ -41,12 +41,16 @@ func windowValues() []string {
 // (checkNextKeyIn) on members read in skipMembers' window and beside it:
 // keys of every length up to 18 bytes (those of a wanted length looked
 // up, found or not) with each of windowValues, first in their object and
-// after another member, with the object followed by windowTail (the
+// after another member, walked for keys of their lengths and last bytes
+// and others, with the object followed by windowTail (the
 // window) or by nothing (skipRest only); and on skipCases cut short at
 // every byte and followed by windowTail, so that the window ends
 // anywhere in a member.
 func TestSkipMembersWindow(t *testing.T) {
-	keySets := append(nextKeyInKeys, []string{"db", "table", "ts_ms"}, []string{"abcdefghijklmno", "k"})
+	// Key sets whose keys share lengths and last bytes with the keys
+	// walked past (Keys.ends), an empty key among them.
+	keySets := append(nextKeyInKeys, []string{"db", "table", "ts_ms"}, []string{"abcdefghijklmno", "k"},
+		[]string{"", "kkkkkkkkkkkkkkx", "kkkx", "xk"})
 	for kn := 0; kn <= 18; kn++ {
 		key := strings.Repeat("k", kn)
 		for _, v := range windowValues() {
