@@ -727,8 +727,10 @@ window:
 			p += 5
 		case c-'0' < 10:
 			// A whole number: '0', or a digit from 1 and up to 15
-			// more; what else (a fraction, an exponent, more digits)
-			// is skipRest's.
+			// more, then the next member's ',' (without a look for a
+			// fraction or an exponent first: neither starts with it)
+			// or the object's '}'; what else (a fraction, an
+			// exponent, more digits, an error) is skipRest's.
 			p++
 			if c != '0' {
 				m := nonDigit8(binary.LittleEndian.Uint64(w[p:]))
@@ -740,7 +742,12 @@ window:
 				}
 				p += uint(bits.TrailingZeros64(m) >> 3)
 			}
-			if e := w[p&63]; e == '.' || e|0x20 == 'e' {
+			p &= 63 // it is: for the bounds checks of w[p:] and w[p]
+			if binary.LittleEndian.Uint16(w[p:]) == commaQuote {
+				r = r[p+1:]
+				continue
+			}
+			if w[p] != '}' {
 				break window
 			}
 		default:
