@@ -1003,7 +1003,18 @@ func (s *Scanner) value(depth int) (Token, error) {
 	if start >= len(d) {
 		return Token{}, s.unexpected("a value")
 	}
-	switch c := d[start]; c {
+	c := d[start]
+	if c-'1' < 9 {
+		// An integer from 1 up (most numbers decoders read: a time, an
+		// order, a count) without a call, and before the switch's
+		// tests of the other kinds; scanNumber reads a fraction or an
+		// exponent, from the start.
+		if p := skipDigits(d, start+1); p >= len(d) || d[p] != '.' && d[p]|0x20 != 'e' {
+			s.pos = p
+			return Token{Kind: Number, Start: start, End: p}, nil
+		}
+	}
+	switch c {
 	case '"':
 		// A plain string whose closing quote is in its first two words
 		// (most that decoders read: names, ids, enums) without a call;
@@ -1050,15 +1061,6 @@ func (s *Scanner) value(depth int) (Token, error) {
 	case 'n':
 		return s.literal("null", Null)
 	default:
-		if c-'1' < 9 {
-			// An integer from 1 up (most numbers decoders read: a time,
-			// an order, a count) without a call; scanNumber reads a
-			// fraction or an exponent, from the start.
-			if p := skipDigits(d, start+1); p >= len(d) || d[p] != '.' && d[p]|0x20 != 'e' {
-				s.pos = p
-				return Token{Kind: Number, Start: start, End: p}, nil
-			}
-		}
 		if c == '-' || (c >= '0' && c <= '9') {
 			end, bad := scanNumber(d, start)
 			s.pos = end
