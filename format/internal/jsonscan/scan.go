@@ -636,8 +636,8 @@ const (
 // up to 15 bytes with a plain string, a whole number of up to 16 digits,
 // null, true or false: with every offset a small number in the window,
 // the loop tests nothing against the input's end, and reads a value's
-// words and the ',' after it without a bounds check (a member of a
-// "source" block took about 105 instructions, and takes about 75).
+// words and the ',' after it without a bounds check (BenchmarkNextKeyOf,
+// a "source" block: 1,789 instructions in skipMembers, 1,275 so).
 // skipRest reads the others (nearer the end, longer keys and values,
 // fractions and negative numbers), each from the start of its member.
 func skipMembers(d []byte, i int, first bool, keys *Keys) (at, k int, st int) {
