@@ -353,7 +353,7 @@ func (s *Scanner) nextKey(first bool) (key Token, ok bool, err error) {
 // many objects for the same keys makes them once with NewKeys and calls
 // NextKeyOf, which finds a key with one look in a table.
 func (s *Scanner) NextKeyIn(first bool, keys []string) (k int, ok bool, err error) {
-	ks := Keys{names: keys, lens: keyLens(keys), ends: keyEnds(keys)}
+	ks := Keys{names: keys, lens: keyLens(keys)}
 	return s.NextKeyOf(first, &ks)
 }
 
@@ -371,13 +371,6 @@ type Keys struct {
 	// lens has bit n set when a key is n bytes long: a key of another
 	// length below 64 is passed over without a look in the table.
 	lens uint64
-	// ends has bit keyEnd(n, c) set for each key of n bytes whose last
-	// byte is c (or, empty, the '"' before it): skipMembers' window
-	// passes over a key whose bit is not set without a look in the
-	// table, as lens does, and so over more of them (of a Debezium
-	// "source" block's dozen, "ts_ms", "thread" and "query" have the
-	// length of a key the decoder reads, but not its last byte).
-	ends uint64
 }
 
 // keyTable is a Keys' table: at each slot the key that hashes to it, as
@@ -399,7 +392,7 @@ const (
 
 // NewKeys returns the Keys names, in the order of their indexes.
 func NewKeys(names ...string) Keys {
-	k := Keys{names: names, lens: keyLens(names), ends: keyEnds(names)}
+	k := Keys{names: names, lens: keyLens(names)}
 	if len(names) > maxKeys {
 		return k
 	}
@@ -447,23 +440,6 @@ func keyLens(keys []string) uint64 {
 	}
 	return lens
 }
-
-// keyEnds is Keys.ends for keys.
-func keyEnds(keys []string) uint64 {
-	var ends uint64
-	for _, w := range keys {
-		c := byte('"')
-		if w != "" {
-			c = w[len(w)-1]
-		}
-		ends |= 1 << keyEnd(uint(len(w)), c)
-	}
-	return ends
-}
-
-// keyEnd is the bit of Keys.ends for a key of n bytes whose last byte is
-// c: one instruction (LEA) and the mask, which the bit test does anyway.
-func keyEnd(n uint, c byte) uint { return (uint(c) + 8*n) & 63 }
 
 // keyMasks[n] keeps the first n bytes of a little-endian word.
 var keyMasks = [8]uint64{0, 0xff, 0xffff, 0xffffff, 0xffffffff, 0xffffffffff, 0xffffffffffff, 0xffffffffffffff}
@@ -628,18 +604,10 @@ const (
 // array, a malformed value, a key or a value too near the input's end for
 // its words to be read), which it leaves to NextKey and Value from the
 // start of the member or of its value, so that the errors are theirs at
-// the same offsets.
-//
-// A member that starts at least memberWindow bytes before the input's
-// end (every member of a Debezium "source" block: the record goes on
-// after it) is read in a window of that many bytes when it is a key of
-// up to 15 bytes with a plain string, a whole number of up to 16 digits,
-// null, true or false: with every offset a small number in the window,
-// the loop tests nothing against the input's end, and reads a value's
-// words and the ',' after it without a bounds check (BenchmarkNextKeyOf,
-// a "source" block: 1,789 instructions in skipMembers, 1,275 so).
-// skipRest reads the others (nearer the end, longer keys and values,
-// fractions and negative numbers), each from the start of its member.
+// the same offsets. It calls nothing but numberEnd, for a number with a
+// fraction or an exponent (rare in the blocks it passes over): in Go a
+// call clobbers every register, and a loop with calls in its slow paths
+// keeps its state on the stack for all of them.
 func skipMembers(d []byte, i int, first bool, keys *Keys) (at, k int, st int) {
 	// With cap(d) == len(d) known, a slice of d needs no test of its
 	// end against cap(d): -170 instructions per "source" block.
@@ -654,137 +622,6 @@ func skipMembers(d []byte, i int, first bool, keys *Keys) (at, k int, st int) {
 	default:
 		return i, -1, skipMember
 	}
-	// r is the input from the opening quote of the key of the member
-	// the loop is at, j = len(d)-len(r), worked out only when the loop
-	// returns. The member starts at its ',', d[j-1], or at d[i] for the
-	// first (i == j without a ','): max(j-1, i).
-	ends, r := keys.ends, d[j:]
-window:
-	for len(r) >= memberWindow {
-		// w[0] is the key's opening quote; every offset in it the
-		// loop reads from is below 64.
-		w := (*[memberWindow]byte)(r)
-		// The key, w[1:n+1]: plain bytes up to its closing quote, ':'
-		// next. (The compiler knows the trailing zeros of a word that
-		// is not 0 to be below 64, so an offset it gives below 8, and
-		// needs no mask of it to leave out a bounds check.)
-		var n uint
-		if m := special8(binary.LittleEndian.Uint64(w[1:9])); m != 0 {
-			n = uint(bits.TrailingZeros64(m) >> 3)
-		} else if m := special8(binary.LittleEndian.Uint64(w[9:17])); m != 0 {
-			n = 8 + uint(bits.TrailingZeros64(m)>>3)
-		} else {
-			break
-		}
-		n &= 15 // it is: for the bounds checks of w[n+...]
-		if binary.LittleEndian.Uint16(w[n+1:n+3]) != quoteColon {
-			return max(len(d)-len(r)-1, i), -1, skipMember
-		}
-		if ends>>keyEnd(n, w[n])&1 != 0 {
-			// A key of a wanted length and last byte (w[0], its
-			// opening quote, when it is empty), looked up in the table
-			// as its first and last 8 bytes.
-			j = len(d) - len(r)
-			t := keys.table
-			if t == nil || n == 0 {
-				return j + 1 + int(n), j + 1, skipLookup
-			}
-			kw, tail := binary.LittleEndian.Uint64(w[1:9]), uint64(0)
-			if n < 8 {
-				kw &= keyMasks[n]
-			} else if n > 8 {
-				tail = binary.LittleEndian.Uint64(w[n-7 : n+1])
-			}
-			if h := keyHash(keys.seed, kw, tail, int(n)); t.words[h] == kw && t.tails[h] == tail && uint(t.lens[h]) == n {
-				return j + 3 + int(n), int(t.index[h]), skipFound
-			}
-		}
-		// The value of a member not wanted, from w[n+3] up to w[p].
-		p := n + 3
-		switch c := w[p]; {
-		case c == '"':
-			// Plain bytes eight at a time up to the first byte that is
-			// not, which must be the closing quote: from a word below
-			// 55, the quote is below 62 and the ',' after it below 64.
-			for p++; ; p += 8 {
-				if p > 54 {
-					break window
-				}
-				if m := special8(binary.LittleEndian.Uint64(w[p:])); m != 0 {
-					p += uint(bits.TrailingZeros64(m) >> 3)
-					break
-				}
-			}
-			if w[p] != '"' {
-				j = len(d) - len(r)
-				return j + 3 + int(n), j + 1, skipValue
-			}
-			p++
-		case c == 'n' && binary.LittleEndian.Uint32(w[p:]) == litNull,
-			c == 't' && binary.LittleEndian.Uint32(w[p:]) == litTrue:
-			p += 4
-		case c == 'f' && binary.LittleEndian.Uint32(w[p:]) == litFals && w[p+4] == 'e':
-			p += 5
-		case c-'0' < 10:
-			// A whole number: '0', or a digit from 1 and up to 15
-			// more, then the next member's ',' (without a look for a
-			// fraction or an exponent first: neither starts with it)
-			// or the object's '}'; what else (a fraction, an
-			// exponent, more digits, an error) is skipRest's.
-			p++
-			if c != '0' {
-				m := nonDigit8(binary.LittleEndian.Uint64(w[p:]))
-				if m == 0 {
-					p += 8
-					if m = nonDigit8(binary.LittleEndian.Uint64(w[p:])); m == 0 {
-						break window
-					}
-				}
-				p += uint(bits.TrailingZeros64(m) >> 3)
-			}
-			p &= 63 // it is: for the bounds checks of w[p:] and w[p]
-			if binary.LittleEndian.Uint16(w[p:]) == commaQuote {
-				r = r[p+1:]
-				continue
-			}
-			if w[p] != '}' {
-				break window
-			}
-		default:
-			break window
-		}
-		// The next member's ',' and key's quote, or the object's end.
-		p &= 63 // it is: for the bounds checks of w[p:] and w[p]
-		if binary.LittleEndian.Uint16(w[p:]) == commaQuote {
-			r = r[p+1:]
-			continue
-		}
-		at := len(d) - len(r) + int(p)
-		if w[p] == '}' {
-			return at + 1, -1, skipEnd
-		}
-		return at, -1, skipMember
-	}
-	j = len(d) - len(r)
-	return skipRest(d, max(j-1, i), j, keys)
-}
-
-// memberWindow is how many bytes from a member's key skipMembers reads
-// it in: a key of up to 15 bytes and a string value of up to 39 (55 after
-// a shorter key) end in its first 62, the ',' after it in the 2 after
-// that, and its last 8 let a word be read at any offset below 64.
-const memberWindow = 72
-
-// skipRest is skipMembers for the member whose key's opening quote is at
-// d[j] (its ',' at d[i], or i == j for an object's first) and those after
-// it, reading each the general way skipMembers' window does not: the
-// input's end tested at every word, a key or a string of any length, a
-// number of any form. It calls nothing but numberEnd, for a number with a
-// fraction or an exponent (rare in the blocks it passes over): in Go a
-// call clobbers every register, and a loop with calls in its slow paths
-// keeps its state on the stack for all of them.
-func skipRest(d []byte, i, j int, keys *Keys) (at, k int, st int) {
-	d = d[:len(d):len(d)]
 	lens := keys.lens
 	for {
 		// The key: plain bytes up to the first byte that is not, which
@@ -906,46 +743,7 @@ func skipRest(d []byte, i, j int, keys *Keys) (at, k int, st int) {
 // numberEnd returns the offset just past the number at d[i] per the JSON
 // grammar (see scanNumber), or i when there is none there: scanNumber then
 // says what is wrong. It calls nothing.
-//
-// A number of a row (ScanRow's loop calls it for each) is mostly a few
-// digits, a fraction of a few more: with 17 bytes left, each run of
-// digits is found with one word test and no bounds check, and only a
-// negative number, an exponent, a run of 8 digits or more and a
-// malformed number are read a byte at a time (BenchmarkPipeline's row
-// numbers, such as 7, 1042 and 12.07: 63 instructions each on average
-// a byte at a time, 54 so).
 func numberEnd(d []byte, i int) int {
-	if len(d)-i >= 17 && d[i] != '-' {
-		b := (*[17]byte)(d[i:])
-		m := nonDigit8(binary.LittleEndian.Uint64(b[:8]))
-		if m&0x80 != 0 {
-			return i // no digit
-		}
-		if m != 0 {
-			q := uint(bits.TrailingZeros64(m) >> 3)
-			if b[0] == '0' {
-				q = 1 // "0" is the integer part: a digit after it is not
-			}
-			c := b[q]
-			if c != '.' && c|0x20 != 'e' {
-				return i + int(q)
-			}
-			if c == '.' {
-				m := nonDigit8(binary.LittleEndian.Uint64(b[q+1 : q+9]))
-				if m&0x80 != 0 {
-					return i // no digit after the '.'
-				}
-				if m != 0 {
-					q += 1 + uint(bits.TrailingZeros64(m)>>3)
-					if b[q]|0x20 != 'e' {
-						return i + int(q)
-					}
-				}
-			}
-		}
-		// An exponent, a run of 8 digits or more, or a malformed
-		// fraction: the byte-at-a-time way.
-	}
 	p := i
 	if p < len(d) && d[p] == '-' {
 		p++
@@ -1003,18 +801,7 @@ func (s *Scanner) value(depth int) (Token, error) {
 	if start >= len(d) {
 		return Token{}, s.unexpected("a value")
 	}
-	c := d[start]
-	if c-'1' < 9 {
-		// An integer from 1 up (most numbers decoders read: a time, an
-		// order, a count) without a call, and before the switch's
-		// tests of the other kinds; scanNumber reads a fraction or an
-		// exponent, from the start.
-		if p := skipDigits(d, start+1); p >= len(d) || d[p] != '.' && d[p]|0x20 != 'e' {
-			s.pos = p
-			return Token{Kind: Number, Start: start, End: p}, nil
-		}
-	}
-	switch c {
+	switch c := d[start]; c {
 	case '"':
 		// A plain string whose closing quote is in its first two words
 		// (most that decoders read: names, ids, enums) without a call;
@@ -1061,6 +848,15 @@ func (s *Scanner) value(depth int) (Token, error) {
 	case 'n':
 		return s.literal("null", Null)
 	default:
+		if c-'1' < 9 {
+			// An integer from 1 up (most numbers decoders read: a time,
+			// an order, a count) without a call; scanNumber reads a
+			// fraction or an exponent, from the start.
+			if p := skipDigits(d, start+1); p >= len(d) || d[p] != '.' && d[p]|0x20 != 'e' {
+				s.pos = p
+				return Token{Kind: Number, Start: start, End: p}, nil
+			}
+		}
 		if c == '-' || (c >= '0' && c <= '9') {
 			end, bad := scanNumber(d, start)
 			s.pos = end
@@ -1261,20 +1057,16 @@ const (
 // '\\', a control character or a byte of a multi-byte UTF-8 sequence; 0 when
 // all eight are plain. Bits above the lowest may be false alarms, so only
 // the lowest is used: a byte's high bit is set when it is at or above 0x80
-// (x), a control character or '"' (its XOR with 0x02 is then below 0x21:
-// the control characters stay among themselves and '"', 0x22, becomes
-// 0x20, so one subtraction of 0x21 borrows for both), or '\\' (its XOR with
-// the backslash is 0, whose decrement borrows); below the first special
-// byte nothing borrows, and a subtraction that sets a high bit without
-// borrowing (an XOR at or above 0xa1, or at or above 0x81) does it only
-// for a byte at or above 0x80, which x flags anyway. (One test for the
-// quote and the control characters, not one each: 3 instructions fewer
-// a word.)
+// (x), below 0x20 (x-0x20, which then borrows), or '"' or '\\' (its XOR
+// with the quote or backslash is 0, whose decrement borrows); below the
+// first special byte nothing borrows, and a decrement that sets a high bit
+// without borrowing (an XOR at or above 0x81, x-0x20 at or above 0x80)
+// does it only for a byte at or above 0x80, which x flags anyway.
 func special8(x uint64) uint64 {
 	const lo, hi = 0x0101010101010101, 0x8080808080808080
-	q := x ^ (lo * 0x02)
+	q := x ^ (lo * '"')
 	b := x ^ (lo * '\\')
-	return ((q - lo*0x21) | (b - lo) | x) & hi
+	return ((q - lo) | (b - lo) | (x - lo*0x20) | x) & hi
 }
 
 // plainByte marks the bytes that stand for themselves inside a string:
