@@ -291,6 +291,49 @@ func (r *Reader) Next(ctx context.Context) (Record, error) { return r.next(ctx, 
 // line, a tenth of txsink's CPU on a large file.
 func (r *Reader) NextBorrowed(ctx context.Context) (Record, error) { return r.next(ctx, true) }
 
+// NextLentBatch appends to recs the records that calls of NextBorrowed
+// would return next, up to max of them (at least one), and returns them
+// with the lease of the block of the Reader's input they lie in. It reads
+// the input only when no whole line is buffered, as NextBorrowed does
+// (waiting when it would), and stops before it would read again, so
+// that a caller can hand the records on before the Reader may wait. It
+// returns a record or an error, as NextBorrowed does; an error met after
+// the first record is returned by the next call.
+//
+// The records' Data stay valid, whatever the Reader does next, until the
+// lease is released: it holds a reference for the caller, who calls
+// lease.Release once done with them (and lease.Retain for every further
+// holder). A caller that hands records to other goroutines (to decode
+// several at once) saves copying every line, and calling the Reader for
+// each.
+func (r *Reader) NextLentBatch(ctx context.Context, recs []Record, max int) ([]Record, Lease, error) {
+	rec, err := r.next(ctx, true)
+	if err != nil {
+		return recs, nil, err
+	}
+	recs, b := r.lend(recs, rec, max)
+	return recs, b, nil
+}
+
+// lend appends rec, just returned by next, and the whole lines buffered
+// after it to recs, up to max records, without reading, and returns them
+// with their block, retained for the caller. An error (a line over the
+// limit) is the Reader's from then on, for the next call to return.
+func (r *Reader) lend(recs []Record, rec Record, max int) ([]Record, *block) {
+	b := r.blk // rec's: next moves to another block only to read
+	// Retained before the lines after rec are looked at: a line over the
+	// limit releases the Reader's own reference.
+	b.Retain()
+	recs = append(recs, rec)
+	for range max - 1 {
+		recs = append(recs, Record{})
+		if ok, _ := r.scan(&recs[len(recs)-1], true); !ok {
+			return recs[:len(recs)-1], b
+		}
+	}
+	return recs, b
+}
+
 // scan sets *rec to the next whole line buffered, skipping blank ones,
 // and reports whether there was one. It never reads. Data points into the
 // block when borrow, else it is a copy.
