@@ -8,6 +8,7 @@ import (
 
 	"github.com/txsink/txsink/changelog"
 	"github.com/txsink/txsink/format"
+	"github.com/txsink/txsink/source"
 )
 
 // Decoding runs on a pool of goroutines shared by every partition of a
@@ -115,6 +116,11 @@ type decodeJob struct {
 	// filled; none when the records own their bytes (Kafka's).
 	arena  *[]byte
 	arenas []*[]byte
+	// leases keep the blocks of lent records (see addLent) from reuse
+	// until the job is decoded; leaseBuf is their first room (a job's
+	// records lie in one block or two).
+	leases   []lease
+	leaseBuf [2]lease
 	// keepRaw keeps each record's bytes in decoded.raw, for the
 	// dead-letter table; keepGoing decodes past a record that fails
 	// (the dead-letter policy), else the batch ends at it.
@@ -168,6 +174,13 @@ func (j *decodeJob) decode(p *decodePool) {
 		}
 		j.arenas, j.arena = nil, nil
 	}
+	// Lent records are never kept raw (readPartition copies them then),
+	// so their blocks are done with.
+	for i, l := range j.leases {
+		l.Release()
+		j.leases[i] = nil
+	}
+	j.leases = j.leases[:0]
 	// The records' bytes live on in out where the dead-letter policy
 	// keeps them; the list of them is done with.
 	clear(j.recs)
@@ -252,6 +265,7 @@ func newDecodeStream(pool *decodePool, out chan<- []decoded, keepRaw, keepGoing,
 func (s *decodeStream) job() *decodeJob {
 	if s.cur == nil {
 		s.cur = &decodeJob{recs: (*recordLists.Get().(*[]rawRecord))[:0], keepRaw: s.keepRaw, keepGoing: s.keepGoing}
+		s.cur.leases = s.cur.leaseBuf[:0]
 		if s.arenas {
 			s.cur.mem = getChangeArena()
 		}
@@ -282,6 +296,45 @@ func (s *decodeStream) addBorrowed(data []byte, pos changelog.Position, end int6
 	*j.arena = a
 	j.recs = append(j.recs, rawRecord{data: a[start:len(a):len(a)], pos: pos, end: end})
 	j.bytes += len(data)
+}
+
+// lease keeps a block of a reader's input, which records were lent from,
+// from reuse: Retain takes a reference, Release gives it back. It is the
+// file source's file.Lease (see file.Reader.NextLent).
+type lease = interface {
+	Retain()
+	Release()
+}
+
+// addLent adds records lent from the block l keeps, whose reference it
+// takes over: the records stay where they are, and each job they go to
+// holds l until it is decoded. It hands every job it fills to the pool,
+// and reports false as submit does.
+func (s *decodeStream) addLent(ctx context.Context, recs []source.Record, l lease, part string) bool {
+	for held := false; len(recs) > 0; held = true {
+		j := s.job()
+		if held {
+			l.Retain() // a second job takes records of the batch
+		}
+		j.leases = append(j.leases, l)
+		for len(recs) > 0 {
+			r := &recs[0]
+			pos := r.Pos
+			if part != "" {
+				pos.Partition = part
+			}
+			j.recs = append(j.recs, rawRecord{data: r.Data, pos: pos, end: -1})
+			j.bytes += len(r.Data)
+			recs = recs[1:]
+			if s.full() {
+				if !s.submit(ctx) {
+					return false
+				}
+				break
+			}
+		}
+	}
+	return true
 }
 
 // arenas recycles the arenas of decoded jobs: a record's bytes are dead

@@ -434,6 +434,15 @@ func (g *feedGroup) Lost(ctx context.Context, parts []string) {
 // carries.
 const batchMax = 128
 
+// lender is a Reader that lends its records' bytes in batches: they stay
+// valid while the lease returned with them is retained (see
+// file.Reader.NextLentBatch).
+type lender interface {
+	// NextLentBatch appends up to max records to recs and returns them
+	// with their lease, which holds a reference for the caller.
+	NextLentBatch(ctx context.Context, recs []source.Record, max int) ([]source.Record, lease, error)
+}
+
 // readPartition reads a Reader until its end and decodes it through the
 // pool, sending its records to out in order, in batches. Records held for
 // decoding are sent on before a read that may wait (a followed file at its
@@ -445,12 +454,21 @@ const batchMax = 128
 func readPartition(ctx context.Context, r source.Reader, pool *decodePool, out chan<- []decoded, keepGoing bool) error {
 	// Decoded changes never point into the record (format.Decoder's
 	// contract), so the record is borrowed from the reader's buffer and
-	// copied into its job, which the dead-letter policy keeps as read.
+	// copied into its job, which the dead-letter policy keeps as read;
+	// or, from a reader that lends its records (a file's), left in the
+	// reader's block, which the job holds until it is decoded. The
+	// dead-letter policy keeps records past that, and copies them: a
+	// record kept would hold its whole block.
 	s := newDecodeStream(pool, out, keepGoing, keepGoing, true)
 	next := r.Next
 	if b, ok := r.(source.Borrower); ok {
 		next = b.NextBorrowed
 	}
+	lend, _ := r.(lender)
+	if keepGoing {
+		lend = nil
+	}
+	var lent []source.Record // a batch of lend's
 	mayWait := func() bool { return true }
 	if w, ok := r.(source.Waiter); ok {
 		mayWait = w.MayWait
@@ -463,23 +481,21 @@ func readPartition(ctx context.Context, r source.Reader, pool *decodePool, out c
 		if mayWait() && !s.drain(ctx) {
 			return s.stop(ctx)
 		}
-		rec, err := next(ctx)
-		if errors.Is(err, io.EOF) {
-			if !s.drain(ctx) {
-				return s.stop(ctx)
+		if lend != nil {
+			var l lease
+			var err error
+			if lent, l, err = lend.NextLentBatch(ctx, lent[:0], jobRecords); err == nil {
+				if !s.addLent(ctx, lent, l, part) {
+					return s.stop(ctx)
+				}
+				clear(lent) // the records' bytes are the jobs' now
+				continue
 			}
-			return nil
+			return endOfRead(ctx, s, err, part)
 		}
+		rec, err := next(ctx)
 		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			// The error goes behind the records already read, so they
-			// are applied before the pipeline stops.
-			if !s.send(ctx, decoded{pos: changelog.Position{Partition: part}, err: err, fatal: true}) {
-				return s.stop(ctx)
-			}
-			return nil
+			return endOfRead(ctx, s, err, part)
 		}
 		if part != "" {
 			rec.Pos.Partition = part
@@ -489,4 +505,24 @@ func readPartition(ctx context.Context, r source.Reader, pool *decodePool, out c
 			return s.stop(ctx)
 		}
 	}
+}
+
+// endOfRead is what readPartition returns once a read of its partition
+// part failed with err: at io.EOF, nil once every record is handed on;
+// otherwise the error goes behind the records already read, so they are
+// applied before the pipeline stops.
+func endOfRead(ctx context.Context, s *decodeStream, err error, part string) error {
+	if errors.Is(err, io.EOF) {
+		if !s.drain(ctx) {
+			return s.stop(ctx)
+		}
+		return nil
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if !s.send(ctx, decoded{pos: changelog.Position{Partition: part}, err: err, fatal: true}) {
+		return s.stop(ctx)
+	}
+	return nil
 }

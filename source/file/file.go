@@ -32,7 +32,6 @@
 package file
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -58,12 +57,13 @@ const (
 	DefaultPollInterval = 50 * time.Millisecond
 )
 
-// bufferSize is the size of each Reader's read buffer. A line that fits is
-// copied out once; a longer one is assembled piecewise, costing one more
-// copy. BenchmarkNext reads 220-byte records equally fast with 64 KiB and
-// 1 MiB buffers, and the buffer is paid once per partition, so the size is a
-// middle: large records (a few KiB with Debezium schemas) stay on the
-// one-copy path without a thousand partitions costing a gigabyte.
+// bufferSize is the size of the blocks a Reader reads into. A line cut by a
+// block's end is copied to the start of the next block, and a line longer
+// than a block goes into a larger one made for it. BenchmarkNext reads
+// 220-byte records equally fast with 64 KiB and 1 MiB buffers, and a block
+// is paid once per partition (plus those its lent records hold), so the
+// size is a middle: large records (a few KiB with Debezium schemas) are
+// rarely cut without a thousand partitions costing a gigabyte.
 const bufferSize = 256 << 10
 
 // The errors a Reader wraps; test for them with errors.Is.
@@ -111,15 +111,19 @@ type Reader struct {
 	guard    *guard    // reads f, checking it is not rewritten; nil for a stream
 	pump     *pump     // a stream's reading goroutine; nil for a regular file
 	closer   io.Closer // closed by Close: the file Open opened; nil if the caller owns the input
-	br       *bufio.Reader
+	in       io.Reader // guard or pump
 	follow   bool
 
 	// Invariant: offset and seq describe the input up to the end of the last
-	// line consumed (returned or skipped). acc holds the bytes read after it
-	// that do not yet end in '\n'.
-	offset int64
-	seq    int64
-	acc    []byte
+	// line consumed (returned or skipped). blk.b[head:tail] holds the bytes
+	// read after it, of which the first scanned hold no '\n'. blk is nil
+	// before the first read and once the Reader is done.
+	offset     int64
+	seq        int64
+	blk        *block
+	head, tail int
+	scanned    int
+	pending    error // a read's error, returned once what came with it is consumed
 	// midLine: the start offset falls just after a last line that had no
 	// terminator (a non-following reader returned it at the end of the
 	// file). A terminator arriving right there completes that line instead
@@ -227,10 +231,12 @@ func OpenReader(name string, in io.Reader, start changelog.Position) (*Reader, e
 	r.pump = p
 	r.size.Store(-1)
 	if start.Offset > 0 {
-		skipped, err := r.br.Discard(int(start.Offset - 1))
-		var last byte
+		// Read past the bytes before start one by one copy, not into
+		// blocks: nothing of them is returned.
+		skipped, err := io.CopyN(io.Discard, p, start.Offset-1)
+		var last [1]byte
 		if err == nil {
-			last, err = r.br.ReadByte()
+			_, err = io.ReadFull(p, last[:])
 			skipped++
 		}
 		if err != nil {
@@ -242,7 +248,7 @@ func OpenReader(name string, in io.Reader, start changelog.Position) (*Reader, e
 			}
 			return nil, fmt.Errorf("%s: skip to the resume offset %d: %w", name, start.Offset, err)
 		}
-		r.midLine = last != '\n'
+		r.midLine = last[0] != '\n'
 	}
 	return r, nil
 }
@@ -259,7 +265,7 @@ func newReader(name string, in io.Reader, start changelog.Position) *Reader {
 		MaxRecordBytes: DefaultMaxRecordBytes,
 		PollInterval:   DefaultPollInterval,
 		name:           name,
-		br:             bufio.NewReaderSize(in, bufferSize),
+		in:             in,
 		offset:         start.Offset,
 		seq:            start.Seq,
 	}
@@ -285,6 +291,78 @@ func (r *Reader) Next(ctx context.Context) (Record, error) { return r.next(ctx, 
 // line, a tenth of txsink's CPU on a large file.
 func (r *Reader) NextBorrowed(ctx context.Context) (Record, error) { return r.next(ctx, true) }
 
+// NextLentBatch appends to recs the records that calls of NextBorrowed
+// would return next, up to max of them (at least one), and returns them
+// with the lease of the block of the Reader's input they lie in. It reads
+// the input only when no whole line is buffered, as NextBorrowed does
+// (waiting when it would), and stops before it would read again, so
+// that a caller can hand the records on before the Reader may wait. It
+// returns a record or an error, as NextBorrowed does; an error met after
+// the first record is returned by the next call.
+//
+// The records' Data stay valid, whatever the Reader does next, until the
+// lease is released: it holds a reference for the caller, who calls
+// lease.Release once done with them (and lease.Retain for every further
+// holder). A caller that hands records to other goroutines (to decode
+// several at once) saves copying every line, and calling the Reader for
+// each.
+func (r *Reader) NextLentBatch(ctx context.Context, recs []Record, max int) ([]Record, Lease, error) {
+	rec, err := r.next(ctx, true)
+	if err != nil {
+		return recs, nil, err
+	}
+	recs, b := r.lend(recs, rec, max)
+	return recs, b, nil
+}
+
+// lend appends rec, just returned by next, and the whole lines buffered
+// after it to recs, up to max records, without reading, and returns them
+// with their block, retained for the caller. An error (a line over the
+// limit) is the Reader's from then on, for the next call to return.
+func (r *Reader) lend(recs []Record, rec Record, max int) ([]Record, *block) {
+	b := r.blk // rec's: next moves to another block only to read
+	// Retained before the lines after rec are looked at: a line over the
+	// limit releases the Reader's own reference.
+	b.Retain()
+	recs = append(recs, rec)
+	for range max - 1 {
+		recs = append(recs, Record{})
+		if ok, _ := r.scan(&recs[len(recs)-1], true); !ok {
+			return recs[:len(recs)-1], b
+		}
+	}
+	return recs, b
+}
+
+// scan sets *rec to the next whole line buffered, skipping blank ones,
+// and reports whether there was one. It never reads. Data points into the
+// block when borrow, else it is a copy.
+func (r *Reader) scan(rec *Record, borrow bool) (bool, error) {
+	for r.blk != nil {
+		b := r.blk.b
+		// One search from the first byte not searched yet: a line read in
+		// several pieces is not searched again from its start.
+		i := bytes.IndexByte(b[r.head+r.scanned:r.tail], '\n')
+		if i < 0 {
+			r.scanned = r.tail - r.head
+			if r.scanned > r.MaxRecordBytes+2 { // +2: room for "\r\n"
+				return false, r.tooLong(r.scanned)
+			}
+			return false, nil
+		}
+		end := r.head + r.scanned + i + 1
+		line := b[r.head:end:end]
+		r.head, r.scanned = end, 0
+		if len(line) > r.MaxRecordBytes+2 {
+			return false, r.tooLong(len(line))
+		}
+		if ok, err := r.consume(rec, line, true, borrow); ok || err != nil {
+			return ok, err
+		}
+	}
+	return false, nil
+}
+
 func (r *Reader) next(ctx context.Context, borrow bool) (Record, error) {
 	if r.err != nil {
 		return Record{}, r.err
@@ -299,29 +377,27 @@ func (r *Reader) next(ctx context.Context, borrow bool) (Record, error) {
 		// A stale context must not cancel a later read (or Close's cleanup).
 		defer func() { r.pump.ctx = context.Background() }()
 	}
+	var rec Record
 	for {
-		line, err := r.br.ReadSlice('\n')
-		if len(r.acc)+len(line) > r.MaxRecordBytes+2 { // +2: room for "\r\n"
-			return Record{}, r.tooLong(len(r.acc) + len(line))
-		}
-		if err == nil && len(r.acc) == 0 {
-			// The whole line is in the read buffer: copy it out once,
-			// unless the caller borrows it.
-			if rec, ok, err := r.consume(line, true, borrow); ok || err != nil {
-				return rec, err
+		if ok, err := r.scan(&rec, borrow); ok || err != nil {
+			if err != nil {
+				return Record{}, err
 			}
-			continue
+			return rec, nil
 		}
-		r.acc = append(r.acc, line...)
+		err := r.pending
+		r.pending = nil
+		if err == nil {
+			if err = r.fill(); err == nil {
+				continue
+			}
+			if r.tail-r.head > r.scanned {
+				// Bytes came with the error: look at them first.
+				r.pending = err
+				continue
+			}
+		}
 		switch {
-		case err == nil:
-			acc := r.acc
-			r.acc = nil // the record takes acc over
-			if rec, ok, err := r.consume(acc, true, true); ok || err != nil {
-				return rec, err
-			}
-		case errors.Is(err, bufio.ErrBufferFull):
-			// A line longer than the buffer: keep reading it.
 		case err == io.EOF:
 			if r.follow {
 				if err := r.waitForGrowth(ctx); err != nil {
@@ -329,26 +405,80 @@ func (r *Reader) next(ctx context.Context, borrow bool) (Record, error) {
 				}
 				continue
 			}
-			if len(r.acc) > 0 {
-				acc := r.acc
-				r.acc = nil
-				if rec, ok, err := r.consume(acc, false, true); ok || err != nil {
-					return rec, err
+			if r.tail > r.head {
+				line := r.blk.b[r.head:r.tail:r.tail]
+				r.head, r.scanned = r.tail, 0
+				if ok, err := r.consume(&rec, line, false, borrow); ok || err != nil {
+					if err != nil {
+						return Record{}, err
+					}
+					return rec, nil
 				}
 			}
 			r.err = io.EOF
+			r.release()
 			return Record{}, io.EOF
 		case ctx.Err() != nil && errors.Is(err, ctx.Err()):
-			// The stream's goroutine gave up waiting; what was read stays in
-			// acc for the next call.
+			// The stream's goroutine gave up waiting; what was read stays
+			// buffered for the next call.
 			return Record{}, err
 		case errors.Is(err, ErrFileChanged):
 			r.err = err // the guard's message names the file already
+			r.release()
 			return Record{}, r.err
 		default:
 			r.err = fmt.Errorf("%s: read after line %d: %w", r.name, r.seq, err)
+			r.release()
 			return Record{}, r.err
 		}
+	}
+}
+
+// maxEmptyReads is how many reads in a row may return nothing before a
+// Reader gives up with io.ErrNoProgress, as bufio's readers do.
+const maxEmptyReads = 100
+
+// fill reads once more after what is buffered, first moving to a new
+// block when the current one is full (or there is none): the unconsumed
+// bytes are copied to its start, and a block full of one unfinished line
+// is followed by one twice as large.
+func (r *Reader) fill() error {
+	if r.blk == nil || r.tail == len(r.blk.b) {
+		rest := r.tail - r.head
+		size := bufferSize
+		for size <= rest {
+			size *= 2
+		}
+		var nb *block
+		if rest == 0 {
+			// Released first: a block nobody retained is taken again.
+			r.release()
+			nb = newBlock(size)
+		} else {
+			nb = newBlock(size)
+			copy(nb.b, r.blk.b[r.head:r.tail])
+			r.release()
+		}
+		r.blk, r.head, r.tail, r.scanned = nb, 0, rest, min(r.scanned, rest)
+	}
+	for range maxEmptyReads {
+		n, err := r.in.Read(r.blk.b[r.tail:])
+		if n < 0 || n > len(r.blk.b)-r.tail {
+			return fmt.Errorf("invalid read of %d bytes", n)
+		}
+		r.tail += n
+		if n > 0 || err != nil {
+			return err
+		}
+	}
+	return io.ErrNoProgress
+}
+
+// release gives up the Reader's reference to its block.
+func (r *Reader) release() {
+	if r.blk != nil {
+		r.blk.Release()
+		r.blk, r.head, r.tail, r.scanned = nil, 0, 0, 0
 	}
 }
 
@@ -360,8 +490,10 @@ func (r *Reader) Buffered() bool {
 	if r.err != nil {
 		return false
 	}
-	b, _ := r.br.Peek(r.br.Buffered())
-	return bytes.IndexByte(b, '\n') >= 0
+	if r.blk == nil {
+		return false
+	}
+	return bytes.IndexByte(r.blk.b[r.head+r.scanned:r.tail], '\n') >= 0
 }
 
 // MayWait reports whether the next Next may wait for input that is not
@@ -382,28 +514,29 @@ func (r *Reader) MayWait() bool {
 	if r.pump != nil {
 		return true
 	}
-	return r.offset+int64(len(r.acc))+int64(r.br.Buffered()) >= r.size.Load()
+	return r.offset+int64(r.tail-r.head) >= r.size.Load()
 }
 
 // consume accounts for one line (with its terminator if terminated) and
-// returns it as a record unless it is blank. keep says the record may
-// hold line as it is (the caller hands it over, or the record is
-// borrowed); otherwise it points into the read buffer and is copied.
-func (r *Reader) consume(line []byte, terminated, keep bool) (Record, bool, error) {
+// sets *rec to it, unless it is blank: it reports whether it did. The
+// record's Data is a view of line when borrow, else a copy.
+func (r *Reader) consume(rec *Record, line []byte, terminated, borrow bool) (bool, error) {
 	r.offset += int64(len(line))
 	data := line
 	if terminated {
 		data = data[:len(data)-1]
 	}
-	data = bytes.TrimSuffix(data, []byte{'\r'})
+	if n := len(data); n > 0 && data[n-1] == '\r' {
+		data = data[:n-1] // bytes.TrimSuffix, without its call to compare one byte
+	}
 	if r.midLine {
 		r.midLine = false
 		if terminated && len(data) == 0 {
-			return Record{}, false, nil // the terminator of the line before start
+			return false, nil // the terminator of the line before start
 		}
 	}
 	if len(data) > r.MaxRecordBytes {
-		return Record{}, false, r.tooLong(len(data))
+		return false, r.tooLong(len(data))
 	}
 	r.seq++
 	if r.f != nil && r.offset > r.size.Load() {
@@ -411,16 +544,20 @@ func (r *Reader) consume(line []byte, terminated, keep bool) (Record, bool, erro
 		r.size.Store(r.offset)
 	}
 	if blank(data) {
-		return Record{}, false, nil
+		return false, nil
 	}
-	if !keep {
+	if borrow {
+		// A caller's append must not write into the block.
+		data = data[:len(data):len(data)]
+	} else {
 		data = bytes.Clone(data)
 	}
-	return Record{Data: data, Pos: changelog.Position{Partition: r.name, File: r.file, Offset: r.offset, Seq: r.seq}}, true, nil
+	*rec = Record{Data: data, Pos: changelog.Position{Partition: r.name, File: r.file, Offset: r.offset, Seq: r.seq}}
+	return true, nil
 }
 
 func (r *Reader) tooLong(n int) error {
-	r.acc = nil
+	r.release()
 	r.err = &posError{fmt.Sprintf("%s:%d: the line is longer than the %d-byte record limit (at least %d bytes); "+
 		"check that the input is newline-delimited, or raise the limit if records this large are expected",
 		r.name, r.seq+1, r.MaxRecordBytes, n), ErrRecordTooLong}
@@ -461,7 +598,7 @@ func (r *Reader) waitForGrowth(ctx context.Context) error {
 	}
 	size := fi.Size()
 	r.size.Store(size)
-	read := r.offset + int64(len(r.acc)) // the read buffer is empty at EOF
+	read := r.offset + int64(r.tail-r.head) // an unfinished last line at most
 	switch {
 	case size < read:
 		r.err = &posError{fmt.Sprintf("%s: the file shrank to %d bytes while being read at byte %d "+
@@ -550,7 +687,7 @@ func (r *Reader) Close() error {
 		return nil
 	}
 	r.err = fmt.Errorf("%s: %w", r.name, os.ErrClosed)
-	r.acc = nil
+	r.release()
 	if r.timer != nil {
 		r.timer.Stop()
 	}

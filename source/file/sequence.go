@@ -467,6 +467,23 @@ func (s *Sequence) Next(ctx context.Context) (Record, error) { return s.next(ctx
 // NextBorrowed is Next with Reader.NextBorrowed's terms.
 func (s *Sequence) NextBorrowed(ctx context.Context) (Record, error) { return s.next(ctx, true) }
 
+// NextLentBatch is Reader.NextLentBatch for the partition: the records
+// of one file and one block of it, moving on to the next file as Next
+// does.
+func (s *Sequence) NextLentBatch(ctx context.Context, recs []Record, max int) ([]Record, Lease, error) {
+	rec, err := s.next(ctx, true)
+	if err != nil {
+		return recs, nil, err
+	}
+	first := len(recs) + 1 // rec has its sequence position already
+	recs, b := s.cur.lend(recs, rec, max)
+	for i := first; i < len(recs); i++ {
+		recs[i].Pos.Partition = s.p.Name
+		recs[i].Pos.Offset += s.base
+	}
+	return recs, b, nil
+}
+
 func (s *Sequence) next(ctx context.Context, borrow bool) (Record, error) {
 	if s.err != nil {
 		return Record{}, s.err
