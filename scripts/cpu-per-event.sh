@@ -15,19 +15,23 @@
 #
 # -k DIR keeps the two callgrind.out files in DIR, for callgrind_annotate
 # (e.g. callgrind_annotate --inclusive=yes DIR/callgrind.out.N2).
+# -p PROFILE builds the test binary with go test -pgo=PROFILE (a test
+# binary has no profile of its own), to count what the txsink binary's
+# profile-guided optimisation gives: -p cmd/txsink/default.pgo.
 # Benchmarks that run once per op (b.Loop) give exact counts; a count
 # varies by a few instructions per op between runs at most.
 set -euo pipefail
 
 usage() {
-  echo "usage: $0 [-r REV] [-k DIR] PKG BENCH [N1 [N2]]" >&2
+  echo "usage: $0 [-r REV] [-k DIR] [-p PROFILE] PKG BENCH [N1 [N2]]" >&2
   exit 2
 }
-rev='' keep=''
-while getopts r:k: o; do
+rev='' keep='' pgo=off
+while getopts r:k:p: o; do
   case $o in
   r) rev=$OPTARG ;;
   k) keep=$OPTARG ;;
+  p) pgo=$(cd "$(dirname "$OPTARG")" && pwd)/$(basename "$OPTARG") ;;
   *) usage ;;
   esac
 done
@@ -45,7 +49,7 @@ if [ -n "$rev" ]; then
   git -C "$root" archive "$rev" | tar -x -C "$work/src"
   src=$work/src
 fi
-(cd "$src" && go test -c -o "$work/test.bin" "$pkg")
+(cd "$src" && go test -c -pgo="$pgo" -o "$work/test.bin" "$pkg")
 out=$work
 if [ -n "$keep" ]; then
   mkdir -p "$keep"
@@ -71,4 +75,4 @@ total() {
 }
 i1=$(total "$n1")
 i2=$(total "$n2")
-echo "$pkg $bench${rev:+ at $rev}: $(((i2 - i1) / (n2 - n1))) instructions per op ($n1 and $n2 iterations)"
+echo "$pkg $bench${rev:+ at $rev}$([ "$pgo" = off ] || echo " with -pgo=$pgo"): $(((i2 - i1) / (n2 - n1))) instructions per op ($n1 and $n2 iterations)"
