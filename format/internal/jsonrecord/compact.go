@@ -89,7 +89,7 @@ func ScanString(d []byte, i int, null bool) (int, []byte) {
 	// Eight bytes at a time up to the first that is not plain, which
 	// must be the closing quote: a name or a version is a word or two.
 	for ; len(d)-j >= 8; j += 8 {
-		if m := special8(binary.LittleEndian.Uint64(d[j : j+8])); m != 0 {
+		if m := jsonscan.Special8(binary.LittleEndian.Uint64(d[j : j+8])); m != 0 {
 			j += bits.TrailingZeros64(m) >> 3
 			if d[j] != '"' {
 				return -1, nil
@@ -139,7 +139,7 @@ func ScanUint(d []byte, i int, null bool) (int, []byte) {
 	// Eight bytes at a time up to the first that is not a digit: a time
 	// in milliseconds is thirteen digits.
 	for ; len(d)-j >= 8; j += 8 {
-		if m := nonDigit8(binary.LittleEndian.Uint64(d[j : j+8])); m != 0 {
+		if m := jsonscan.NonDigit8(binary.LittleEndian.Uint64(d[j : j+8])); m != 0 {
 			j += bits.TrailingZeros64(m) >> 3
 			goto end
 		}
@@ -171,27 +171,6 @@ func NullEnd(d []byte, i int) int {
 
 // litNull is "null" as a little-endian word.
 const litNull = 'n' | 'u'<<8 | 'l'<<16 | 'l'<<24
-
-// special8 returns a mask whose lowest set bit is the high bit of the
-// first of the eight bytes of x (little-endian) that is not plain: '"',
-// '\\', a control character or a byte past ASCII; 0 when all eight are
-// plain. Only the lowest set bit is exact (see jsonscan's special8, of
-// which this is a copy: the scanner does not export its own).
-func special8(x uint64) uint64 {
-	const lo, hi = 0x0101010101010101, 0x8080808080808080
-	q := x ^ (lo * '"')
-	b := x ^ (lo * '\\')
-	return ((q - lo) | (b - lo) | (x - lo*0x20) | x) & hi
-}
-
-// nonDigit8 returns a mask whose lowest set bit is the high bit of the
-// first of the eight bytes of x (little-endian) that is not an ASCII
-// digit, 0 when all eight are digits; only the lowest set bit is exact
-// (see jsonscan's nonDigit8, of which this is a copy).
-func nonDigit8(x uint64) uint64 {
-	const lo, hi = 0x0101010101010101, 0x8080808080808080
-	return ((x + lo*0x46) | (x - lo*'0') | x) & hi
-}
 
 // Key16 is a member's key as written, with what comes before it (`,"name":`),
 // of up to 16 bytes, made once (NewKey16): compared with a record's text

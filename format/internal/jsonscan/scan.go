@@ -1069,6 +1069,13 @@ func special8(x uint64) uint64 {
 	return ((q - lo) | (b - lo) | (x - lo*0x20) | x) & hi
 }
 
+// Special8 is special8, for the packages that read JSON text in place
+// beside the scanner (jsonrecord): one definition of "plain" for both.
+func Special8(x uint64) uint64 { return special8(x) }
+
+// NonDigit8 is nonDigit8, for the same packages.
+func NonDigit8(x uint64) uint64 { return nonDigit8(x) }
+
 // plainByte marks the bytes that stand for themselves inside a string:
 // ASCII other than control characters, '"' and '\\'.
 var plainByte = func() (t [256]bool) {
