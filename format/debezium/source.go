@@ -16,7 +16,7 @@ import (
 // scan and look-up; here each key is compared with the one its connector
 // writes there.
 //
-// The shapes, each member's value plain (see jsonrecord.Compact):
+// The shapes, each member's value plain (see jsonrecord.ScanString):
 //
 //	{"version":S,"connector":S,"name":S,"ts_ms":N,"snapshot":S,"db":S|null[,"sequence":Q|null][,"ts_us":N][,"ts_ns":N]
 //	  ,"table":S|null,"server_id":N,"gtid":S|null,"file":S,"pos":N,"row":N,"thread":N|null,"query":S|null}  (MySQL, MariaDB)

@@ -7,74 +7,26 @@ import (
 	"github.com/txsink/txsink/format/internal/jsonscan"
 )
 
-// Compact reads, in place, JSON text of the one shape most producers
-// write a small object or value in: no white space, plain keys and
-// strings. It is a decoder's fast path for such text, ahead of the
-// general scanner: each step either matches what the text holds at the
-// cursor or fails the cursor, which then matches nothing more; a caller
-// whose cursor failed reads the text the general way, from where the
-// cursor began (nothing of the scanner has moved).
+// The in-place readers below (ScanString, ScanUint, NullEnd, QuotedEnd,
+// Key16) read JSON text of the one shape most producers write a small
+// object in: no white space, plain keys and strings. They are a decoder's
+// fast path ahead of the general scanner: each takes the offset the step
+// before it ended at and returns where it ends, or -1 when the text there
+// is not of that shape, and -1 matches nothing after it; a caller whose
+// steps failed reads the text the general way from where it began.
 //
-// What a cursor accepts, the scanner accepts too, with the same meaning:
-// literal bytes the caller gives (keys, punctuation), plain strings
-// (ASCII other than control characters, '"' and '\\': text with no
-// escape, whose value is its bytes) and whole numbers written without a sign, fraction
-// or exponent. Anything else fails it (white space, an escape, a byte
-// past ASCII, a fraction), so no check on input is lost: the general
-// way refuses what is wrong.
-type Compact struct {
-	d  []byte
-	i  int
-	ok bool
-}
+// What they accept, the scanner accepts too, with the same meaning: plain
+// strings (ASCII other than control characters, '"' and '\\': text with
+// no escape, whose value is its bytes) and whole numbers written without
+// a sign, fraction or exponent. Anything else fails them (white space, an
+// escape, a byte past ASCII, a fraction), so no check on input is lost:
+// the general way refuses what is wrong.
 
-// At returns a cursor at the scanner's position.
-func At(s *jsonscan.Scanner) Compact { return Compact{d: s.Data(), i: s.Pos(), ok: true} }
-
-// OK reports whether every step so far matched.
-func (c *Compact) OK() bool { return c.ok }
-
-// Is reports whether the text at the cursor is the byte b, without
-// moving (false once failed).
-func (c *Compact) Is(b byte) bool { return c.ok && c.i < len(c.d) && c.d[c.i] == b }
-
-// Lit matches the bytes lit.
-func (c *Compact) Lit(lit string) {
-	if c.ok && len(c.d)-c.i >= len(lit) && string(c.d[c.i:c.i+len(lit)]) == lit {
-		c.i += len(lit)
-		return
-	}
-	c.ok = false
-}
-
-// String matches a plain string and returns its value, a view of the
-// text.
-func (c *Compact) String() []byte {
-	if !c.ok {
-		return nil
-	}
-	j, v := ScanString(c.d, c.i, false)
-	c.ok, c.i = j >= 0, j
-	return v
-}
-
-// Uint matches a whole number written 0 or [1-9][0-9]*, followed by
-// neither a fraction nor an exponent, and returns its digits.
-func (c *Compact) Uint() []byte {
-	if !c.ok {
-		return nil
-	}
-	j, v := ScanUint(c.d, c.i, false)
-	c.ok, c.i = j >= 0, j
-	return v
-}
-
-// ScanString reads the plain string (see Compact) at d[i], or when null
-// is set a null (nil), and returns the offset just past it and its
-// value, a view of d; -1 and nil when there is none there or i is -1. It
-// is a Compact's step for a caller that keeps the offset itself, in a
-// register, through a block of a dozen members: with a Compact in memory
-// each step costs a third more.
+// ScanString reads the plain string at d[i], or when null is set a null
+// (nil), and returns the offset just past it and its value, a view of d;
+// -1 and nil when there is none there or i is -1. The caller keeps the
+// offset itself, in a register, through a block of a dozen members: a
+// cursor kept in memory cost a third more a step.
 func ScanString(d []byte, i int, null bool) (int, []byte) {
 	if i < 0 || i >= len(d) {
 		return -1, nil
@@ -129,8 +81,8 @@ func QuotedEnd(d []byte, i int) int {
 	return -1
 }
 
-// ScanUint is ScanString for a whole number as Uint matches one, its
-// value its digits.
+// ScanUint is ScanString for a whole number written 0 or [1-9][0-9]*,
+// followed by neither a fraction nor an exponent, its value its digits.
 func ScanUint(d []byte, i int, null bool) (int, []byte) {
 	if i < 0 || i >= len(d) {
 		return -1, nil
@@ -207,13 +159,4 @@ func (k *Key16) End(d []byte, i int) int {
 		return -1
 	}
 	return i + k.n
-}
-
-// Commit moves the scanner past what the cursor matched and reports
-// whether it did; a failed cursor leaves the scanner where it was.
-func (c *Compact) Commit(s *jsonscan.Scanner) bool {
-	if c.ok {
-		s.Skip(c.i - s.Pos())
-	}
-	return c.ok
 }

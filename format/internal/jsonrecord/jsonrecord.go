@@ -227,8 +227,8 @@ func NamedTable(t changelog.Table, data []byte) string {
 // ReadName reads a name field: a string, or null (nil).
 func ReadName(s *jsonscan.Scanner, field, hint string) ([]byte, error) {
 	// Most names are plain strings, read in place.
-	c := At(s)
-	if b := c.String(); c.Commit(s) {
+	if j, b := ScanString(s.Data(), s.Pos(), false); j >= 0 {
+		s.Skip(j - s.Pos())
 		return b, nil
 	}
 	tok, err := s.Value()
@@ -250,8 +250,8 @@ func ReadName(s *jsonscan.Scanner, field, hint string) ([]byte, error) {
 // decoded.
 func ReadEnum(s *jsonscan.Scanner, field, hint string, null bool, known []string) (string, error) {
 	// Most are plain strings, read in place: their value is their text.
-	c := At(s)
-	if b := c.String(); c.Commit(s) {
+	if j, b := ScanString(s.Data(), s.Pos(), false); j >= 0 {
+		s.Skip(j - s.Pos())
 		for _, k := range known {
 			// The first byte first: most known values are a byte or
 			// two long, and differ there.
@@ -342,9 +342,8 @@ func scanObject(s *jsonscan.Scanner, rs *jsonscan.Rows, p *jsonscan.Pending, key
 		return true, nil
 	case 'n':
 		// An insert's "before", a delete's "after": null, read in place
-		// when it is (compared as one word, not with a Compact cursor,
-		// which the compiler built and copied on the stack), else
-		// checked as a literal by the scanner.
+		// when it is (its four bytes compared at once), else checked as
+		// a literal by the scanner.
 		if d, i := s.Data(), s.Pos(); len(d)-i >= 4 && string(d[i:i+4]) == "null" {
 			s.Skip(4)
 			return false, nil
