@@ -231,8 +231,9 @@ func OpenReader(name string, in io.Reader, start changelog.Position) (*Reader, e
 	r.pump = p
 	r.size.Store(-1)
 	if start.Offset > 0 {
-		// Read past the bytes before start one by one copy, not into
-		// blocks: nothing of them is returned.
+		// The bytes before start are read and dropped (one copy, into
+		// io.Discard's buffer), not read into blocks: none of them is
+		// returned.
 		skipped, err := io.CopyN(io.Discard, p, start.Offset-1)
 		var last [1]byte
 		if err == nil {
